@@ -1,0 +1,211 @@
+"""ResponseMatrix: what every model answered on every item, validated once on construction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from mdad.errors import MdadError
+
+
+def _as_str_array(values, what: str, length: int) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise MdadError(f"{what} must be a one-dimensional list, got shape {arr.shape}.")
+    if len(arr) != length:
+        raise MdadError(f"{what} has {len(arr)} entries but the scores have {length}.")
+    return arr.astype(str)
+
+
+def _first_duplicate(names: np.ndarray) -> str | None:
+    uniq, counts = np.unique(names, return_counts=True)
+    dup = uniq[counts > 1]
+    return str(dup[0]) if len(dup) else None
+
+
+@dataclass(frozen=True, eq=False)
+class ResponseMatrix:
+    """Scores of models (rows) on items (columns), with item subtasks.
+
+    ``scores`` is float32 in [0, 1] (0/1 correctness or a continuous score); NaN marks
+    a cell that was not evaluated. ``option_probs`` (models x items x options, padded
+    with 0) and ``gold`` (gold option per item) are present for multiple-choice data
+    that carries the model's probability of every option.
+    """
+
+    scores: np.ndarray
+    models: np.ndarray
+    items: np.ndarray
+    subtasks: np.ndarray
+    option_probs: np.ndarray | None = None
+    gold: np.ndarray | None = None
+    source: str = "in-memory"
+    simulated: bool = False
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    _subtask_codes: np.ndarray = field(init=False, repr=False)
+    _subtask_names: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        scores = np.asarray(self.scores)
+        if scores.ndim != 2:
+            raise MdadError(f"scores must be a models x items table, got an array of shape {scores.shape}.")
+        n_models, n_items = scores.shape
+        if n_models == 0 or n_items == 0:
+            raise MdadError(f"The response matrix is empty ({n_models} models x {n_items} items).")
+        if not np.issubdtype(scores.dtype, np.number) and scores.dtype != bool:
+            raise MdadError(f"scores must be numbers, got dtype {scores.dtype}.")
+        scores = scores.astype(np.float32, copy=True)
+        finite = scores[~np.isnan(scores)]
+        if np.isinf(finite).any():
+            raise MdadError("scores contain infinite values; use NaN for cells that were not evaluated.")
+        if finite.size and (finite.min() < 0 or finite.max() > 1):
+            raise MdadError(
+                f"scores must lie in [0, 1] (NaN = not evaluated), found values from {finite.min():g} to {finite.max():g}."
+            )
+        models = _as_str_array(self.models, "models", n_models)
+        items = _as_str_array(self.items, "items", n_items)
+        subtasks = _as_str_array(self.subtasks, "subtasks", n_items)
+        for what, names in (("model", models), ("item", items)):
+            dup = _first_duplicate(names)
+            if dup is not None:
+                raise MdadError(f"The {what} name {dup!r} appears more than once.")
+        option_probs, gold = self.option_probs, self.gold
+        if (option_probs is None) != (gold is None):
+            raise MdadError("option_probs and gold must be given together (the gold option of every item is needed).")
+        if option_probs is not None:
+            option_probs = np.asarray(option_probs, dtype=np.float32).copy()
+            gold = np.asarray(gold).astype(np.int64, copy=True)
+            if option_probs.ndim != 3 or option_probs.shape[:2] != (n_models, n_items):
+                raise MdadError(
+                    f"option_probs must have shape (models, items, options) = ({n_models}, {n_items}, ...), "
+                    f"got {option_probs.shape}."
+                )
+            if gold.shape != (n_items,):
+                raise MdadError(f"gold must give one option per item ({n_items}), got shape {gold.shape}.")
+            if gold.min() < 0 or gold.max() >= option_probs.shape[2]:
+                raise MdadError(f"gold options must lie between 0 and {option_probs.shape[2] - 1}.")
+            probs_ok = option_probs[~np.isnan(option_probs)]
+            if probs_ok.size and (probs_ok.min() < 0 or probs_ok.max() > 1 + 1e-5):
+                raise MdadError("option_probs must be probabilities in [0, 1].")
+            option_probs.setflags(write=False)
+            gold.setflags(write=False)
+        groups = {str(k): [str(m) for m in v] for k, v in dict(self.groups).items()}
+        codes_names, codes = np.unique(subtasks, return_inverse=True)
+        for name, value in (
+            ("scores", scores), ("models", models), ("items", items), ("subtasks", subtasks),
+            ("option_probs", option_probs), ("gold", gold),
+            ("_subtask_codes", codes.astype(np.int32)), ("_subtask_names", codes_names),
+            ("groups", groups),
+        ):
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+            object.__setattr__(self, name, value)
+
+    def group_index(self, name: str) -> np.ndarray:
+        """Indices of the models of a named group (from groups.json beside the data)."""
+        if name not in self.groups:
+            known = ", ".join(sorted(self.groups)) or "none"
+            raise MdadError(f"Unknown model group {name!r} for {self.source}; known groups: {known}.")
+        present = [m for m in self.groups[name] if m in set(self.models)]
+        if len(present) < 2:
+            raise MdadError(f"Model group {name!r} has fewer than two models present in {self.source}.")
+        return self.model_index(present)
+
+    # ---- shape and derived views -------------------------------------------------
+    @property
+    def n_models(self) -> int:
+        return self.scores.shape[0]
+
+    @property
+    def n_items(self) -> int:
+        return self.scores.shape[1]
+
+    @property
+    def subtask_codes(self) -> np.ndarray:
+        """Integer code of each item's subtask (index into ``subtask_names``)."""
+        return self._subtask_codes
+
+    @property
+    def subtask_names(self) -> np.ndarray:
+        return self._subtask_names
+
+    @property
+    def has_option_probs(self) -> bool:
+        return self.option_probs is not None
+
+    @property
+    def is_binary(self) -> bool:
+        finite = self.scores[~np.isnan(self.scores)]
+        return bool(np.all((finite == 0) | (finite == 1)))
+
+    @property
+    def n_missing(self) -> int:
+        return int(np.isnan(self.scores).sum())
+
+    def gold_prob(self) -> np.ndarray:
+        """Each model's probability of the gold option (models x items).
+
+        Without option probabilities this is the score itself (0/1 correctness),
+        the fallback every probability-based method uses on 0/1 data.
+        """
+        if self.option_probs is None:
+            return self.scores
+        idx = np.broadcast_to(self.gold[None, :, None], (self.n_models, self.n_items, 1))
+        return np.take_along_axis(self.option_probs, idx, axis=2)[:, :, 0]
+
+    def accuracy(self) -> np.ndarray:
+        """Full-benchmark accuracy of each model (mean over evaluated items)."""
+        return np.nanmean(self.scores, axis=1, dtype=np.float64)
+
+    # ---- selection ---------------------------------------------------------------
+    def model_index(self, names) -> np.ndarray:
+        """Indices of the named models; an unknown name is an error naming it."""
+        lookup = {name: i for i, name in enumerate(self.models)}
+        missing = [n for n in names if n not in lookup]
+        if missing:
+            raise MdadError(f"Model {missing[0]!r} is not in the data ({self.source}).")
+        return np.array([lookup[n] for n in names], dtype=np.int64)
+
+    def take(self, models: np.ndarray | None = None, items: np.ndarray | None = None) -> "ResponseMatrix":
+        """A new matrix restricted to the given model and item indices (or boolean masks)."""
+        mi = np.arange(self.n_models) if models is None else np.asarray(models)
+        ii = np.arange(self.n_items) if items is None else np.asarray(items)
+        probs = None if self.option_probs is None else self.option_probs[mi][:, ii]
+        gold = None if self.gold is None else self.gold[ii]
+        return ResponseMatrix(
+            scores=self.scores[mi][:, ii], models=self.models[mi], items=self.items[ii],
+            subtasks=self.subtasks[ii], option_probs=probs, gold=gold,
+            source=self.source, simulated=self.simulated, groups=self.groups,
+        )
+
+    def require_complete(self, missing: Literal["error", "drop-items", "drop-models"] = "error") -> "ResponseMatrix":
+        """This matrix without missing cells: raise, or drop the items or models that have them."""
+        nan = np.isnan(self.scores)
+        if not nan.any():
+            return self
+        if missing == "drop-items":
+            kept = self.take(items=~nan.any(axis=0))
+        elif missing == "drop-models":
+            kept = self.take(models=~nan.any(axis=1))
+        elif missing == "error":
+            per_model = nan.sum(axis=1)
+            worst = int(np.argmax(per_model))
+            raise MdadError(
+                f"{int((per_model > 0).sum())} models have items that were not evaluated "
+                f"(e.g. {self.models[worst]!r} misses {int(per_model[worst])} of {self.n_items}); "
+                "choose --missing drop-items or --missing drop-models."
+            )
+        else:
+            raise MdadError(f"Unknown missing-data policy {missing!r}; use error, drop-items or drop-models.")
+        if kept.n_models < 2 or kept.n_items < 2:
+            raise MdadError(f"Dropping the {missing.split('-')[1]} with missing cells leaves almost nothing to evaluate.")
+        return kept
+
+    def __repr__(self) -> str:
+        kind = "simulated" if self.simulated else self.source
+        return (
+            f"ResponseMatrix({self.n_models} models x {self.n_items} items, "
+            f"{len(self.subtask_names)} subtasks, {kind})"
+        )

@@ -1,0 +1,57 @@
+"""Read and write the npz response format (no pickles, ever)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.errors import MdadError
+
+
+def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
+    """Load ``scores``, ``models``, ``items`` and optional ``subtasks``, ``option_probs``, ``gold``.
+
+    A ``groups.json`` beside the file names fixed model groups.
+    """
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise MdadError(f"No such file: {path}.") from None
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise MdadError(f"{path} is not a readable npz file without pickled objects ({exc}).") from None
+    missing = [k for k in ("scores", "models", "items") if k not in arrays]
+    if missing:
+        raise MdadError(f"{path} lacks the array {missing[0]!r} (expected scores, models, items[, subtasks]).")
+    n_items = arrays["scores"].shape[-1] if arrays["scores"].ndim else 0
+    subtasks = arrays.get("subtasks", np.full(n_items, "all"))
+    groups = {}
+    groups_file = path.parent / "groups.json"
+    if groups_file.exists():
+        try:
+            groups = json.loads(groups_file.read_text())
+        except json.JSONDecodeError as exc:
+            raise MdadError(f"{groups_file} is not valid JSON (line {exc.lineno}).") from None
+        if not isinstance(groups, dict) or not all(isinstance(v, list) for v in groups.values()):
+            raise MdadError(f"{groups_file} must map each group name to a list of model names.")
+    try:
+        return ResponseMatrix(
+            scores=arrays["scores"], models=arrays["models"], items=arrays["items"], subtasks=subtasks,
+            option_probs=arrays.get("option_probs"), gold=arrays.get("gold"),
+            source=source or str(path), groups=groups,
+        )
+    except MdadError as exc:
+        raise MdadError(f"{path}: {exc}") from None
+
+
+def write_npz(matrix: ResponseMatrix, path: str | Path) -> None:
+    """Save a matrix in the npz format that ``read_npz`` reads."""
+    arrays = dict(scores=matrix.scores, models=matrix.models, items=matrix.items, subtasks=matrix.subtasks)
+    if matrix.option_probs is not None:
+        arrays.update(option_probs=matrix.option_probs, gold=matrix.gold)
+    np.savez_compressed(Path(path), **arrays)

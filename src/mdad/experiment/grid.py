@@ -1,0 +1,211 @@
+"""The experiment grid: every (method, size, sources) cell over shared runs, as independent tasks.
+
+A task groups the pending cells that share size-independent work: the methods with one
+``preparation`` key (or one method alone) at one number of source models, over all
+runs and all its pending sizes. ``run_task`` is a pure function of its arguments, so
+tasks can go to local processes or to a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from mdad import methods as method_registry
+from mdad.data.matrix import ResponseMatrix
+from mdad.errors import MdadError
+from mdad.experiment.splits import Splits, make_splits
+from mdad.experiment.store import Cell, ResultStore, fingerprint
+from mdad.methods.base import SourceView, check_size
+from mdad.seeding import rng_for
+
+PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """What to run. ``sources`` may list several numbers of source models (a sweep)."""
+
+    methods: tuple[str, ...]
+    sizes: tuple[int, ...]
+    sources: tuple[int, ...] = (300,)
+    runs: int = 50
+    targets: int = 50
+    group: str | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in self.methods:
+            method_registry.get(name)
+        if not self.methods or not self.sizes or not self.sources:
+            raise MdadError("At least one method, one size and one number of source models are needed.")
+
+
+@dataclass(frozen=True)
+class Task:
+    """Pending cells that share their per-run preparation."""
+
+    methods: tuple[str, ...]
+    sources: int
+    sizes: tuple[int, ...]
+
+    @property
+    def cells(self) -> list[Cell]:
+        return [Cell(m, k, self.sources) for m in self.methods for k in self.sizes]
+
+
+def plan_tasks(config: ExperimentConfig, done: Callable[[Cell], bool] = lambda cell: False) -> list[Task]:
+    """Group the cells that are not yet done into tasks."""
+    groups: dict[str, list[str]] = {}
+    for name in config.methods:
+        key = method_registry.REGISTRY[name].preparation or f"method:{name}"
+        groups.setdefault(key, []).append(name)
+    tasks = []
+    for names in groups.values():
+        for sources in config.sources:
+            pending = tuple(k for k in config.sizes if not all(done(Cell(m, k, sources)) for m in names))
+            if pending:
+                tasks.append(Task(tuple(names), sources, pending))
+    return tasks
+
+
+def run_task(
+    matrix: ResponseMatrix,
+    splits: Splits,
+    task: Task,
+    on_run: Callable[[], None] | None = None,
+) -> dict[Cell, pd.DataFrame]:
+    """Select and estimate every cell of ``task`` on every run; one frame per cell."""
+    scores = matrix.scores
+    gold_prob = matrix.gold_prob()
+    codes = matrix.subtask_codes
+    sources_all = splits.sources(task.sources)
+    chosen = {name: method_registry.get(name) for name in task.methods}
+    estimates = {cell: [] for cell in task.cells}
+    for run in range(splits.n_runs):
+        pool, src, tgt = splits.seen[run], sources_all[run], splits.targets[run]
+        view = SourceView.from_arrays(
+            scores[np.ix_(src, pool)], gold_prob[np.ix_(src, pool)], codes[pool], matrix.has_option_probs
+        )
+        target_scores, target_probs = scores[tgt], gold_prob[tgt]
+        prepared: dict[str, object] = {}
+        for name, method in chosen.items():
+            key = method.preparation or f"method:{name}"
+            if key not in prepared:
+                prepared[key] = method.prepare(view, rng_for(splits.seed, "prepare", key, task.sources, run))
+            for k in task.sizes:
+                micro = method.select(view, k, rng_for(splits.seed, "select", name, k, run), prepared[key])
+                items = pool[micro.items]
+                estimates[Cell(name, k, task.sources)].append(
+                    micro.estimate(target_scores[:, items], target_probs[:, items])
+                )
+        if on_run is not None:
+            on_run()
+    truth = _truths(matrix, splits)
+    return {cell: _cell_frame(np.array(est), truth, splits, matrix) for cell, est in estimates.items()}
+
+
+def _truths(matrix: ResponseMatrix, splits: Splits) -> dict[str, np.ndarray]:
+    """Each run's targets' accuracy on the seen items, the unseen items and all items (runs x T)."""
+    out = {"seen": [], "unseen": [], "full": []}
+    for run in range(splits.n_runs):
+        target_scores = matrix.scores[splits.targets[run]].astype(np.float64)
+        out["seen"].append(target_scores[:, splits.seen[run]].mean(axis=1))
+        out["unseen"].append(target_scores[:, splits.unseen[run]].mean(axis=1))
+        out["full"].append(target_scores.mean(axis=1))
+    return {key: np.array(value) for key, value in out.items()}
+
+
+def _cell_frame(estimates: np.ndarray, truth: dict[str, np.ndarray], splits: Splits, matrix) -> pd.DataFrame:
+    runs, n_targets = estimates.shape
+    return pd.DataFrame({
+        "run": np.repeat(np.arange(runs, dtype=np.int32), n_targets),
+        "model": pd.Categorical(matrix.models[splits.targets.ravel()]),
+        "estimate": estimates.ravel(),
+        "seen": truth["seen"].ravel(),
+        "unseen": truth["unseen"].ravel(),
+        "full": truth["full"].ravel(),
+    })
+
+
+@dataclass
+class Experiment:
+    """The paper's experiment on one response matrix: splits, tasks, execution and storage."""
+
+    matrix: ResponseMatrix
+    config: ExperimentConfig
+    store: ResultStore | None = None
+    splits: Splits = field(init=False)
+
+    def __post_init__(self) -> None:
+        matrix, config = self.matrix, self.config
+        if matrix.n_missing:
+            raise MdadError(
+                f"{matrix.source} has {matrix.n_missing} cells that were not evaluated; "
+                "drop the incomplete items or models first (ResponseMatrix.require_complete)."
+            )
+        self.splits = make_splits(matrix, config.runs, config.targets, config.seed, config.group)
+        for k in config.sizes:
+            check_size(k, self.splits.n_seen)
+        for s in config.sources:
+            if s < 2:
+                raise MdadError(f"At least 2 source models are needed, got {s}.")
+            self.splits.sources(s)
+
+    def identity(self) -> dict:
+        """What the stored numbers depend on, written to config.json."""
+        c = self.config
+        return {
+            "data_source": self.matrix.source, "simulated": self.matrix.simulated,
+            "data_fingerprint": fingerprint(self.matrix), "n_models": self.matrix.n_models,
+            "n_items": self.matrix.n_items, "n_seen": self.splits.n_seen,
+            "has_option_probs": self.matrix.has_option_probs,
+            "runs": c.runs, "targets": int(self.splits.targets.shape[1]), "group": c.group, "seed": c.seed,
+            "methods": list(c.methods), "sizes": list(c.sizes), "sources": list(c.sources),
+        }
+
+    def pending_tasks(self) -> list[Task]:
+        done = self.store.has if self.store is not None else (lambda cell: False)
+        return plan_tasks(self.config, done)
+
+    def run(
+        self,
+        workers: int = 1,
+        on_cells: Callable[[int], None] | None = None,
+        extra_config: dict | None = None,
+    ) -> dict[Cell, pd.DataFrame]:
+        """Run every pending task; finished cells are stored as soon as their task ends.
+
+        Returns the frames computed now (cells already stored are not recomputed).
+        ``on_cells(n)`` is called as cells finish (for a progress bar).
+        """
+        if self.store is not None:
+            self.store.open_for({**self.identity(), **(extra_config or {})})
+        tasks = self.pending_tasks()
+        results: dict[Cell, pd.DataFrame] = {}
+        for frames in _execute(self.matrix, self.splits, tasks, workers, on_cells):
+            for cell, frame in frames.items():
+                if self.store is not None and not self.store.has(cell):
+                    self.store.write(cell, frame)
+                results[cell] = frame
+        return results
+
+
+def _execute(matrix, splits, tasks: list[Task], workers: int, on_cells) -> Iterable[dict[Cell, pd.DataFrame]]:
+    if workers <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            per_run = len(task.cells) / splits.n_runs
+            frames = run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
+            yield frames
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run_task, matrix, splits, task) for task in tasks]
+        for future in as_completed(futures):
+            frames = future.result()
+            if on_cells:
+                on_cells(len(frames))
+            yield frames

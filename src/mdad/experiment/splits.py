@@ -1,0 +1,86 @@
+"""Per-run draws of target models, source models and seen/unseen items (PROTOCOL.md, "One run")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.errors import MdadError
+from mdad.seeding import rng_for
+
+SPLIT_STREAM = "splits"
+
+
+@dataclass(frozen=True)
+class Splits:
+    """The draws shared by every method: ``runs`` rows of targets, source order and seen items.
+
+    ``source_pool[r]`` lists the non-target models of run r in random order; the S source
+    models of a run are its first S, so smaller source sets are nested in larger ones.
+    ``seen[r]`` / ``unseen[r]`` are sorted item indices (per subtask floor(n/2) seen).
+    """
+
+    targets: np.ndarray  # runs x T
+    source_pool: np.ndarray  # runs x (models - T)
+    seen: np.ndarray  # runs x n_seen
+    unseen: np.ndarray  # runs x n_unseen
+    seed: int
+    group: str | None = None
+
+    @property
+    def n_runs(self) -> int:
+        return self.targets.shape[0]
+
+    @property
+    def n_seen(self) -> int:
+        return self.seen.shape[1]
+
+    def sources(self, n_sources: int) -> np.ndarray:
+        """The source models of every run (runs x n_sources)."""
+        if n_sources > self.source_pool.shape[1]:
+            raise MdadError(
+                f"{n_sources} source models were asked for but only {self.source_pool.shape[1]} "
+                "models are left besides the targets."
+            )
+        return self.source_pool[:, :n_sources]
+
+
+def make_splits(
+    matrix: ResponseMatrix,
+    runs: int,
+    n_targets: int = 50,
+    seed: int = 0,
+    group: str | None = None,
+) -> Splits:
+    """Draw every run's targets (or take the named group), source order and seen/unseen halves."""
+    if runs < 1:
+        raise MdadError(f"The number of runs must be at least 1, got {runs}.")
+    n_models = matrix.n_models
+    fixed = matrix.group_index(group) if group else None
+    if fixed is None and not 2 <= n_targets < n_models:
+        raise MdadError(
+            f"{n_targets} target models were asked for but the data has {n_models} models "
+            "(at least 2 targets and 1 source model are needed)."
+        )
+    if fixed is not None and len(fixed) >= n_models:
+        raise MdadError(f"Group {group!r} holds every model; no source models would be left.")
+    codes = matrix.subtask_codes
+    members = [np.flatnonzero(codes == s) for s in range(len(matrix.subtask_names))]
+    targets, pools, seen, unseen = [], [], [], []
+    for run in range(runs):
+        rng = rng_for(seed, SPLIT_STREAM, run)
+        order = rng.permutation(n_models)
+        run_targets = fixed if fixed is not None else np.sort(order[:n_targets])
+        is_target = np.zeros(n_models, bool)
+        is_target[run_targets] = True
+        pools.append(order[~is_target[order]])
+        targets.append(run_targets)
+        halves = [rng.permutation(idx) for idx in members]
+        seen.append(np.sort(np.concatenate([h[: len(h) // 2] for h in halves])))
+        unseen.append(np.sort(np.concatenate([h[len(h) // 2 :] for h in halves])))
+    return Splits(
+        targets=np.array(targets), source_pool=np.array(pools), seen=np.array(seen),
+        unseen=np.array(unseen), seed=seed, group=group,
+    )

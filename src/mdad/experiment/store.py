@@ -1,0 +1,111 @@
+"""The results store: one parquet file per finished (method, size, sources) cell.
+
+A cell file holds, for every run and target, the estimate and the target's true accuracy
+on the seen, unseen and all items, so every metric can be recomputed without rerunning.
+Files are written to a temporary name and renamed, so a killed run never leaves a
+half-written cell; a rerun skips every cell whose file exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.errors import MdadError
+
+CONFIG_FILE = "config.json"
+CELLS_DIR = "cells"
+# Settings that change every cell's numbers: a store made with other values cannot be resumed.
+IDENTITY_KEYS = ("data_fingerprint", "runs", "targets", "group", "seed")
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """One point of the grid."""
+
+    method: str
+    size: int
+    sources: int
+
+    @property
+    def relative_path(self) -> str:
+        return f"{CELLS_DIR}/{self.method}/k{self.size}-s{self.sources}.parquet"
+
+
+def fingerprint(matrix: ResponseMatrix) -> str:
+    """A short hash of the data's content (scores, names, subtasks, option probabilities)."""
+    h = hashlib.sha256()
+    for arr in (matrix.scores, matrix.models, matrix.items, matrix.subtasks, matrix.option_probs, matrix.gold):
+        if arr is not None:
+            h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()[:16]
+
+
+class ResultStore:
+    """A folder of cell files plus the config that produced them."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    # ---- config -------------------------------------------------------------------
+    def read_config(self) -> dict:
+        path = self.root / CONFIG_FILE
+        if not path.is_file():
+            raise MdadError(f"{self.root} holds no mdad results (no {CONFIG_FILE}).")
+        try:
+            return json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise MdadError(f"{path} is not valid JSON (line {exc.lineno}).") from None
+
+    def open_for(self, config: dict) -> None:
+        """Create the store, or check that an existing one was made by the same experiment."""
+        path = self.root / CONFIG_FILE
+        if path.is_file():
+            old = self.read_config()
+            for key in IDENTITY_KEYS:
+                if old.get(key) != config.get(key):
+                    raise MdadError(
+                        f"{self.root} holds results of a different experiment ({key}: {old.get(key)!r} there, "
+                        f"{config.get(key)!r} now); use another --out folder."
+                    )
+            merged = {**old, **config}
+            for key in ("methods", "sizes", "sources"):
+                merged[key] = sorted(set(old.get(key, [])) | set(config.get(key, [])), key=str)
+            config = merged
+        self.root.mkdir(parents=True, exist_ok=True)
+        _atomic_write_text(path, json.dumps(config, indent=2))
+
+    # ---- cells --------------------------------------------------------------------
+    def has(self, cell: Cell) -> bool:
+        return (self.root / cell.relative_path).is_file()
+
+    def write(self, cell: Cell, frame: pd.DataFrame) -> None:
+        path = self.root / cell.relative_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp-{os.getpid()}")
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+
+    def read(self, cell: Cell) -> pd.DataFrame:
+        return pd.read_parquet(self.root / cell.relative_path)
+
+    def cells(self) -> list[Cell]:
+        """Every finished cell in the store."""
+        found = []
+        for path in sorted((self.root / CELLS_DIR).glob("*/k*-s*.parquet")):
+            size, sources = path.stem[1:].split("-s")
+            found.append(Cell(path.parent.name, int(size), int(sources)))
+        return sorted(found)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)

@@ -1,0 +1,106 @@
+"""The method protocol: what a selection method sees, and the micro-benchmark it returns."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mdad.errors import MdadError
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """What a selection method may look at: the source models on the pool of seen items.
+
+    ``gold_prob`` is each source model's probability of the gold option; on data without
+    option probabilities it is the 0/1 score itself (``has_option_probs`` says which).
+    ``subtasks`` holds a code 0..n_subtasks-1 for every pool item.
+    """
+
+    scores: np.ndarray  # sources x pool
+    gold_prob: np.ndarray  # sources x pool
+    subtasks: np.ndarray  # pool
+    has_option_probs: bool = False
+
+    @property
+    def n_items(self) -> int:
+        return self.scores.shape[1]
+
+    @property
+    def n_subtasks(self) -> int:
+        return int(self.subtasks.max()) + 1 if self.subtasks.size else 0
+
+    @classmethod
+    def from_arrays(cls, scores, gold_prob=None, subtasks=None, has_option_probs=None) -> "SourceView":
+        """Build a view, compacting subtask labels of any kind to codes 0..m-1."""
+        scores = np.asarray(scores, dtype=np.float32)
+        labels = np.zeros(scores.shape[1], int) if subtasks is None else np.asarray(subtasks)
+        codes = np.unique(labels, return_inverse=True)[1].astype(np.int32)
+        probs = scores if gold_prob is None else np.asarray(gold_prob, dtype=np.float32)
+        has = (gold_prob is not None) if has_option_probs is None else has_option_probs
+        return cls(scores=scores, gold_prob=probs, subtasks=codes, has_option_probs=has)
+
+
+@dataclass(frozen=True)
+class MicroBenchmark:
+    """k chosen pool items and how a target's answers on them become an accuracy estimate.
+
+    The default estimate is the weighted sum of the target's scores on the items (or of
+    its gold-option probabilities when ``uses_gold_prob``). Methods with a fitted
+    predictor subclass this and override ``estimate``.
+    """
+
+    items: np.ndarray  # positions in the pool, distinct
+    weights: np.ndarray  # one per item
+    uses_gold_prob: bool = False
+
+    @property
+    def size(self) -> int:
+        return len(self.items)
+
+    def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
+        """Estimated accuracy of each target from its answers on ``items`` (targets x k)."""
+        values = gold_prob if (self.uses_gold_prob and gold_prob is not None) else scores
+        return np.asarray(values, dtype=np.float64) @ self.weights
+
+
+def plain_mean(items: np.ndarray) -> MicroBenchmark:
+    """A micro-benchmark that averages the target's scores on ``items``."""
+    items = np.asarray(items, dtype=np.int64)
+    return MicroBenchmark(items=items, weights=np.full(len(items), 1.0 / len(items)))
+
+
+class SelectionMethod(ABC):
+    """Base of every method: ``prepare`` does the size-independent work once per run,
+    ``select`` builds the micro-benchmark of one size from it.
+
+    Methods with the same ``preparation`` key share one ``prepare`` result per run
+    (e.g. one IRT fit for all tinyBenchmarks estimators).
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    preparation: ClassVar[str | None] = None
+
+    def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
+        return None
+
+    @abstractmethod
+    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared: Any = None) -> MicroBenchmark:
+        """The micro-benchmark of ``k`` pool items (``prepared`` is what ``prepare`` returned)."""
+
+    def __call__(self, view: SourceView, k: int, rng: np.random.Generator) -> MicroBenchmark:
+        """Prepare and select in one step (for single use outside the experiment grid)."""
+        check_size(k, view.n_items)
+        return self.select(view, k, rng, self.prepare(view, rng))
+
+
+def check_size(k: int, pool: int) -> None:
+    """A size must be a positive number of items no larger than the pool."""
+    if k < 1:
+        raise MdadError(f"A micro-benchmark needs at least one item, got size {k}.")
+    if k > pool:
+        raise MdadError(f"Size {k} is larger than the pool of {pool} seen items.")

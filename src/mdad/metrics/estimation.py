@@ -1,0 +1,30 @@
+"""Estimation error and rank correlation, vectorised over runs (rows) and targets (columns)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mdad.metrics.pairwise import pair_differences
+
+
+def estimation_error(estimates: np.ndarray, truth: np.ndarray) -> float:
+    """Mean absolute error over all runs and targets (accuracy units)."""
+    return float(np.mean(np.abs(np.asarray(estimates, float) - np.asarray(truth, float))))
+
+
+def kendall_tau(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b between estimates and truth of the targets, one value per run.
+
+    Computed on all target pairs at once; equals scipy.stats.kendalltau (tau-b).
+    NaN for a run where either side is constant.
+    """
+    est = np.atleast_2d(np.asarray(estimates, float))
+    tru = np.atleast_2d(np.asarray(truth, float))
+    se = np.sign(pair_differences(est))
+    st = np.sign(pair_differences(tru))
+    n_pairs = se.shape[1]
+    untied_e = n_pairs - (se == 0).sum(axis=1)
+    untied_t = n_pairs - (st == 0).sum(axis=1)
+    denom = np.sqrt(untied_e.astype(float) * untied_t)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (se * st).sum(axis=1) / denom, np.nan)

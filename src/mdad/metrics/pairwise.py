@@ -1,0 +1,120 @@
+"""Pairwise agreement, agreement curves and MDAD (PROTOCOL.md, "Meta-evaluation").
+
+Accuracy differences are reported in points (percentage points); bins are floored to
+``bin_width`` points (0.5 by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Accuracies are ratios of counts; a tiny tolerance keeps e.g. 0.035 from flooring to 3.0.
+_FLOOR_TOLERANCE = 1e-9
+
+
+def pair_differences(values: np.ndarray) -> np.ndarray:
+    """values[..., i] - values[..., j] for every pair i < j of the last axis (upper triangle order)."""
+    values = np.asarray(values)
+    i, j = np.triu_indices(values.shape[-1], k=1)
+    return values[..., i] - values[..., j]
+
+
+def pairwise_agreement(estimates: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every pair of targets in every run: does the micro-benchmark order it as the truth does?
+
+    Returns (agree, true_difference_in_points), both runs x pairs. A pair agrees when the
+    estimated difference has the sign of the true difference and is not zero: a tie in
+    the estimate, or a true tie, counts as disagreement.
+    """
+    de = pair_differences(np.atleast_2d(np.asarray(estimates, float)))
+    dt = pair_differences(np.atleast_2d(np.asarray(truth, float)))
+    agree = (np.sign(de) == np.sign(dt)) & (de != 0)
+    return agree, dt * 100.0
+
+
+def bin_of(diff_points: np.ndarray, bin_width: float = 0.5) -> np.ndarray:
+    """Integer bin of each |difference|: floor(|d| / bin_width)."""
+    return np.floor(np.abs(diff_points) / bin_width + _FLOOR_TOLERANCE).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class AgreementCurve:
+    """Agreement rate per bin of |true difference| (bins with no pairs are left out)."""
+
+    lower: np.ndarray  # lower edge of each bin, in points
+    pairs: np.ndarray  # number of pairs in the bin
+    agreed: np.ndarray  # number of those the micro-benchmark ordered correctly
+    bin_width: float
+
+    @property
+    def rate(self) -> np.ndarray:
+        return self.agreed / self.pairs
+
+
+def agreement_curve(agree: np.ndarray, diff_points: np.ndarray, bin_width: float = 0.5) -> AgreementCurve:
+    """Bin pairs by |true difference| and count agreements per bin."""
+    bins = bin_of(np.ravel(diff_points), bin_width)
+    agree = np.ravel(agree)
+    pairs = np.bincount(bins)
+    agreed = np.bincount(bins, weights=agree, minlength=len(pairs)).astype(np.int64)
+    keep = pairs > 0
+    return AgreementCurve(
+        lower=np.flatnonzero(keep) * bin_width, pairs=pairs[keep], agreed=agreed[keep], bin_width=bin_width
+    )
+
+
+@dataclass(frozen=True)
+class Mdad:
+    """Minimum detectable ability difference (points) with its bootstrap interval.
+
+    ``value`` is NaN and ``reached`` False when no bin reaches the threshold; ``high`` is
+    NaN when no bin's lower confidence bound reaches it.
+    """
+
+    value: float
+    low: float
+    high: float
+    threshold: float
+
+    @property
+    def reached(self) -> bool:
+        return not np.isnan(self.value)
+
+    def __str__(self) -> str:
+        if not self.reached:
+            return "not reached"
+        high = "not reached" if np.isnan(self.high) else f"{self.high:g}"
+        return f"{self.value:g} [{self.low:g}, {high}]"
+
+
+def _first_at_least(values: np.ndarray, edges: np.ndarray, threshold: float) -> float:
+    hits = np.flatnonzero(values >= threshold)
+    return float(edges[hits[0]]) if len(hits) else float("nan")
+
+
+def mdad_from_curve(
+    curve: AgreementCurve,
+    threshold: float = 0.8,
+    rng: np.random.Generator | None = None,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+) -> Mdad:
+    """The smallest bin whose agreement rate reaches ``threshold``, and its interval.
+
+    Each bin's rate is bootstrapped (resampling its pairs, i.e. a binomial draw); the first
+    bin whose upper bound reaches the threshold is the interval's low end, the first whose
+    lower bound does is its high end.
+    """
+    rng = rng if rng is not None else np.random.default_rng(0)
+    rate = curve.rate
+    boot = rng.binomial(curve.pairs[:, None], rate[:, None], size=(len(rate), n_boot)) / curve.pairs[:, None]
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(boot, [alpha, 1.0 - alpha], axis=1)
+    return Mdad(
+        value=_first_at_least(rate, curve.lower, threshold),
+        low=_first_at_least(hi, curve.lower, threshold),
+        high=_first_at_least(lo, curve.lower, threshold),
+        threshold=threshold,
+    )

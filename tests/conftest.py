@@ -1,0 +1,43 @@
+"""Shared fixtures: the real data of ../shared/data (skipped cleanly when absent) and simulated data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mdad.data import ResponseMatrix, read_npz, simulate
+
+SHARED_DATA = Path(os.environ.get("MDAD_TEST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+def real_dataset(name: str) -> ResponseMatrix:
+    """A dataset of ../shared/data, or a clean skip saying it is absent."""
+    path = SHARED_DATA / name / "responses.npz"
+    if not path.is_file():
+        pytest.skip(f"real data {name} not found at {path}; set MDAD_TEST_DATA to the shared data folder")
+    return read_npz(path, source=name)
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def gpqa() -> ResponseMatrix:
+    return real_dataset("oll2-gpqa")
+
+
+@pytest.fixture(scope="session")
+def musr() -> ResponseMatrix:
+    return real_dataset("oll2-musr")
+
+
+@pytest.fixture(scope="session")
+def small_sim() -> ResponseMatrix:
+    """A small simulated leaderboard with option probabilities (fast)."""
+    return simulate(seed=3, n_models=120, n_items=400, n_subtasks=4)
