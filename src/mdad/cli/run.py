@@ -1,62 +1,24 @@
-"""The command line: parse, call the library, print. Every user error is one sentence."""
+"""`mdad run`, `mdad report` and `mdad methods`: the experiment and its report."""
 
 from __future__ import annotations
 
 import shlex
 import sys
-from functools import wraps
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mdad import methods as method_registry
-from mdad.data import ResponseMatrix, load, load_dataset
+from mdad.cli.common import app, console, err_console, friendly_errors, load_matrix, parse_list
 from mdad.errors import MdadError
 from mdad.experiment.grid import PAPER_SIZES, Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
 from mdad.report.html import build_outputs
 from mdad.report.tables import wide_summary
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models.")
-console = Console()
-err_console = Console(stderr=True)
-
-
-def friendly_errors(func):
-    """Turn MdadError into one red sentence and exit code 2; Ctrl-C into a resume hint."""
-
-    @wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except MdadError as exc:
-            err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-            raise typer.Exit(2) from None
-
-    return wrapper
-
-
-def parse_list(text: str | None, what: str, convert=str) -> list:
-    if text is None:
-        return []
-    values = [v.strip() for v in text.split(",") if v.strip()]
-    try:
-        return [convert(v) for v in values]
-    except ValueError:
-        raise MdadError(f"--{what} must be a comma-separated list of {convert.__name__}s, got {text!r}.") from None
-
-
-def load_matrix(dataset: str, data: Optional[Path], seed: int, missing: str) -> ResponseMatrix:
-    """The response matrix the user named, with missing cells handled as asked."""
-    if data is not None and not data.exists():
-        raise MdadError(f"No such file or folder: {data}.")
-    matrix = load(data) if data is not None else load_dataset(dataset, seed=seed)
-    return matrix.require_complete(missing)
 
 
 @app.command()
@@ -145,6 +107,3 @@ def list_methods() -> None:
     for name, cls in method_registry.REGISTRY.items():
         console.print(f"[bold]{name}[/bold]: {cls.description}")
 
-
-if __name__ == "__main__":
-    app()

@@ -1,0 +1,51 @@
+"""Shared pieces of the command line: the app, consoles, error handling, argument parsing."""
+
+from __future__ import annotations
+
+from functools import wraps
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from mdad.data import ResponseMatrix, load, load_dataset
+from mdad.errors import MdadError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models.")
+console = Console()
+err_console = Console(stderr=True)
+
+
+def friendly_errors(func):
+    """Turn MdadError into one red sentence on stderr and exit code 2."""
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except MdadError as exc:
+            err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def parse_list(text: str | None, what: str, convert=str) -> list:
+    if text is None:
+        return []
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    try:
+        return [convert(v) for v in values]
+    except ValueError:
+        raise MdadError(f"--{what} must be a comma-separated list of {convert.__name__}s, got {text!r}.") from None
+
+
+def load_matrix(dataset: str, data: Optional[Path], seed: int, missing: str) -> ResponseMatrix:
+    """The response matrix the user named, with missing cells handled as asked."""
+    if data is not None and not data.exists():
+        raise MdadError(f"No such file or folder: {data}.")
+    matrix = load(data) if data is not None else load_dataset(dataset, seed=seed)
+    return matrix.require_complete(missing)
+
+
