@@ -39,7 +39,7 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["run", "--methods", "random,bogus"], "Unknown method 'bogus'"),
-    (["run", "--sizes", "10,abc"], "--sizes must be a comma-separated list of ints"),
+    (["run", "--sizes", "10,abc"], "--sizes must list whole numbers of items or percentages"),
     (["run", "--sizes", "100000"], "Size 100000 is larger than the pool"),
     (["run", "--data", "no/such/file.npz"], "No such file or folder: no/such/file.npz"),
     (["run", "--threshold", "1.5"], "--threshold must lie strictly between 0 and 1"),

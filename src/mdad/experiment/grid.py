@@ -21,6 +21,7 @@ from mdad.errors import MdadError
 from mdad.experiment.splits import Splits, make_splits
 from mdad.experiment.store import Cell, ResultStore, fingerprint
 from mdad.methods.base import SourceView, check_size
+from mdad.methods.per_subtask import allocate, is_per_subtask
 from mdad.seeding import rng_for
 
 PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
@@ -62,7 +63,7 @@ def plan_tasks(config: ExperimentConfig, done: Callable[[Cell], bool] = lambda c
     """Group the cells that are not yet done into tasks."""
     groups: dict[str, list[str]] = {}
     for name in config.methods:
-        key = method_registry.REGISTRY[name].preparation or f"method:{name}"
+        key = method_registry.get(name).preparation or f"method:{name}"
         groups.setdefault(key, []).append(name)
     tasks = []
     for names in groups.values():
@@ -149,8 +150,11 @@ class Experiment:
                 "drop the incomplete items or models first (ResponseMatrix.require_complete)."
             )
         self.splits = make_splits(matrix, config.runs, config.targets, config.seed, config.group)
+        seen_per_subtask = np.bincount(matrix.subtask_codes[self.splits.seen[0]])
         for k in config.sizes:
             check_size(k, self.splits.n_seen)
+            if any(is_per_subtask(name) for name in config.methods):
+                allocate(seen_per_subtask[seen_per_subtask > 0], k)
         for s in config.sources:
             if s < 2:
                 raise MdadError(f"At least 2 source models are needed, got {s}.")
