@@ -158,7 +158,8 @@ class Chromium:
                 if params.get("type") in ("error", "assert"):
                     errors.append(text)
             elif method == "Runtime.exceptionThrown":
-                errors.append(json.dumps(params.get("exceptionDetails", {}))[:500])
+                details = params.get("exceptionDetails", {})
+                errors.append(f"{details.get('text', '')} {details.get('exception', {}).get('description', '')}".strip())
             elif method == "Log.entryAdded":
                 entry = params.get("entry", {})
                 log.append(f"log.{entry.get('level')}: {entry.get('text')}")
