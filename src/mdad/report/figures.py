@@ -22,7 +22,6 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from mdad.experiment.sizes import share_label  # noqa: E402
 from mdad.methods.per_subtask import base_name, is_per_subtask  # noqa: E402
 from mdad.report.tables import NOT_REACHED  # noqa: E402
 
@@ -164,9 +163,10 @@ def _legend_below(fig, handles) -> None:
                bbox_to_anchor=(0.5, 0.0))
 
 
-def _method_handles(methods, styles) -> list:
-    return [Line2D([], [], color=styles[m]["color"], linestyle=styles[m]["linestyle"], marker=styles[m]["marker"],
-                   markerfacecolor=styles[m]["markerfacecolor"], label=m) for m in method_order(methods)]
+def _method_handles(methods, styles, markers: bool = True) -> list:
+    return [Line2D([], [], color=styles[m]["color"], linestyle=styles[m]["linestyle"],
+                   marker=styles[m]["marker"] if markers else None, markerfacecolor=styles[m]["markerfacecolor"], label=m)
+            for m in method_order(methods)]
 
 
 def _headline(frame: pd.DataFrame, sources: int | None) -> tuple[pd.DataFrame, int]:
@@ -206,40 +206,66 @@ def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int 
     return fig
 
 
+MIN_PAIRS = 25  # agreement-curve bins with fewer pairs are drawn as faint dots, not joined by the line
+
+
+def _size_title(k: int, n_seen: int | None) -> str:
+    return f"{k} items ({100 * k / n_seen:.2g}% of the seen pool)" if n_seen else f"{k} items"
+
+
+def _curve_range(data: pd.DataFrame, marks: pd.DataFrame, share: float = 0.995) -> float:
+    """The x range of the agreement curves: where 99.5% of the pairs lie, and every MDAD."""
+    if data.empty:
+        return 10.0
+    per_bin = data.groupby("diff_low")["pairs"].sum().sort_index()
+    cum = per_bin.cumsum() / per_bin.sum()
+    right = float(per_bin.index[np.searchsorted(cum.to_numpy(), share)]) + 1.0
+    reached = marks.loc[marks["mdad_reached"].astype(bool), "mdad"]
+    return max(right, float(reached.max()) + 1.0 if len(reached) else 0.0)
+
+
 @styled
 def agreement_curves(curves: pd.DataFrame, summary: pd.DataFrame, sizes, n_seen: int | None = None,
                      view: str = "seen", sources: int | None = None, threshold: float = 0.8, max_diff: float | None = None):
     """Probability that the micro-benchmark orders a pair as the full benchmark does, by accuracy difference.
 
-    One panel per size; the dotted vertical lines mark each method's MDAD.
+    One panel per size; dotted vertical lines mark each method's MDAD; bins with fewer than
+    ``MIN_PAIRS`` pairs are faint dots.
     """
     data, sources = _headline(curves[curves["view"] == view], sources)
     marks, _ = _headline(summary[summary["view"] == view], sources)
     styles = method_styles(data["method"].unique())
     if max_diff is None:
-        max_diff = float(min(25.0, data["diff_low"].max() if len(data) else 25.0))
+        max_diff = _curve_range(data[data["size"].isin(sizes)], marks[marks["size"].isin(sizes)])
     fig, axes = _grid(len(sizes), 3 if len(sizes) > 4 else len(sizes), height=3.4)
     for ax, size in zip(axes, sizes):
         rows = data[(data["size"] == size) & (data["diff_low"] <= max_diff)]
         for method, part in rows.groupby("method", sort=True):
             st = styles[method]
-            ax.plot(part["diff_low"] + 0.25, part["agreement"], color=st["color"], linestyle=st["linestyle"],
-                    linewidth=1.6, label=method)
+            x = part["diff_low"].to_numpy(float) + 0.25  # bin centres
+            y = part["agreement"].to_numpy(float)
+            dense = part["pairs"].to_numpy() >= MIN_PAIRS
+            ax.plot(x, np.where(dense, y, np.nan), color=st["color"], linestyle=st["linestyle"], linewidth=1.6)
+            ax.scatter(x[~dense], y[~dense], s=7, color=st["color"], alpha=0.45, linewidths=0)
             mark = marks[(marks["method"] == method) & (marks["size"] == size)]
             if len(mark) and bool(mark["mdad_reached"].iloc[0]):
                 ax.axvline(float(mark["mdad"].iloc[0]), color=st["color"], linestyle=":", linewidth=1.2)
         ax.axhline(threshold, color="#444", linestyle="--", linewidth=1)
-        ax.text(max_diff, threshold, f" {threshold:.0%}", va="bottom", ha="right", fontsize=8, color="#444")
+        ax.text(0.2, threshold, f"{threshold:.0%}", va="bottom", ha="left", fontsize=8, color="#444")
         ax.axhline(0.5, color="#999", linewidth=0.8)
         ax.set_ylim(0, 1.02)
         ax.set_xlim(0, max_diff)
-        ax.set_title(f"{share_label(int(size), n_seen)} items")
+        ax.set_title(_size_title(int(size), n_seen))
         ax.set_xlabel("true accuracy difference (points)")
     axes[0].set_ylabel("share of pairs ordered correctly")
-    fig.suptitle(f"Agreement with the full benchmark by accuracy difference ({view} items, {sources} source models; "
-                 "dotted: MDAD)", fontsize=11)
+    fig.suptitle(f"Agreement with the full benchmark by accuracy difference ({view} items, {sources} source models)",
+                 fontsize=11)
     methods = data["method"].unique()
-    _finish(fig, _method_handles(methods, styles))
+    handles = [*_method_handles(methods, styles, markers=False),
+               Line2D([], [], color="#555", linestyle=":", label="MDAD"),
+               Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", alpha=0.5,
+                      label=f"bin with < {MIN_PAIRS} pairs")]
+    _finish(fig, handles)
     return fig
 
 
@@ -274,25 +300,25 @@ def error_and_tau(summary: pd.DataFrame, n_seen: int | None = None, sources: int
 
 @styled
 def mdad_vs_sources(summary: pd.DataFrame, n_seen: int | None = None, view: str = "seen"):
-    """MDAD against the number of source models, one panel per size."""
+    """MDAD against the number of source models, one panel per size (each with its own MDAD scale)."""
     data = summary[summary["view"] == view]
     styles = method_styles(data["method"].unique())
     sizes = sorted(int(s) for s in data["size"].unique())
-    top, missing = mdad_top(data), _any_missing(data)
-    fig, axes = _grid(len(sizes), 3, height=3.0)
+    fig, axes = _grid(len(sizes), 3, height=3.0, sharey=False)
     for ax, size in zip(axes, sizes):
         rows = data[data["size"] == size]
-        y_missing = _not_reached_strip(ax, top, missing)
+        top = mdad_top(rows)
+        y_missing = _not_reached_strip(ax, top, _any_missing(rows))
         _mdad_lines(ax, rows, "sources", styles, top, y_missing)
         ticks = sorted(int(s) for s in rows["sources"].unique())
         ax.set_xticks(ticks, [str(t) for t in ticks])
-        ax.set_title(f"{share_label(size, n_seen)} items")
+        ax.set_title(_size_title(size, n_seen))
         ax.set_xlabel("source models")
     for ax in axes[:: min(3, len(axes))]:
         ax.set_ylabel("MDAD (points)")
     fig.suptitle(f"MDAD by number of source models ({view} items; band: 95% interval)", fontsize=11)
     methods = data["method"].unique()
-    _finish(fig, [*_method_handles(methods, styles), *([_not_reached_handle()] if missing else [])])
+    _finish(fig, [*_method_handles(methods, styles), *([_not_reached_handle()] if _any_missing(data) else [])])
     return fig
 
 
@@ -358,6 +384,6 @@ def group_histogram(differences: np.ndarray, shares: pd.DataFrame, group: str, n
     fig.suptitle(f"Group {group}: pairs closer than the MDAD (left of a line) are unlikely to be ordered correctly",
                  fontsize=11)
     handles = [Patch(color="#b7c4d6", label="pairs of the group")]
-    handles += [Line2D([], [], color=size_color[s], linewidth=1.8, label=f"MDAD, {share_label(s, n_seen)} items") for s in sizes]
+    handles += [Line2D([], [], color=size_color[s], linewidth=1.8, label=f"MDAD with {s} items") for s in sizes]
     _finish(fig, handles)
     return fig
