@@ -29,8 +29,8 @@ def make_data(folder: Path) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
-def built_report(tmp_path_factory) -> Path:
+@pytest.fixture(scope="session", name="built_report")
+def built_report_fixture(tmp_path_factory) -> Path:
     """The output folder of ``mdad run`` with a group, a source sweep, per-subtask variants and share sizes."""
     root = tmp_path_factory.mktemp("report")
     data = make_data(root / "data")

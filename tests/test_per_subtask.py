@@ -86,7 +86,8 @@ def test_full_size_recovers_the_seen_accuracy_and_random_is_unbiased():
     truth = view.scores.mean(axis=1)
     np.testing.assert_allclose(whole.estimate(view.scores[:, whole.items]), truth, atol=1e-12)
     rng = np.random.default_rng(5)
-    draws = np.array([(lambda m: m.estimate(view.scores[:, m.items]))(method(view, 6, rng)) for _ in range(3000)])
+    micros = [method(view, 6, rng) for _ in range(3000)]
+    draws = np.array([m.estimate(view.scores[:, m.items]) for m in micros])
     se = draws.std(axis=0) / np.sqrt(len(draws))
     assert (np.abs(draws.mean(axis=0) - truth) < 4.5 * se + 1e-12).all()
 

@@ -17,7 +17,7 @@ from mdad.experiment.store import ResultStore
 from mdad.report import figures
 from mdad.report.group import group_differences, group_shares, share_below
 from mdad.report.html import build_outputs, summary_sentences
-from report_fixture import GROUP, built_report  # noqa: F401  (fixture)
+from report_fixture import GROUP, built_report_fixture  # noqa: F401  (registers the built_report fixture)
 
 runner = CliRunner()
 FIGURE_KEYS = ["mdad_vs_size", "agreement_curves", "error_and_tau", "mdad_vs_sources", "seen_vs_unseen", "group_histogram"]
@@ -133,3 +133,16 @@ def test_empty_store_still_writes_a_page(tmp_path):
     ResultStore(tmp_path).open_for({"seed": 0, "data_source": "x"})
     out = build_outputs(tmp_path)
     assert "No finished cells yet." in out.report.read_text()
+
+
+def test_real_gpqa_report_has_every_figure(shared_data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MDAD_DATA_DIR", str(shared_data_dir))
+    out = tmp_path / "gpqa"
+    result = runner.invoke(app, ["run", "--dataset", "oll2-gpqa", "--methods", "random,random-stratified-equal",
+                                 "--per-subtask", "--sizes", "10,5%,100", "--sources", "50,300", "--runs", "5",
+                                 "--group", "7b_instruct", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = (out / "report.html").read_text()
+    assert len(embedded_pngs(html)) == len(FIGURE_KEYS)
+    assert "oll2-gpqa" in html and "real model outputs" in html and "0/1 correctness" in html
+    assert json.loads((out / "config.json").read_text())["size_requests"][1] == {"requested": "5%", "items": 11}

@@ -280,8 +280,8 @@ def error_and_tau(summary: pd.DataFrame, n_seen: int | None = None, sources: int
         for method, part in rows.groupby("method", sort=True):
             part = part.sort_values("size")
             st = styles[method]
-            kw = dict(color=st["color"], linestyle=st["linestyle"], marker=st["marker"], markersize=4.5,
-                      markerfacecolor=st["markerfacecolor"], linewidth=1.6)
+            kw = {"color": st["color"], "linestyle": st["linestyle"], "marker": st["marker"], "markersize": 4.5,
+                  "markerfacecolor": st["markerfacecolor"], "linewidth": 1.6}
             axes[0, col].plot(part["size"], 100 * part["error"], **kw)
             axes[1, col].plot(part["size"], part["kendall_tau"], **kw)
         axes[0, col].set_title(f"on the {VIEW_WORDS[view]}")

@@ -129,7 +129,7 @@ def group_section(d: ReportData) -> Section | None:
     diffs = group_differences(d.store)
     shares = group_shares(d.summary, diffs, d.headline_sources)
     shares.to_csv(d.store.root / "group.csv", index=False)
-    n_models = int(round((1 + np.sqrt(1 + 8 * len(diffs))) / 2)) if len(diffs) else 0
+    n_models = round((1 + np.sqrt(1 + 8 * len(diffs))) / 2) if len(diffs) else 0  # pairs = n (n - 1) / 2
     return Section(
         "group", f"Fixed group: {group}",
         f"The {n_models} models of group {group} ({len(diffs)} pairs) are the targets of every run. Histogram: their "
@@ -194,7 +194,7 @@ def _check_curve_sizes(requested: Sequence[int], summary: pd.DataFrame) -> tuple
     missing = [k for k in requested if k not in stored]
     if missing:
         raise MdadError(f"--curve-sizes: no stored results for size {missing[0]}; stored sizes: {', '.join(map(str, stored))}.")
-    return tuple(sorted(set(int(k) for k in requested)))
+    return tuple(sorted({int(k) for k in requested}))
 
 
 # ---- the page -----------------------------------------------------------------------
