@@ -17,10 +17,9 @@ from mdad.experiment.store import ResultStore
 from mdad.report import figures
 from mdad.report.group import group_differences, group_shares, share_below
 from mdad.report.html import build_outputs, summary_sentences
-from report_fixture import GROUP, built_report_fixture  # noqa: F401  (registers the built_report fixture)
+from report_fixture import FIGURE_KEYS, GROUP, built_report_fixture  # noqa: F401  (registers the built_report fixture)
 
 runner = CliRunner()
-FIGURE_KEYS = ["mdad_vs_size", "agreement_curves", "error_and_tau", "mdad_vs_sources", "seen_vs_unseen", "group_histogram"]
 
 
 def embedded_pngs(html: str) -> list[str]:

@@ -8,8 +8,7 @@ import pytest
 from PIL import Image
 
 from browser import Chromium, find_chromium
-from report_fixture import built_report_fixture  # noqa: F401  (registers the built_report fixture)
-from test_report import FIGURE_KEYS
+from report_fixture import FIGURE_KEYS, built_report_fixture  # noqa: F401  (registers the built_report fixture)
 
 WIDTH, HEIGHT = 1200, 900
 

@@ -150,4 +150,5 @@ def list_methods() -> None:
     """List the selection methods."""
     for name, cls in method_registry.REGISTRY.items():
         console.print(f"[bold]{name}[/bold]: {cls.description}")
+    console.print(f"Every method also runs within each subtask as NAME{PER_SUBTASK} (or add --per-subtask to 'mdad run').")
 

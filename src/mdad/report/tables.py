@@ -20,7 +20,7 @@ def format_mdad(row: pd.Series) -> str:
 
 
 def share_of_seen(sizes: pd.Series, n_seen: int | None) -> pd.Series:
-    return (100.0 * sizes / n_seen).round(2) if n_seen else pd.Series(np.nan, index=sizes.index)
+    return (100.0 * sizes / n_seen).round(1) if n_seen else pd.Series(np.nan, index=sizes.index)
 
 
 def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFrame:
