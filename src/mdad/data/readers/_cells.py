@@ -51,6 +51,19 @@ class Cells:
         self.option_scores.append(option_scores)
         self.gold.append(gold)
 
+    def extend(self, models: list[str], keys: list[Hashable], items: list[str], subtasks: list[str],
+               scores: list[float], where: list[str], names: list[str]) -> None:
+        """Many results at once (columns of equal length), without option scores."""
+        self.models += models
+        self.keys += keys
+        self.items += items
+        self.subtasks += subtasks
+        self.scores += scores
+        self.where += where
+        self.names += names
+        self.option_scores += [None] * len(scores)
+        self.gold += [None] * len(scores)
+
     def __len__(self) -> int:
         return len(self.scores)
 

@@ -98,9 +98,7 @@ def _latest_per_task(files: list[Path]) -> dict[Path, dict[str, tuple[str, Path]
     out: dict[Path, dict[str, tuple[str, Path]]] = defaultdict(dict)
     for file in files:
         m = SAMPLES_FILE.match(file.name)
-        if m is None:
-            raise MdadError(f"{file} is not named like an lm-eval samples file (samples_<task>_<date>.jsonl).")
-        task, date = m["task"], m["date"] or ""
+        task, date = (m["task"], m["date"] or "") if m else (file.stem, "")
         if task not in out[file.parent] or date > out[file.parent][task][0]:
             out[file.parent][task] = (date, file)
     return out
