@@ -9,6 +9,7 @@ Parquet is read with pyarrow only (nothing is unpickled).
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from pathlib import Path
@@ -85,14 +86,17 @@ def _read_file(file: Path, model: str, task: str, metric: str | None, cells: Cel
         raise MdadError(f"{file} has no rows.")
     current = "metric" in rows[0] and "doc" in rows[0]
     metric_column = "metric" if current else "metrics"
-    available = list((rows[0].get(metric_column) or {}).keys())
+    rows = [{k: _literal(v) for k, v in row.items()} for row in rows]
+    if not all(isinstance(row.get(metric_column), dict) for row in rows):
+        raise MdadError(f"{file}: the {metric_column!r} column does not hold a name-to-score mapping on every row.")
+    available = list(rows[0][metric_column].keys())
     chosen = _choose_metric(available, metric, task, file)
     for position, row in enumerate(rows):
         where = f"{file.name} row {position}"
-        doc = (row.get("doc") or {}) if current else row
+        doc = (row["doc"] if isinstance(row.get("doc"), dict) else {}) if current else row
         doc_id = str(doc.get("id") or "") if current else ""
         doc_id = doc_id or str(position)
-        values = row.get(metric_column) or {}
+        values = row[metric_column]
         if chosen not in values:
             raise MdadError(f"{where} lacks the metric {chosen!r} that the first row of task {task!r} has.")
         options, gold = _options(row, doc, current, chosen)
@@ -100,6 +104,19 @@ def _read_file(file: Path, model: str, task: str, metric: str | None, cells: Cel
             model, (task, doc_id), f"{task}/{doc_id}", task, _score(values[chosen], chosen, where), where,
             name=f"task {task!r} example {doc_id}", option_scores=options, gold=gold,
         )
+
+
+def _literal(value):
+    """lighteval falls back to str() of every field when a table will not convert; read such text back.
+
+    ``ast.literal_eval`` only parses Python literals (numbers, strings, lists, dicts): it runs no code.
+    """
+    if isinstance(value, str) and value[:1] in "[{(":
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+    return value
 
 
 def _choose_metric(available: list[str], metric: str | None, task: str, file: Path) -> str:
@@ -119,7 +136,8 @@ def _options(row: dict, doc: dict, current: bool, metric: str) -> tuple[np.ndarr
     """Choice log-scores (normalised by length for *norm* metrics) and the gold index, if present."""
     choices = doc.get("choices") or []
     if current:
-        logprobs = (row.get("model_response") or {}).get("logprobs") or []
+        response = row.get("model_response")
+        logprobs = (response.get("logprobs") if isinstance(response, dict) else None) or []
     else:
         logprobs = [p[0] if isinstance(p, (list, tuple)) and p else p for p in row.get("predictions") or []]
     try:
