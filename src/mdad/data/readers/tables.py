@@ -82,7 +82,7 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
     first = frame.columns[0]
     models = frame[first].astype(str).str.strip()
     is_subtask_row = models.str.lower() == SUBTASK
-    items = np.asarray([str(c).strip() for c in frame.columns[1:]])
+    items = [str(c).strip() for c in frame.columns[1:]]
     if is_subtask_row.any():
         subtasks = frame.loc[is_subtask_row].iloc[0, 1:].astype(str).str.strip().to_numpy()
     else:
