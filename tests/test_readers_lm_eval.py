@@ -249,3 +249,24 @@ def test_load_reads_paths_and_still_names_datasets(tmp_path):
     build_known(tmp_path)
     assert load(tmp_path).n_models == 3
     assert load("simulated").simulated
+
+
+def test_reruns_and_shared_folders(tmp_path):
+    """A rerun of a task replaces the older file; two models writing into one folder stay apart."""
+    truth = build_known(tmp_path / "src")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for n, folder in enumerate(sorted((tmp_path / "src").iterdir())):
+        date = f"2026-01-0{n + 1}T00-00-00.000001"
+        for f in folder.iterdir():
+            shutil.copy(f, shared / f.name.replace(DATE, date))
+    m = read_source(shared)
+    assert sorted(m.models) == sorted(truth["models"]) and m.n_missing == 0
+    y = tmp_path / "src" / "model-y"
+    rows = [json.loads(x) for x in (y / f"samples_mmlu_b_{DATE}.jsonl").read_text().splitlines()]
+    flipped = [dict(r, acc=1.0 - r["acc"]) for r in rows]
+    write_jsonl(y / "samples_mmlu_b_2027-01-01T00-00-00.000001.jsonl", flipped)
+    m = read_source(tmp_path / "src")
+    row = m.model_index(["model-y"])[0]
+    for r in flipped:
+        assert m.scores[row, list(m.items).index(f"mmlu_b/{r['doc_id']}")] == r["acc"]

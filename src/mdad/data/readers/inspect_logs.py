@@ -98,6 +98,11 @@ def _load(file: Path) -> tuple[dict, list[dict]]:
                 head_name = "header.json" if "header.json" in names else "_journal/start.json"
                 header = json.loads(z.read(head_name))
                 samples = [json.loads(z.read(n)) for n in sorted(names) if n.startswith("samples/") and n.endswith(".json")]
+        except NotImplementedError:
+            raise MdadError(
+                f"{file} is compressed with a method this Python cannot read (zstd, used by recent inspect); "
+                "convert it with `inspect log convert --to json` and read the JSON log."
+            ) from None
         except (KeyError, json.JSONDecodeError, zipfile.BadZipFile) as exc:
             raise MdadError(f"{file} is not a readable inspect .eval log ({exc}).") from None
     else:

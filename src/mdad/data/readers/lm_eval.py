@@ -80,27 +80,29 @@ def read_lm_eval(path: str | Path, metric: str | None = None, filter_name: str |
     cells = Cells(source=str(path))
     task_runs: list[_TaskRun] = []
     target_of: dict[tuple, tuple[str, str, str]] = {}
-    for folder, by_task in _latest_per_task(files).items():
-        runs = _runs_in(folder)
-        for task, (date, file) in sorted(by_task.items()):
-            run = runs.get(date) or next(iter(runs.values()), _Run())
-            model = run.model or folder.name
-            task_run = _TaskRun(model=model, task=task, file=file, run=run)
-            keys = _read_task_file(file, task, model, run.configs.get(task, {}), metric, filter_name, cells, target_of)
-            task_run.keys = frozenset(keys)
-            task_runs.append(task_run)
+    for (model, task), (_, file, run) in sorted(_latest_per_task(files).items()):
+        keys = _read_task_file(file, task, model, run.configs.get(task, {}), metric, filter_name, cells, target_of)
+        task_runs.append(_TaskRun(model=model, task=task, file=file, run=run, keys=frozenset(keys)))
     _check_same_task_versions(task_runs)
     return cells.to_matrix()
 
 
-def _latest_per_task(files: list[Path]) -> dict[Path, dict[str, tuple[str, Path]]]:
-    """For each folder, each task's newest samples file (dates sort as text)."""
-    out: dict[Path, dict[str, tuple[str, Path]]] = defaultdict(dict)
+def _latest_per_task(files: list[Path]) -> dict[tuple[str, str], tuple[str, Path, _Run]]:
+    """Each (model, task)'s newest samples file (dates sort as text), with its run's results.
+
+    The model is the results file's model_name (the results_<date>.json of the same date, or the
+    folder's only one), else the folder name.
+    """
+    runs_of: dict[Path, dict[str, _Run]] = {}
+    out: dict[tuple[str, str], tuple[str, Path, _Run]] = {}
     for file in files:
         m = SAMPLES_FILE.match(file.name)
         task, date = (m["task"], m["date"] or "") if m else (file.stem, "")
-        if task not in out[file.parent] or date > out[file.parent][task][0]:
-            out[file.parent][task] = (date, file)
+        runs = runs_of.setdefault(file.parent, _runs_in(file.parent))
+        run = runs.get(date) or (next(iter(runs.values())) if len(runs) == 1 else _Run())
+        model = run.model or file.parent.name
+        if (model, task) not in out or date > out[(model, task)][0]:
+            out[(model, task)] = (date, file, run)
     return out
 
 
