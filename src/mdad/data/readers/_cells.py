@@ -9,7 +9,7 @@ conflicting duplicates, and turns option log-scores into probabilities by a soft
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable
+from typing import Hashable, Sequence
 
 import numpy as np
 
@@ -29,12 +29,12 @@ class Cells:
     subtasks: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     where: list[str] = field(default_factory=list)
-    option_scores: list[np.ndarray | None] = field(default_factory=list)
+    option_scores: list[Sequence[float] | None] = field(default_factory=list)
     gold: list[int | None] = field(default_factory=list)
 
     def add(
         self, model: str, key: Hashable, item: str, subtask: str, score: float, where: str,
-        name: str | None = None, option_scores: np.ndarray | None = None, gold: int | None = None,
+        name: str | None = None, option_scores: Sequence[float] | None = None, gold: int | None = None,
     ) -> None:
         """One result of ``model`` on the item aligned by ``key`` and called ``item``.
 

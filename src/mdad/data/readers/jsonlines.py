@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -38,3 +40,19 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict]]:
                 yield number, row
     except UnicodeDecodeError:
         raise MdadError(f"{path} is not a UTF-8 text file.") from None
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while parsing many small JSON objects.
+
+    Parsed JSON forms no reference cycles, yet each allocation burst would trigger full
+    collections over every row kept so far; pausing them makes bulk reading several times faster.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -15,11 +15,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
-from mdad.data.readers.jsonlines import iter_json_lines, read_json
+from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
 
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
@@ -30,6 +29,8 @@ BOOKKEEPING = frozenset({
     "doc_hash", "prompt_hash", "target_hash", "task_name",
 })
 NO_FILTER = "none"
+HEAVY = frozenset({"doc", "arguments", "resps", "filtered_resps", "prompt_hash"})
+LOGLIKS, CONTINUATIONS = "_logliks", "_continuations"
 
 
 @dataclass
@@ -80,9 +81,10 @@ def read_lm_eval(path: str | Path, metric: str | None = None, filter_name: str |
     cells = Cells(source=str(path))
     task_runs: list[_TaskRun] = []
     target_of: dict[tuple, tuple[str, str, str]] = {}
-    for (model, task), (_, file, run) in sorted(_latest_per_task(files).items()):
-        keys = _read_task_file(file, task, model, run.configs.get(task, {}), metric, filter_name, cells, target_of)
-        task_runs.append(_TaskRun(model=model, task=task, file=file, run=run, keys=frozenset(keys)))
+    with paused_gc():
+        for (model, task), (_, file, run) in sorted(_latest_per_task(files).items()):
+            keys = _read_task_file(file, task, model, run.configs.get(task, {}), metric, filter_name, cells, target_of)
+            task_runs.append(_TaskRun(model=model, task=task, file=file, run=run, keys=frozenset(keys)))
     _check_same_task_versions(task_runs)
     return cells.to_matrix()
 
@@ -133,7 +135,7 @@ def _read_task_file(
     for number, row in iter_json_lines(file):
         if "doc_id" not in row:
             raise MdadError(f"{file} line {number} has no doc_id; is this an lm-eval samples file?")
-        by_filter.setdefault(str(row.get("filter", NO_FILTER)), []).append((number, row))
+        by_filter.setdefault(str(row.get("filter", NO_FILTER)), []).append((number, _slim(row)))
     if not by_filter:
         raise MdadError(f"{file} is empty.")
     rows = by_filter[_choose_filter(by_filter, filter_name, task, file)]
@@ -168,6 +170,14 @@ def _read_task_file(
     return keys
 
 
+def _slim(row: dict) -> dict:
+    """The row without its bulky fields (document, prompts, raw responses), keeping the option
+    loglikelihoods and continuations: files hold many rows and all are kept until the filter is known."""
+    slim = {k: v for k, v in row.items() if k not in HEAVY}
+    slim[LOGLIKS], slim[CONTINUATIONS] = _logliks(row), _continuations(row.get("arguments"))
+    return slim
+
+
 def _doc_order(doc_id) -> tuple:
     return (0, doc_id, "") if isinstance(doc_id, (int, float)) else (1, 0, str(doc_id))
 
@@ -189,7 +199,7 @@ def _metrics_of(row: dict) -> list[str]:
     """The metric names of a row: its ``metrics`` list, or (older files) its numeric keys."""
     if isinstance(row.get("metrics"), list):
         return [str(m) for m in row["metrics"]]
-    return [k for k, v in row.items() if k not in BOOKKEEPING and isinstance(v, (int, float, bool))]
+    return [k for k, v in row.items() if k not in BOOKKEEPING and not k.startswith("_") and isinstance(v, (int, float, bool))]
 
 
 def _choose_metric(available: list[str], metric: str | None, config: dict, task: str, file: Path) -> str:
@@ -210,16 +220,14 @@ def _is_multiple_choice(config: dict, row: dict) -> bool:
     """Multiple-choice loglikelihood task: the config says so, or (no config) one request per option."""
     if "output_type" in config:
         return config["output_type"] == "multiple_choice"
-    continuations = _continuations(row.get("arguments"))
-    return continuations is not None and len(continuations) >= 2 and _logliks(row) is not None
+    continuations = row[CONTINUATIONS]
+    return continuations is not None and len(continuations) >= 2 and row[LOGLIKS] is not None
 
 
 def _continuations(arguments) -> list[str] | None:
-    """The continuation string of every request: {"gen_args_i": {"arg_1": ...}} or [[ctx, cont], ...]."""
+    """The continuation string of every request: {"gen_args_i": {"arg_1": ...}} (in file order) or [[ctx, cont], ...]."""
     if isinstance(arguments, dict):
-        order = sorted(arguments, key=lambda k: int(k.rsplit("_", 1)[-1]) if k.rsplit("_", 1)[-1].isdigit() else 0)
-        args = [arguments[k] for k in order]
-        conts = [a.get("arg_1") if isinstance(a, dict) else None for a in args]
+        conts = [a.get("arg_1") if isinstance(a, dict) else None for a in arguments.values()]
     elif isinstance(arguments, list):
         conts = [a[1] if isinstance(a, list) and len(a) > 1 else None for a in arguments]
     else:
@@ -227,7 +235,7 @@ def _continuations(arguments) -> list[str] | None:
     return conts if all(isinstance(c, str) for c in conts) else None
 
 
-def _logliks(row: dict) -> np.ndarray | None:
+def _logliks(row: dict) -> list[float] | None:
     """The loglikelihood of every request ([loglik, is_greedy] pairs, numbers or strings)."""
     responses = row.get("filtered_resps")
     if responses is None:
@@ -236,23 +244,22 @@ def _logliks(row: dict) -> np.ndarray | None:
         values = [float(r[0]) for r in responses]
     except (TypeError, ValueError, IndexError, KeyError):
         return None
-    return np.asarray(values, dtype=np.float64) if values else None
+    return values or None
 
 
-def _options(row: dict, metric: str, delimiter: str) -> tuple[np.ndarray | None, int | None]:
+def _options(row: dict, metric: str, delimiter: str) -> tuple[list[float] | None, int | None]:
     """Option log-scores as the metric ranks them, and the gold option (None when not recoverable)."""
-    lls = _logliks(row)
-    conts = _continuations(row.get("arguments"))
+    lls, conts = row[LOGLIKS], row[CONTINUATIONS]
     if lls is None or conts is None or len(conts) != len(lls):
         return None, None
-    metrics = row.get("metrics") or []
-    if "acc_mutual_info" in metrics and len(lls) % 2 == 0:
+    if "acc_mutual_info" in (row.get("metrics") or ()) and len(lls) % 2 == 0:
         lls, conts = lls[: len(lls) // 2], conts[: len(conts) // 2]
-    choices = [c[len(delimiter):] if delimiter and c.startswith(delimiter) else c for c in conts]
+    cut = len(delimiter)
+    choices = [c[cut:] if cut and c.startswith(delimiter) else c for c in conts]
     if metric == "acc_norm":
-        lls = lls / np.maximum([len(c) for c in choices], 1)
+        lls = [ll / max(len(c), 1) for ll, c in zip(lls, choices)]
     elif metric == "acc_bytes":
-        lls = lls / np.maximum([len(c.encode("utf-8")) for c in choices], 1)
+        lls = [ll / max(len(c.encode("utf-8")), 1) for ll, c in zip(lls, choices)]
     return lls, _gold(row.get("target"), choices)
 
 
@@ -260,15 +267,14 @@ def _gold(target, choices: list[str]) -> int | None:
     """lm-eval logs the target as str(index) or as the gold choice text."""
     if isinstance(target, bool):
         return None
-    if isinstance(target, int):
-        return target if 0 <= target < len(choices) else None
     if isinstance(target, str):
         text = target.strip()
-        if re.fullmatch(r"-?\d+", text):
-            index = int(text)
-            return index if 0 <= index < len(choices) else None
-        if target in choices:
+        if text.lstrip("-").isdigit():
+            target = int(text)
+        elif target in choices:
             return choices.index(target)
+    if isinstance(target, int):
+        return target if 0 <= target < len(choices) else None
     return None
 
 
