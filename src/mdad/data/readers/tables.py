@@ -89,9 +89,11 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
         subtasks = np.full(len(items), DEFAULT_SUBTASK)
     body = frame.loc[~is_subtask_row]
     names = models[~is_subtask_row].to_numpy()
-    scores = np.empty((len(body), len(items)), dtype=np.float64)
-    for j, column in enumerate(body.columns[1:]):
-        scores[:, j] = _numbers(body[column], lambda i: f"{path}: the score of model {names[i]!r} on item {items[j]!r}")
+    cells = pd.Series(body.iloc[:, 1:].to_numpy(dtype=object).ravel())
+    width = len(items)
+    scores = _numbers(
+        cells, lambda k: f"{path}: the score of model {names[k // width]!r} on item {items[k % width]!r}"
+    ).reshape(len(body), width)
     try:
         return ResponseMatrix(scores=scores, models=names, items=items, subtasks=subtasks, source=str(path))
     except MdadError as exc:
