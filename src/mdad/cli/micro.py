@@ -24,9 +24,11 @@ def select_command(
     data: Optional[Path] = typer.Option(None, help="Your own results (file or folder)."),
     seed: int = typer.Option(0, help="Seed of the selection."),
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
+    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model."""
-    matrix = load_matrix(dataset, data, seed, missing)
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     chosen = select(matrix, method, size, seed)
     chosen.save(out)
     counts = {}
@@ -42,12 +44,14 @@ def estimate_command(
     micro: Path = typer.Argument(..., help="A micro-benchmark written by 'mdad select'."),
     results: Path = typer.Argument(..., help="New models' results on (at least) the micro-benchmark's items."),
     csv: Optional[Path] = typer.Option(None, help="Also write the estimates to this CSV file."),
+    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
 ) -> None:
     """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark."""
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
-    estimates = chosen.estimate(load(results))
+    estimates = chosen.estimate(load(results, metric=metric, filter_name=filter_name))
     table = Table(title=f"{chosen.method}, {len(chosen.item_ids)} items (estimated full-benchmark accuracy)")
     table.add_column("model")
     table.add_column("estimate (%)", justify="right")

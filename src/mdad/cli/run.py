@@ -16,6 +16,7 @@ from mdad import methods as method_registry
 from mdad.cli.common import app, console, err_console, friendly_errors, load_matrix, parse_list
 from mdad.errors import MdadError
 from mdad.experiment.grid import PAPER_SIZES, Experiment, ExperimentConfig
+from mdad.experiment.splits import make_splits
 from mdad.experiment.store import ResultStore
 from mdad.report.html import build_outputs
 from mdad.report.tables import wide_summary
@@ -36,16 +37,19 @@ def run(
     threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
     workers: int = typer.Option(1, help="Local worker processes."),
+    scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster."),
+    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm); default: each task's main one."),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
     out: Path = typer.Option(Path("mdad-out"), help="Output folder (a rerun with the same settings resumes)."),
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
     if not 0 < threshold < 1:
         raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
-    matrix = load_matrix(dataset, data, seed, missing)
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     method_names = parse_list(methods, "methods") or method_registry.available()
     n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
-    probe = Experiment(matrix, ExperimentConfig(tuple(method_names), (1,), (2,), 1, n_targets, group, seed))
-    n_seen, free = probe.splits.n_seen, probe.splits.source_pool.shape[1]
+    probe = make_splits(matrix, 1, n_targets, seed, group)
+    n_seen, free = probe.n_seen, probe.source_pool.shape[1]
     size_list = parse_list(sizes, "sizes", int) or [k for k in PAPER_SIZES if k <= n_seen] or [n_seen]
     source_list = parse_list(sources, "sources", int) or [min(300, free)]
     config = ExperimentConfig(tuple(method_names), tuple(size_list), tuple(source_list), runs, n_targets, group, seed)
@@ -61,7 +65,7 @@ def run(
         bar = progress.add_task("cells", total=pending)
         try:
             experiment.run(workers=workers, on_cells=lambda n: progress.advance(bar, n),
-                           extra_config={"command": command, "threshold": threshold})
+                           extra_config={"command": command, "threshold": threshold}, scheduler=scheduler)
         except KeyboardInterrupt:
             err_console.print(f"Interrupted; finished cells are kept in {out}. Run the same command again to resume.")
             raise typer.Exit(130) from None
