@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -111,3 +112,15 @@ def test_grid_stores_both_variants_as_distinct_cells(small_sim, tmp_path):
     assert not np.allclose(a["estimate"], b["estimate"])
     with pytest.raises(MdadError, match="size 3 is below the 4 subtasks"):
         Experiment(small_sim, ExperimentConfig(("random@per-subtask",), (3,), (30,), runs=2, targets=10))
+
+
+def test_a_per_subtask_micro_benchmark_survives_save_and_load(small_sim, tmp_path):
+    from mdad.microbenchmark import SelectedMicroBenchmark, select
+    from mdad.methods.base import MicroBenchmark
+
+    chosen = select(small_sim, "random@per-subtask", 12, seed=4)
+    chosen.save(tmp_path / "micro.json")
+    loaded = SelectedMicroBenchmark.load(tmp_path / "micro.json")
+    assert isinstance(loaded.micro, SubtaskMicroBenchmark) and len(loaded.micro.parts) == 4
+    pd.testing.assert_series_equal(loaded.estimate(small_sim), chosen.estimate(small_sim))
+    assert MicroBenchmark._kinds["weighted"] is MicroBenchmark  # the subclass registers its own kind

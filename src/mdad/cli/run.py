@@ -44,6 +44,9 @@ def run(
     figures: Optional[str] = typer.Option(None, help="Also write every figure to OUT/figures/ as svg, pdf or png."),
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
     workers: int = typer.Option(1, help="Local worker processes."),
+    scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster."),
+    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm); default: each task's main one."),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
     out: Path = typer.Option(Path("mdad-out"), help="Output folder (a rerun with the same settings resumes)."),
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
@@ -51,7 +54,7 @@ def run(
         raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
     if figures is not None and figures not in FIGURE_FORMATS:
         raise MdadError(f"--figures must be one of {', '.join(FIGURE_FORMATS)}, got {figures!r}.")
-    matrix = load_matrix(dataset, data, seed, missing)
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     method_names = parse_list(methods, "methods") or method_registry.available()
     n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
     probe = make_splits(matrix, 1, n_targets, seed, group)
@@ -80,7 +83,8 @@ def run(
         try:
             experiment.run(workers=workers, on_cells=lambda n: progress.advance(bar, n),
                            extra_config={"command": command, "threshold": threshold, "curve_sizes": curve_list,
-                                         "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]})
+                                         "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]},
+                           scheduler=scheduler)
         except KeyboardInterrupt:
             err_console.print(f"Interrupted; finished cells are kept in {out}. Run the same command again to resume.")
             raise typer.Exit(130) from None

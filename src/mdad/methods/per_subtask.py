@@ -21,7 +21,7 @@ The variant of method ``NAME`` is called ``NAME@per-subtask`` and is stored as i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -73,6 +73,26 @@ class SubtaskMicroBenchmark(MicroBenchmark):
 
     parts: tuple[MicroBenchmark, ...] = ()
     shares: np.ndarray | None = None
+
+    kind: ClassVar[str] = "per-subtask"
+
+    def __post_init__(self) -> None:
+        parts = tuple(self.parts)
+        if parts and isinstance(parts[0], dict):  # rebuilt from saved parameters (see ``estimator_params``)
+            bounds = np.cumsum([0, *(int(p["size"]) for p in parts)])
+            parts = tuple(
+                MicroBenchmark.from_params({k: v for k, v in p.items() if k != "size"}, self.items[a:b])
+                for p, a, b in zip(parts, bounds[:-1], bounds[1:])
+            )
+        object.__setattr__(self, "parts", parts)
+        object.__setattr__(self, "shares", np.asarray(self.shares, dtype=np.float64))
+
+    def estimator_params(self) -> dict:
+        """JSON-ready parameters: the shares and every part's own parameters with its size."""
+        return {
+            "kind": self.kind, "weights": np.asarray(self.weights).tolist(), "uses_gold_prob": self.uses_gold_prob,
+            "shares": self.shares.tolist(), "parts": [{**p.estimator_params(), "size": p.size} for p in self.parts],
+        }
 
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
         bounds = np.cumsum([0, *(p.size for p in self.parts)])
