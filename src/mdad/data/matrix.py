@@ -194,7 +194,7 @@ class ResponseMatrix:
             worst = int(np.argmax(per_model))
             raise MdadError(
                 f"{int((per_model > 0).sum())} models have items that were not evaluated "
-                f"(e.g. {self.models[worst]!r} misses {int(per_model[worst])} of {self.n_items}); "
+                f"(e.g. {str(self.models[worst])!r} misses {int(per_model[worst])} of {self.n_items}); "
                 "choose --missing drop-items or --missing drop-models."
             )
         else:

@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 
 from mdad.experiment.store import Cell, ResultStore
-from mdad.metrics import agreement_curve, estimation_error, kendall_tau, mdad_from_curve, pairwise_agreement
+from mdad.metrics import agreement_curve, estimation_error, mdad_from_curve
+from mdad.metrics.estimation import kendall_tau_from_differences
+from mdad.metrics.pairwise import agreement_from_differences, pair_differences
 from mdad.seeding import rng_for
 
 VIEWS = ("seen", "unseen")
@@ -24,14 +26,16 @@ def evaluate_cell(
     """Summary rows (one per view) and agreement-curve frames of one cell."""
     arrays = cell_arrays(frame)
     est = arrays["estimate"]
+    de = pair_differences(est)
     rows, curves = [], []
     for view in VIEWS:
         truth = arrays[view]
-        agree, diff = pairwise_agreement(est, truth)
-        curve = agreement_curve(agree, diff, bin_width)
+        dt = pair_differences(truth)
+        agree = agreement_from_differences(de, dt)
+        curve = agreement_curve(agree, dt * 100.0, bin_width)
         rng = rng_for(seed, "bootstrap", cell.method, cell.size, cell.sources, view)
         mdad = mdad_from_curve(curve, threshold, rng)
-        tau = kendall_tau(est, truth)
+        tau = kendall_tau_from_differences(de, dt)
         rows.append({
             "method": cell.method, "size": cell.size, "sources": cell.sources, "view": view,
             "mdad": mdad.value, "mdad_low": mdad.low, "mdad_high": mdad.high, "mdad_reached": mdad.reached,

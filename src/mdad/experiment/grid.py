@@ -8,8 +8,7 @@ tasks can go to local processes or to a cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +17,7 @@ import pandas as pd
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
+from mdad.experiment.executors import execute
 from mdad.experiment.splits import Splits, make_splits
 from mdad.experiment.store import Cell, ResultStore, fingerprint
 from mdad.methods.base import SourceView, check_size
@@ -175,37 +175,23 @@ class Experiment:
     def run(
         self,
         workers: int = 1,
-        on_cells: Callable[[int], None] | None = None,
+        on_cells: Callable[[float], None] | None = None,
         extra_config: dict | None = None,
+        scheduler: str | None = None,
     ) -> dict[Cell, pd.DataFrame]:
         """Run every pending task; finished cells are stored as soon as their task ends.
 
         Returns the frames computed now (cells already stored are not recomputed).
-        ``on_cells(n)`` is called as cells finish (for a progress bar).
+        ``on_cells(n)`` is called as cells finish (for a progress bar). ``workers`` > 1 runs
+        tasks in local processes; ``scheduler`` (a Dask scheduler address) runs them on a cluster.
         """
         if self.store is not None:
             self.store.open_for({**self.identity(), **(extra_config or {})})
         tasks = self.pending_tasks()
         results: dict[Cell, pd.DataFrame] = {}
-        for frames in _execute(self.matrix, self.splits, tasks, workers, on_cells):
+        for frames in execute(run_task, self.matrix, self.splits, tasks, workers, on_cells, scheduler):
             for cell, frame in frames.items():
                 if self.store is not None and not self.store.has(cell):
                     self.store.write(cell, frame)
                 results[cell] = frame
         return results
-
-
-def _execute(matrix, splits, tasks: list[Task], workers: int, on_cells) -> Iterable[dict[Cell, pd.DataFrame]]:
-    if workers <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            per_run = len(task.cells) / splits.n_runs
-            frames = run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
-            yield frames
-        return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_task, matrix, splits, task) for task in tasks]
-        for future in as_completed(futures):
-            frames = future.result()
-            if on_cells:
-                on_cells(len(frames))
-            yield frames

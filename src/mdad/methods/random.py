@@ -23,21 +23,20 @@ class Random(SelectionMethod):
 def equal_allocation(sizes: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """floor(k/m) items per subtask, the remainder one each to randomly chosen subtasks.
 
-    A subtask smaller than its share gives all its items and its deficit is spread the
-    same way over the subtasks that still have room.
+    When a subtask has fewer items than its share, it gives all of them and the others
+    are filled evenly instead (water-filling): every subtask gets min(size, L) items for
+    the largest level L that fits in k, and the rest go one each to random subtasks
+    that still have room.
     """
+    sizes = np.asarray(sizes, dtype=np.int64)
     if k > sizes.sum():
         raise MdadError(f"Size {k} is larger than the pool of {int(sizes.sum())} items.")
-    alloc = np.zeros(len(sizes), dtype=np.int64)
-    remaining = k
-    while remaining:
-        room = np.flatnonzero(alloc < sizes)
-        share, extra = divmod(remaining, len(room))
-        add = np.full(len(room), share)
-        add[rng.choice(len(room), size=extra, replace=False)] += 1
-        add = np.minimum(add, sizes[room] - alloc[room])
-        alloc[room] += add
-        remaining -= int(add.sum())
+    levels = np.arange(int(sizes.max()) + 1)
+    filled = np.minimum(sizes[None, :], levels[:, None]).sum(axis=1)
+    level = int(levels[filled <= k].max())
+    alloc = np.minimum(sizes, level)
+    with_room = np.flatnonzero(sizes > level)
+    alloc[rng.choice(with_room, size=k - int(alloc.sum()), replace=False)] += 1
     return alloc
 
 

@@ -20,8 +20,13 @@ def kendall_tau(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """
     est = np.atleast_2d(np.asarray(estimates, float))
     tru = np.atleast_2d(np.asarray(truth, float))
-    se = np.sign(pair_differences(est))
-    st = np.sign(pair_differences(tru))
+    return kendall_tau_from_differences(pair_differences(est), pair_differences(tru))
+
+
+def kendall_tau_from_differences(de: np.ndarray, dt: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b per run from the pair differences of estimates and truth (runs x pairs)."""
+    se = np.sign(de)
+    st = np.sign(dt)
     n_pairs = se.shape[1]
     untied_e = n_pairs - (se == 0).sum(axis=1)
     untied_t = n_pairs - (st == 0).sum(axis=1)

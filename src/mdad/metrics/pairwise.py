@@ -7,6 +7,7 @@ Accuracy differences are reported in points (percentage points); bins are floore
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -14,10 +15,18 @@ import numpy as np
 _FLOOR_TOLERANCE = 1e-9
 
 
+@lru_cache(maxsize=64)
+def _upper_triangle(n: int) -> tuple[np.ndarray, np.ndarray]:
+    i, j = np.triu_indices(n, k=1)
+    i.setflags(write=False)
+    j.setflags(write=False)
+    return i, j
+
+
 def pair_differences(values: np.ndarray) -> np.ndarray:
     """values[..., i] - values[..., j] for every pair i < j of the last axis (upper triangle order)."""
     values = np.asarray(values)
-    i, j = np.triu_indices(values.shape[-1], k=1)
+    i, j = _upper_triangle(values.shape[-1])
     return values[..., i] - values[..., j]
 
 
@@ -30,8 +39,12 @@ def pairwise_agreement(estimates: np.ndarray, truth: np.ndarray) -> tuple[np.nda
     """
     de = pair_differences(np.atleast_2d(np.asarray(estimates, float)))
     dt = pair_differences(np.atleast_2d(np.asarray(truth, float)))
-    agree = (np.sign(de) == np.sign(dt)) & (de != 0)
-    return agree, dt * 100.0
+    return agreement_from_differences(de, dt), dt * 100.0
+
+
+def agreement_from_differences(de: np.ndarray, dt: np.ndarray) -> np.ndarray:
+    """Agreement of estimated and true pair differences (ties are disagreements)."""
+    return (np.sign(de) == np.sign(dt)) & (de != 0)
 
 
 def bin_of(diff_points: np.ndarray, bin_width: float = 0.5) -> np.ndarray:

@@ -1,0 +1,3 @@
+from mdad.cli import app
+
+app()

@@ -1,0 +1,113 @@
+"""`mdad run`, `mdad report` and `mdad methods`: the experiment and its report."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich import box
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from mdad import methods as method_registry
+from mdad.cli.common import app, console, err_console, friendly_errors, load_matrix, parse_list
+from mdad.errors import MdadError
+from mdad.experiment.grid import PAPER_SIZES, Experiment, ExperimentConfig
+from mdad.experiment.splits import make_splits
+from mdad.experiment.store import ResultStore
+from mdad.report.html import build_outputs
+from mdad.report.tables import wide_summary
+
+
+@app.command()
+@friendly_errors
+def run(
+    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
+    data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all)."),
+    sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items (default: 10,25,50,100,250,500,1000 up to the seen pool)."),
+    sources: Optional[str] = typer.Option(None, help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer)."),
+    runs: int = typer.Option(50, help="Random runs per cell."),
+    targets: Optional[int] = typer.Option(None, help="Target models per run (default: 50, or half the models if fewer than 100)."),
+    group: Optional[str] = typer.Option(None, help="Use this named model group (groups.json beside the data) as the targets in every run."),
+    seed: int = typer.Option(0, help="The one seed behind every random draw."),
+    threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
+    missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
+    workers: int = typer.Option(1, help="Local worker processes."),
+    scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster."),
+    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm); default: each task's main one."),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    out: Path = typer.Option(Path("mdad-out"), help="Output folder (a rerun with the same settings resumes)."),
+) -> None:
+    """Run the micro-benchmarking experiment and write results, tables and report.html."""
+    if not 0 < threshold < 1:
+        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
+    method_names = parse_list(methods, "methods") or method_registry.available()
+    n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
+    probe = make_splits(matrix, 1, n_targets, seed, group)
+    n_seen, free = probe.n_seen, probe.source_pool.shape[1]
+    size_list = parse_list(sizes, "sizes", int) or [k for k in PAPER_SIZES if k <= n_seen] or [n_seen]
+    source_list = parse_list(sources, "sources", int) or [min(300, free)]
+    config = ExperimentConfig(tuple(method_names), tuple(size_list), tuple(source_list), runs, n_targets, group, seed)
+    store = ResultStore(out)
+    experiment = Experiment(matrix, config, store)
+    pending = sum(len(t.cells) for t in experiment.pending_tasks())
+    total = len(method_names) * len(size_list) * len(source_list)
+    if pending < total:
+        console.print(f"Resuming: {total - pending} of {total} cells are already in {out}.")
+    command = "mdad " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
+        bar = progress.add_task("cells", total=pending)
+        try:
+            experiment.run(workers=workers, on_cells=lambda n: progress.advance(bar, n),
+                           extra_config={"command": command, "threshold": threshold}, scheduler=scheduler)
+        except KeyboardInterrupt:
+            err_console.print(f"Interrupted; finished cells are kept in {out}. Run the same command again to resume.")
+            raise typer.Exit(130) from None
+    outputs = build_outputs(out, threshold)
+    print_table(outputs.summary)
+    console.print(f"Results, tables and report: {out}/ (report.html)")
+
+
+@app.command()
+@friendly_errors
+def report(
+    out: Path = typer.Argument(..., help="A folder written by 'mdad run'."),
+    threshold: Optional[float] = typer.Option(None, help="Recompute MDAD at another agreement threshold."),
+) -> None:
+    """Rebuild tables and report.html from stored results alone."""
+    outputs = build_outputs(out, threshold)
+    print_table(outputs.summary)
+    console.print(f"Report: {outputs.report}")
+
+
+def print_table(summary) -> None:
+    """One compact table per method and number of source models: MDAD [95% CI], error, Kendall tau."""
+    frame = wide_summary(summary)
+    if frame.empty:
+        console.print("No finished cells.")
+        return
+    for (method, n_sources), rows in frame.groupby(["method", "sources"], sort=False):
+        table = Table(title=f"{method} ({n_sources} source models)", title_justify="left", box=box.SIMPLE_HEAD,
+                      pad_edge=False)
+        for header in ("size", "MDAD seen", "MDAD unseen", "error\nseen", "error\nunseen", "tau\nseen", "tau\nunseen"):
+            table.add_column(header, justify="right", no_wrap=True)
+        for _, row in rows.iterrows():
+            table.add_row(str(row["size"]), row["MDAD seen (pts)"], row["MDAD unseen (pts)"],
+                          f"{row['error seen (pts)']:.2f}", f"{row['error unseen (pts)']:.2f}",
+                          f"{row['tau seen']:.3f}", f"{row['tau unseen']:.3f}")
+        console.print(table)
+    console.print("MDAD and error in accuracy points; MDAD [95% bootstrap interval].")
+
+
+@app.command("methods")
+def list_methods() -> None:
+    """List the selection methods."""
+    for name, cls in method_registry.REGISTRY.items():
+        console.print(f"[bold]{name}[/bold]: {cls.description}")
+

@@ -1,0 +1,88 @@
+"""The command line end to end: run, resume after a kill, report, and one-sentence errors."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from mdad.cli import app
+
+runner = CliRunner()
+
+
+def test_default_run_writes_results_tables_and_report(tmp_path):
+    out = tmp_path / "o"
+    result = runner.invoke(app, ["run", "--runs", "5", "--sizes", "10,50", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "MDAD seen" in result.output and "random-stratified-equal" in result.output
+    for name in ("summary.parquet", "summary.csv", "curves.csv", "table.csv", "report.html", "config.json"):
+        assert (out / name).is_file(), name
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary["method"]) == {"random", "random-stratified-equal", "random-stratified-proportional"}
+    assert set(summary["view"]) == {"seen", "unseen"}
+    html = (out / "report.html").read_text()
+    assert "simulated" in html and html.count("data:image/png;base64,") >= 3
+    rebuilt = runner.invoke(app, ["report", str(out), "--threshold", "0.9"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    stricter = pd.read_csv(out / "summary.csv")
+    merged = summary.merge(stricter, on=["method", "size", "sources", "view"])
+    reached = merged["mdad_reached_x"] & merged["mdad_reached_y"]
+    assert (merged.loc[reached, "mdad_y"] >= merged.loc[reached, "mdad_x"]).all()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--methods", "random,bogus"], "Unknown method 'bogus'"),
+    (["run", "--sizes", "10,abc"], "--sizes must be a comma-separated list of ints"),
+    (["run", "--sizes", "100000"], "Size 100000 is larger than the pool"),
+    (["run", "--data", "no/such/file.npz"], "No such file or folder: no/such/file.npz"),
+    (["run", "--threshold", "1.5"], "--threshold must lie strictly between 0 and 1"),
+    (["run", "--group", "nope"], "Unknown model group 'nope'"),
+    (["report", "no-such-dir"], "holds no mdad results"),
+])
+def test_errors_are_one_sentence_without_traceback(args, message, tmp_path):
+    result = runner.invoke(app, [*args, *(["--out", str(tmp_path / "o")] if args[0] == "run" else [])])
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+def test_real_data_with_missing_cells_needs_a_policy(shared_data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MDAD_DATA_DIR", str(shared_data_dir))
+    args = ["run", "--dataset", "mmlu-pro-tiger", "--methods", "random", "--sizes", "10", "--runs", "3",
+            "--out", str(tmp_path / "o")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "drop-items" in result.output
+    result = runner.invoke(app, [*args, "--missing", "drop-models"])
+    assert result.exit_code == 0, result.output
+
+
+def test_killed_run_resumes_without_losing_or_recomputing(tmp_path):
+    out = tmp_path / "o"
+    args = [sys.executable, "-m", "mdad.cli", "run", "--runs", "150", "--sizes", "10,50",
+            "--sources", "20,40,80,160", "--out", str(out)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cells = out / "cells"
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(cells.glob("*/*.parquet"))) < 2:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in cells.glob("*/*.parquet")}
+    assert 2 <= len(finished) < 24, "the run should have been killed mid-way"
+    result = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"})
+    assert result.returncode == 0, result.stderr
+    assert f"Resuming: {len(finished)} of 24 cells" in result.stdout
+    after = list(cells.glob("*/*.parquet"))
+    assert len(after) == 24
+    assert all((p.stat().st_mtime_ns, p.stat().st_ino) == stamp for p, stamp in finished.items())
+    clean = tmp_path / "clean"
+    subprocess.run([*args[:-1], str(clean)], check=True, capture_output=True)
+    for path in after:
+        pd.testing.assert_frame_equal(pd.read_parquet(path), pd.read_parquet(clean / path.relative_to(out)))

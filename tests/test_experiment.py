@@ -1,0 +1,115 @@
+"""The grid end to end: reproducibility, workers, the store, and the GPQA numbers against brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mdad.errors import MdadError
+from mdad.experiment.evaluate import cell_arrays, evaluate_cell
+from mdad.experiment.grid import Experiment, ExperimentConfig, plan_tasks
+from mdad.experiment.splits import make_splits
+from mdad.experiment.store import Cell, ResultStore
+from naive_metrics import naive_kendall_tau_b, naive_mdad
+
+RANDOMS = ("random", "random-stratified-equal", "random-stratified-proportional")
+
+
+def test_same_results_whatever_the_number_of_workers(small_sim):
+    config = ExperimentConfig(RANDOMS, (10, 40), (20, 60), runs=6, targets=15, seed=3)
+    one = Experiment(small_sim, config).run(workers=1)
+    two = Experiment(small_sim, config).run(workers=2)
+    assert one.keys() == two.keys()
+    for cell in one:
+        pd.testing.assert_frame_equal(one[cell], two[cell])
+
+
+def test_methods_share_splits_and_truths(small_sim):
+    config = ExperimentConfig(RANDOMS, (10,), (50,), runs=4, targets=12, seed=0)
+    frames = Experiment(small_sim, config).run()
+    first = frames[Cell("random", 10, 50)]
+    for cell, frame in frames.items():
+        assert frame[["run", "model", "seen", "unseen", "full"]].equals(first[["run", "model", "seen", "unseen", "full"]])
+
+
+def test_plain_mean_estimates_are_averages_and_full_size_is_exact(small_sim):
+    n_seen = make_splits(small_sim, runs=1, n_targets=10).n_seen
+    assert n_seen == sum(n // 2 for n in np.bincount(small_sim.subtask_codes))
+    frames = Experiment(small_sim, ExperimentConfig(("random",), (7, n_seen), (30,), runs=5, targets=10)).run()
+    k7 = frames[Cell("random", 7, 30)]
+    np.testing.assert_allclose(k7["estimate"] * 7, np.round(k7["estimate"] * 7), atol=1e-9)
+    full = frames[Cell("random", n_seen, 30)]
+    np.testing.assert_allclose(full["estimate"], full["seen"], atol=1e-12)
+
+
+def test_bad_requests_are_refused_before_any_work(small_sim):
+    with pytest.raises(MdadError, match="Size 500 is larger than the pool of 199"):
+        Experiment(small_sim, ExperimentConfig(("random",), (500,), (30,), runs=2, targets=10))
+    with pytest.raises(MdadError, match="Unknown method 'anchor'"):
+        ExperimentConfig(("anchor",), (10,))
+    with pytest.raises(MdadError, match="200 source models were asked for"):
+        Experiment(small_sim, ExperimentConfig(("random",), (10,), (200,), runs=2, targets=10))
+
+
+def test_store_skips_finished_cells_and_refuses_other_experiments(small_sim, tmp_path):
+    config = ExperimentConfig(RANDOMS, (10, 20), (30,), runs=3, targets=10, seed=1)
+    store = ResultStore(tmp_path)
+    Experiment(small_sim, config, store).run()
+    assert len(store.cells()) == 6
+    stamps = {c: (tmp_path / c.relative_path).stat().st_mtime_ns for c in store.cells()}
+    bigger = ExperimentConfig(RANDOMS, (10, 20, 40), (30,), runs=3, targets=10, seed=1)
+    experiment = Experiment(small_sim, bigger, store)
+    assert [t.sizes for t in experiment.pending_tasks()] == [(40,)] * 3
+    new = experiment.run()
+    assert set(new) == {Cell(m, 40, 30) for m in RANDOMS}
+    assert all((tmp_path / c.relative_path).stat().st_mtime_ns == t for c, t in stamps.items())
+    with pytest.raises(MdadError, match="different experiment \\(seed"):
+        Experiment(small_sim, ExperimentConfig(RANDOMS, (10,), (30,), runs=3, targets=10, seed=2), store).run()
+
+
+def test_tasks_group_methods_sharing_a_preparation():
+    config = ExperimentConfig(RANDOMS, (10, 20), (30, 60))
+    tasks = plan_tasks(config)
+    assert len(tasks) == 6 and all(len(t.methods) == 1 for t in tasks)
+    done = {Cell("random", 10, 30), Cell("random", 20, 30)}
+    assert len(plan_tasks(config, done.__contains__)) == 5
+
+
+def test_gpqa_random_mdad_decreases_with_size_and_matches_brute_force(gpqa):
+    sizes = (10, 25, 50, 100, 200)
+    config = ExperimentConfig(("random",), sizes, (300,), runs=50, targets=50, seed=0)
+    frames = Experiment(gpqa, config).run()
+    values = []
+    for k in sizes:
+        cell = Cell("random", k, 300)
+        rows, _ = evaluate_cell(cell, frames[cell])
+        seen = next(r for r in rows if r["view"] == "seen")
+        arrays = cell_arrays(frames[cell])
+        assert seen["mdad"] == naive_mdad(arrays["estimate"], arrays["seen"])
+        taus = [naive_kendall_tau_b(e, t) for e, t in zip(arrays["estimate"], arrays["seen"])]
+        assert seen["kendall_tau"] == pytest.approx(np.mean(taus))
+        assert seen["error"] == pytest.approx(np.mean(np.abs(arrays["estimate"] - arrays["seen"])))
+        values.append(seen["mdad"])
+    assert all(a >= b for a, b in zip(values, values[1:])), values
+    assert values[0] >= 10 and values[-1] <= 5, values
+
+
+def test_dask_cluster_gives_the_same_results(small_sim):
+    distributed = pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'mdad[dask]'")
+    config = ExperimentConfig(RANDOMS, (10, 40), (20, 60), runs=4, targets=15, seed=9)
+    local = Experiment(small_sim, config).run()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        remote = Experiment(small_sim, config).run(scheduler=cluster.scheduler_address)
+    assert local.keys() == remote.keys()
+    for cell in local:
+        pd.testing.assert_frame_equal(local[cell], remote[cell])
+
+
+def test_unreachable_scheduler_is_one_sentence(small_sim):
+    dask = pytest.importorskip("dask", reason="Dask is an optional extra")
+    pytest.importorskip("distributed", reason="Dask is an optional extra")
+    config = ExperimentConfig(("random",), (10,), (20,), runs=2, targets=10)
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        with pytest.raises(MdadError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+            Experiment(small_sim, config).run(scheduler="tcp://127.0.0.1:9")
