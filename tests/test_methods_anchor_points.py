@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
+import pandas as pd
 import pytest
 
-from mdad.data import simulate_with_truth
+from mdad.data import ResponseMatrix, simulate_with_truth
 from mdad.experiment.evaluate import evaluate_cell
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.methods import REGISTRY, SourceView, get
@@ -153,6 +156,18 @@ def test_no_nan_and_no_degradation_on_real_zero_one_data(gpqa):
     rows = {c.size: evaluate_cell(c, f)[0][0] for c, f in frames.items()}
     assert all(np.isfinite(f["estimate"]).all() for f in frames.values())
     errors = [rows[k]["error"] for k in sizes]
-    assert all(a > b for a, b in zip(errors, errors[1:]))
+    assert all(a > b for a, b in itertools.pairwise(errors))
     assert all(rows[k]["mdad_reached"] for k in sizes)
     assert rows[200]["mdad"] < rows[50]["mdad"] < rows[10]["mdad"]
+
+
+def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim):
+    """Through the experiment grid (0/1 scores only): same seed, same estimates; all metrics finite."""
+    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
+                            subtasks=small_sim.subtasks)
+    config = ExperimentConfig(methods=("anchor-points",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
+    first, again = Experiment(matrix, config).run(), Experiment(matrix, config).run()
+    for cell, frame in first.items():
+        pd.testing.assert_frame_equal(frame, again[cell])
+        rows, _ = evaluate_cell(cell, frame)
+        assert all(np.isfinite([r["error"], r["kendall_tau"], r["pair_agreement"]]).all() for r in rows)

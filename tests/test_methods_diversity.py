@@ -5,11 +5,14 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.spatial.distance import cdist, pdist
 from scipy.stats import chisquare
 
-from mdad.data import simulate_with_truth
+from mdad.data import ResponseMatrix, simulate_with_truth
+from mdad.experiment.evaluate import evaluate_cell
+from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.methods import REGISTRY, SourceView, get
 from mdad.methods.diversity import HALF_WIDTH, Diversity, diversity_features, pca_scores
 from mdad.methods.dpp import graded_exponents, ope_basis, sample_projection_dpp, vandermonde
@@ -174,3 +177,15 @@ def test_reproducible_from_seed(sim_view):
     np.testing.assert_array_equal(first.items, again.items)
     assert not np.array_equal(first.items, other.items)
     assert pdist(np.c_[first.items]).min() > 0
+
+
+def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim):
+    """Through the experiment grid (0/1 scores only): same seed, same estimates; all metrics finite."""
+    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
+                            subtasks=small_sim.subtasks)
+    config = ExperimentConfig(methods=("diversity",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
+    first, again = Experiment(matrix, config).run(), Experiment(matrix, config).run()
+    for cell, frame in first.items():
+        pd.testing.assert_frame_equal(frame, again[cell])
+        rows, _ = evaluate_cell(cell, frame)
+        assert all(np.isfinite([r["error"], r["kendall_tau"], r["pair_agreement"]]).all() for r in rows)

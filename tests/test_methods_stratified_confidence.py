@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdad.data import simulate_with_truth
+from mdad.data import ResponseMatrix, simulate_with_truth
+from mdad.experiment.evaluate import evaluate_cell
+from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.methods import REGISTRY, SourceView, get
 from mdad.methods.stratified_confidence import (
-    N_STRATA, StratifiedConfidence, allocate, horvitz_thompson, kmeans_1d, proxy_strata, sample_strata,
+    N_STRATA,
+    StratifiedConfidence,
+    allocate,
+    horvitz_thompson,
+    kmeans_1d,
+    merge_small_strata,
+    proxy_strata,
+    sample_strata,
 )
 from mdad.seeding import rng_for
 
@@ -87,6 +97,16 @@ def test_kmeans_recovers_separated_groups_and_is_near_the_exact_optimum():
     assert len(kmeans_1d(x, 6, rng)) == 5
 
 
+def test_small_strata_merge_with_their_smaller_neighbour():
+    labels = np.repeat(np.arange(10), [13, 39, 37, 33, 30, 24, 28, 13, 6, 1])  # N = 224
+    # k = 10 needs N_h >= 22.4: 1 joins 6, the 7 joins 13, the first 13 joins 39, the 20 joins 28
+    merged = merge_small_strata(labels, 10)
+    np.testing.assert_array_equal(np.bincount(merged), [52, 37, 33, 30, 24, 48])
+    assert np.all(np.diff(merged) >= 0)  # still numbered in proxy order
+    np.testing.assert_array_equal(merge_small_strata(labels, 224), labels)  # every share >= 1 already
+    np.testing.assert_array_equal(merge_small_strata(labels, 1), np.zeros(224))
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     sizes=st.lists(st.integers(1, 60), min_size=1, max_size=12),
@@ -95,7 +115,7 @@ def test_kmeans_recovers_separated_groups_and_is_near_the_exact_optimum():
 )
 def test_allocation_is_exactly_k_within_bounds(sizes, fraction, seed):
     sizes = np.array(sizes)
-    k = len(sizes) + int(round(fraction * (sizes.sum() - len(sizes))))
+    k = len(sizes) + round(fraction * (sizes.sum() - len(sizes)))
     alloc = allocate(sizes, k, np.random.default_rng(seed))
     assert alloc.sum() == k
     assert np.all(alloc >= 1) and np.all(alloc <= sizes)
@@ -129,7 +149,8 @@ def test_horvitz_thompson_estimate_is_unbiased_for_the_seen_accuracy(sim_view, k
     method = StratifiedConfidence()
     strata = method.prepare(view, rng_for(0, "prepare"))
     labels = strata.for_size(k)
-    assert labels.max() + 1 == min(k, N_STRATA)
+    assert labels.max() + 1 <= min(k, N_STRATA)
+    assert np.bincount(labels).min() * k >= len(labels)  # every stratum has a share of one item
     draws = 3000
     estimates, allocations = np.empty(draws), np.empty((draws, labels.max() + 1))
     for d in range(draws):
@@ -150,7 +171,8 @@ def test_stratification_beats_simple_random_sampling(sim_view):
     k, n = 50, view.n_items
     srs_variance = y.var(ddof=1) / k * (1 - k / n)
     micro = method.select(view, k, rng_for(0, "one"), strata)
-    stratified = design_variance(strata.labels, np.bincount(strata.labels[micro.items]), y)
+    labels = strata.for_size(k)
+    stratified = design_variance(labels, np.bincount(labels[micro.items]), y)
     assert stratified < 0.9 * srs_variance
 
 
@@ -194,3 +216,15 @@ def test_reproducible_from_seed(sim_view):
     np.testing.assert_array_equal(first.items, again.items)
     np.testing.assert_array_equal(first.weights, again.weights)
     assert not np.array_equal(first.items, other.items)
+
+
+def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim):
+    """Through the experiment grid (0/1 scores only): same seed, same estimates; all metrics finite."""
+    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
+                            subtasks=small_sim.subtasks)
+    config = ExperimentConfig(methods=("stratified-confidence",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
+    first, again = Experiment(matrix, config).run(), Experiment(matrix, config).run()
+    for cell, frame in first.items():
+        pd.testing.assert_frame_equal(frame, again[cell])
+        rows, _ = evaluate_cell(cell, frame)
+        assert all(np.isfinite([r["error"], r["kendall_tau"], r["pair_agreement"]]).all() for r in rows)

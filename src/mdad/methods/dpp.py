@@ -71,16 +71,14 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
     ``basis`` must have orthonormal columns (n x r). Cost O(n r^2).
     """
     basis = np.asarray(basis, dtype=np.float64)
-    n, rank = basis.shape
+    rank = basis.shape[1]
     residual = np.einsum("ij,ij->i", basis, basis)  # K_jj, then conditional variances
     chosen = np.empty(rank, dtype=np.int64)
     directions = np.zeros((rank, rank))  # orthonormal directions spanned by the chosen rows
     for step in range(rank):
-        weights = np.clip(residual, 0.0, None)
-        weights[chosen[:step]] = 0.0
-        cumulative = np.cumsum(weights)
+        cumulative = np.cumsum(residual)
         j = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
-        j = min(j, int(np.flatnonzero(weights)[-1]))  # guards the (rounding) case u == total
+        j = min(j, int(np.flatnonzero(residual)[-1]))  # guards the (rounding) case u == total
         chosen[step] = j
         v = basis[j].copy()
         for _ in range(2):  # Gram-Schmidt twice keeps the directions orthonormal
@@ -88,4 +86,6 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
         v /= np.linalg.norm(v)
         directions[step] = v
         residual -= (basis @ v) ** 2
+        np.maximum(residual, 0.0, out=residual)  # rounding can leave tiny negatives
+        residual[chosen[: step + 1]] = 0.0
     return chosen

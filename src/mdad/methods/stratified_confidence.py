@@ -6,17 +6,21 @@ share of source models that answer the item correctly). 1-D k-means with 10 clus
 on the proxy (Lloyd's algorithm, best of 10 k-means++ starts) makes the strata; with
 10 or fewer distinct proxy values, each value is a stratum.
 
-Allocation: stratum h of N_h items gets round(k N_h / N) items, at least 1 and at most
-N_h; the total is then brought to exactly k by adding items drawn uniformly from the
-unchosen items of strata with room, or removing items drawn uniformly from strata
-holding more than one. The items of a stratum are a uniform sample of its size.
+Allocation: stratum h of N_h items gets round(k N_h / N) items, at most N_h; the total
+is then brought to exactly k by adding items drawn uniformly from the unchosen items
+of strata with room, or removing items drawn uniformly from strata holding more than
+one. The items of a stratum are a uniform sample of its size.
+
+Small strata: a stratum whose proportional share k N_h / N is below one item is merged
+with its smaller neighbour in proxy order (smallest first) before allocating. So every
+stratum gets at least one item (none is left out of the estimate), a stratum of a few
+items never takes a whole item of a small micro-benchmark, and from the size at which
+every stratum has a share of one item on, the design is the plain one above.
 
 Estimate: the Horvitz-Thompson (stratified) estimate of the target's accuracy on the
 pool, sum_h (N_h / N) * mean of its 0/1 scores on stratum h's chosen items, i.e.
-weight N_h / (n_h N) per chosen item. Given the allocation every stratum is a simple
-random sample, so the estimate is unbiased; every stratum gets at least one item so
-that none is left out. For k smaller than the number of strata, the proxy is cut into
-k strata instead (one item each).
+weight N_h / (n_h N) per chosen item. The strata depend on the source models only and,
+given the allocation, every stratum is a simple random sample: the estimate is unbiased.
 """
 
 from __future__ import annotations
@@ -36,16 +40,34 @@ class Strata:
 
     proxy: np.ndarray  # per pool item
     labels: np.ndarray  # stratum 0..H-1 per pool item, ordered by proxy
-    seed: int  # seeds the k-means of a re-cut of the proxy into fewer strata
-    _recut: dict[int, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    _merged: dict[int, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     def for_size(self, k: int) -> np.ndarray:
-        """The strata for a micro-benchmark of k items: these, or k strata when k is smaller."""
-        if k > self.labels.max():
-            return self.labels
-        if k not in self._recut:
-            self._recut[k] = proxy_strata(self.proxy, k, np.random.default_rng([self.seed, k]))
-        return self._recut[k]
+        """The strata for a micro-benchmark of k items: small ones merged (see ``merge_small_strata``)."""
+        if k not in self._merged:
+            self._merged[k] = merge_small_strata(self.labels, k)
+        return self._merged[k]
+
+
+def merge_small_strata(labels: np.ndarray, k: int) -> np.ndarray:
+    """Strata (numbered in proxy order) merged until each has a proportional share k N_h / N >= 1.
+
+    The smallest stratum is merged with its smaller neighbour, again and again; at most k
+    strata remain. Strata must be numbered in proxy order so that neighbours are alike.
+    """
+    sizes = list(np.bincount(labels))
+    groups = [[h] for h in range(len(sizes))]
+    while len(sizes) > 1 and min(sizes) * k < len(labels):
+        h = int(np.argmin(sizes))
+        neighbours = [g for g in (h - 1, h + 1) if 0 <= g < len(sizes)]
+        g = min(neighbours, key=lambda g: sizes[g])
+        low, high = min(g, h), max(g, h)
+        sizes[low:high + 1] = [sizes[low] + sizes[high]]
+        groups[low:high + 1] = [groups[low] + groups[high]]
+    merged = np.empty(int(labels.max()) + 1, dtype=np.int64)
+    for new, old in enumerate(groups):
+        merged[old] = new
+    return merged[labels]
 
 
 def kmeans_1d(values: np.ndarray, n_clusters: int, rng: np.random.Generator, n_init: int = 10) -> np.ndarray:
@@ -147,8 +169,7 @@ class StratifiedConfidence(SelectionMethod):
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Strata:
         proxy = np.asarray(view.gold_prob, dtype=np.float64).mean(axis=0)
-        seed = int(rng.integers(2**31))
-        return Strata(proxy=proxy, labels=proxy_strata(proxy, N_STRATA, np.random.default_rng(seed)), seed=seed)
+        return Strata(proxy=proxy, labels=proxy_strata(proxy, N_STRATA, rng))
 
     def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
         strata = prepared if prepared is not None else self.prepare(view, rng)
