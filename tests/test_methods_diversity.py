@@ -81,6 +81,17 @@ def test_rank_deficient_monomials_give_their_rank():
     np.testing.assert_allclose(full.T @ full, np.eye(7), atol=1e-10)
 
 
+@pytest.mark.parametrize("shape", [(40, 300), (300, 40), (50, 3)])
+def test_pca_scores_match_scikit_learn_up_to_sign(shape):
+    from sklearn.decomposition import PCA
+
+    features = np.random.default_rng(shape[0]).random(shape)
+    expected = PCA(n_components=min(4, *shape)).fit_transform(features)
+    np.testing.assert_allclose(np.abs(pca_scores(features)), np.abs(expected), atol=1e-9)
+    collinear = np.c_[np.arange(10.0), 2 * np.arange(10.0)]
+    assert pca_scores(collinear).shape == (10, 1)  # components without variance are dropped
+
+
 def test_features_pca_trim_and_rescale(sim_view):
     features = diversity_features(sim_view.gold_prob)
     scores = pca_scores(sim_view.gold_prob.T)

@@ -56,10 +56,11 @@ def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
     there are fewer than k distinct points) and the basis spans what the monomials span.
     """
     columns = vandermonde(points, k)
-    q, r = np.linalg.qr(columns)
     norms = np.linalg.norm(columns, axis=0)
-    if columns.shape[1] <= columns.shape[0] and np.all(np.abs(np.diag(r)) > RANK_TOLERANCE * norms):
-        return q
+    if columns.shape[1] <= len(np.unique(points, axis=0)):  # else surely rank-deficient
+        q, r = np.linalg.qr(columns)
+        if np.all(np.abs(np.diag(r)) > RANK_TOLERANCE * norms):
+            return q
     u, s, _ = np.linalg.svd(columns / np.where(norms > 0, norms, 1.0), full_matrices=False)
     rank = int(np.sum(s > RANK_TOLERANCE * s[0])) if s.size and s[0] > 0 else 0
     return u[:, :rank]
