@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
+from mdad.methods import available
 
 runner = CliRunner()
 
@@ -25,7 +26,7 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     for name in ("summary.parquet", "summary.csv", "curves.csv", "table.csv", "report.html", "config.json"):
         assert (out / name).is_file(), name
     summary = pd.read_csv(out / "summary.csv")
-    assert set(summary["method"]) == {"random", "random-stratified-equal", "random-stratified-proportional"}
+    assert set(summary["method"]) == set(available())  # every method by default
     assert set(summary["view"]) == {"seen", "unseen"}
     html = (out / "report.html").read_text()
     assert "simulated" in html and html.count("data:image/png;base64,") >= 3
@@ -66,6 +67,7 @@ def test_real_data_with_missing_cells_needs_a_policy(shared_data_dir, tmp_path, 
 def test_killed_run_resumes_without_losing_or_recomputing(tmp_path):
     out = tmp_path / "o"
     args = [sys.executable, "-m", "mdad.cli", "run", "--runs", "150", "--sizes", "10,50",
+            "--methods", "random,random-stratified-equal,random-stratified-proportional",
             "--sources", "20,40,80,160", "--out", str(out)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cells = out / "cells"
