@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from mdad.errors import MdadError
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
 from mdad.methods.anchor_points import AnchorPoints
+from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
 from mdad.methods.diversity import Diversity
 from mdad.methods.random import Random, RandomStratifiedEqual, RandomStratifiedProportional
 from mdad.methods.stratified_confidence import StratifiedConfidence
