@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
+from mdad.methods import available
 
 runner = CliRunner()
 
@@ -25,7 +26,7 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     for name in ("summary.parquet", "summary.csv", "curves.csv", "table.csv", "report.html", "config.json"):
         assert (out / name).is_file(), name
     summary = pd.read_csv(out / "summary.csv")
-    assert set(summary["method"]) == {"random", "random-stratified-equal", "random-stratified-proportional"}
+    assert set(summary["method"]) == set(available())  # every method by default
     assert set(summary["view"]) == {"seen", "unseen"}
     html = (out / "report.html").read_text()
     assert "simulated" in html and html.count("data:image/png;base64,") >= 3

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from mdad.errors import MdadError
+from mdad.methods.anchor_points import AnchorPoints
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
+from mdad.methods.diversity import Diversity
 from mdad.methods.per_subtask import PerSubtask, base_name, is_per_subtask
 from mdad.methods.random import Random, RandomStratifiedEqual, RandomStratifiedProportional
+from mdad.methods.stratified_confidence import StratifiedConfidence
 
 REGISTRY: dict[str, type[SelectionMethod]] = {
     cls.name: cls
@@ -13,6 +16,9 @@ REGISTRY: dict[str, type[SelectionMethod]] = {
         Random,
         RandomStratifiedEqual,
         RandomStratifiedProportional,
+        StratifiedConfidence,
+        AnchorPoints,
+        Diversity,
     )
 }
 

@@ -1,0 +1,124 @@
+"""Diversity: k items drawn from a projection DPP that spreads them over the items' feature space.
+
+An item's features are the source models' gold-option probabilities on it (their 0/1
+correctness when the data has no option probabilities), reduced by PCA to 4
+dimensions. Items outside the 1%-99% quantiles of any dimension are dropped, each
+dimension is rescaled to [-0.99, 0.99], and k items are drawn from the discrete
+orthogonal-polynomial-ensemble projection DPP on those points (see ``mdad.methods.dpp``).
+The estimate is the plain mean of the target's correctness on the chosen items.
+
+Degenerate cases, each defined rather than left to fail:
+- fewer than 4 informative dimensions (few source models, items all alike): PCA keeps
+  the dimensions of non-zero variance, and a dimension with no spread among the
+  candidate items is left out of the monomials;
+- a size k larger than the trimmed pool: the DPP runs on the whole pool, untrimmed;
+- fewer than k linearly independent monomials (e.g. fewer than k distinct feature
+  points): the DPP draws as many items as the monomials span and the rest are drawn
+  uniformly from the remaining candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import eigh
+from threadpoolctl import ThreadpoolController
+
+from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
+from mdad.methods.dpp import ope_basis, sample_projection_dpp
+
+N_COMPONENTS = 4
+TRIM = 0.01
+HALF_WIDTH = 0.99
+
+# The decompositions here are small and many (one per run and size); multithreaded BLAS
+# only adds synchronisation to them (10-20x slower on a busy machine), so they run on one
+# thread. Parallelism comes from running tasks in several processes.
+_BLAS = ThreadpoolController()
+
+
+@dataclass(frozen=True)
+class DiversityFeatures:
+    """Size-independent work of one run: the candidate items and their rescaled features."""
+
+    trimmed: np.ndarray  # pool positions inside the 1%-99% box of every dimension
+    trimmed_points: np.ndarray  # their features, rescaled over the trimmed items
+    all_points: np.ndarray  # every pool item's features, rescaled over the whole pool
+
+
+def pca_scores(features: np.ndarray, n_components: int = N_COMPONENTS) -> np.ndarray:
+    """Principal-component scores (rows x d) of the rows of ``features``.
+
+    d = min(n_components, number of components with non-zero variance). Computed from
+    the top eigenvectors of the smaller Gram matrix of the centred features (a few times
+    faster than a full SVD). Signs are arbitrary (the DPP does not depend on them).
+    """
+    centred = np.asarray(features, dtype=np.float64)
+    centred = centred - centred.mean(axis=0)
+    rows_side = centred.shape[0] <= centred.shape[1]
+    gram = centred @ centred.T if rows_side else centred.T @ centred
+    top = min(n_components, len(gram))
+    values, vectors = eigh(gram, subset_by_index=[len(gram) - top, len(gram) - 1])
+    values, vectors = values[::-1], vectors[:, ::-1]
+    keep = values > (values[0] * 1e-10 if top else 0.0)  # zero variance, up to rounding
+    scores = vectors * np.sqrt(np.clip(values, 0.0, None)) if rows_side else centred @ vectors
+    return scores[:, keep]
+
+
+def trim_mask(points: np.ndarray, fraction: float = TRIM) -> np.ndarray:
+    """Rows inside the [fraction, 1 - fraction] quantiles of every column (bounds included)."""
+    if points.shape[1] == 0:
+        return np.ones(len(points), dtype=bool)
+    low, high = np.quantile(points, [fraction, 1 - fraction], axis=0)
+    return np.all((points >= low) & (points <= high), axis=1)
+
+
+def rescale(points: np.ndarray, half_width: float = HALF_WIDTH) -> np.ndarray:
+    """Each column mapped linearly onto [-half_width, half_width]; columns with no spread dropped."""
+    low, high = points.min(axis=0, initial=np.inf), points.max(axis=0, initial=-np.inf)
+    spread = high > low
+    span = np.where(spread, high - low, 1.0)
+    return (half_width * (2.0 * (points - low) / span - 1.0))[:, spread]
+
+
+def diversity_features(gold_prob: np.ndarray) -> DiversityFeatures:
+    """Features of every pool item from the source models' gold-option probabilities (sources x items)."""
+    scores = pca_scores(np.asarray(gold_prob).T)
+    keep = trim_mask(scores)
+    return DiversityFeatures(
+        trimmed=np.flatnonzero(keep), trimmed_points=rescale(scores[keep]), all_points=rescale(scores)
+    )
+
+
+def dpp_items(candidates: np.ndarray, points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k distinct candidates: a DPP draw on their points, topped up uniformly if the monomials span fewer."""
+    chosen = candidates[sample_projection_dpp(ope_basis(points, k), rng)]
+    missing = k - len(chosen)
+    if missing:
+        rest = np.setdiff1d(candidates, chosen)
+        chosen = np.concatenate([chosen, rng.choice(rest, size=missing, replace=False)])
+    return chosen
+
+
+class Diversity(SelectionMethod):
+    name = "diversity"
+    description = (
+        "k items from a projection DPP (orthogonal-polynomial ensemble) on 4 PCA features of the "
+        "source models' gold-option probabilities (0/1 answers without option probabilities); plain mean."
+    )
+
+    def prepare(self, view: SourceView, rng: np.random.Generator) -> DiversityFeatures:
+        with _BLAS.limit(limits=1):
+            return diversity_features(view.gold_prob)
+
+    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
+        features = prepared if prepared is not None else self.prepare(view, rng)
+        if k == view.n_items:
+            return plain_mean(np.arange(k))
+        if len(features.trimmed) >= k:
+            candidates, points = features.trimmed, features.trimmed_points
+        else:
+            candidates, points = np.arange(view.n_items), features.all_points
+        with _BLAS.limit(limits=1):
+            return plain_mean(np.sort(dpp_items(candidates, points, k, rng)))

@@ -1,0 +1,92 @@
+"""Discrete orthogonal-polynomial-ensemble (OPE) projection DPP on a finite set of points.
+
+The kernel is K = Q Q^T, where Q is an orthonormal basis of the columns of the
+multivariate monomial Vandermonde matrix of the points (k monomials in graded order).
+A projection DPP with a rank-k kernel draws exactly k distinct points, with
+P(S) = det(K_S); points that span the polynomial space well (spread out, near the
+edges of the cloud) are favoured, close duplicates repel each other.
+
+Sampling is the standard sequential chain rule: the next point j is drawn with
+probability proportional to the squared norm of its row of Q projected off the rows
+already chosen (K_jj - K_jS K_SS^-1 K_Sj), i.e. the Gram-Schmidt sampler.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# A monomial column whose part independent of the previous columns is below this
+# fraction of its norm counts as linearly dependent (rank-deficient Vandermonde).
+RANK_TOLERANCE = 1e-9
+
+
+def graded_exponents(k: int, d: int) -> np.ndarray:
+    """Exponents (k x d) of the first k monomials in d variables, in graded order.
+
+    The grading is the one of the public reference implementation (and of DPPy's
+    multivariate OPE): monomials are grouped by their largest exponent (0, 1, 2, ...),
+    and within a group listed in lexicographic order of the exponent tuples.
+    """
+    if d == 0:
+        return np.zeros((min(k, 1), 0), dtype=np.int64)
+    top = 0
+    while (top + 1) ** d < k:
+        top += 1
+    grid = np.indices((top + 1,) * d).reshape(d, -1).T  # lexicographic order
+    order = np.argsort(grid.max(axis=1), kind="stable")
+    return grid[order[:k]]
+
+
+def vandermonde(points: np.ndarray, k: int) -> np.ndarray:
+    """The n x k matrix of the first k graded monomials evaluated at the points (n x d)."""
+    points = np.asarray(points, dtype=np.float64)
+    exponents = graded_exponents(k, points.shape[1])
+    powers = points[:, :, None] ** np.arange(exponents.max(initial=0) + 1)  # n x d x degree
+    columns = np.ones((len(points), len(exponents)))
+    for dim in range(points.shape[1]):
+        columns *= powers[:, dim, exponents[:, dim]]
+    return columns
+
+
+def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
+    """An orthonormal basis (n x r) of the span of the first k graded monomials at the points.
+
+    r = k when the Vandermonde matrix has full column rank (the usual case: at least k
+    points in general position); otherwise r is its numerical rank (for instance when
+    there are fewer than k distinct points) and the basis spans what the monomials span.
+    """
+    columns = vandermonde(points, k)
+    norms = np.linalg.norm(columns, axis=0)
+    if columns.shape[1] <= len(np.unique(points, axis=0)):  # else surely rank-deficient
+        q, r = np.linalg.qr(columns)
+        if np.all(np.abs(np.diag(r)) > RANK_TOLERANCE * norms):
+            return q
+    u, s, _ = np.linalg.svd(columns / np.where(norms > 0, norms, 1.0), full_matrices=False)
+    rank = int(np.sum(s > RANK_TOLERANCE * s[0])) if s.size and s[0] > 0 else 0
+    return u[:, :rank]
+
+
+def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Exactly r distinct row indices from the projection DPP with kernel basis @ basis.T.
+
+    ``basis`` must have orthonormal columns (n x r). Cost O(n r^2).
+    """
+    basis = np.asarray(basis, dtype=np.float64)
+    rank = basis.shape[1]
+    residual = np.einsum("ij,ij->i", basis, basis)  # K_jj, then conditional variances
+    chosen = np.empty(rank, dtype=np.int64)
+    directions = np.zeros((rank, rank))  # orthonormal directions spanned by the chosen rows
+    for step in range(rank):
+        cumulative = np.cumsum(residual)
+        j = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+        j = min(j, int(np.flatnonzero(residual)[-1]))  # guards the (rounding) case u == total
+        chosen[step] = j
+        v = basis[j].copy()
+        for _ in range(2):  # Gram-Schmidt twice keeps the directions orthonormal
+            v -= directions[:step].T @ (directions[:step] @ v)
+        v /= np.linalg.norm(v)
+        directions[step] = v
+        residual -= (basis @ v) ** 2
+        np.maximum(residual, 0.0, out=residual)  # rounding can leave tiny negatives
+        residual[chosen[: step + 1]] = 0.0
+    return chosen

@@ -1,0 +1,173 @@
+"""Anchor Points: correlations, medoids, cluster weights, constant items, and the paper's behaviour."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mdad.data import ResponseMatrix, simulate_with_truth
+from mdad.experiment.evaluate import evaluate_cell
+from mdad.experiment.grid import Experiment, ExperimentConfig
+from mdad.methods import REGISTRY, SourceView, get
+from mdad.methods.anchor_points import AnchorPoints, item_correlations
+from mdad.metrics import agreement_curve, mdad_from_curve, pairwise_agreement
+from mdad.seeding import rng_for
+
+
+@pytest.fixture(scope="module")
+def sim_view() -> SourceView:
+    matrix, _ = simulate_with_truth(n_models=100, n_items=240, n_subtasks=3, seed=11)
+    return SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtasks, True)
+
+
+def zero_one_with_constant_items(seed: int = 0) -> np.ndarray:
+    """0/1 answers of 60 models on 80 items; items 0-4 all wrong, 5-7 all right, 8-9 copies of 10-11."""
+    rng = np.random.default_rng(seed)
+    scores = (rng.random((60, 80)) < rng.uniform(0.2, 0.8, 80)).astype(np.float32)
+    scores[:, :5] = 0
+    scores[:, 5:8] = 1
+    scores[:, 8:10] = scores[:, 10:12]
+    return scores
+
+
+def test_registered_by_name():
+    assert REGISTRY["anchor-points"] is AnchorPoints
+    assert isinstance(get("anchor-points"), AnchorPoints)
+
+
+def test_correlations_match_numpy_on_varying_items(sim_view):
+    corr = item_correlations(sim_view.gold_prob)
+    assert corr.dtype == np.float32
+    np.testing.assert_allclose(corr, np.corrcoef(sim_view.gold_prob.astype(np.float64), rowvar=False), atol=1e-5)
+
+
+def test_constant_items_have_defined_correlations():
+    scores = zero_one_with_constant_items()
+    corr = item_correlations(scores)
+    assert np.isfinite(corr).all()
+    np.testing.assert_array_equal(np.diag(corr), 1.0)
+    np.testing.assert_array_equal(corr[:5, :5], 1.0)  # all-wrong items alike
+    np.testing.assert_array_equal(corr[5:8, 5:8], 1.0)  # all-right items alike
+    np.testing.assert_array_equal(corr[:5, 5:8], 0.0)  # all-wrong vs all-right
+    np.testing.assert_array_equal(corr[:8, 8:], 0.0)  # constant vs varying
+    np.testing.assert_allclose(corr[8:, 8:], np.corrcoef(scores[:, 8:], rowvar=False), atol=1e-5)
+
+
+@pytest.mark.parametrize("k", [1, 10, 50, 200, 239, 240])
+def test_k_distinct_medoids_with_cluster_share_weights(sim_view, k):
+    micro = get("anchor-points")(sim_view, k, rng_for(0, k))
+    n = sim_view.n_items
+    assert micro.size == k == len(np.unique(micro.items))
+    assert micro.uses_gold_prob
+    assert micro.weights.sum() == pytest.approx(1.0)
+    assert np.all(micro.weights >= 1 / n - 1e-12)  # every medoid is in its own cluster
+    # every item joins the medoid it correlates with most (continuous data: no ties)
+    corr = np.corrcoef(sim_view.gold_prob.astype(np.float64), rowvar=False)[micro.items]
+    labels = np.argmax(corr, axis=0)
+    labels[micro.items] = np.arange(k)
+    np.testing.assert_allclose(micro.weights, np.bincount(labels, minlength=k) / n)
+
+
+def test_estimate_is_weighted_gold_probability(sim_view):
+    micro = get("anchor-points")(sim_view, 12, rng_for(1))
+    probs = np.random.default_rng(0).random((3, 12))
+    np.testing.assert_allclose(micro.estimate(np.zeros((3, 12)), probs), probs @ micro.weights)
+
+
+@pytest.mark.parametrize("k", [3, 20, 70, 79, 80])
+def test_constant_and_duplicate_items_on_zero_one_data(k):
+    view = SourceView.from_arrays(zero_one_with_constant_items(1))
+    assert not view.has_option_probs
+    micro = get("anchor-points")(view, k, rng_for(2, k))
+    assert micro.size == k == len(np.unique(micro.items))
+    assert np.isfinite(micro.weights).all() and micro.weights.sum() == pytest.approx(1.0)
+    assert np.all(micro.weights > 0)
+
+
+def test_constant_items_form_their_own_cluster_when_it_pays():
+    # 45 all-wrong items among 80: one medoid for them, carrying their share of the pool plus
+    # the varying items that correlate negatively with every varying medoid (correlation 0 wins).
+    scores = zero_one_with_constant_items(2)
+    scores[:, 40:80] = 0
+    scores[:, 5:8] = np.random.default_rng(3).random((60, 3)) < 0.5
+    micro = get("anchor-points")(SourceView.from_arrays(scores), 6, rng_for(3))
+    constant_items = np.r_[0:5, 40:80]
+    constant = micro.items[np.isin(micro.items, constant_items)]
+    assert len(constant) == 1
+    varying_items = np.setdiff1d(np.arange(80), constant_items)
+    varying_medoids = np.setdiff1d(micro.items, constant)
+    corr = np.corrcoef(scores[:, varying_items], rowvar=False)
+    to_medoids = corr[np.searchsorted(varying_items, varying_medoids)]
+    joiners = np.sum(to_medoids.max(axis=0) < 0)
+    assert micro.weights[micro.items == constant[0]][0] == pytest.approx((45 + joiners) / 80)
+
+
+def test_reproducible_from_seed(sim_view):
+    method = AnchorPoints()
+    prepared = method.prepare(sim_view, rng_for(0, "prepare"))
+    first = method.select(sim_view, 25, rng_for(5, "select"), prepared)
+    again = method.select(sim_view, 25, rng_for(5, "select"), method.prepare(sim_view, rng_for(0, "prepare")))
+    other = method.select(sim_view, 25, rng_for(6, "select"), prepared)
+    np.testing.assert_array_equal(first.items, again.items)
+    np.testing.assert_array_equal(first.weights, again.weights)
+    assert not np.array_equal(first.items, other.items)
+
+
+def _mdad(estimates: np.ndarray, truth: np.ndarray) -> float:
+    agree, diff = pairwise_agreement(estimates, truth)
+    return mdad_from_curve(agreement_curve(agree, diff), 0.8, np.random.default_rng(0)).value
+
+
+def test_paper_behaviour_with_option_probabilities():
+    """Much lower MDAD than uniform random at 10 items, and a floor as the size grows.
+
+    The floor is the MDAD of the estimator Anchor Points tends to when every item is a
+    medoid: the mean gold-option probability over the whole pool, which orders models
+    differently from accuracy (computed here directly from the data).
+    """
+    matrix, _ = simulate_with_truth(n_models=200, n_items=600, n_subtasks=4, seed=1)
+    sizes = (10, 25, 100, 296)
+    config = ExperimentConfig(methods=("random", "anchor-points"), sizes=sizes, sources=(150,), runs=16)
+    experiment = Experiment(matrix, config)
+    frames = experiment.run()
+    mdad = {(c.method, c.size): next(r["mdad"] for r in evaluate_cell(c, f)[0] if r["view"] == "seen")
+            for c, f in frames.items()}
+    assert mdad["anchor-points", 10] <= 0.6 * mdad["random", 10]
+
+    splits = experiment.splits
+    probs, scores = matrix.gold_prob().astype(np.float64), matrix.scores.astype(np.float64)
+    pool_mean_prob = np.array([probs[np.ix_(t, s)].mean(axis=1) for t, s in zip(splits.targets, splits.seen)])
+    seen_accuracy = np.array([scores[np.ix_(t, s)].mean(axis=1) for t, s in zip(splits.targets, splits.seen)])
+    floor = _mdad(pool_mean_prob, seen_accuracy)
+    assert floor >= 1.0
+    assert all(mdad["anchor-points", k] >= floor - 0.5 for k in sizes)  # within one 0.5-point bin
+    assert mdad["random", sizes[-1]] < floor - 0.5  # uniform random goes below it
+
+
+def test_no_nan_and_no_degradation_on_real_zero_one_data(gpqa):
+    """GPQA (0/1, a few items every source model gets right or wrong): finite estimates, and
+    the error and MDAD fall as the size grows, up to 200 of the 224 seen items."""
+    sizes = (10, 25, 50, 100, 200)
+    config = ExperimentConfig(methods=("anchor-points",), sizes=sizes, runs=10)
+    frames = Experiment(gpqa, config).run()
+    rows = {c.size: evaluate_cell(c, f)[0][0] for c, f in frames.items()}
+    assert all(np.isfinite(f["estimate"]).all() for f in frames.values())
+    errors = [rows[k]["error"] for k in sizes]
+    assert all(a > b for a, b in itertools.pairwise(errors))
+    assert all(rows[k]["mdad_reached"] for k in sizes)
+    assert rows[200]["mdad"] < rows[50]["mdad"] < rows[10]["mdad"]
+
+
+def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim):
+    """Through the experiment grid (0/1 scores only): same seed, same estimates; all metrics finite."""
+    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
+                            subtasks=small_sim.subtasks)
+    config = ExperimentConfig(methods=("anchor-points",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
+    first, again = Experiment(matrix, config).run(), Experiment(matrix, config).run()
+    for cell, frame in first.items():
+        pd.testing.assert_frame_equal(frame, again[cell])
+        rows, _ = evaluate_cell(cell, frame)
+        assert all(np.isfinite([r["error"], r["kendall_tau"], r["pair_agreement"]]).all() for r in rows)

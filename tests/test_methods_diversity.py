@@ -1,0 +1,202 @@
+"""Diversity: graded monomials, the projection-DPP sampler against brute force, features, fallbacks."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.spatial.distance import cdist, pdist
+from scipy.stats import chisquare
+
+from mdad.data import ResponseMatrix, simulate_with_truth
+from mdad.experiment.evaluate import evaluate_cell
+from mdad.experiment.grid import Experiment, ExperimentConfig
+from mdad.methods import REGISTRY, SourceView, get
+from mdad.methods.diversity import HALF_WIDTH, Diversity, diversity_features, pca_scores
+from mdad.methods.dpp import graded_exponents, ope_basis, sample_projection_dpp, vandermonde
+from mdad.seeding import rng_for
+
+
+@pytest.fixture(scope="module")
+def sim_view() -> SourceView:
+    matrix, _ = simulate_with_truth(n_models=90, n_items=300, n_subtasks=3, seed=21)
+    return SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtasks, True)
+
+
+def test_registered_by_name():
+    assert REGISTRY["diversity"] is Diversity
+    assert isinstance(get("diversity"), Diversity)
+
+
+@pytest.mark.parametrize("k, d", [(1, 2), (6, 2), (16, 2), (17, 2), (30, 3), (200, 4)])
+def test_graded_order_groups_monomials_by_largest_exponent(k, d):
+    # The order written out from its definition: layers of largest exponent 0, 1, 2, ...,
+    # each in lexicographic order.
+    expected, top = [], 0
+    while len(expected) < k:
+        expected += [t for t in itertools.product(range(top + 1), repeat=d) if max(t) == top]
+        top += 1
+    np.testing.assert_array_equal(graded_exponents(k, d), np.array(expected[:k]))
+
+
+def test_vandermonde_evaluates_the_monomials():
+    points = np.random.default_rng(0).uniform(-1, 1, (9, 3))
+    exps = graded_exponents(12, 3)
+    expected = np.array([[np.prod(p ** e) for e in exps] for p in points])
+    np.testing.assert_allclose(vandermonde(points, 12), expected)
+
+
+def _dpp_probabilities(basis: np.ndarray) -> dict[tuple[int, ...], float]:
+    kernel = basis @ basis.T
+    r = basis.shape[1]
+    return {s: np.linalg.det(kernel[np.ix_(s, s)]) for s in itertools.combinations(range(len(basis)), r)}
+
+
+@pytest.mark.parametrize("n, k", [(6, 3), (5, 2)])
+def test_sampler_matches_brute_force_dpp_probabilities(n, k):
+    rng = np.random.default_rng(n * 10 + k)
+    basis = ope_basis(rng.uniform(-0.99, 0.99, (n, 2)), k)
+    exact = _dpp_probabilities(basis)
+    assert sum(exact.values()) == pytest.approx(1.0)
+    draws = 12_000
+    counts = dict.fromkeys(exact, 0)
+    for _ in range(draws):
+        sample = sample_projection_dpp(basis, rng)
+        assert len(set(sample)) == k
+        counts[tuple(sorted(sample))] += 1
+    observed = np.array([counts[s] for s in exact])
+    expected = np.array([exact[s] for s in exact]) * draws
+    assert chisquare(observed, expected).pvalue > 1e-3
+    assert observed[expected < 1e-9].sum() == 0  # impossible sets never drawn
+
+
+def test_rank_deficient_monomials_give_their_rank():
+    points = np.repeat([[-0.5], [0.1], [0.9]], 4, axis=0)  # 3 distinct points span 3 monomials
+    basis = ope_basis(points, 5)
+    assert basis.shape == (12, 3)
+    np.testing.assert_allclose(basis.T @ basis, np.eye(3), atol=1e-10)
+    full = ope_basis(np.random.default_rng(1).uniform(-1, 1, (20, 2)), 7)
+    np.testing.assert_allclose(full.T @ full, np.eye(7), atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(40, 300), (300, 40), (50, 3)])
+def test_pca_scores_match_scikit_learn_up_to_sign(shape):
+    from sklearn.decomposition import PCA
+
+    features = np.random.default_rng(shape[0]).random(shape)
+    expected = PCA(n_components=min(4, *shape)).fit_transform(features)
+    np.testing.assert_allclose(np.abs(pca_scores(features)), np.abs(expected), atol=1e-9)
+    collinear = np.c_[np.arange(10.0), 2 * np.arange(10.0)]
+    assert pca_scores(collinear).shape == (10, 1)  # components without variance are dropped
+
+
+def test_features_pca_trim_and_rescale(sim_view):
+    features = diversity_features(sim_view.gold_prob)
+    scores = pca_scores(sim_view.gold_prob.T)
+    assert scores.shape == (sim_view.n_items, 4)
+    # the PCA scores agree with scikit-learn's up to the sign of each component
+    from sklearn.decomposition import PCA
+
+    reference = PCA(n_components=4).fit_transform(sim_view.gold_prob.T.astype(np.float64))
+    np.testing.assert_allclose(np.abs(scores), np.abs(reference), atol=1e-6)
+    low, high = np.quantile(scores, [0.01, 0.99], axis=0)
+    inside = np.all((scores >= low) & (scores <= high), axis=1)
+    np.testing.assert_array_equal(features.trimmed, np.flatnonzero(inside))
+    for points in (features.trimmed_points, features.all_points):
+        np.testing.assert_allclose(points.min(axis=0), -HALF_WIDTH)
+        np.testing.assert_allclose(points.max(axis=0), HALF_WIDTH)
+    assert features.all_points.shape == (sim_view.n_items, 4)
+
+
+@pytest.mark.parametrize("k", [1, 10, 50, 150])
+def test_exactly_k_distinct_trimmed_items(sim_view, k):
+    micro = get("diversity")(sim_view, k, rng_for(0, k))
+    features = diversity_features(sim_view.gold_prob)
+    assert micro.size == k == len(np.unique(micro.items))
+    assert np.isin(micro.items, features.trimmed).all()
+    np.testing.assert_allclose(micro.weights, 1 / k)
+    assert not micro.uses_gold_prob
+
+
+def test_dpp_sample_is_more_spread_than_uniform(sim_view):
+    method = Diversity()
+    features = method.prepare(sim_view, rng_for(0))
+    position = {item: i for i, item in enumerate(features.trimmed)}
+    points = features.trimmed_points
+    rng = np.random.default_rng(4)
+    k, draws = 20, 200
+
+    def spread(rows):  # mean distance from a chosen point to its nearest chosen neighbour
+        d = cdist(points[rows], points[rows])
+        np.fill_diagonal(d, np.inf)
+        return d.min(axis=1).mean()
+
+    dpp = [spread([position[i] for i in method.select(sim_view, k, rng, features).items]) for _ in range(draws)]
+    uniform = [spread(rng.choice(len(points), k, replace=False)) for _ in range(draws)]
+    assert np.mean(dpp) > 1.1 * np.mean(uniform)
+    assert np.mean(dpp) - np.mean(uniform) > 5 * np.sqrt((np.var(dpp) + np.var(uniform)) / draws)
+
+
+def test_size_beyond_the_trimmed_pool_uses_the_whole_pool(sim_view):
+    features = diversity_features(sim_view.gold_prob)
+    k = len(features.trimmed) + 5
+    micro = get("diversity")(sim_view, k, rng_for(1))
+    assert micro.size == k == len(np.unique(micro.items))
+    assert not np.isin(micro.items, features.trimmed).all()
+    everything = get("diversity")(sim_view, sim_view.n_items, rng_for(1))
+    np.testing.assert_array_equal(everything.items, np.arange(sim_view.n_items))
+
+
+@pytest.mark.parametrize("sources", [1, 2, 3])
+def test_degenerate_features_still_give_k_distinct_items(sources):
+    """Few source models on 0/1 data: few PCA dimensions and many identical feature points."""
+    scores = (np.random.default_rng(sources).random((sources, 60)) < 0.5).astype(np.float32)
+    view = SourceView.from_arrays(scores)
+    features = diversity_features(view.gold_prob)
+    assert features.all_points.shape[1] <= min(sources, 4)
+    for k in (5, 30, 59):
+        micro = get("diversity")(view, k, rng_for(sources, k))
+        assert micro.size == k == len(np.unique(micro.items))
+
+
+def test_identical_items_give_a_uniform_sample():
+    view = SourceView.from_arrays(np.ones((10, 40), np.float32))
+    features = diversity_features(view.gold_prob)
+    assert features.all_points.shape == (40, 0)
+    micro = get("diversity")(view, 7, rng_for(0))
+    assert micro.size == 7 == len(np.unique(micro.items))
+
+
+def test_zero_one_data_uses_correctness_as_features(sim_view):
+    zero_one = SourceView.from_arrays(sim_view.scores)
+    assert not zero_one.has_option_probs
+    np.testing.assert_allclose(
+        np.abs(pca_scores(zero_one.gold_prob.T)), np.abs(pca_scores(sim_view.scores.T)), atol=1e-9
+    )
+    micro = get("diversity")(zero_one, 25, rng_for(0))
+    assert micro.size == 25 == len(np.unique(micro.items))
+
+
+def test_reproducible_from_seed(sim_view):
+    method = Diversity()
+    prepared = method.prepare(sim_view, rng_for(0, "prepare"))
+    first = method.select(sim_view, 30, rng_for(9, "select"), prepared)
+    again = method.select(sim_view, 30, rng_for(9, "select"), method.prepare(sim_view, rng_for(1, "prepare")))
+    other = method.select(sim_view, 30, rng_for(10, "select"), prepared)
+    np.testing.assert_array_equal(first.items, again.items)
+    assert not np.array_equal(first.items, other.items)
+    assert pdist(np.c_[first.items]).min() > 0
+
+
+def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim):
+    """Through the experiment grid (0/1 scores only): same seed, same estimates; all metrics finite."""
+    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
+                            subtasks=small_sim.subtasks)
+    config = ExperimentConfig(methods=("diversity",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
+    first, again = Experiment(matrix, config).run(), Experiment(matrix, config).run()
+    for cell, frame in first.items():
+        pd.testing.assert_frame_equal(frame, again[cell])
+        rows, _ = evaluate_cell(cell, frame)
+        assert all(np.isfinite([r["error"], r["kendall_tau"], r["pair_agreement"]]).all() for r in rows)
