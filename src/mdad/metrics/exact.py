@@ -64,6 +64,22 @@ def _as_int_arrays(*arrays) -> list[np.ndarray]:
     return [np.asarray(a, dtype=np.int64).ravel() for a in out]
 
 
+def _unique_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of non-negative integer columns and the inverse map (one 1-D sort when the keys fit)."""
+    stacked = np.stack(columns, axis=1)
+    if not len(stacked):
+        return stacked, np.zeros(0, dtype=np.int64)
+    spans = stacked.max(axis=0).astype(object) + 1
+    if np.prod(spans) < 2**62:
+        key = np.zeros(len(stacked), dtype=np.int64)
+        for col, span in zip(stacked.T, spans):
+            key = key * int(span) + col
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        return stacked[first], inverse.ravel()
+    keys, inverse = np.unique(stacked, axis=0, return_inverse=True)
+    return keys, inverse.ravel()
+
+
 def _check_counts(N, k, n_plus, n_minus) -> None:
     if np.any(k < 0) or np.any(k > N):
         raise MdadError("The number of items drawn must lie between 0 and the pool size.")
@@ -122,7 +138,7 @@ def sign_probabilities(N, k, n_plus, n_minus) -> tuple[np.ndarray, np.ndarray]:
     shape = np.broadcast_shapes(*(np.shape(x) for x in (N, k, n_plus, n_minus)))
     N, k, n_plus, n_minus = _as_int_arrays(N, k, n_plus, n_minus)
     _check_counts(N, k, n_plus, n_minus)
-    keys, inverse = np.unique(np.stack([N, k, n_plus, n_minus], axis=1), axis=0, return_inverse=True)
+    keys, inverse = _unique_rows(N, k, n_plus, n_minus)
     pos = np.zeros(len(keys))
     neg = np.zeros(len(keys))
     lf = _log_factorials(3 * int(keys[:, 0].max()) + 3 if len(keys) else 3)
@@ -136,7 +152,6 @@ def sign_probabilities(N, k, n_plus, n_minus) -> tuple[np.ndarray, np.ndarray]:
         n, kk, npl, nmi = (keys[idx, c][:, None] for c in range(4))
         pos[idx], neg[idx] = _sign_chunk(n, kk, npl, nmi, int(top[idx].max()), lf)
         start = stop
-    inverse = inverse.ravel()
     return np.clip(pos[inverse], 0, 1).reshape(shape), np.clip(neg[inverse], 0, 1).reshape(shape)
 
 
@@ -164,21 +179,22 @@ def _sign_chunk(N, k, n_plus, n_minus, d_max, lf) -> tuple[np.ndarray, np.ndarra
 def difference_pmf(N, k, n_plus, n_minus, eps: float = DEFAULT_EPS) -> tuple[np.ndarray, int]:
     """The distribution of X = K+ - K- for each pair: (pmf, offset) with pmf[t, x + offset].
 
-    ``offset`` = max k, so every row covers -max k .. max k.
+    ``offset`` = max k, so every row covers -max k .. max k. Pairs sharing (N, k, n+, n-) are
+    computed once.
     """
     N, k, n_plus, n_minus = _as_int_arrays(N, k, n_plus, n_minus)
     _check_counts(N, k, n_plus, n_minus)
+    keys, inverse = _unique_rows(N, k, n_plus, n_minus)
     offset = int(k.max()) if k.size else 0
     width = 2 * offset + 1
-    pmf = np.zeros((len(N), width))
-    for idx, a, b, P in _grid_chunks(N, k, n_plus, n_minus, eps):
+    pmf = np.zeros((len(keys), width))
+    for idx, a, b, P in _grid_chunks(*keys.T, eps=eps):
         x = a[:, :, None] - b[:, None, :] + offset
         rows = np.broadcast_to(np.arange(len(idx))[:, None, None], P.shape)
-        valid = (x >= 0) & (x < width)
-        flat = np.bincount((rows * width + np.clip(x, 0, width - 1))[valid], weights=P[valid],
+        flat = np.bincount((rows * width + np.clip(x, 0, width - 1)).ravel(), weights=P.ravel(),
                            minlength=len(idx) * width)
         pmf[idx] = flat.reshape(len(idx), width)
-    return pmf, offset
+    return pmf[inverse], offset
 
 
 def normal_sign_probabilities(N, k, n_plus, n_minus) -> tuple[np.ndarray, np.ndarray]:
