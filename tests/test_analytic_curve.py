@@ -114,3 +114,37 @@ def test_mdad_shrinks_with_size_and_can_be_not_reached(gpqa):
         analytic.analytic_mdad(gpqa, 1000)
     with pytest.raises(MdadError, match="No exact answer for method 'anchor-points'"):
         analytic.analytic_mdad(gpqa, 10, design="anchor-points")
+
+
+def test_stored_run_analytic_curves_match_its_simulated_curves(small_sim, tmp_path):
+    """The analytic curves of a stored run (its own seen halves and targets) against the run's simulated curves."""
+    from mdad.experiment.evaluate import evaluate_store
+    from mdad.experiment.grid import Experiment, ExperimentConfig
+    from mdad.experiment.store import ResultStore
+    from mdad.metrics.pairwise import pairwise_agreement
+    from mdad.report.analytic import analytic_curves_for_store, analytic_vs_simulated
+
+    config = ExperimentConfig(methods=analytic.DESIGNS, sizes=(10, 40), sources=(20,), runs=30, targets=30, seed=1)
+    store = ResultStore(tmp_path / "run")
+    Experiment(small_sim, config, store).run(extra_config={"threshold": 0.8})
+    exact_curves = analytic_curves_for_store(tmp_path / "run", small_sim)
+    _, sim_curves = evaluate_store(store)
+    assert set(exact_curves["method"]) == set(analytic.DESIGNS) and set(exact_curves["view"]) == {"seen", "unseen"}
+    keys = ["method", "size", "sources", "view", "diff_low"]
+    merged = sim_curves.merge(exact_curves, on=keys, suffixes=("_sim", "_exact"))
+    assert len(merged) == len(sim_curves) == len(exact_curves)
+    np.testing.assert_array_equal(merged["pairs_sim"], merged["pairs_exact"])
+    for cell in store.cells():
+        frame = store.read(cell)
+        est = frame["estimate"].to_numpy().reshape(30, -1)
+        for view in ("seen", "unseen"):
+            per_run = pairwise_agreement(est, frame[view].to_numpy().reshape(30, -1))[0].mean(axis=1)
+            rows = exact_curves[(exact_curves["method"] == cell.method) & (exact_curves["size"] == cell.size)
+                                & (exact_curves["view"] == view)]
+            expected = rows["agreed"].sum() / rows["pairs"].sum()
+            assert abs(per_run.mean() - expected) < 4 * per_run.std(ddof=1) / np.sqrt(30) + 1e-3, (cell, view)
+    fig = analytic_vs_simulated(sim_curves, exact_curves, 10)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "random (exact)" in labels and "random (simulated)" in labels
+    with pytest.raises(MdadError, match="is not the data the stored run used"):
+        analytic_curves_for_store(tmp_path / "run", subset(small_sim, 100))

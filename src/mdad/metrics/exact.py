@@ -253,8 +253,8 @@ def _fft_length(n: int) -> int:
     return next_fast_len(max(n, 1), real=True)
 
 
-def _stratum_spectra(sizes, n_plus, n_minus, ks, max_k, length, eps) -> dict[tuple[int, int], np.ndarray]:
-    """FFT of the pmf of X_s for every stratum s and draw size in ks[s], placed at offset max_k[s]."""
+def _stratum_spectra(sizes, n_plus, n_minus, ks, length, eps) -> dict[tuple[int, int], np.ndarray]:
+    """FFT of the pmf of X_s for every stratum s and draw size in ks[s], x stored at index x mod length."""
     from scipy.fft import rfft
 
     spectra = {}
@@ -262,17 +262,17 @@ def _stratum_spectra(sizes, n_plus, n_minus, ks, max_k, length, eps) -> dict[tup
         for kk in values:
             pmf, off = difference_pmf(sizes[:, s], kk, n_plus[:, s], n_minus[:, s], eps)
             placed = np.zeros((pmf.shape[0], length))
-            shift = max_k[s] - off
-            placed[:, shift:shift + pmf.shape[1]] = pmf
+            placed[:, np.arange(-off, off + 1) % length] = pmf
             spectra[(s, int(kk))] = rfft(placed, axis=1)
     return spectra
 
 
-def _tails_from_spectrum(spectrum: np.ndarray, offset: int, length: int) -> tuple[np.ndarray, np.ndarray]:
+def _tails_from_spectrum(spectrum: np.ndarray, k: int, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """P(X > 0), P(X < 0) of a total X in [-k, k] stored at index X mod length (length > 2k)."""
     from scipy.fft import irfft
 
     pmf = np.clip(irfft(spectrum, n=length, axis=1), 0.0, None)
-    return pmf[:, offset + 1:].sum(axis=1).clip(0, 1), pmf[:, :offset].sum(axis=1).clip(0, 1)
+    return pmf[:, 1:k + 1].sum(axis=1).clip(0, 1), pmf[:, length - k:].sum(axis=1).clip(0, 1)
 
 
 def _check_strata(sizes, n_plus, n_minus):
@@ -299,18 +299,17 @@ def stratified_sign_probabilities(
     weights = np.full(len(allocations), 1.0 / len(allocations)) if weights is None else np.asarray(weights, float)
     if allocations.shape[1] != sizes.shape[1] or np.any(allocations > sizes.min(axis=0)) or np.any(allocations < 0):
         raise MdadError("Each allocation needs one count per stratum, between 0 and the stratum's size.")
-    max_k = allocations.max(axis=0)
-    offset = int(max_k.sum())
-    length = _fft_length(2 * offset + 1)
+    k = int(allocations.sum(axis=1).max())
+    length = _fft_length(2 * k + 1)
     ks = [np.unique(allocations[:, s]) for s in range(sizes.shape[1])]
-    spectra = _stratum_spectra(sizes, n_plus, n_minus, ks, max_k, length, eps)
+    spectra = _stratum_spectra(sizes, n_plus, n_minus, ks, length, eps)
     total = np.zeros((sizes.shape[0], length // 2 + 1), dtype=complex)
     for alloc, w in zip(allocations, weights):
         prod = np.full_like(total, w)
         for s, kk in enumerate(alloc):
             prod *= spectra[(s, int(kk))]
         total += prod
-    return _tails_from_spectrum(total, offset, length)
+    return _tails_from_spectrum(total, k, length)
 
 
 def equal_design_sign_probabilities(sizes, n_plus, n_minus, k: int, eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
@@ -328,10 +327,9 @@ def equal_design_sign_probabilities(sizes, n_plus, n_minus, k: int, eps: float =
     has_room = np.zeros(len(sizes), bool)
     has_room[room] = True
     max_k = base + has_room
-    offset = int(max_k.sum())
-    length = _fft_length(2 * offset + 1)
+    length = _fft_length(2 * k + 1)
     ks = [np.unique([base[s], max_k[s]]) for s in range(len(sizes))]
-    spectra = _stratum_spectra(sizes2, n_plus, n_minus, ks, max_k, length, eps)
+    spectra = _stratum_spectra(sizes2, n_plus, n_minus, ks, length, eps)
     poly = np.zeros((r + 1, n_plus.shape[0], length // 2 + 1), dtype=complex)
     poly[0] = 1.0
     for s in range(len(sizes)):
@@ -342,7 +340,7 @@ def equal_design_sign_probabilities(sizes, n_plus, n_minus, k: int, eps: float =
             poly[0] *= f0
         else:
             poly *= f0
-    return _tails_from_spectrum(poly[r] / comb(len(room), r), offset, length)
+    return _tails_from_spectrum(poly[r] / comb(len(room), r), k, length)
 
 
 def proportional_allocations(sizes, k: int, rng: np.random.Generator, draws: int = 200) -> tuple[np.ndarray, np.ndarray]:
