@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import SHARED_DATA, real_dataset
+from sim_designs import simulated_curve
+
 from mdad.data import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.metrics import analytic
-from sim_designs import simulated_curve
 
 RUNS = 2000
 
@@ -81,7 +81,7 @@ def test_continuous_scores_curve_close_to_simulation(small_sim):
         # a normal approximation: checked to within 0.03 per bin with enough pairs
         stats = analytic.pair_stats(matrix)
         curve = analytic.expected_curve(analytic.agreement_probabilities(stats, 20, design), stats.diff_points)
-        lower, mean, se, pairs = simulated_curve(matrix, design, 20, 1000, 5, stats.first, stats.second)
+        _, mean, se, pairs = simulated_curve(matrix, design, 20, 1000, 5, stats.first, stats.second)
         busy = pairs >= 20
         assert np.abs(curve.rate - mean)[busy].max() < 0.03 + 4 * se[busy].max()
 

@@ -32,7 +32,7 @@ def test_plan_detect_gives_the_smallest_size_reaching_the_threshold(data_dir, gp
     k = int(re.search(r"(\d+) items order them correctly", flat(result.output)).group(1))
     stats = analytic.pair_stats(gpqa)
     part = stats.subset(bin_of(stats.diff_points) == 4)  # the 2.0-2.5 point bin
-    at = lambda size: analytic.agreement_probabilities(part, size).mean()  # noqa: E731
+    at = lambda size: analytic.agreement_probabilities(part, size).mean()
     assert at(k) >= 0.8 > at(k - 1)
     assert f"({len(part.first):,} pairs in the data)" in flat(result.output)
     stricter = runner.invoke(app, ["plan", "--dataset", "oll2-gpqa", "--detect", "2.2", "--threshold", "0.9"])
@@ -72,7 +72,7 @@ def test_compare_named_models_repeated_or_comma_separated(data_dir, gpqa, tmp_pa
     names = list(gpqa.models[:3])
     a = runner.invoke(app, ["compare", "--dataset", "oll2-gpqa", "--size", "50", "--models", ",".join(names),
                             "--csv", str(tmp_path / "a.csv")])
-    b = runner.invoke(app, ["compare", "--dataset", "oll2-gpqa", "--size", "50", *sum((["--models", n] for n in names), []),
+    b = runner.invoke(app, ["compare", "--dataset", "oll2-gpqa", "--size", "50", *[arg for n in names for arg in ("--models", n)],
                             "--csv", str(tmp_path / "b.csv")])
     assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv"))

@@ -50,7 +50,7 @@ def test_vectorised_over_pairs_and_symmetric():
     np.testing.assert_allclose(swapped[0], neg, atol=1e-13)
     assert np.all(pos + neg <= 1 + 1e-12)
     # drawing every item reproduces the pool's order; ties of the pool always disagree
-    full_pos, full_neg = exact.sign_probabilities(300, 300, n_plus, n_minus)
+    full_pos, _ = exact.sign_probabilities(300, 300, n_plus, n_minus)
     np.testing.assert_allclose(full_pos, (n_plus > n_minus).astype(float), atol=1e-10)
     agree = exact.agreement(pos, neg, n_plus - n_minus)
     assert np.all(agree[n_plus == n_minus] == 0)

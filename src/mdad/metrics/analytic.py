@@ -65,7 +65,7 @@ class PairStats:
         """True accuracy difference first - second on the pair's pool, in points."""
         return 100.0 * self.sum_d.sum(axis=1) / np.maximum(self.pool, 1)
 
-    def subset(self, mask: np.ndarray) -> "PairStats":
+    def subset(self, mask: np.ndarray) -> PairStats:
         take = {f: getattr(self, f)[mask] for f in ("first", "second", "sizes", "n_plus", "n_minus", "sum_d", "sum_d2")}
         return PairStats(**take, binary=self.binary, strata=self.strata)
 

@@ -85,7 +85,7 @@ def fit_grid(curve: AgreementCurve, fit: str = "logistic") -> np.ndarray:
     """Lower edges of the bins where a fit is read: every bin up to the last one for the logistic
     fit (a curve, defined between observed bins too), the observed bins for the isotonic step function."""
     if fit == "logistic":
-        return np.arange(int(round(curve.lower[-1] / curve.bin_width)) + 1) * curve.bin_width
+        return np.arange(round(curve.lower[-1] / curve.bin_width) + 1) * curve.bin_width
     return curve.lower
 
 
