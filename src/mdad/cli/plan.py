@@ -63,15 +63,20 @@ def bin_agreement(stats: analytic.PairStats, k: int, design: str, seed: int) -> 
 
 
 def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed: int) -> tuple[int | None, float, float]:
-    """Bisection for the smallest k whose mean agreement over ``stats`` reaches the threshold.
+    """The smallest k whose mean agreement over ``stats`` reaches the threshold: doubling k until it
+    does, then bisection (small sizes are cheap, so the whole pool is evaluated only when needed).
 
     Returns (k or None when even the whole pool does not, agreement at k, agreement at k - 1).
     """
-    hi = int(stats.pool.min())
-    at_hi = bin_agreement(stats, hi, design, seed)
-    if at_hi < threshold:
-        return None, at_hi, at_hi
-    lo, at_lo = 0, 0.0
+    pool = int(stats.pool.min())
+    lo, at_lo, hi = 0, 0.0, 1
+    while True:
+        at_hi = bin_agreement(stats, hi, design, seed)
+        if at_hi >= threshold:
+            break
+        if hi == pool:
+            return None, at_hi, at_hi
+        lo, at_lo, hi = hi, at_hi, min(2 * hi, pool)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         value = bin_agreement(stats, mid, design, seed)
@@ -129,7 +134,7 @@ def plan(
         return
     console.print(f"{head}: [bold]{k} items[/bold] order them correctly with probability {at_k:.3f} on average "
                   f"(>= {threshold:g}); {k - 1} items give {below:.3f}. Exact (no simulation), full benchmark as the truth.")
-    sizes = sorted({s for s in (10, 25, 50, 100, 250, 500, 1000, 2500, 5000) if s <= part.pool.min()} | {k})
+    sizes = sorted({s for s in (10, 25, 50, 100, 250, 500, 1000, 2500, 5000) if s <= min(part.pool.min(), 2 * k)} | {k})
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("items", justify="right")
     table.add_column(f"P(correct order), pairs {bin_label(lower)} pts apart", justify="right")

@@ -116,7 +116,7 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
 
     0/1 scores: exact for random and random-stratified-equal; for random-stratified-proportional
     exact given the allocation of items to subtasks, averaged over ALLOCATION_DRAWS allocations
-    drawn from the design (seeded by ``seed``). Other scores: normal approximation (finite-population
+    drawn from the design (seeded by ``seed``; see :func:`_allocation_groups` for missing cells). Other scores: normal approximation (finite-population
     corrected per subtask), averaged over the design's allocations.
     """
     check_design(design)
@@ -130,20 +130,36 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
             return exact.sign_probabilities(stats.pool, k, stats.n_plus.sum(axis=1), stats.n_minus.sum(axis=1))
         return _normal_scores(stats, np.full((1, 1), k), np.ones(1), pooled=True)
     pos, neg = np.zeros(stats.n_pairs), np.zeros(stats.n_pairs)
-    groups, inverse = exact._unique_rows(*stats.sizes.T)
-    for g, sizes in enumerate(groups):
-        mask = inverse == g
+    for mask, law_sizes in _allocation_groups(design, stats.sizes, k):
         part = stats.subset(mask)
-        rng = rng_for(seed, "analytic-allocation", design, k, *sizes.tolist())
         if stats.binary and design == "random-stratified-equal":
-            pos[mask], neg[mask] = exact.equal_design_sign_probabilities(sizes, part.n_plus, part.n_minus, k)
+            pos[mask], neg[mask] = exact.equal_design_sign_probabilities(law_sizes, part.n_plus, part.n_minus, k, part.sizes)
             continue
-        allocations, weights = design_allocations(design, sizes, k, rng)
+        rng = rng_for(seed, "analytic-allocation", design, k, *law_sizes.tolist())
+        allocations, weights = design_allocations(design, law_sizes, k, rng)
         if stats.binary:
-            pos[mask], neg[mask] = exact.stratified_sign_probabilities(sizes, part.n_plus, part.n_minus, allocations, weights)
+            pos[mask], neg[mask] = exact.stratified_sign_probabilities(part.sizes, part.n_plus, part.n_minus, allocations, weights)
         else:
             pos[mask], neg[mask] = _normal_scores(part, allocations, weights, pooled=False)
     return pos, neg
+
+
+def _allocation_groups(design: str, sizes: np.ndarray, k: int):
+    """Pairs that share the law of their allocation to subtasks, with subtask sizes that give that law.
+
+    Without missing cells every pair has the same subtask sizes: one group, exact. With
+    missing cells pairs' sizes differ: the equal design is grouped by its exact allocation
+    (the same for most pairs); for the proportional design all pairs use the allocation law
+    of the largest size of each subtask, an approximation of the weights 1/size when a few
+    items are missing.
+    """
+    rows, inverse = exact._unique_rows(*sizes.T)
+    if len(rows) == 1 or design == "random-stratified-proportional":
+        return [(np.ones(len(sizes), bool), rows.max(axis=0))]
+    laws = [np.concatenate(equal_allocation_base(row, k)).tobytes() for row in rows]
+    keys, law_of_row = np.unique(laws, return_inverse=True)
+    law_of_pair = law_of_row.ravel()[inverse]
+    return [(law_of_pair == g, rows[np.argmax(law_of_row.ravel() == g)]) for g in range(len(keys))]
 
 
 def design_allocations(design: str, sizes: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -312,16 +312,20 @@ def stratified_sign_probabilities(
     return _tails_from_spectrum(total, k, length)
 
 
-def equal_design_sign_probabilities(sizes, n_plus, n_minus, k: int, eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
+def equal_design_sign_probabilities(
+    sizes, n_plus, n_minus, k: int, pair_sizes=None, eps: float = DEFAULT_EPS
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact sign probabilities of the subtask-stratified equal design (mdad.methods.random).
 
     Each subtask gets min(size, L) items and r of the R subtasks with room get one more,
     that r-subset being uniform. The mixture over the C(R, r) subsets is summed exactly by
     a recursion over subtasks on the generating polynomial in the number of extras handed
-    out, in the Fourier domain. ``sizes`` is one row (strata,) shared by all pairs.
+    out, in the Fourier domain. ``sizes`` (strata,) sets the allocation; ``pair_sizes``
+    (pairs x strata, default ``sizes``) are the pools the items are drawn from, for pairs
+    whose own sizes give the same allocation.
     """
     sizes = np.asarray(sizes, dtype=np.int64).ravel()
-    sizes2, n_plus, n_minus = _check_strata(sizes, n_plus, n_minus)
+    sizes2, n_plus, n_minus = _check_strata(sizes if pair_sizes is None else pair_sizes, n_plus, n_minus)
     base, room = equal_allocation_base(sizes, k)
     r = int(k - base.sum())
     has_room = np.zeros(len(sizes), bool)
