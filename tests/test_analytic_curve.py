@@ -8,6 +8,7 @@ their true difference. The simulation draws with the methods' own select().
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import SHARED_DATA, real_dataset
 from sim_designs import simulated_curve
@@ -122,7 +123,7 @@ def test_stored_run_analytic_curves_match_its_simulated_curves(small_sim, tmp_pa
     from mdad.experiment.grid import Experiment, ExperimentConfig
     from mdad.experiment.store import ResultStore
     from mdad.metrics.pairwise import pairwise_agreement
-    from mdad.report.analytic import analytic_curves_for_store, analytic_vs_simulated
+    from mdad.report.analytic import analytic_curves_for_store, analytic_figures, analytic_vs_simulated
 
     config = ExperimentConfig(methods=analytic.DESIGNS, sizes=(10, 40), sources=(20,), runs=30, targets=30, seed=1)
     store = ResultStore(tmp_path / "run")
@@ -146,5 +147,25 @@ def test_stored_run_analytic_curves_match_its_simulated_curves(small_sim, tmp_pa
     fig = analytic_vs_simulated(sim_curves, exact_curves, 10)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "random (exact)" in labels and "random (simulated)" in labels
+    figures = analytic_figures(tmp_path / "run", sim_curves, matrix=small_sim)
+    assert [title for title, _ in figures] == [f"Exact and simulated agreement, {k} items (random designs)" for k in (10, 40)]
     with pytest.raises(MdadError, match="is not the data the stored run used"):
         analytic_curves_for_store(tmp_path / "run", subset(small_sim, 100))
+
+
+def test_report_finds_the_data_of_a_simulated_run(tmp_path):
+    from typer.testing import CliRunner
+
+    from mdad.cli import app
+    from mdad.experiment.store import ResultStore
+    from mdad.report.analytic import analytic_figures, matrix_of_run
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", "--runs", "3", "--sizes", "10", "--methods", "random", "--seed", "4",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    config = ResultStore(out).read_config()
+    assert matrix_of_run(config) is not None
+    assert matrix_of_run({**config, "data_fingerprint": "other"}) is None
+    figures = analytic_figures(out, pd.read_parquet(out / "curves.parquet"))
+    assert len(figures) == 1

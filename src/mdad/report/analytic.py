@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mdad.data import load, simulate
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
@@ -43,6 +44,30 @@ def run_pair_stats(matrix: ResponseMatrix, config: dict) -> tuple[analytic.PairS
         seen.append(analytic.pair_stats(matrix, models=targets, items=splits.seen[run]))
         unseen.append(analytic.pair_stats(matrix, models=targets, items=splits.unseen[run]).diff_points)
     return _stack(seen), np.concatenate(unseen)
+
+
+def matrix_of_run(config: dict) -> ResponseMatrix | None:
+    """The response matrix a stored run used, found from its config (None when it cannot be found).
+
+    The simulated dataset is regenerated from its seed; a dataset name or file is loaded
+    again; the missing-data policies are tried until the data's fingerprint matches.
+    """
+    source = str(config.get("data_source", ""))
+    try:
+        if config.get("simulated") and source.startswith("simulated (seed "):
+            matrix = simulate(seed=int(source.removeprefix("simulated (seed ").rstrip(")")))
+        else:
+            matrix = load(source)
+    except (MdadError, ValueError, OSError):
+        return None
+    for policy in ("error", "drop-items", "drop-models"):
+        try:
+            candidate = matrix.require_complete(policy)
+        except MdadError:
+            continue
+        if fingerprint(candidate) == config.get("data_fingerprint"):
+            return candidate
+    return None
 
 
 def analytic_curves_for_store(out_dir: str | Path, matrix: ResponseMatrix, bin_width: float = 0.5) -> pd.DataFrame:
@@ -93,3 +118,20 @@ def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, s
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     return fig
+
+
+def analytic_figures(out_dir: str | Path, curves: pd.DataFrame, threshold: float = 0.8,
+                     matrix: ResponseMatrix | None = None) -> list[tuple[str, object]]:
+    """(title, figure) pairs setting exact and simulated curves side by side for the smallest and largest
+    size of a stored run (seen items); empty when the run has no random design or its data cannot be found."""
+    config = ResultStore(out_dir).read_config()
+    matrix = matrix if matrix is not None else matrix_of_run(config)
+    if matrix is None:
+        return []
+    exact_curves = analytic_curves_for_store(out_dir, matrix)
+    if exact_curves.empty:
+        return []
+    sizes = sorted(exact_curves["size"].unique())
+    return [(f"Exact and simulated agreement, {size} items (random designs)",
+             analytic_vs_simulated(curves, exact_curves, int(size), threshold=threshold))
+            for size in sorted({sizes[0], sizes[-1]})]
