@@ -74,12 +74,12 @@ def main() -> None:
             for cmd in cmds:
                 result = runner.invoke(app, cmd)
                 assert result.exit_code == 0, result.output
-                seconds = best_of(3, lambda: runner.invoke(app, cmd))
+                seconds = best_of(3, lambda cmd=cmd: runner.invoke(app, cmd))
                 print(f"{' '.join(cmd):70s} {seconds:6.3f} s")
             matrix = load_dataset(name)
             chosen = matrix.group_index("7b_instruct") if "7b_instruct" in matrix.groups else None
             stats = analytic.pair_stats(matrix, models=chosen)
-            exact_s = best_of(3, lambda: analytic.agreement_probabilities(stats, 25))
+            exact_s = best_of(3, lambda stats=stats: analytic.agreement_probabilities(stats, 25))
             start = time.perf_counter()
             simulated = simulated_probabilities(matrix, stats, 25, args.runs)
             sim_s = time.perf_counter() - start
