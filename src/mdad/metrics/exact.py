@@ -12,12 +12,15 @@ Everything here returns ``(p_pos, p_neg)`` = (P(K+ > K-), P(K+ < K-)) for many p
 once; :func:`agreement` turns them into agreement for a given true order.
 
 - :func:`sign_probabilities`: uniform design, exact. The probabilities are summed over
-  the number D of discordant items drawn, with a recursion for P(K+ > D/2 | D) (O(k) per pair).
+  the number D of discordant items drawn, with a recursion for P(K+ > D/2 | D) (O(k) per pair);
+  exact up to floating-point rounding (below 1e-10 against enumeration in the tests).
 - :func:`difference_pmf`: the whole distribution of K+ - K- (for strata), summed over the
   (K+, K-) grid cut to ``|K - E K| <= sqrt(k log(2/eps) / 2)`` in both coordinates, which by
   Hoeffding's bound for sampling without replacement leaves out a mass below ``2 eps``.
 - :func:`normal_sign_probabilities`: uniform design, normal approximation of
-  X = K+ - K- with the finite-population correction and a continuity correction.
+  X = K+ - K- with the finite-population correction and a continuity correction. Its
+  error, checked over a grid of (N, k, n+, n-) in the tests, is at most 0.25 / sd(X), so at
+  most 0.05 once Var(X) >= 25; use it for speed on very large pools, not for small k.
 - :func:`stratified_sign_probabilities`: items drawn per stratum (subtask), the allocation
   itself possibly random: exact per stratum, convolved over strata (FFT), averaged over
   the allocations.
@@ -35,6 +38,7 @@ from functools import lru_cache
 from math import comb, log
 
 import numpy as np
+from scipy.fft import irfft, next_fast_len, rfft
 from scipy.special import gammaln, ndtr
 
 from mdad.errors import MdadError
@@ -248,15 +252,11 @@ def agreement(p_pos: np.ndarray, p_neg: np.ndarray, truth_sign: np.ndarray) -> n
 
 
 def _fft_length(n: int) -> int:
-    from scipy.fft import next_fast_len
-
     return next_fast_len(max(n, 1), real=True)
 
 
 def _stratum_spectra(sizes, n_plus, n_minus, ks, length, eps) -> dict[tuple[int, int], np.ndarray]:
     """FFT of the pmf of X_s for every stratum s and draw size in ks[s], x stored at index x mod length."""
-    from scipy.fft import rfft
-
     spectra = {}
     for s, values in enumerate(ks):
         for kk in values:
@@ -269,8 +269,6 @@ def _stratum_spectra(sizes, n_plus, n_minus, ks, length, eps) -> dict[tuple[int,
 
 def _tails_from_spectrum(spectrum: np.ndarray, k: int, length: int) -> tuple[np.ndarray, np.ndarray]:
     """P(X > 0), P(X < 0) of a total X in [-k, k] stored at index X mod length (length > 2k)."""
-    from scipy.fft import irfft
-
     pmf = np.clip(irfft(spectrum, n=length, axis=1), 0.0, None)
     return pmf[:, 1:k + 1].sum(axis=1).clip(0, 1), pmf[:, length - k:].sum(axis=1).clip(0, 1)
 
