@@ -93,3 +93,23 @@ def test_gpqa_random_mdad_decreases_with_size_and_matches_brute_force(gpqa):
         values.append(seen["mdad"])
     assert all(a >= b for a, b in zip(values, values[1:])), values
     assert values[0] >= 10 and values[-1] <= 5, values
+
+
+def test_dask_cluster_gives_the_same_results(small_sim):
+    distributed = pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'mdad[dask]'")
+    config = ExperimentConfig(RANDOMS, (10, 40), (20, 60), runs=4, targets=15, seed=9)
+    local = Experiment(small_sim, config).run()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        remote = Experiment(small_sim, config).run(scheduler=cluster.scheduler_address)
+    assert local.keys() == remote.keys()
+    for cell in local:
+        pd.testing.assert_frame_equal(local[cell], remote[cell])
+
+
+def test_unreachable_scheduler_is_one_sentence(small_sim):
+    dask = pytest.importorskip("dask", reason="Dask is an optional extra")
+    pytest.importorskip("distributed", reason="Dask is an optional extra")
+    config = ExperimentConfig(("random",), (10,), (20,), runs=2, targets=10)
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        with pytest.raises(MdadError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+            Experiment(small_sim, config).run(scheduler="tcp://127.0.0.1:9")

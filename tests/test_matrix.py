@@ -114,3 +114,19 @@ def test_simulator_is_deterministic_and_consistent():
     # the observed accuracy follows the IRT probabilities it was drawn from
     assert np.corrcoef(a.accuracy(), truth.p_correct.mean(axis=1))[0, 1] > 0.97
     assert not np.array_equal(simulate(seed=8, n_models=60, n_items=200).scores, a.scores)
+
+
+def test_repeated_models_with_identical_answers_are_merged(tmp_path):
+    scores = np.array([[1, 0, 1], [0, 1, 1], [1, 0, 1]], float)
+    np.savez(tmp_path / "r.npz", scores=scores, models=["a", "b", "a"], items=["i", "j", "k"])
+    m = read_npz(tmp_path / "r.npz")
+    assert m.models.tolist() == ["a", "b"] and np.array_equal(m.scores, scores[:2])
+    scores[2, 0] = 0
+    np.savez(tmp_path / "r.npz", scores=scores, models=["a", "b", "a"], items=["i", "j", "k"])
+    with pytest.raises(MdadError, match="model 'a' appears 2 times with different answers"):
+        read_npz(tmp_path / "r.npz")
+
+
+def test_musr_loads_with_its_repeated_submissions_merged(shared_data_dir):
+    m = read_npz(shared_data_dir / "oll2-musr" / "responses.npz")
+    assert m.n_models == 448 - 19 and len(set(m.models)) == m.n_models

@@ -41,11 +41,19 @@ def parse_list(text: str | None, what: str, convert=str) -> list:
         raise MdadError(f"--{what} must be a comma-separated list of {convert.__name__}s, got {text!r}.") from None
 
 
-def load_matrix(dataset: str, data: Optional[Path], seed: int, missing: str) -> ResponseMatrix:
+def read_data(dataset: str, data: Optional[Path], seed: int = 0, metric: str | None = None,
+              filter_name: str | None = None) -> ResponseMatrix:
+    """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``."""
+    if data is not None:
+        if not data.exists():
+            raise MdadError(f"No such file or folder: {data}.")
+        return load(data, metric=metric, filter_name=filter_name)
+    return load_dataset(dataset, seed=seed)
+
+
+def load_matrix(dataset: str, data: Optional[Path], seed: int, missing: str, metric: str | None = None,
+                filter_name: str | None = None) -> ResponseMatrix:
     """The response matrix the user named, with missing cells handled as asked."""
-    if data is not None and not data.exists():
-        raise MdadError(f"No such file or folder: {data}.")
-    matrix = load(data) if data is not None else load_dataset(dataset, seed=seed)
-    return matrix.require_complete(missing)
+    return read_data(dataset, data, seed, metric, filter_name).require_complete(missing)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -16,7 +15,12 @@ from mdad import methods as method_registry
 from mdad.cli.common import app, console, err_console, friendly_errors, load_matrix, parse_list
 from mdad.errors import MdadError
 from mdad.experiment.grid import PAPER_SIZES, Experiment, ExperimentConfig
+from mdad.experiment.splits import make_splits
+from mdad.experiment.sizes import SizeRequest, parse_sizes, unique_counts
+from mdad.methods.per_subtask import SUFFIX as PER_SUBTASK
+from mdad.methods.per_subtask import is_per_subtask
 from mdad.experiment.store import ResultStore
+from mdad.report.figures import FORMATS as FIGURE_FORMATS
 from mdad.report.html import build_outputs
 from mdad.report.tables import wide_summary
 
@@ -24,50 +28,88 @@ from mdad.report.tables import wide_summary
 @app.command()
 @friendly_errors
 def run(
+    ctx: typer.Context,
     dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
     data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all)."),
-    sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items (default: 10,25,50,100,250,500,1000 up to the seen pool)."),
+    sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) items); default: 10,25,50,100,250,500,1000 up to the seen pool."),
     sources: Optional[str] = typer.Option(None, help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer)."),
     runs: int = typer.Option(50, help="Random runs per cell."),
     targets: Optional[int] = typer.Option(None, help="Target models per run (default: 50, or half the models if fewer than 100)."),
     group: Optional[str] = typer.Option(None, help="Use this named model group (groups.json beside the data) as the targets in every run."),
     seed: int = typer.Option(0, help="The one seed behind every random draw."),
     threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
+    per_subtask: bool = typer.Option(False, "--per-subtask", help="Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined benchmark."),
+    curve_sizes: Optional[str] = typer.Option(None, help="Sizes whose agreement curves the report shows (default: the smallest and the largest)."),
+    figures: Optional[str] = typer.Option(None, help="Also write every figure to OUT/figures/ as svg, pdf or png."),
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
     workers: int = typer.Option(1, help="Local worker processes."),
+    scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster."),
+    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm); default: each task's main one."),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
     out: Path = typer.Option(Path("mdad-out"), help="Output folder (a rerun with the same settings resumes)."),
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
     if not 0 < threshold < 1:
         raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
-    matrix = load_matrix(dataset, data, seed, missing)
+    if figures is not None and figures not in FIGURE_FORMATS:
+        raise MdadError(f"--figures must be one of {', '.join(FIGURE_FORMATS)}, got {figures!r}.")
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     method_names = parse_list(methods, "methods") or method_registry.available()
     n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
-    probe = Experiment(matrix, ExperimentConfig(tuple(method_names), (1,), (2,), 1, n_targets, group, seed))
-    n_seen, free = probe.splits.n_seen, probe.splits.source_pool.shape[1]
-    size_list = parse_list(sizes, "sizes", int) or [k for k in PAPER_SIZES if k <= n_seen] or [n_seen]
+    probe = make_splits(matrix, 1, n_targets, seed, group)
+    n_seen, free = probe.n_seen, probe.source_pool.shape[1]
+    if per_subtask:
+        method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
+    requests = parse_sizes(sizes, n_seen) if sizes else [SizeRequest(str(k), k) for k in PAPER_SIZES if k <= n_seen]
+    size_list = unique_counts(requests) or (n_seen,)
     source_list = parse_list(sources, "sources", int) or [min(300, free)]
-    config = ExperimentConfig(tuple(method_names), tuple(size_list), tuple(source_list), runs, n_targets, group, seed)
+    curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes else None
+    for k in curve_list or []:
+        if k not in size_list:
+            raise MdadError(f"--curve-sizes: size {k} is not among the sizes run ({', '.join(map(str, size_list))}).")
+    method_names = list(dict.fromkeys(method_names))
+    config = ExperimentConfig(tuple(method_names), size_list, tuple(source_list), runs, n_targets, group, seed)
     store = ResultStore(out)
     experiment = Experiment(matrix, config, store)
     pending = sum(len(t.cells) for t in experiment.pending_tasks())
     total = len(method_names) * len(size_list) * len(source_list)
     if pending < total:
         console.print(f"Resuming: {total - pending} of {total} cells are already in {out}.")
-    command = "mdad " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    command = command_line(ctx)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
         bar = progress.add_task("cells", total=pending)
         try:
             experiment.run(workers=workers, on_cells=lambda n: progress.advance(bar, n),
-                           extra_config={"command": command, "threshold": threshold})
+                           extra_config={"command": command, "threshold": threshold, "curve_sizes": curve_list,
+                                         "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]},
+                           scheduler=scheduler)
         except KeyboardInterrupt:
             err_console.print(f"Interrupted; finished cells are kept in {out}. Run the same command again to resume.")
             raise typer.Exit(130) from None
-    outputs = build_outputs(out, threshold)
+    outputs = build_outputs(out, threshold, figure_format=figures)
     print_table(outputs.summary)
     console.print(f"Results, tables and report: {out}/ (report.html)")
+    if outputs.figure_files:
+        console.print(f"Figures: {out}/figures/ ({len(outputs.figure_files)} {figures} files)")
+
+
+def command_line(ctx: typer.Context) -> str:
+    """The command as typed: every option the user set on the command line (or by environment), in order."""
+    parts = ["mdad", ctx.info_name or "run"]
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name)
+        if source is None or source.name not in ("COMMANDLINE", "ENVIRONMENT"):
+            continue
+        value, flag = ctx.params[param.name], param.opts[0]
+        if getattr(param, "is_flag", False):
+            parts.append(flag if value else (param.secondary_opts or [flag])[0])
+        elif param.param_type_name == "argument":
+            parts.append(shlex.quote(str(value)))
+        else:
+            parts += [flag, shlex.quote(str(value))]
+    return " ".join(parts)
 
 
 @app.command()
@@ -75,11 +117,17 @@ def run(
 def report(
     out: Path = typer.Argument(..., help="A folder written by 'mdad run'."),
     threshold: Optional[float] = typer.Option(None, help="Recompute MDAD at another agreement threshold."),
+    curve_sizes: Optional[str] = typer.Option(None, help="Sizes whose agreement curves the report shows (default: as run)."),
+    figures: Optional[str] = typer.Option(None, help="Also write every figure to OUT/figures/ as svg, pdf or png."),
 ) -> None:
     """Rebuild tables and report.html from stored results alone."""
-    outputs = build_outputs(out, threshold)
+    n_seen = ResultStore(out).read_config().get("n_seen") or 0
+    curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes else None
+    outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures)
     print_table(outputs.summary)
     console.print(f"Report: {outputs.report}")
+    if outputs.figure_files:
+        console.print(f"Figures: {out}/figures/ ({len(outputs.figure_files)} {figures} files)")
 
 
 def print_table(summary) -> None:
@@ -106,4 +154,5 @@ def list_methods() -> None:
     """List the selection methods."""
     for name, cls in method_registry.REGISTRY.items():
         console.print(f"[bold]{name}[/bold]: {cls.description}")
+    console.print(f"Every method also runs within each subtask as NAME{PER_SUBTASK} (or add --per-subtask to 'mdad run').")
 

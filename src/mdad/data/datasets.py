@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.npz import read_npz
+from mdad.data.npz import read_npz, write_npz
+from mdad.data.readers import read_source
 from mdad.data.simulate import simulate
 from mdad.errors import MdadError
 
@@ -46,13 +47,27 @@ def load_dataset(name: str = SIMULATED, seed: int = 0) -> ResponseMatrix:
     return read_npz(path, source=name)
 
 
-def load(source: str | Path) -> ResponseMatrix:
-    """Load a response matrix from a dataset name, an npz file or a folder holding responses.npz."""
+def load(source: str | Path, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
+    """Load a response matrix from a dataset name or a file/folder in any readable format.
+
+    Paths go through ``read_source`` (npz, lm-eval samples, lighteval details, inspect logs,
+    CSV/parquet tables); anything that is not an existing path is a dataset name.
+    """
     path = Path(source)
-    if path.is_file():
-        return read_npz(path)
-    if path.is_dir() and (path / "responses.npz").is_file():
-        return read_npz(path / "responses.npz", source=str(path))
     if path.exists():
-        raise MdadError(f"{path} is not a response file this version can read (expected an .npz file or a folder with responses.npz).")
+        return read_source(path, metric=metric, filter_name=filter_name)
+    if metric is not None or filter_name is not None:
+        raise MdadError(f"No such file or folder: {source} (--metric and --filter apply to result files).")
     return load_dataset(str(source))
+
+
+def convert(source: str | Path, out: str | Path, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
+    """Read ``source`` (any readable format) and save it as the npz that ``read_npz`` loads."""
+    out = Path(out)
+    if out.suffix != ".npz":
+        raise MdadError(f"The output file {out} must end in .npz.")
+    if out.parent and not out.parent.is_dir():
+        raise MdadError(f"The folder of the output file {out} does not exist.")
+    matrix = load(source, metric=metric, filter_name=filter_name)
+    write_npz(matrix, out)
+    return matrix

@@ -39,6 +39,7 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
             raise MdadError(f"{groups_file} is not valid JSON (line {exc.lineno}).") from None
         if not isinstance(groups, dict) or not all(isinstance(v, list) for v in groups.values()):
             raise MdadError(f"{groups_file} must map each group name to a list of model names.")
+    arrays = _merge_repeated_models(arrays, path)
     try:
         return ResponseMatrix(
             scores=arrays["scores"], models=arrays["models"], items=arrays["items"], subtasks=subtasks,
@@ -47,6 +48,31 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
         )
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None
+
+
+def _merge_repeated_models(arrays: dict, path: Path) -> dict:
+    """Keep one row of a model listed several times with identical answers (repeated submissions).
+
+    Repeats whose answers differ are a conflict the user must resolve: an error names the model.
+    """
+    models = np.asarray(arrays["models"]).astype(str)
+    names, first, counts = np.unique(models, return_index=True, return_counts=True)
+    if (counts == 1).all():
+        return arrays
+    scores = np.asarray(arrays["scores"])
+    probs = arrays.get("option_probs")
+    for name, row in zip(names[counts > 1], first[counts > 1]):
+        rows = np.flatnonzero(models == name)
+        same = np.array_equal(scores[rows], np.broadcast_to(scores[row], (len(rows), *scores.shape[1:])), equal_nan=True)
+        if probs is not None:
+            same &= bool(np.allclose(probs[rows], probs[row], equal_nan=True))
+        if not same:
+            raise MdadError(f"{path}: model {str(name)!r} appears {len(rows)} times with different answers; rename or drop the repeats.")
+    keep = np.sort(first)
+    merged = dict(arrays, models=models[keep], scores=scores[keep])
+    if probs is not None:
+        merged["option_probs"] = np.asarray(probs)[keep]
+    return merged
 
 
 def write_npz(matrix: ResponseMatrix, path: str | Path) -> None:

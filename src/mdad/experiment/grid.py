@@ -8,8 +8,7 @@ tasks can go to local processes or to a cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,9 +17,11 @@ import pandas as pd
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
+from mdad.experiment.executors import execute
 from mdad.experiment.splits import Splits, make_splits
 from mdad.experiment.store import Cell, ResultStore, fingerprint
 from mdad.methods.base import SourceView, check_size
+from mdad.methods.per_subtask import allocate, is_per_subtask
 from mdad.seeding import rng_for
 
 PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
@@ -62,7 +63,7 @@ def plan_tasks(config: ExperimentConfig, done: Callable[[Cell], bool] = lambda c
     """Group the cells that are not yet done into tasks."""
     groups: dict[str, list[str]] = {}
     for name in config.methods:
-        key = method_registry.REGISTRY[name].preparation or f"method:{name}"
+        key = method_registry.get(name).preparation or f"method:{name}"
         groups.setdefault(key, []).append(name)
     tasks = []
     for names in groups.values():
@@ -149,8 +150,11 @@ class Experiment:
                 "drop the incomplete items or models first (ResponseMatrix.require_complete)."
             )
         self.splits = make_splits(matrix, config.runs, config.targets, config.seed, config.group)
+        seen_per_subtask = np.bincount(matrix.subtask_codes[self.splits.seen[0]])
         for k in config.sizes:
             check_size(k, self.splits.n_seen)
+            if any(is_per_subtask(name) for name in config.methods):
+                allocate(seen_per_subtask[seen_per_subtask > 0], k)
         for s in config.sources:
             if s < 2:
                 raise MdadError(f"At least 2 source models are needed, got {s}.")
@@ -175,37 +179,23 @@ class Experiment:
     def run(
         self,
         workers: int = 1,
-        on_cells: Callable[[int], None] | None = None,
+        on_cells: Callable[[float], None] | None = None,
         extra_config: dict | None = None,
+        scheduler: str | None = None,
     ) -> dict[Cell, pd.DataFrame]:
         """Run every pending task; finished cells are stored as soon as their task ends.
 
         Returns the frames computed now (cells already stored are not recomputed).
-        ``on_cells(n)`` is called as cells finish (for a progress bar).
+        ``on_cells(n)`` is called as cells finish (for a progress bar). ``workers`` > 1 runs
+        tasks in local processes; ``scheduler`` (a Dask scheduler address) runs them on a cluster.
         """
         if self.store is not None:
             self.store.open_for({**self.identity(), **(extra_config or {})})
         tasks = self.pending_tasks()
         results: dict[Cell, pd.DataFrame] = {}
-        for frames in _execute(self.matrix, self.splits, tasks, workers, on_cells):
+        for frames in execute(run_task, self.matrix, self.splits, tasks, workers, on_cells, scheduler):
             for cell, frame in frames.items():
                 if self.store is not None and not self.store.has(cell):
                     self.store.write(cell, frame)
                 results[cell] = frame
         return results
-
-
-def _execute(matrix, splits, tasks: list[Task], workers: int, on_cells) -> Iterable[dict[Cell, pd.DataFrame]]:
-    if workers <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            per_run = len(task.cells) / splits.n_runs
-            frames = run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
-            yield frames
-        return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_task, matrix, splits, task) for task in tasks]
-        for future in as_completed(futures):
-            frames = future.result()
-            if on_cells:
-                on_cells(len(frames))
-            yield frames

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mdad.errors import MdadError
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
+from mdad.methods.per_subtask import PerSubtask, base_name, is_per_subtask
 from mdad.methods.random import Random, RandomStratifiedEqual, RandomStratifiedProportional
 
 REGISTRY: dict[str, type[SelectionMethod]] = {
@@ -22,11 +23,12 @@ def available() -> list[str]:
 
 
 def get(name: str) -> SelectionMethod:
-    """A selection method by name; an unknown name is an error listing the known ones."""
+    """A selection method by name (``NAME@per-subtask``: its per-subtask variant); unknown names are errors."""
     try:
-        return REGISTRY[name]()
+        method = REGISTRY[base_name(name)]()
     except KeyError:
         raise MdadError(f"Unknown method {name!r}; known methods: {', '.join(REGISTRY)}.") from None
+    return PerSubtask(method) if is_per_subtask(name) else method
 
 
 __all__ = ["MicroBenchmark", "REGISTRY", "SelectionMethod", "SourceView", "available", "get", "plain_mean"]

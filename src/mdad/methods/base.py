@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -57,14 +57,50 @@ class MicroBenchmark:
     weights: np.ndarray  # one per item
     uses_gold_prob: bool = False
 
+    kind: ClassVar[str] = "weighted"
+    _kinds: ClassVar[dict[str, type["MicroBenchmark"]]] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        MicroBenchmark._kinds[cls.kind] = cls
+
     @property
     def size(self) -> int:
         return len(self.items)
+
+    def estimator_params(self) -> dict:
+        """Everything but ``items`` as JSON-ready values (arrays become lists), with the kind."""
+        out = {"kind": self.kind}
+        for f in fields(self):
+            if f.name != "items":
+                value = getattr(self, f.name)
+                out[f.name] = value.tolist() if isinstance(value, np.ndarray) else value
+        return out
+
+    @classmethod
+    def from_params(cls, params: dict, items: np.ndarray) -> "MicroBenchmark":
+        """Rebuild a micro-benchmark saved by ``estimator_params`` (lists become arrays)."""
+        kind = params.get("kind", "weighted")
+        target = MicroBenchmark._kinds.get(kind, cls if kind == cls.kind else None)
+        if target is None:
+            raise MdadError(f"Unknown micro-benchmark kind {kind!r}; known: {', '.join(sorted(MicroBenchmark._kinds))}.")
+        values = {}
+        for f in fields(target):
+            if f.name == "items":
+                continue
+            if f.name not in params:
+                raise MdadError(f"The saved micro-benchmark lacks the field {f.name!r}.")
+            value = params[f.name]
+            values[f.name] = np.asarray(value) if isinstance(value, list) else value
+        return target(items=np.asarray(items), **values)
 
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
         """Estimated accuracy of each target from its answers on ``items`` (targets x k)."""
         values = gold_prob if (self.uses_gold_prob and gold_prob is not None) else scores
         return np.asarray(values, dtype=np.float64) @ self.weights
+
+
+MicroBenchmark._kinds[MicroBenchmark.kind] = MicroBenchmark
 
 
 def plain_mean(items: np.ndarray) -> MicroBenchmark:

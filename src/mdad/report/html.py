@@ -1,18 +1,29 @@
-"""The self-contained HTML report and the files beside it, rebuilt from the results store alone."""
+"""The self-contained HTML report and the files beside it, rebuilt from the results store alone.
+
+The page is a list of sections. A section builder takes the ``ReportData`` and returns a
+``Section`` (or None when it has nothing to show, e.g. the source-model sweep with one
+number of source models). ``SECTIONS`` lists the builders in page order; a further
+analysis adds its builder there (or passes it in ``extra_sections``), nothing else changes.
+"""
 
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from mdad.errors import MdadError
 from mdad.experiment.evaluate import evaluate_store
 from mdad.experiment.store import ResultStore
+from mdad.methods.per_subtask import SUFFIX, is_per_subtask
 from mdad.report import figures
-from mdad.report.tables import wide_summary
+from mdad.report.group import group_differences, group_shares
+from mdad.report.tables import NOT_REACHED, group_table, wide_summary
 
 
 @dataclass(frozen=True)
@@ -20,60 +31,238 @@ class Outputs:
     summary: pd.DataFrame
     curves: pd.DataFrame
     report: Path
+    figure_files: tuple[Path, ...] = ()
 
 
-def summary_sentences(summary: pd.DataFrame, threshold: float) -> list[str]:
-    """One plain sentence per method: the MDAD at its largest size, on seen items."""
+@dataclass(frozen=True)
+class ReportData:
+    """Everything a section may draw on: the stored config, the evaluated frames and the chosen settings."""
+
+    store: ResultStore
+    config: dict
+    summary: pd.DataFrame
+    curves: pd.DataFrame
+    threshold: float
+    curve_sizes: tuple[int, ...]
+
+    @property
+    def n_seen(self) -> int | None:
+        return self.config.get("n_seen")
+
+    @property
+    def headline_sources(self) -> int:
+        return int(self.summary["sources"].max())
+
+
+@dataclass
+class Figure:
+    key: str  # file stem in OUT/figures/
+    title: str
+    figure: object  # a matplotlib figure, rendered when the page is written
+    png: str = ""
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    intro: str
+    figures: list[Figure] = field(default_factory=list)
+    table_html: str = ""
+
+
+# ---- sections -----------------------------------------------------------------------
+def main_section(d: ReportData) -> Section:
+    return Section(
+        "mdad-by-size", "MDAD by number of items",
+        f"The smallest accuracy difference (in points) that a micro-benchmark orders like the full benchmark at least "
+        f"{d.threshold:.0%} of the time, by number of items; lower is better. The band is the 95% bootstrap interval. "
+        "Left: judged against accuracy on the seen pool the items were chosen from; right: on the unseen half.",
+        [Figure("mdad_vs_size", "MDAD by number of items",
+                figures.mdad_vs_size(d.summary, d.n_seen, threshold=d.threshold))],
+    )
+
+
+def agreement_section(d: ReportData) -> Section:
+    sizes = ", ".join(str(s) for s in d.curve_sizes)
+    return Section(
+        "agreement", "Agreement by accuracy difference",
+        "For pairs of target models grouped by their true accuracy difference (0.5-point bins, seen items), the share "
+        f"the micro-benchmark orders correctly. MDAD is where a curve first reaches {d.threshold:.0%}. Sizes: {sizes}.",
+        [Figure("agreement_curves", "Agreement by accuracy difference",
+                figures.agreement_curves(d.curves, d.summary, d.curve_sizes, d.n_seen, threshold=d.threshold))],
+    )
+
+
+def estimation_section(d: ReportData) -> Section:
+    return Section(
+        "estimation", "Estimation error and rank correlation",
+        "Mean absolute difference between estimated and true accuracy, and Kendall's tau between the estimated and true "
+        "ranking of the target models (per run, averaged). A high tau can hide that close pairs are ordered badly.",
+        [Figure("error_and_tau", "Estimation error and Kendall tau", figures.error_and_tau(d.summary, d.n_seen))],
+    )
+
+
+def sources_section(d: ReportData) -> Section | None:
+    if d.summary["sources"].nunique() < 2:
+        return None
+    return Section(
+        "sources", "Number of source models",
+        "MDAD (seen items) as the selection methods see more source models; one panel per size.",
+        [Figure("mdad_vs_sources", "MDAD by number of source models", figures.mdad_vs_sources(d.summary, d.n_seen))],
+    )
+
+
+def generalisation_section(d: ReportData) -> Section:
+    return Section(
+        "generalisation", "Seen vs unseen items",
+        "Does a micro-benchmark built from one half of the items order models as well on the other half (a new draw of "
+        "the same task)? Solid: seen half; dotted: unseen half.",
+        [Figure("seen_vs_unseen", "MDAD on seen vs unseen items", figures.seen_vs_unseen(d.summary, d.n_seen))],
+    )
+
+
+def group_section(d: ReportData) -> Section | None:
+    group = d.config.get("group")
+    if not group:
+        return None
+    diffs = group_differences(d.store)
+    shares = group_shares(d.summary, diffs, d.headline_sources)
+    shares.to_csv(d.store.root / "group.csv", index=False)
+    n_models = round((1 + np.sqrt(1 + 8 * len(diffs))) / 2) if len(diffs) else 0  # pairs = n (n - 1) / 2
+    return Section(
+        "group", f"Fixed group: {group}",
+        f"The {n_models} models of group {group} ({len(diffs)} pairs) are the targets of every run. Histogram: their "
+        "pairwise accuracy differences on all items; lines: the MDAD (seen items) of each size. Pairs closer than the "
+        "MDAD are unlikely to be ordered correctly by a micro-benchmark of that size; the table gives their share "
+        "(in brackets: over the MDAD's 95% interval).",
+        [Figure("group_histogram", f"Group {group}", figures.group_histogram(diffs, shares, group, d.n_seen))],
+        table_html=_html_table(group_table(shares, d.n_seen)),
+    )
+
+
+SECTIONS: list[Callable[[ReportData], Section | None]] = [
+    main_section, agreement_section, estimation_section, sources_section, generalisation_section, group_section,
+]
+
+
+# ---- words and tables ---------------------------------------------------------------
+def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | None = None) -> list[str]:
+    """One plain sentence per method (seen items, the largest number of source models)."""
+    if summary.empty:
+        return ["No finished cells yet."]
     seen = summary[(summary["view"] == "seen") & (summary["sources"] == summary["sources"].max())]
     out = []
     for method, rows in seen.groupby("method", sort=True):
-        parts = []
-        for _, row in rows.sort_values("size").iterrows():
-            if row["mdad_reached"]:
-                parts.append(f"with {row['size']} items it orders models at least {row['mdad']:g} points apart correctly "
-                             f"{threshold:.0%} of the time")
+        clauses, explained = [], False
+        for i, (_, row) in enumerate(rows.sort_values("size").iterrows()):
+            k = int(row["size"])
+            items = f"{k} items" + (f" ({100 * k / n_seen:.2g}% of the seen pool)" if i == 0 and n_seen else "")
+            if not row["mdad_reached"]:
+                clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time "
+                               f"(MDAD {NOT_REACHED})")
+            elif not explained:
+                explained = True
+                clauses.append(f"with {items}, {method} orders models at least {row['mdad']:g} points apart correctly "
+                               f"{threshold:.0%} of the time")
             else:
-                parts.append(f"with {row['size']} items it does not reach {threshold:.0%} agreement at any difference")
-        out.append(f"{method}: " + "; ".join(parts) + ".")
+                clauses.append(f"with {items}, models at least {row['mdad']:g} points apart")
+        text = "; ".join(clauses)
+        out.append(text[0].upper() + text[1:] + ".")
     return out
 
 
-def _png(fig) -> str:
-    return base64.b64encode(figures.to_png(fig)).decode()
+def _html_table(frame: pd.DataFrame) -> str:
+    return frame.to_html(index=False, border=0, na_rep="-", classes="results")
 
 
-def build_outputs(out_dir: str | Path, threshold: float | None = None) -> Outputs:
-    """Recompute the metrics of every stored cell; write summary/curves (parquet, CSV) and report.html."""
+def _size_requests_note(config: dict) -> str:
+    shares = [r for r in config.get("size_requests", []) if str(r.get("requested", "")).endswith("%")]
+    if not shares:
+        return ""
+    parts = ", ".join(f"{r['requested']} = {r['items']} items" for r in shares)
+    return f"Sizes given as shares of the seen pool (max(2, floor(share x seen items))): {parts}."
+
+
+def _default_curve_sizes(summary: pd.DataFrame) -> tuple[int, ...]:
+    sizes = sorted(int(s) for s in summary["size"].unique())
+    return tuple(sorted({sizes[0], sizes[-1]}))
+
+
+def _check_curve_sizes(requested: Sequence[int], summary: pd.DataFrame) -> tuple[int, ...]:
+    stored = sorted(int(s) for s in summary["size"].unique())
+    missing = [k for k in requested if k not in stored]
+    if missing:
+        raise MdadError(f"--curve-sizes: no stored results for size {missing[0]}; stored sizes: {', '.join(map(str, stored))}.")
+    return tuple(sorted({int(k) for k in requested}))
+
+
+# ---- the page -----------------------------------------------------------------------
+def build_outputs(
+    out_dir: str | Path,
+    threshold: float | None = None,
+    curve_sizes: Sequence[int] | None = None,
+    figure_format: str | None = None,
+    extra_sections: Sequence[Callable[[ReportData], Section | None]] = (),
+) -> Outputs:
+    """Recompute the metrics of every stored cell; write summary/curves (parquet, CSV), table.csv and report.html.
+
+    ``threshold`` and ``curve_sizes`` default to the values the run stored in config.json;
+    ``figure_format`` ('png', 'svg' or 'pdf') also writes every figure to OUT/figures/.
+    """
     store = ResultStore(out_dir)
     config = store.read_config()
     threshold = threshold if threshold is not None else config.get("threshold", 0.8)
+    if not 0 < threshold < 1:
+        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
+    if figure_format is not None and figure_format not in figures.FORMATS:
+        raise MdadError(f"--figures must be one of {', '.join(figures.FORMATS)}, got {figure_format!r}.")
     summary, curves = evaluate_store(store, threshold, config.get("seed", 0))
     root = Path(out_dir)
     for name, frame in (("summary", summary), ("curves", curves)):
         frame.to_parquet(root / f"{name}.parquet", index=False)
         frame.to_csv(root / f"{name}.csv", index=False)
-    table = wide_summary(summary)
+    table = wide_summary(summary, config.get("n_seen"))
     table.to_csv(root / "table.csv", index=False)
-    figs = []
+
+    sections: list[Section] = []
     if not summary.empty:
-        for view in ("seen", "unseen"):
-            figs.append({"title": f"MDAD vs number of items ({view} items)",
-                         "data": _png(figures.mdad_vs_size(summary, view))})
-        sizes = sorted(summary["size"].unique())
-        for size in sorted({sizes[0], sizes[-1]}):
-            figs.append({"title": f"Agreement vs accuracy difference, {size} items",
-                         "data": _png(figures.agreement_curves(curves, size, threshold=threshold))})
+        chosen = curve_sizes if curve_sizes else config.get("curve_sizes")
+        data = ReportData(store, config, summary, curves, threshold,
+                          _check_curve_sizes(chosen, summary) if chosen else _default_curve_sizes(summary))
+        sections = [s for s in (build(data) for build in [*SECTIONS, *extra_sections]) if s is not None]
+    files = _render_figures(sections, root, figure_format)
+
+    methods = sorted(summary["method"].unique()) if not summary.empty else []
     env = Environment(loader=PackageLoader("mdad.report"), autoescape=select_autoescape(["html"]))
     html = env.get_template("report.html").render(
-        data_source=config.get("data_source"), simulated=config.get("simulated", False),
-        n_models=config.get("n_models"), n_items=config.get("n_items"), n_seen=config.get("n_seen"),
-        runs=config.get("runs"), targets=config.get("targets"), group=config.get("group"),
-        seed=config.get("seed"), threshold=threshold, command=config.get("command", ""),
-        inputs=("option probabilities (gold-option probability)" if config.get("has_option_probs")
-                else "0/1 correctness (no option probabilities in the data)"),
-        sentences=summary_sentences(summary, threshold) if not summary.empty else ["No finished cells yet."],
-        figures=figs, table_html=table.to_html(index=False, border=0, na_rep="-"),
+        config=config, threshold=threshold, sections=sections,
+        sources=sorted(int(s) for s in summary["sources"].unique()) if not summary.empty else [],
+        inputs=("option probabilities (each model's probability of the gold option)" if config.get("has_option_probs")
+                else "0/1 correctness (the data holds no option probabilities)"),
+        per_subtask=any(is_per_subtask(m) for m in methods), suffix=SUFFIX, methods=methods,
+        size_note=_size_requests_note(config),
+        sentences=summary_sentences(summary, threshold, config.get("n_seen")),
+        table_html=_html_table(table) if not table.empty else "<p>No finished cells yet.</p>",
     )
     report = root / "report.html"
     report.write_text(html, encoding="utf-8")
-    return Outputs(summary=summary, curves=curves, report=report)
+    return Outputs(summary=summary, curves=curves, report=report, figure_files=tuple(files))
+
+
+def _render_figures(sections: list[Section], root: Path, figure_format: str | None) -> list[Path]:
+    """Fill every figure's embedded PNG; with a format, also write OUT/figures/<key>.<format>."""
+    files = []
+    formats = ("png",) if figure_format in (None, "png") else ("png", figure_format)
+    if figure_format:
+        (root / "figures").mkdir(exist_ok=True)
+    for section in sections:
+        for fig in section.figures:
+            rendered = figures.render(fig.figure, formats)
+            fig.png = base64.b64encode(rendered["png"]).decode()
+            fig.figure = None
+            if figure_format:
+                path = root / "figures" / f"{fig.key}.{figure_format}"
+                path.write_bytes(rendered[figure_format])
+                files.append(path)
+    return files

@@ -5,19 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+NOT_REACHED = "not reached"
+
 
 def format_points(value: float) -> str:
-    return "not reached" if value is None or np.isnan(value) else f"{value:g}"
+    return NOT_REACHED if value is None or np.isnan(value) else f"{value:g}"
 
 
 def format_mdad(row: pd.Series) -> str:
     """'3.5 [3, 4.5]', or 'not reached' when no bin reaches the threshold."""
     if not row["mdad_reached"]:
-        return "not reached"
+        return NOT_REACHED
     return f"{row['mdad']:g} [{format_points(row['mdad_low'])}, {format_points(row['mdad_high'])}]"
 
 
-def wide_summary(summary: pd.DataFrame) -> pd.DataFrame:
+def share_of_seen(sizes: pd.Series, n_seen: int | None) -> pd.Series:
+    return (100.0 * sizes / n_seen).round(1) if n_seen else pd.Series(np.nan, index=sizes.index)
+
+
+def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFrame:
     """One row per (method, size, sources): MDAD with interval, error and Kendall tau, seen and unseen."""
     if summary.empty:
         return pd.DataFrame()
@@ -30,4 +36,19 @@ def wide_summary(summary: pd.DataFrame) -> pd.DataFrame:
             f"tau {view}": part["kendall_tau"].round(3),
         }))
     table = pd.concat(parts, axis=1).reset_index()
+    table.insert(2, "% of seen", share_of_seen(table["size"], n_seen))
     return table.sort_values(["method", "sources", "size"], kind="stable").reset_index(drop=True)
+
+
+def group_table(shares: pd.DataFrame, n_seen: int | None = None) -> pd.DataFrame:
+    """Per method and size: the MDAD and the share of the group's comparisons below it (unlikely to be preserved)."""
+    def share(row: pd.Series) -> str:
+        if not row["mdad_reached"]:
+            return f"100% (MDAD {NOT_REACHED})"
+        return f"{row['share_below']:.0%} [{row['share_low']:.0%}, {row['share_high']:.0%}]"
+
+    return pd.DataFrame({
+        "method": shares["method"], "size": shares["size"], "% of seen": share_of_seen(shares["size"], n_seen),
+        "MDAD seen (pts)": shares.apply(format_mdad, axis=1),
+        "pairs below MDAD": shares.apply(share, axis=1),
+    })

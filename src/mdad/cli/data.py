@@ -1,0 +1,40 @@
+"""`mdad info` and `mdad convert`: look at and convert harness results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mdad.cli.common import app, console, friendly_errors, read_data
+from mdad.data import convert, describe, format_description
+from mdad.errors import MdadError
+
+
+@app.command()
+@friendly_errors
+def info(
+    source: Optional[Path] = typer.Argument(None, help="Results: npz, lm-eval samples folder, lighteval details, inspect logs, CSV/parquet table."),
+    dataset: str = typer.Option("simulated", help="A named dataset instead of SOURCE."),
+    metric: Optional[str] = typer.Option(None, help="Metric to read (e.g. acc_norm); default: each task's main metric."),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+) -> None:
+    """Models, items, subtasks, missing cells and the accuracy range of a results source."""
+    for line in format_description(describe(read_data(dataset, source, metric=metric, filter_name=filter_name))):
+        console.print(line, soft_wrap=True, highlight=False)
+
+
+@app.command("convert")
+@friendly_errors
+def convert_command(
+    source: Path = typer.Argument(..., help="Results in any supported format."),
+    out: Path = typer.Option(..., help="The .npz file to write."),
+    metric: Optional[str] = typer.Option(None, help="Metric to read (e.g. acc_norm); default: each task's main metric."),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+) -> None:
+    """Convert results to mdad's npz format (scores, names, subtasks, option probabilities)."""
+    if not source.exists():
+        raise MdadError(f"No such file or folder: {source}.")
+    matrix = convert(source, out, metric=metric, filter_name=filter_name)
+    console.print(f"{matrix.n_models} models x {matrix.n_items} items written to {out}.")

@@ -1,0 +1,65 @@
+"""What a response matrix holds, as a plain dict (printed by ``mdad info``)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from mdad.data.matrix import ResponseMatrix
+
+
+def describe(matrix: ResponseMatrix) -> dict:
+    """Models, items, subtasks with item counts, missing cells (and which models miss items),
+    the range of model accuracies, binary or continuous scores, and option probabilities."""
+    missing = np.isnan(matrix.scores)
+    per_model = missing.sum(axis=1)
+    names, counts = np.unique(matrix.subtasks, return_counts=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        accuracy = matrix.accuracy()
+    evaluated = accuracy[~np.isnan(accuracy)]
+    return {
+        "source": matrix.source,
+        "models": matrix.n_models,
+        "items": matrix.n_items,
+        "subtasks": {str(n): int(c) for n, c in zip(names, counts)},
+        "missing_cells": int(missing.sum()),
+        "models_missing_items": {
+            str(matrix.models[i]): int(per_model[i]) for i in np.flatnonzero(per_model)
+        },
+        "items_missing_for_some_model": int(missing.any(axis=0).sum()),
+        "accuracy": {
+            "min": float(evaluated.min()) if evaluated.size else None,
+            "mean": float(evaluated.mean()) if evaluated.size else None,
+            "max": float(evaluated.max()) if evaluated.size else None,
+        },
+        "scores": "binary" if matrix.is_binary else "continuous",
+        "option_probs": matrix.has_option_probs,
+        "options": int(matrix.option_probs.shape[2]) if matrix.has_option_probs else None,
+        "simulated": matrix.simulated,
+    }
+
+
+def format_description(info: dict) -> list[str]:
+    """``describe``'s dict as short lines of text for a terminal."""
+    acc = info["accuracy"]
+    lines = [
+        f"source: {info['source']}",
+        f"models: {info['models']}   items: {info['items']}   subtasks: {len(info['subtasks'])}",
+        "subtasks: " + ", ".join(f"{name} ({count})" for name, count in info["subtasks"].items()),
+        f"scores: {info['scores']}   option probabilities: "
+        + (f"yes ({info['options']} options)" if info["option_probs"] else "no"),
+    ]
+    if acc["min"] is not None:
+        lines.append(f"accuracy: {acc['min']:.3f} to {acc['max']:.3f} (mean {acc['mean']:.3f})")
+    if info["missing_cells"]:
+        worst = sorted(info["models_missing_items"].items(), key=lambda kv: -kv[1])
+        shown = ", ".join(f"{m} ({n})" for m, n in worst[:5]) + (", ..." if len(worst) > 5 else "")
+        lines.append(
+            f"missing cells: {info['missing_cells']} on {info['items_missing_for_some_model']} items; "
+            f"{len(worst)} models miss items: {shown}"
+        )
+    else:
+        lines.append("missing cells: none")
+    return lines

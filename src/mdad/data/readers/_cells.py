@@ -1,0 +1,165 @@
+"""Collect per-(model, item) results from any reader and assemble them into one ResponseMatrix.
+
+Every reader turns its rows into cells: a model, an item (an alignment key plus a display
+name and subtask), a score, and optionally the model's log-score of every answer option and
+the gold option. Assembly aligns items across models (missing cells become NaN), rejects
+conflicting duplicates, and turns option log-scores into probabilities by a softmax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.errors import MdadError
+
+
+@dataclass
+class Cells:
+    """Growing columns of one result per row; ``to_matrix`` builds the matrix."""
+
+    source: str
+    models: list[str] = field(default_factory=list)
+    keys: list[Hashable] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    subtasks: list[str] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    where: list[str] = field(default_factory=list)
+    option_scores: list[Sequence[float] | None] = field(default_factory=list)
+    gold: list[int | None] = field(default_factory=list)
+
+    def add(
+        self, model: str, key: Hashable, item: str, subtask: str, score: float, where: str,
+        name: str | None = None, option_scores: Sequence[float] | None = None, gold: int | None = None,
+    ) -> None:
+        """One result of ``model`` on the item aligned by ``key`` and called ``item``.
+
+        ``name`` says the item in errors (default ``item 'ID'``, e.g. "task 'arc' doc 3"),
+        ``where`` the file and line the result came from.
+        """
+        self.models.append(model)
+        self.keys.append(key)
+        self.items.append(item)
+        self.names.append(name or f"item {item!r}")
+        self.subtasks.append(subtask)
+        self.scores.append(score)
+        self.where.append(where)
+        self.option_scores.append(option_scores)
+        self.gold.append(gold)
+
+    def extend(self, models: list[str], keys: list[Hashable], items: list[str], subtasks: list[str],
+               scores: list[float], where: list[str], names: list[str]) -> None:
+        """Many results at once (columns of equal length), without option scores."""
+        self.models += models
+        self.keys += keys
+        self.items += items
+        self.subtasks += subtasks
+        self.scores += scores
+        self.where += where
+        self.names += names
+        self.option_scores += [None] * len(scores)
+        self.gold += [None] * len(scores)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def to_matrix(self) -> ResponseMatrix:
+        """The models x items matrix, items in order of first appearance."""
+        if not self.scores:
+            raise MdadError(f"{self.source} holds no results to read.")
+        model_names, m_idx = _codes(self.models)
+        _, i_idx = _codes(self.keys)
+        n_models, n_items = len(model_names), int(i_idx.max()) + 1
+        first = _first_rows(i_idx, n_items)
+        scores = np.asarray(self.scores, dtype=np.float64)
+        self._reject_conflicts(m_idx, i_idx, n_items, scores, model_names)
+        table = np.full((n_models, n_items), np.nan, dtype=np.float64)
+        table[m_idx, i_idx] = scores
+        ids = np.asarray(self.items, dtype=object)[first].astype(str)
+        subtasks = np.asarray(self.subtasks, dtype=object)[first].astype(str)
+        probs, gold = self._option_probs(m_idx, i_idx, n_models, n_items)
+        try:
+            return ResponseMatrix(
+                scores=table, models=model_names, items=_unique_names(ids), subtasks=subtasks,
+                option_probs=probs, gold=gold, source=self.source,
+            )
+        except MdadError as exc:
+            raise MdadError(f"{self.source}: {exc}") from None
+
+    def _reject_conflicts(self, m_idx, i_idx, n_items, scores, model_names) -> None:
+        """Two rows for one (model, item) must agree; otherwise name model, item and both places."""
+        flat = m_idx.astype(np.int64) * n_items + i_idx
+        order = np.argsort(flat, kind="stable")
+        same = flat[order][1:] == flat[order][:-1]
+        a, b = order[:-1][same], order[1:][same]
+        differ = ~((scores[a] == scores[b]) | (np.isnan(scores[a]) & np.isnan(scores[b])))
+        if differ.any():
+            j, k = int(a[differ][0]), int(b[differ][0])
+            raise MdadError(
+                f"Model {model_names[m_idx[j]]!r} has conflicting results for {self.names[j]}: "
+                f"{scores[j]:g} ({self.where[j]}) and {scores[k]:g} ({self.where[k]})."
+            )
+
+    def _option_probs(self, m_idx, i_idx, n_models, n_items):
+        """Softmax of the option log-scores, when every row has them and a gold option."""
+        if any(o is None for o in self.option_scores) or any(g is None for g in self.gold):
+            return None, None
+        gold = np.full(n_items, -1, dtype=np.int64)
+        gold[i_idx] = self.gold
+        clash = np.asarray(self.gold) != gold[i_idx]
+        if clash.any():
+            j = int(np.argmax(clash))
+            raise MdadError(
+                f"The gold answer of {self.names[j]} differs between models ({self.where[j]}); "
+                "the results come from different versions of the task."
+            )
+        n_options = np.fromiter((len(o) for o in self.option_scores), dtype=np.int64, count=len(self))
+        outside = (np.asarray(self.gold) < 0) | (np.asarray(self.gold) >= n_options)
+        if outside.any():
+            j = int(np.argmax(outside))
+            raise MdadError(f"The gold option of {self.names[j]} is not among its options ({self.where[j]}).")
+        width = int(n_options.max())
+        logits = np.full((len(self), width), -np.inf)
+        for row, opts in enumerate(self.option_scores):
+            logits[row, : len(opts)] = opts
+        logits -= logits.max(axis=1, keepdims=True)
+        weights = np.exp(logits)
+        probs = np.full((n_models, n_items, width), np.nan, dtype=np.float64)
+        probs[m_idx, i_idx] = weights / weights.sum(axis=1, keepdims=True)
+        return probs, gold
+
+
+def _codes(values: list) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values in order of first appearance, and each row's code."""
+    lookup: dict = {}
+    codes = np.fromiter((lookup.setdefault(v, len(lookup)) for v in values), dtype=np.int64, count=len(values))
+    names = np.empty(len(lookup), dtype=object)
+    for value, code in lookup.items():
+        names[code] = value
+    return names, codes
+
+
+def _first_rows(codes: np.ndarray, n: int) -> np.ndarray:
+    """Row index of the first appearance of each code 0..n-1."""
+    first = np.full(n, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes)))
+    return first
+
+
+def _unique_names(ids: np.ndarray) -> np.ndarray:
+    """Item names, with a #k suffix on repeats (two different items that display alike)."""
+    _, inverse, counts = np.unique(ids, return_inverse=True, return_counts=True)
+    if counts.max() == 1:
+        return ids
+    out = ids.astype(object)
+    seen: dict[str, int] = {}
+    for pos in np.flatnonzero(counts[inverse] > 1):
+        n = seen.get(ids[pos], 0)
+        seen[ids[pos]] = n + 1
+        if n:
+            out[pos] = f"{ids[pos]}#{n}"
+    return out.astype(str)

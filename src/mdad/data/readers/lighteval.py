@@ -1,0 +1,162 @@
+"""lighteval details: details/<model>/<date>/details_<task>_<date>.parquet, one row per example.
+
+Two schemas exist. The current one has struct columns ``doc`` (query, choices, gold_index,
+id, ...), ``model_response`` (text, logprobs, ...) and ``metric`` ({name: value}). The older
+flat one has columns example, full_prompt, predictions ([logprob, is_greedy] per choice for
+loglikelihood tasks), choices, gold_index, gold and ``metrics`` ({name: value}).
+Parquet is read with pyarrow only (nothing is unpickled).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers._cells import Cells
+from mdad.errors import MdadError
+
+_DATE = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
+DETAILS_FILE = re.compile(rf"^details_(?P<task>.+)_(?P<date>{_DATE})\.parquet$")
+CURRENT_COLUMNS = frozenset({"doc", "model_response", "metric"})
+FLAT_COLUMNS = frozenset({"metrics", "predictions"})
+PREFERRED_METRICS = ("acc", "loglikelihood_acc", "em", "exact_match", "quasi_exact_match")
+
+
+def is_details_table(columns: set[str]) -> bool:
+    """Whether parquet columns look like lighteval details (either schema)."""
+    return CURRENT_COLUMNS <= columns or (FLAT_COLUMNS <= columns and ("example" in columns or "choices" in columns))
+
+
+def find_details_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("details_*.parquet") if DETAILS_FILE.match(p.name))
+
+
+def read_lighteval(path: str | Path, metric: str | None = None) -> ResponseMatrix:
+    """A matrix of every model on every example of every task (subtask = lighteval task name).
+
+    The model is the folder path between ``details/`` and the date folder (lighteval writes
+    details/<org>/<model>/<date>/); items are aligned by (task, doc id), or by row position
+    when ids are absent. ``metric`` defaults to acc (else exact match, else the first one).
+    Loglikelihood multiple-choice tasks also give option probabilities (softmax of the choice
+    logprobs, divided by the choice length in characters for *norm* metrics).
+    """
+    path = Path(path)
+    files = [path] if path.is_file() else find_details_files(path)
+    if not files:
+        raise MdadError(f"{path} holds no lighteval details_<task>_<date>.parquet files.")
+    latest: dict[tuple[str, str], tuple[str, Path]] = {}
+    for file in files:
+        m = DETAILS_FILE.match(file.name)
+        task, date = (m["task"], m["date"]) if m else (file.stem, "")
+        model = _model_of(file)
+        if (model, task) not in latest or date > latest[(model, task)][0]:
+            latest[(model, task)] = (date, file)
+    cells = Cells(source=str(path))
+    for (model, task), (_, file) in sorted(latest.items()):
+        _read_file(file, model, task, metric, cells)
+    return cells.to_matrix()
+
+
+def _model_of(file: Path) -> str:
+    """details/<model path>/<date>/file -> model path; otherwise the folder above the date folder."""
+    folder = file.parent
+    if re.fullmatch(_DATE, folder.name):
+        folder = folder.parent
+    parts = folder.parts
+    if "details" in parts:
+        below = parts[len(parts) - parts[::-1].index("details"):]
+        if below:
+            return "/".join(below)
+    return folder.name
+
+
+def _read_file(file: Path, model: str, task: str, metric: str | None, cells: Cells) -> None:
+    try:
+        rows = pq.read_table(file).to_pylist()
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise MdadError(f"{file} is not a readable parquet file ({exc}).") from None
+    if not rows:
+        raise MdadError(f"{file} has no rows.")
+    current = "metric" in rows[0] and "doc" in rows[0]
+    metric_column = "metric" if current else "metrics"
+    rows = [{k: _literal(v) for k, v in row.items()} for row in rows]
+    if not all(isinstance(row.get(metric_column), dict) for row in rows):
+        raise MdadError(f"{file}: the {metric_column!r} column does not hold a name-to-score mapping on every row.")
+    available = list(rows[0][metric_column].keys())
+    chosen = _choose_metric(available, metric, task, file)
+    for position, row in enumerate(rows):
+        where = f"{file.name} row {position}"
+        doc = (row["doc"] if isinstance(row.get("doc"), dict) else {}) if current else row
+        doc_id = str(doc.get("id") or "") if current else ""
+        doc_id = doc_id or str(position)
+        values = row[metric_column]
+        if chosen not in values:
+            raise MdadError(f"{where} lacks the metric {chosen!r} that the first row of task {task!r} has.")
+        options, gold = _options(row, doc, current, chosen)
+        cells.add(
+            model, (task, doc_id), f"{task}/{doc_id}", task, _score(values[chosen], chosen, where), where,
+            name=f"task {task!r} example {doc_id}", option_scores=options, gold=gold,
+        )
+
+
+def _literal(value):
+    """lighteval falls back to str() of every field when a table will not convert; read such text back.
+
+    ``ast.literal_eval`` only parses Python literals (numbers, strings, lists, dicts): it runs no code.
+    """
+    if isinstance(value, str) and value[:1] in "[{(":
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+    return value
+
+
+def _choose_metric(available: list[str], metric: str | None, task: str, file: Path) -> str:
+    if metric is not None:
+        if metric not in available:
+            raise MdadError(
+                f"Task {task!r} ({file}) has no metric {metric!r}; available: {', '.join(available) or 'none'}."
+            )
+        return metric
+    for candidate in [*PREFERRED_METRICS, *available]:
+        if candidate in available:
+            return candidate
+    raise MdadError(f"Task {task!r} ({file}) has no per-example metric to read.")
+
+
+def _options(row: dict, doc: dict, current: bool, metric: str) -> tuple[np.ndarray | None, int | None]:
+    """Choice log-scores (normalised by length for *norm* metrics) and the gold index, if present."""
+    choices = doc.get("choices") or []
+    if current:
+        response = row.get("model_response")
+        logprobs = (response.get("logprobs") if isinstance(response, dict) else None) or []
+    else:
+        logprobs = [p[0] if isinstance(p, (list, tuple)) and p else p for p in row.get("predictions") or []]
+    try:
+        lls = np.asarray([float(p) for p in logprobs], dtype=np.float64)
+    except (TypeError, ValueError):
+        return None, None
+    gold = doc.get("gold_index")
+    if isinstance(gold, (list, tuple)):
+        gold = gold[0] if len(gold) == 1 else None
+    if len(choices) < 2 or len(lls) != len(choices) or not isinstance(gold, int) or not 0 <= gold < len(choices):
+        return None, None
+    if "norm" in metric:
+        lls = lls / np.maximum([len(str(c)) for c in choices], 1)
+    return lls, int(gold)
+
+
+def _score(value, metric: str, where: str) -> float:
+    if value is None:
+        return math.nan
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    raise MdadError(f"{where}: metric {metric!r} is not a per-example number (found {str(value)[:40]!r}).")

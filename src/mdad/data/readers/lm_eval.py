@@ -1,0 +1,328 @@
+"""lm-evaluation-harness ``--log_samples`` output: one folder per model of samples_<task>_<date>.jsonl.
+
+Each line of a samples file is one document under one filter: doc_id, doc, target, arguments,
+resps, filtered_resps, filter, metrics, doc_hash, prompt_hash, target_hash and one key per
+metric. The results_<date>.json beside it gives the model name, task versions, n-shot, task
+hashes and task configs (output type, target delimiter, main metric). Older files without
+``filter``/``metrics`` keys (and with unsanitised numbers) are read too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers._cells import Cells
+from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
+from mdad.errors import MdadError
+
+_DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
+SAMPLES_FILE = re.compile(rf"^samples_(?P<task>.+?)(?:_(?P<date>{_DATE}))?\.jsonl$")
+RESULTS_FILE = re.compile(rf"^results_(?P<date>{_DATE})\.json$")
+BOOKKEEPING = frozenset({
+    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+    "doc_hash", "prompt_hash", "target_hash", "task_name",
+})
+NO_FILTER = "none"
+HEAVY = frozenset({"doc", "arguments", "resps", "filtered_resps", "prompt_hash"})
+LOGLIKS, CONTINUATIONS = "_logliks", "_continuations"
+
+
+@dataclass
+class _Run:
+    """What results_<date>.json says about one run of one model."""
+
+    model: str | None = None
+    versions: dict = field(default_factory=dict)
+    n_shot: dict = field(default_factory=dict)
+    task_hashes: dict = field(default_factory=dict)
+    configs: dict = field(default_factory=dict)
+
+
+@dataclass
+class _TaskRun:
+    """One model's results on one task, for the cross-model consistency checks."""
+
+    model: str
+    task: str
+    file: Path
+    run: _Run
+    keys: frozenset = frozenset()
+
+
+def is_samples_file(path: Path) -> bool:
+    return SAMPLES_FILE.match(path.name) is not None
+
+
+def find_samples_files(root: Path) -> list[Path]:
+    """Every samples_<task>[_<date>].jsonl under ``root``."""
+    return sorted(p for p in root.rglob("samples_*.jsonl") if is_samples_file(p))
+
+
+def read_lm_eval(path: str | Path, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
+    """A matrix of every model (folder) on every document of every task (subtask = task name).
+
+    ``metric`` defaults to each task's main metric (first of its metric_list, else acc, else
+    exact_match); ``filter_name`` to "none" or the task's first filter. Items are aligned across
+    models by doc_hash when present, else by (task, doc_id). In a folder holding several runs of
+    a task, the latest file counts. Multiple-choice tasks also give per-option probabilities:
+    softmax of the option loglikelihoods, divided by the option length in characters for
+    acc_norm (bytes for acc_bytes), as lm-eval normalises.
+    """
+    path = Path(path)
+    files = [path] if path.is_file() else find_samples_files(path)
+    if not files:
+        raise MdadError(f"{path} holds no lm-evaluation-harness samples_<task>_<date>.jsonl files.")
+    cells = Cells(source=str(path))
+    task_runs: list[_TaskRun] = []
+    target_of: dict[tuple, tuple[str, str, str]] = {}
+    with paused_gc():
+        for (model, task), (_, file, run) in sorted(_latest_per_task(files).items()):
+            keys = _read_task_file(file, task, model, run.configs.get(task, {}), metric, filter_name, cells, target_of)
+            task_runs.append(_TaskRun(model=model, task=task, file=file, run=run, keys=frozenset(keys)))
+    _check_same_task_versions(task_runs)
+    return cells.to_matrix()
+
+
+def _latest_per_task(files: list[Path]) -> dict[tuple[str, str], tuple[str, Path, _Run]]:
+    """Each (model, task)'s newest samples file (dates sort as text), with its run's results.
+
+    The model is the results file's model_name (the results_<date>.json of the same date, or the
+    folder's only one), else the folder name.
+    """
+    runs_of: dict[Path, dict[str, _Run]] = {}
+    out: dict[tuple[str, str], tuple[str, Path, _Run]] = {}
+    for file in files:
+        m = SAMPLES_FILE.match(file.name)
+        task, date = (m["task"], m["date"] or "") if m else (file.stem, "")
+        runs = runs_of.setdefault(file.parent, _runs_in(file.parent))
+        run = runs.get(date) or (next(iter(runs.values())) if len(runs) == 1 else _Run())
+        model = run.model or file.parent.name
+        if (model, task) not in out or date > out[(model, task)][0]:
+            out[(model, task)] = (date, file, run)
+    return out
+
+
+def _runs_in(folder: Path) -> dict[str, _Run]:
+    """results_<date>.json files of a model folder, by date."""
+    runs = {}
+    for file in sorted(folder.glob("results_*.json")):
+        m = RESULTS_FILE.match(file.name)
+        data = read_json(file)
+        if m is None or not isinstance(data, dict):
+            continue
+        runs[m["date"]] = _Run(
+            model=data.get("model_name") or None,
+            versions=data.get("versions") or {},
+            n_shot=data.get("n-shot") or {},
+            task_hashes=data.get("task_hashes") or {},
+            configs=data.get("configs") or {},
+        )
+    return runs
+
+
+def _read_task_file(
+    file: Path, task: str, model: str, config: dict, metric: str | None, filter_name: str | None,
+    cells: Cells, target_of: dict,
+) -> list[tuple]:
+    """Add one model's results on one task to ``cells``; return the alignment keys it used."""
+    by_filter: dict[str, list[tuple[int, dict]]] = {}
+    for number, row in iter_json_lines(file):
+        if "doc_id" not in row:
+            raise MdadError(f"{file} line {number} has no doc_id; is this an lm-eval samples file?")
+        by_filter.setdefault(str(row.get("filter", NO_FILTER)), []).append((number, _slim(row)))
+    if not by_filter:
+        raise MdadError(f"{file} is empty.")
+    rows = by_filter[_choose_filter(by_filter, filter_name, task, file)]
+    available = _metrics_of(rows[0][1])
+    chosen = _choose_metric(available, metric, config, task, file)
+    multiple_choice = _is_multiple_choice(config, rows[0][1])
+    delimiter = config.get("target_delimiter", " ")
+    keys = []
+    occurrence: dict[tuple, int] = {}
+    hash_count: dict[str, int] = defaultdict(int)
+    for number, row in sorted(rows, key=lambda r: _doc_order(r[1]["doc_id"])):
+        doc_id, doc_hash = row["doc_id"], row.get("doc_hash")
+        where = f"{file.name} line {number}"
+        if doc_hash is None:
+            key = (task, str(doc_id))
+        else:
+            if (doc_hash, str(doc_id)) not in occurrence:
+                occurrence[(doc_hash, str(doc_id))] = hash_count[doc_hash]
+                hash_count[doc_hash] += 1
+            key = (task, doc_hash, occurrence[(doc_hash, str(doc_id))])
+        keys.append(key)
+        _check_target(target_of, key, row, model, task, doc_id, where)
+        if chosen not in row:
+            raise MdadError(f"{file} line {number} lacks the metric {chosen!r} that the other lines of task {task!r} have.")
+        options = gold = None
+        if multiple_choice:
+            options, gold = _options(row, chosen, delimiter)
+        cells.add(
+            model, key, f"{task}/{doc_id}", task, _score(row[chosen], chosen, where), where,
+            name=f"task {task!r} doc {doc_id}", option_scores=options, gold=gold,
+        )
+    return keys
+
+
+def _slim(row: dict) -> dict:
+    """The row without its bulky fields (document, prompts, raw responses), keeping the option
+    loglikelihoods and continuations: files hold many rows and all are kept until the filter is known."""
+    slim = {k: v for k, v in row.items() if k not in HEAVY}
+    slim[LOGLIKS], slim[CONTINUATIONS] = _logliks(row), _continuations(row.get("arguments"))
+    return slim
+
+
+def _doc_order(doc_id) -> tuple:
+    return (0, doc_id, "") if isinstance(doc_id, (int, float)) else (1, 0, str(doc_id))
+
+
+def _choose_filter(by_filter: dict, filter_name: str | None, task: str, file: Path) -> str:
+    """The requested filter, else "none", else the first; a task with one filter always uses it."""
+    if len(by_filter) == 1:
+        return next(iter(by_filter))
+    if filter_name is not None:
+        if filter_name not in by_filter:
+            raise MdadError(
+                f"Task {task!r} ({file}) has no filter {filter_name!r}; available: {', '.join(by_filter)}."
+            )
+        return filter_name
+    return NO_FILTER if NO_FILTER in by_filter else next(iter(by_filter))
+
+
+def _metrics_of(row: dict) -> list[str]:
+    """The metric names of a row: its ``metrics`` list, or (older files) its numeric keys."""
+    if isinstance(row.get("metrics"), list):
+        return [str(m) for m in row["metrics"]]
+    return [k for k, v in row.items() if k not in BOOKKEEPING and not k.startswith("_") and isinstance(v, (int, float, bool))]
+
+
+def _choose_metric(available: list[str], metric: str | None, config: dict, task: str, file: Path) -> str:
+    if metric is not None:
+        if metric not in available:
+            raise MdadError(
+                f"Task {task!r} ({file}) has no metric {metric!r}; available: {', '.join(available) or 'none'}."
+            )
+        return metric
+    listed = [m.get("metric") for m in config.get("metric_list") or [] if isinstance(m, dict)]
+    for candidate in [*listed[:1], "acc", "exact_match", *available]:
+        if candidate in available:
+            return candidate
+    raise MdadError(f"Task {task!r} ({file}) has no per-document metric to read.")
+
+
+def _is_multiple_choice(config: dict, row: dict) -> bool:
+    """Multiple-choice loglikelihood task: the config says so, or (no config) one request per option."""
+    if "output_type" in config:
+        return config["output_type"] == "multiple_choice"
+    continuations = row[CONTINUATIONS]
+    return continuations is not None and len(continuations) >= 2 and row[LOGLIKS] is not None
+
+
+def _continuations(arguments) -> list[str] | None:
+    """The continuation string of every request: {"gen_args_i": {"arg_1": ...}} (in file order) or [[ctx, cont], ...]."""
+    if isinstance(arguments, dict):
+        conts = [a.get("arg_1") if isinstance(a, dict) else None for a in arguments.values()]
+    elif isinstance(arguments, list):
+        conts = [a[1] if isinstance(a, list) and len(a) > 1 else None for a in arguments]
+    else:
+        return None
+    return conts if all(isinstance(c, str) for c in conts) else None
+
+
+def _logliks(row: dict) -> list[float] | None:
+    """The loglikelihood of every request ([loglik, is_greedy] pairs, numbers or strings)."""
+    responses = row.get("filtered_resps")
+    if responses is None:
+        responses = [r[0] if isinstance(r, list) and r else r for r in row.get("resps") or []]
+    try:
+        values = [float(r[0]) for r in responses]
+    except (TypeError, ValueError, IndexError, KeyError):
+        return None
+    return values or None
+
+
+def _options(row: dict, metric: str, delimiter: str) -> tuple[list[float] | None, int | None]:
+    """Option log-scores as the metric ranks them, and the gold option (None when not recoverable)."""
+    lls, conts = row[LOGLIKS], row[CONTINUATIONS]
+    if lls is None or conts is None or len(conts) != len(lls):
+        return None, None
+    if "acc_mutual_info" in (row.get("metrics") or ()) and len(lls) % 2 == 0:
+        lls, conts = lls[: len(lls) // 2], conts[: len(conts) // 2]
+    cut = len(delimiter)
+    choices = [c[cut:] if cut and c.startswith(delimiter) else c for c in conts]
+    if metric == "acc_norm":
+        lls = [ll / max(len(c), 1) for ll, c in zip(lls, choices)]
+    elif metric == "acc_bytes":
+        lls = [ll / max(len(c.encode("utf-8")), 1) for ll, c in zip(lls, choices)]
+    return lls, _gold(row.get("target"), choices)
+
+
+def _gold(target, choices: list[str]) -> int | None:
+    """lm-eval logs the target as str(index) or as the gold choice text."""
+    if isinstance(target, bool):
+        return None
+    if isinstance(target, str):
+        text = target.strip()
+        if text.lstrip("-").isdigit():
+            target = int(text)
+        elif target in choices:
+            return choices.index(target)
+    if isinstance(target, int):
+        return target if 0 <= target < len(choices) else None
+    return None
+
+
+def _score(value, metric: str, where: str) -> float:
+    if value is None:
+        return math.nan
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise MdadError(
+        f"{where}: metric {metric!r} is not a per-document number (found {str(value)[:40]!r}); choose another metric."
+    )
+
+
+def _check_target(target_of: dict, key: tuple, row: dict, model: str, task: str, doc_id, where: str) -> None:
+    """The same document must have the same target for every model (else task versions differ)."""
+    target = row.get("target_hash") or str(row.get("target"))
+    seen = target_of.setdefault(key, (target, model, where))
+    if seen[0] != target and seen[1] != model:
+        raise MdadError(
+            f"Task {task!r} doc {doc_id} has a different target for model {seen[1]!r} ({seen[2]}) "
+            f"and model {model!r} ({where}): the models were evaluated on different versions of the task."
+        )
+
+
+def _check_same_task_versions(task_runs: list[_TaskRun]) -> None:
+    """Every model must have run the same version of each task (version, n-shot, task hash)."""
+    by_task: dict[str, list[_TaskRun]] = defaultdict(list)
+    for tr in task_runs:
+        by_task[tr.task].append(tr)
+    for task, runs in by_task.items():
+        first = runs[0]
+        for other in runs[1:]:
+            for what, table in (("version", "versions"), ("n-shot", "n_shot")):
+                a, b = getattr(first.run, table).get(task), getattr(other.run, table).get(task)
+                if a is not None and b is not None and a != b:
+                    raise MdadError(
+                        f"Task {task!r} has {what} {a} for model {first.model!r} but {b} for model "
+                        f"{other.model!r} ({other.file}); mixed task versions cannot be compared."
+                    )
+            a, b = first.run.task_hashes.get(task), other.run.task_hashes.get(task)
+            if a and b and a != b and first.keys == other.keys:
+                raise MdadError(
+                    f"Task {task!r} has a different task hash for model {first.model!r} and model "
+                    f"{other.model!r} ({other.file}): the same documents were given different prompts "
+                    "or targets (mixed task versions)."
+                )

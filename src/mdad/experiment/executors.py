@@ -1,0 +1,51 @@
+"""Where tasks run: in this process, in local worker processes, or on a Dask cluster.
+
+Every executor yields each task's frames as the task finishes; results do not depend on
+the executor because every random draw is keyed by (seed, purpose), not by order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from mdad.errors import MdadError
+
+
+def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
+            on_cells: Callable[[float], None] | None = None, scheduler: str | None = None) -> Iterator[dict]:
+    """Run ``run_task(matrix, splits, task)`` for every task; yield each result as it finishes."""
+    if scheduler:
+        yield from _on_dask(run_task, matrix, splits, tasks, scheduler, on_cells)
+    elif workers <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            per_run = len(task.cells) / splits.n_runs
+            yield run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(run_task, matrix, splits, task) for task in tasks]
+            for future in as_completed(futures):
+                frames = future.result()
+                if on_cells:
+                    on_cells(len(frames))
+                yield frames
+
+
+def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Iterator[dict]:
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise MdadError("--scheduler needs Dask: pip install 'mdad[dask]'.") from None
+    try:
+        client = Client(scheduler)  # connect timeout: dask config distributed.comm.timeouts.connect
+    except (OSError, TimeoutError) as exc:
+        raise MdadError(f"Cannot reach the Dask scheduler at {scheduler} ({exc}).") from None
+    with client:
+        shared_matrix, shared_splits = client.scatter([matrix, splits], broadcast=True)
+        futures = [client.submit(run_task, shared_matrix, shared_splits, task, pure=False) for task in tasks]
+        for future in dask_completed(futures):
+            frames = future.result()
+            if on_cells:
+                on_cells(len(frames))
+            yield frames

@@ -1,0 +1,101 @@
+"""Build one micro-benchmark from all the data, save it, and estimate new models' accuracy with it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mdad import methods as method_registry
+from mdad.data.matrix import ResponseMatrix
+from mdad.errors import MdadError
+from mdad.experiment.store import fingerprint
+from mdad.methods.base import MicroBenchmark, SourceView, check_size
+from mdad.seeding import rng_for
+
+FORMAT = "mdad-microbenchmark/1"
+
+
+@dataclass(frozen=True)
+class SelectedMicroBenchmark:
+    """A micro-benchmark chosen from a response matrix: item ids plus its estimator."""
+
+    method: str
+    item_ids: np.ndarray
+    subtasks: np.ndarray
+    micro: MicroBenchmark
+    seed: int
+    data_source: str
+    data_fingerprint: str
+    n_pool: int
+
+    def estimate(self, matrix: ResponseMatrix) -> pd.Series:
+        """Estimated full-benchmark accuracy of every model of ``matrix`` from its answers on the items."""
+        lookup = {item: j for j, item in enumerate(matrix.items)}
+        missing = [item for item in self.item_ids if item not in lookup]
+        if missing:
+            raise MdadError(
+                f"{len(missing)} of the {len(self.item_ids)} micro-benchmark items are not in {matrix.source} "
+                f"(e.g. {missing[0]!r}); item ids must match those the micro-benchmark was built from."
+            )
+        cols = np.array([lookup[item] for item in self.item_ids])
+        scores = matrix.scores[:, cols]
+        unanswered = np.isnan(scores).any(axis=1)
+        if unanswered.any():
+            model = str(matrix.models[np.flatnonzero(unanswered)[0]])
+            raise MdadError(f"Model {model!r} has no score on some micro-benchmark items; every item must be answered.")
+        gold = matrix.gold_prob()[:, cols] if self.micro.uses_gold_prob else None
+        return pd.Series(self.micro.estimate(scores, gold), index=pd.Index(matrix.models, name="model"), name="estimate")
+
+    def to_json(self) -> dict:
+        return {
+            "format": FORMAT, "method": self.method, "size": len(self.item_ids), "seed": self.seed,
+            "data_source": self.data_source, "data_fingerprint": self.data_fingerprint, "pool_items": self.n_pool,
+            "items": self.item_ids.tolist(), "subtasks": self.subtasks.tolist(),
+            "pool_positions": self.micro.items.tolist(), "estimator": self.micro.estimator_params(),
+        }
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SelectedMicroBenchmark":
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise MdadError(f"No such file: {path}.") from None
+        except json.JSONDecodeError as exc:
+            raise MdadError(f"{path} is not valid JSON (line {exc.lineno}).") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise MdadError(f"{path} is not an mdad micro-benchmark file (expected format {FORMAT!r}).")
+        missing = [k for k in ("method", "items", "subtasks", "pool_positions", "estimator", "seed") if k not in data]
+        if missing:
+            raise MdadError(f"{path} lacks the field {missing[0]!r} of a micro-benchmark file.")
+        items = np.array(data["items"], dtype=str)
+        return cls(
+            method=data["method"], item_ids=items, subtasks=np.array(data["subtasks"], dtype=str),
+            micro=MicroBenchmark.from_params(data["estimator"], np.array(data["pool_positions"], dtype=np.int64)),
+            seed=data["seed"],
+            data_source=data.get("data_source", ""), data_fingerprint=data.get("data_fingerprint", ""),
+            n_pool=data.get("pool_items", len(items)),
+        )
+
+
+def select(matrix: ResponseMatrix, method: str, size: int, seed: int = 0) -> SelectedMicroBenchmark:
+    """Choose ``size`` items of ``matrix`` with ``method``, using every model as a source model."""
+    if matrix.n_missing:
+        raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
+    chosen = method_registry.get(method)
+    check_size(size, matrix.n_items)
+    view = SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtask_codes, matrix.has_option_probs)
+    key = chosen.preparation or f"method:{method}"
+    prepared = chosen.prepare(view, rng_for(seed, "prepare", key, "all"))
+    micro = chosen.select(view, size, rng_for(seed, "select", method, size, "all"), prepared)
+    return SelectedMicroBenchmark(
+        method=method, item_ids=matrix.items[micro.items], subtasks=matrix.subtasks[micro.items], micro=micro,
+        seed=seed, data_source=matrix.source, data_fingerprint=fingerprint(matrix), n_pool=matrix.n_items,
+    )

@@ -1,0 +1,71 @@
+"""`mdad info` and `mdad convert` on harness output, and --data on every format through `mdad run`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from typer.testing import CliRunner
+
+from mdad.cli import app
+from mdad.data import read_npz
+from lm_eval_samples import DATE, MC_CONFIG, mc_row, write_jsonl, write_results
+
+FIXTURES = Path(__file__).parent / "fixtures"
+runner = CliRunner()
+
+
+def test_info_reports_models_items_and_missing_cells():
+    result = runner.invoke(app, ["info", str(FIXTURES / "lm_eval")])
+    assert result.exit_code == 0, result.output
+    assert "models: 3" in result.output and "items: 10" in result.output
+    assert "model-c (2)" in result.output
+
+
+def test_info_unknown_metric_lists_available_ones():
+    result = runner.invoke(app, ["info", str(FIXTURES / "lm_eval"), "--metric", "f1"])
+    assert result.exit_code == 2 and "available" in result.output and "Traceback" not in result.output
+
+
+def test_convert_writes_an_npz_that_reads_back_identically(tmp_path):
+    out = tmp_path / "c.npz"
+    result = runner.invoke(app, ["convert", str(FIXTURES / "lm_eval"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    back = read_npz(out)
+    assert back.n_models == 3 and back.n_items == 10
+    assert np.isnan(back.scores).sum() == 2
+
+
+def write_lm_eval_folder(root: Path, n_models: int = 30, docs_per_task: int = 60) -> None:
+    """lm-eval --log_samples output of many models on two multiple-choice tasks (mmlu_* group)."""
+    rng = np.random.default_rng(0)
+    ability = rng.normal(size=n_models)
+    tasks = {"mmlu_alpha": docs_per_task, "mmlu_beta": docs_per_task}
+    for m in range(n_models):
+        folder = root / f"org__model-{m:02d}"
+        rows_by_task = {}
+        for t, (task, n) in enumerate(tasks.items()):
+            rows = []
+            for d in range(n):
+                choices = [f"answer {c} of {task} {d}" for c in range(4)]
+                doc = {"question": f"{task} question {d}?", "choices": choices, "label": d % 4}
+                lls = rng.normal(-3, 1, size=4)
+                lls[d % 4] += ability[m] + rng.normal(0, 1) - 0.5 + t
+                rows.append(mc_row(d, doc, choices, d % 4, lls))
+            rows_by_task[task] = rows
+            write_jsonl(folder / f"samples_{task}_{DATE}.jsonl", rows)
+        write_results(folder, f"org/model-{m:02d}", {t: {"task": t, **MC_CONFIG} for t in tasks}, rows_by_task)
+
+
+def test_run_on_an_lm_eval_folder(tmp_path):
+    write_lm_eval_folder(tmp_path / "lm")
+    info = runner.invoke(app, ["info", str(tmp_path / "lm")])
+    assert "models: 30" in info.output and "items: 120" in info.output and "option probabilities: yes" in info.output
+    out = tmp_path / "o"
+    result = runner.invoke(app, ["run", "--data", str(tmp_path / "lm"), "--metric", "acc_norm", "--methods", "random",
+                                 "--sizes", "10,30", "--runs", "5", "--targets", "10", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = pd.read_csv(out / "summary.csv")
+    assert sorted(summary["size"].unique()) == [10, 30] and (summary["sources"] == 20).all()
+    assert "option probabilities" in (out / "report.html").read_text()

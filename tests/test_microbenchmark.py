@@ -1,0 +1,59 @@
+"""One micro-benchmark from all models: save, load, and estimate new models with it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import mdad
+from mdad.cli import app
+from mdad.data import write_npz
+from mdad.errors import MdadError
+from mdad.microbenchmark import SelectedMicroBenchmark
+
+
+def test_round_trip_and_plain_mean_estimate(small_sim, tmp_path):
+    chosen = mdad.select(small_sim, "random-stratified-equal", 24, seed=3)
+    assert len(set(chosen.item_ids)) == 24
+    assert sorted(np.unique(chosen.subtasks, return_counts=True)[1]) == [6, 6, 6, 6]
+    chosen.save(tmp_path / "m.json")
+    back = SelectedMicroBenchmark.load(tmp_path / "m.json")
+    assert back.item_ids.tolist() == chosen.item_ids.tolist()
+    est = back.estimate(small_sim)
+    cols = [small_sim.items.tolist().index(i) for i in chosen.item_ids]
+    np.testing.assert_allclose(est.to_numpy(), small_sim.scores[:, cols].mean(axis=1))
+    assert mdad.select(small_sim, "random-stratified-equal", 24, seed=3).item_ids.tolist() == chosen.item_ids.tolist()
+
+
+def test_estimate_needs_the_items(small_sim, tmp_path):
+    chosen = mdad.select(small_sim, "random", 10, seed=0)
+    other = small_sim.take(items=np.flatnonzero(~np.isin(small_sim.items, chosen.item_ids[:1])))
+    with pytest.raises(MdadError, match="1 of the 10 micro-benchmark items are not in"):
+        chosen.estimate(other)
+
+
+def test_bad_micro_files(tmp_path):
+    (tmp_path / "bad.json").write_text("{nope")
+    with pytest.raises(MdadError, match="not valid JSON"):
+        SelectedMicroBenchmark.load(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({"format": "something"}))
+    with pytest.raises(MdadError, match="not an mdad micro-benchmark file"):
+        SelectedMicroBenchmark.load(tmp_path / "other.json")
+
+
+def test_select_and_estimate_commands(small_sim, tmp_path):
+    write_npz(small_sim, tmp_path / "data.npz")
+    runner = CliRunner()
+    result = runner.invoke(app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random",
+                                 "--size", "40", "--out", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "data.npz"),
+                                 "--csv", str(tmp_path / "est.csv")])
+    assert result.exit_code == 0, result.output
+    assert small_sim.models[0] in result.output
+    result = runner.invoke(app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random",
+                                 "--size", "4000", "--out", str(tmp_path / "m.json")])
+    assert result.exit_code == 2 and "Size 4000 is larger than the pool of 400" in result.output

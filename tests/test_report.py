@@ -1,0 +1,147 @@
+"""The report: every figure, tables, the group analysis, and a rebuild from stored results alone."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from mdad.cli import app
+from mdad.experiment.store import ResultStore
+from mdad.report import figures
+from mdad.report.group import group_differences, group_shares, share_below
+from mdad.report.html import build_outputs, summary_sentences
+from report_fixture import FIGURE_KEYS, GROUP, built_report_fixture  # noqa: F401  (registers the built_report fixture)
+
+runner = CliRunner()
+
+
+def embedded_pngs(html: str) -> list[str]:
+    return re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+
+
+def test_run_writes_every_figure_embedded_and_as_files(built_report):
+    html = (built_report / "report.html").read_text()
+    assert len(embedded_pngs(html)) == len(FIGURE_KEYS)
+    assert sorted(p.stem for p in (built_report / "figures").glob("*.svg")) == sorted(FIGURE_KEYS)
+    assert all(png.startswith("iVBORw0KGgo") for png in embedded_pngs(html))  # PNG signature
+    for words in ("Seen vs unseen", "Number of source models", f"Fixed group: {GROUP}", "@per-subtask",
+                  "probability of the gold option", "4% = 7 items", "--group close", "Seed"):
+        assert words in html, words
+    config = json.loads((built_report / "config.json").read_text())
+    assert config["size_requests"][1] == {"requested": "4%", "items": 7}  # max(2, floor(0.04 * 199))
+    assert set(config["methods"]) == {"random", "random-stratified-equal", "random@per-subtask",
+                                      "random-stratified-equal@per-subtask"}
+
+
+def test_not_reached_is_never_a_number(built_report):
+    summary = pd.read_csv(built_report / "summary.csv")
+    missed = summary[~summary["mdad_reached"]]
+    assert len(missed), "the fixture should contain a cell where MDAD is not reached"
+    table = pd.read_csv(built_report / "table.csv")
+    merged = table.merge(missed[missed["view"] == "seen"], on=["method", "size", "sources"])
+    assert (merged["MDAD seen (pts)"] == "not reached").all()
+    text = re.sub(r"data:image/png;base64,[^\"]+", "", (built_report / "report.html").read_text())
+    assert "not reached" in text and not re.search(r"\bnan\b", text, re.IGNORECASE)
+
+
+def test_rebuild_from_config_and_cells_alone_gives_the_same_page(built_report, tmp_path):
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(built_report / "config.json", copy / "config.json")
+    shutil.copytree(built_report / "cells", copy / "cells")
+    result = runner.invoke(app, ["report", str(copy)])
+    assert result.exit_code == 0, result.output
+    assert (copy / "report.html").read_text() == (built_report / "report.html").read_text()
+    for name in ("summary.csv", "curves.csv", "table.csv", "group.csv"):
+        assert (copy / name).read_text() == (built_report / name).read_text(), name
+
+
+def test_group_shares_against_a_pair_loop(built_report):
+    store = ResultStore(built_report)
+    diffs = group_differences(store)
+    frame = store.read(store.cells()[0])
+    first = frame[frame["run"] == 0].set_index("model")["full"]
+    loop = [abs(first[a] - first[b]) * 100 for a, b in itertools.combinations(first.index, 2)]
+    np.testing.assert_allclose(np.sort(diffs), np.sort(loop), atol=1e-9)
+    assert len(first) == len(json.loads((built_report.parent / "data" / "groups.json").read_text())[GROUP])
+    for mdad in (0.5, 2.0, 3.5, 7.0):
+        brute = np.mean([np.floor(d / 0.5 + 1e-9) * 0.5 < mdad for d in loop])
+        assert share_below(diffs, mdad) == pytest.approx(brute)
+    assert share_below(diffs, float("nan")) == 1.0
+    shares = pd.read_csv(built_report / "group.csv")
+    assert ((shares["share_low"] <= shares["share_below"]) & (shares["share_below"] <= shares["share_high"])).all()
+    summary = pd.read_csv(built_report / "summary.csv")
+    again = group_shares(summary, diffs, int(summary["sources"].max()))
+    np.testing.assert_allclose(again["share_below"], shares["share_below"])
+
+
+def test_threshold_and_curve_sizes_on_report(built_report, tmp_path):
+    copy = tmp_path / "c"
+    shutil.copytree(built_report, copy)
+    result = runner.invoke(app, ["report", str(copy), "--threshold", "0.7", "--curve-sizes", "8,4%,120", "--figures", "pdf"])
+    assert result.exit_code == 0, result.output
+    html = (copy / "report.html").read_text()
+    assert "at least 70% of the time" in html and "Sizes: 7, 8, 120." in html
+    assert (copy / "figures" / "agreement_curves.pdf").read_bytes().startswith(b"%PDF")
+    looser, stricter = pd.read_csv(copy / "summary.csv"), pd.read_csv(built_report / "summary.csv")
+    both = looser.merge(stricter, on=["method", "size", "sources", "view"])
+    assert (both["mdad_reached_x"] >= both["mdad_reached_y"]).all()
+    ok = both["mdad_reached_y"]
+    assert (both.loc[ok, "mdad_x"] <= both.loc[ok, "mdad_y"]).all()
+    bad = runner.invoke(app, ["report", str(copy), "--curve-sizes", "9"])
+    assert bad.exit_code == 2 and "no stored results for size 9" in bad.output
+    bad = runner.invoke(app, ["report", str(copy), "--figures", "gif"])
+    assert bad.exit_code == 2 and "--figures must be one of png, svg, pdf" in " ".join(bad.output.split())
+
+
+def test_summary_sentences_in_plain_words():
+    summary = pd.DataFrame({
+        "method": ["anchor-points"] * 3, "size": [10, 25, 100], "sources": 300, "view": "seen",
+        "mdad": [np.nan, 8.0, 4.5], "mdad_reached": [False, True, True],
+    })
+    (sentence,) = summary_sentences(summary, 0.8, n_seen=224)
+    assert sentence == ("With 10 items (4.5% of the seen pool), no accuracy difference is ordered correctly 80% of the time "
+                        "(MDAD not reached); with 25 items, anchor-points orders models at least 8 points apart correctly "
+                        "80% of the time; with 100 items, models at least 4.5 points apart.")
+
+
+def test_figures_mark_not_reached_and_label_sizes_with_shares():
+    summary = pd.DataFrame({
+        "method": ["random"] * 4, "size": [10, 10, 50, 50], "sources": 100, "view": ["seen", "unseen"] * 2,
+        "mdad": [np.nan, np.nan, 6.0, 7.5], "mdad_low": [9.0, np.nan, 5.0, 6.0], "mdad_high": [np.nan, np.nan, 7.0, 9.0],
+        "mdad_reached": [False, False, True, True], "error": 0.05, "kendall_tau": 0.6,
+    })
+    fig = figures.mdad_vs_size(summary, n_seen=200)
+    seen_ax = fig.axes[0]
+    assert [t.get_text() for t in seen_ax.get_xticklabels()] == ["10\n5%", "50\n25%"]
+    assert "not reached" in [t.get_text() for t in seen_ax.get_yticklabels()]
+    hollow = [c for c in seen_ax.collections if c.get_offsets().shape[0] == 1 and c.get_offsets()[0, 0] == 10]
+    assert hollow, "the not-reached size should carry a marker in the strip"
+    assert hollow[0].get_offsets()[0, 1] > max(t for t in seen_ax.get_yticks() if t < 20) - 1e-9
+    figures.render(fig)
+
+
+def test_empty_store_still_writes_a_page(tmp_path):
+    ResultStore(tmp_path).open_for({"seed": 0, "data_source": "x"})
+    out = build_outputs(tmp_path)
+    assert "No finished cells yet." in out.report.read_text()
+
+
+def test_real_gpqa_report_has_every_figure(shared_data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MDAD_DATA_DIR", str(shared_data_dir))
+    out = tmp_path / "gpqa"
+    result = runner.invoke(app, ["run", "--dataset", "oll2-gpqa", "--methods", "random,random-stratified-equal",
+                                 "--per-subtask", "--sizes", "10,5%,100", "--sources", "50,300", "--runs", "5",
+                                 "--group", "7b_instruct", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = (out / "report.html").read_text()
+    assert len(embedded_pngs(html)) == len(FIGURE_KEYS)
+    assert "oll2-gpqa" in html and "real model outputs" in html and "0/1 correctness" in html
+    assert json.loads((out / "config.json").read_text())["size_requests"][1] == {"requested": "5%", "items": 11}
