@@ -18,8 +18,8 @@ from rich import box
 from rich.table import Table
 
 from mdad import methods as method_registry
-from mdad.cli.common import app, console, friendly_errors
-from mdad.data import ResponseMatrix, load, load_dataset
+from mdad.cli.common import app, console, friendly_errors, read_data
+from mdad.data import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.metrics import analytic
 from mdad.metrics.pairwise import bin_of
@@ -37,9 +37,7 @@ def load_for_analysis(dataset: str, data: Optional[Path], seed: int, missing: st
     """The matrix the user named; missing cells kept for pairwise use or handled by the policy."""
     if missing not in MISSING_POLICIES:
         raise MdadError(f"Unknown missing-data policy {missing!r}; use {', '.join(MISSING_POLICIES)}.")
-    if data is not None and not data.exists():
-        raise MdadError(f"No such file or folder: {data}.")
-    matrix = load(data) if data is not None else load_dataset(dataset, seed=seed)
+    matrix = read_data(dataset, data, seed)
     if missing == "pairwise":
         return matrix
     return matrix.require_complete(missing)

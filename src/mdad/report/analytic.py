@@ -21,7 +21,7 @@ from mdad.experiment.splits import make_splits
 from mdad.experiment.store import ResultStore, fingerprint
 from mdad.metrics import analytic
 from mdad.metrics.exact import agreement
-from mdad.report.figures import plt
+from mdad.report.figures import method_styles, plt, styled
 
 CURVE_COLUMNS = ["method", "size", "sources", "view", "diff_low", "pairs", "agreed", "agreement"]
 
@@ -95,6 +95,7 @@ def analytic_curves_for_store(out_dir: str | Path, matrix: ResponseMatrix, bin_w
     return pd.concat(frames, ignore_index=True)
 
 
+@styled
 def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, size: int, view: str = "seen",
                           sources: int | None = None, threshold: float = 0.8, max_diff: float = 20.0):
     """Simulated agreement (points) and analytic expectation (line) against the true difference, per random design."""
@@ -104,12 +105,13 @@ def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, s
     sim, exact = pick(curves), pick(analytic_curves)
     sources = sources if sources is not None else int(exact["sources"].max()) if len(exact) else None
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    styles = method_styles(exact["method"].unique())
     for method, rows in exact[exact["sources"] == sources].groupby("method", sort=True):
         rows = rows[rows["diff_low"] <= max_diff]
-        line = ax.plot(rows["diff_low"], rows["agreement"], label=f"{method} (exact)")[0]
+        color = styles[method]["color"]
+        ax.plot(rows["diff_low"], rows["agreement"], color=color, label=f"{method} (exact)")
         dots = sim[(sim["method"] == method) & (sim["sources"] == sources) & (sim["diff_low"] <= max_diff)]
-        ax.scatter(dots["diff_low"], dots["agreement"], s=12, color=line.get_color(), alpha=0.6,
-                   label=f"{method} (simulated)")
+        ax.scatter(dots["diff_low"], dots["agreement"], s=12, color=color, alpha=0.6, label=f"{method} (simulated)")
     ax.axhline(threshold, color="grey", linestyle="--", linewidth=1)
     ax.set_xlabel("true accuracy difference (points, 0.5-point bins)")
     ax.set_ylabel(f"P(same order as the {view} items)")
