@@ -252,8 +252,9 @@ def compare(
     console.print(f"MDAD of a {size}-item {method} micro-benchmark on {matrix.source}: [bold]{mdad_text}[/bold] "
                   f"(exact; all {everyone.n_pairs:,} model pairs, threshold {threshold:g}).")
     below = int(frame["below_mdad"].sum())
-    console.print(f"{label}: {len(frame):,} pairs; [bold]{below:,} ({below / len(frame):.0%})[/bold] differ by less than "
-                  f"the MDAD, so their order is unlikely to be preserved; mean probability of the correct order "
+    reason = "MDAD is not reached at this size" if np.isnan(mdad) else "they differ by less than the MDAD"
+    console.print(f"{label}: {len(frame):,} pairs; [bold]{below:,} ({below / len(frame):.0%})[/bold] are unlikely to keep "
+                  f"their order ({reason}); mean probability of the correct order "
                   f"{frame['p_correct_order'].mean():.3f}, {(frame['p_correct_order'] < threshold).mean():.0%} of pairs "
                   f"below {threshold:g}.")
     if csv is not None:

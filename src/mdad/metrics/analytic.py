@@ -153,7 +153,7 @@ def _allocation_groups(design: str, sizes: np.ndarray, k: int):
     of the largest size of each subtask, an approximation of the weights 1/size when a few
     items are missing.
     """
-    rows, inverse = exact._unique_rows(*sizes.T)
+    rows, inverse = exact.unique_rows(*sizes.T)
     if len(rows) == 1 or design == "random-stratified-proportional":
         return [(np.ones(len(sizes), bool), rows.max(axis=0))]
     laws = [np.concatenate(equal_allocation_base(row, k)).tobytes() for row in rows]
@@ -199,7 +199,7 @@ def _normal_scores(stats: PairStats, allocations: np.ndarray, weights: np.ndarra
         fpc = np.where(sizes > 1, (sizes - kk) / np.maximum(sizes - 1, 1), 0.0)
         total_mean = (kk * mean).sum(axis=1)
         total_var = (kk * var * fpc).sum(axis=1)
-        p, n = exact._normal_tails(total_mean, total_var, 0.0)
+        p, n = exact.normal_tails(total_mean, total_var, 0.0)
         pos += w * p
         neg += w * n
     return pos, neg

@@ -68,7 +68,7 @@ def _as_int_arrays(*arrays) -> list[np.ndarray]:
     return [np.asarray(a, dtype=np.int64).ravel() for a in out]
 
 
-def _unique_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def unique_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of non-negative integer columns and the inverse map (one 1-D sort when the keys fit)."""
     stacked = np.stack(columns, axis=1)
     if not len(stacked):
@@ -142,7 +142,7 @@ def sign_probabilities(N, k, n_plus, n_minus) -> tuple[np.ndarray, np.ndarray]:
     shape = np.broadcast_shapes(*(np.shape(x) for x in (N, k, n_plus, n_minus)))
     N, k, n_plus, n_minus = _as_int_arrays(N, k, n_plus, n_minus)
     _check_counts(N, k, n_plus, n_minus)
-    keys, inverse = _unique_rows(N, k, n_plus, n_minus)
+    keys, inverse = unique_rows(N, k, n_plus, n_minus)
     pos = np.zeros(len(keys))
     neg = np.zeros(len(keys))
     lf = _log_factorials(3 * int(keys[:, 0].max()) + 3 if len(keys) else 3)
@@ -188,7 +188,7 @@ def difference_pmf(N, k, n_plus, n_minus, eps: float = DEFAULT_EPS) -> tuple[np.
     """
     N, k, n_plus, n_minus = _as_int_arrays(N, k, n_plus, n_minus)
     _check_counts(N, k, n_plus, n_minus)
-    keys, inverse = _unique_rows(N, k, n_plus, n_minus)
+    keys, inverse = unique_rows(N, k, n_plus, n_minus)
     offset = int(k.max()) if k.size else 0
     width = 2 * offset + 1
     pmf = np.zeros((len(keys), width))
@@ -213,10 +213,10 @@ def normal_sign_probabilities(N, k, n_plus, n_minus) -> tuple[np.ndarray, np.nda
     mu = (n_plus - n_minus) / np.maximum(N, 1)
     s2 = (n_plus + n_minus) / np.maximum(N, 1) - mu**2
     var = k * s2 * np.where(N > 1, (N - k) / np.maximum(N - 1, 1), 0.0)
-    return _normal_tails(k * mu, var, 0.5)
+    return normal_tails(k * mu, var, 0.5)
 
 
-def _normal_tails(mean: np.ndarray, var: np.ndarray, half: float) -> tuple[np.ndarray, np.ndarray]:
+def normal_tails(mean: np.ndarray, var: np.ndarray, half: float) -> tuple[np.ndarray, np.ndarray]:
     """P(X > half-way) and P(X < -half-way) of a normal; a point mass where the variance is 0."""
     sd = np.sqrt(np.maximum(var, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -239,7 +239,7 @@ def normal_sign_probabilities_scores(
     """
     N, k, m, v = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(N, k, mean_diff, var_diff))
     fpc = np.where(N > 1, (N - k) / np.maximum(N - 1, 1), 0.0)
-    return _normal_tails(k * m, k * v * fpc, 0.5 if continuity else 0.0)
+    return normal_tails(k * m, k * v * fpc, 0.5 if continuity else 0.0)
 
 
 def agreement(p_pos: np.ndarray, p_neg: np.ndarray, truth_sign: np.ndarray) -> np.ndarray:
