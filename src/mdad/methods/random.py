@@ -28,16 +28,23 @@ def equal_allocation(sizes: np.ndarray, k: int, rng: np.random.Generator) -> np.
     the largest level L that fits in k, and the rest go one each to random subtasks
     that still have room.
     """
+    alloc, with_room = equal_allocation_base(sizes, k)
+    alloc[rng.choice(with_room, size=k - int(alloc.sum()), replace=False)] += 1
+    return alloc
+
+
+def equal_allocation_base(sizes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed part of the equal allocation, min(size, L) per subtask, and the subtasks with room.
+
+    ``k - base.sum()`` of the subtasks with room (fewer than their number) get one more item each.
+    """
     sizes = np.asarray(sizes, dtype=np.int64)
     if k > sizes.sum():
         raise MdadError(f"Size {k} is larger than the pool of {int(sizes.sum())} items.")
     levels = np.arange(int(sizes.max()) + 1)
     filled = np.minimum(sizes[None, :], levels[:, None]).sum(axis=1)
     level = int(levels[filled <= k].max())
-    alloc = np.minimum(sizes, level)
-    with_room = np.flatnonzero(sizes > level)
-    alloc[rng.choice(with_room, size=k - int(alloc.sum()), replace=False)] += 1
-    return alloc
+    return np.minimum(sizes, level), np.flatnonzero(sizes > level)
 
 
 class RandomStratifiedEqual(SelectionMethod):

@@ -1,0 +1,292 @@
+"""`mdad plan` and `mdad compare`: how many items, and which comparisons a micro-benchmark can be trusted with.
+
+Random designs are answered exactly from the data alone (mdad.metrics.analytic): every pair
+of models, k items drawn by the design from the items both models answered, compared with
+their accuracy on all those items. Other methods are answered from the simulated curves of
+a finished `mdad run`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+import pandas as pd
+import typer
+from rich import box
+from rich.table import Table
+
+from mdad import methods as method_registry
+from mdad.cli.common import app, console, friendly_errors, read_data
+from mdad.data import ResponseMatrix
+from mdad.errors import MdadError
+from mdad.metrics import analytic
+from mdad.metrics.pairwise import bin_of
+
+BIN = 0.5
+MISSING_POLICIES = ("pairwise", "error", "drop-items", "drop-models")
+MISSING_HELP = ("Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), "
+                "error, drop-items or drop-models.")
+PAIRS_MEANING = ("'Pairs that far apart' are the pairs of models in the data whose full-benchmark accuracy difference "
+                 "falls in the same 0.5-point bin as --detect (e.g. 2.0 to 2.5 points); the answer is the smallest size "
+                 "at which their probability of being ordered correctly, averaged over those pairs, reaches --threshold.")
+
+
+def load_for_analysis(dataset: str, data: Optional[Path], seed: int, missing: str) -> ResponseMatrix:
+    """The matrix the user named; missing cells kept for pairwise use or handled by the policy."""
+    if missing not in MISSING_POLICIES:
+        raise MdadError(f"Unknown missing-data policy {missing!r}; use {', '.join(MISSING_POLICIES)}.")
+    matrix = read_data(dataset, data, seed)
+    if missing == "pairwise":
+        return matrix
+    return matrix.require_complete(missing)
+
+
+def check_threshold(threshold: float) -> None:
+    if not 0 < threshold < 1:
+        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
+
+
+def check_method(method: str) -> None:
+    method_registry.get(method)  # unknown names are one clear error
+
+
+def bin_label(lower: float) -> str:
+    return f"{lower:g} to {lower + BIN:g}"
+
+
+def bin_agreement(stats: analytic.PairStats, k: int, design: str, seed: int) -> float:
+    return float(analytic.agreement_probabilities(stats, k, design, seed=seed).mean())
+
+
+def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed: int) -> tuple[int | None, float, float]:
+    """The smallest k whose mean agreement over ``stats`` reaches the threshold: doubling k until it
+    does, then bisection (small sizes are cheap, so the whole pool is evaluated only when needed).
+
+    Returns (k or None when even the whole pool does not, agreement at k, agreement at k - 1).
+    """
+    pool = int(stats.pool.min())
+    lo, at_lo, hi = 0, 0.0, 1
+    while True:
+        at_hi = bin_agreement(stats, hi, design, seed)
+        if at_hi >= threshold:
+            break
+        if hi == pool:
+            return None, at_hi, at_hi
+        lo, at_lo, hi = hi, at_hi, min(2 * hi, pool)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        value = bin_agreement(stats, mid, design, seed)
+        if value >= threshold:
+            hi, at_hi = mid, value
+        else:
+            lo, at_lo = mid, value
+    return hi, at_hi, at_lo
+
+
+@app.command(help="How many items a micro-benchmark needs to order models --detect points apart (or, with --size, "
+                  "the MDAD of a given size). Exact for the random designs; from a finished run (--results) for "
+                  "other methods. " + PAIRS_MEANING)
+@friendly_errors
+def plan(
+    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
+    data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
+    detect: Optional[float] = typer.Option(None, help="Accuracy difference to detect, in points (its 0.5-point bin is used)."),
+    size: Optional[int] = typer.Option(None, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items."),
+    threshold: float = typer.Option(0.8, help="Probability of the correct order that counts as detected."),
+    method: str = typer.Option("random", help="random, random-stratified-equal, random-stratified-proportional (exact), "
+                                              "or any method with --results."),
+    results: Optional[Path] = typer.Option(None, help="Folder of a finished 'mdad run': answer from its simulated curves."),
+    missing: str = typer.Option("pairwise", help=MISSING_HELP),
+    seed: int = typer.Option(0, help="Seed of the simulated dataset and of the proportional design's allocation draws."),
+) -> None:
+    check_threshold(threshold)
+    if (detect is None) == (size is None):
+        raise MdadError("Give either --detect (points to tell apart) or --size (number of items), not both or neither.")
+    if detect is not None and detect < 0:
+        raise MdadError(f"--detect must be a non-negative number of points, got {detect}.")
+    check_method(method)
+    if results is not None:
+        plan_from_results(results, method, detect, size, threshold)
+        return
+    if method not in analytic.DESIGNS:
+        raise MdadError(f"Method {method!r} has no exact answer; run 'mdad run --methods {method}' and pass its "
+                        "output folder with --results.")
+    matrix = load_for_analysis(dataset, data, seed, missing)
+    stats = analytic.pair_stats(matrix)
+    name = matrix.source
+    if size is not None:
+        plan_size(stats, size, method, threshold, seed, name)
+        return
+    lower = float(bin_of(np.array([detect]), BIN)[0]) * BIN
+    in_bin = bin_of(stats.diff_points, BIN) == round(lower / BIN)
+    if not in_bin.any():
+        raise MdadError(f"No pair of models in {name} differs by {bin_label(lower)} points; choose another --detect.")
+    part = stats.subset(in_bin)
+    k, at_k, below = smallest_size(part, method, threshold, seed)
+    head = f"{method} on {name}: pairs of models {bin_label(lower)} points apart ({len(part.first):,} pairs in the data)"
+    if k is None:
+        console.print(f"{head} are never ordered correctly with probability {threshold:g}, not even with every item "
+                      f"({at_k:.3f} with all {int(part.pool.min())} items; true ties count as errors).")
+        return
+    console.print(f"{head}: [bold]{k} items[/bold] order them correctly with probability {at_k:.3f} on average "
+                  f"(>= {threshold:g}); {k - 1} items give {below:.3f}. Exact (no simulation), full benchmark as the truth.")
+    sizes = sorted({s for s in (10, 25, 50, 100, 250, 500, 1000, 2500, 5000) if s <= min(part.pool.min(), 2 * k)} | {k})
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("items", justify="right")
+    table.add_column(f"P(correct order), pairs {bin_label(lower)} pts apart", justify="right")
+    for s in sizes:
+        table.add_row(f"[bold]{s}[/bold]" if s == k else str(s), f"{bin_agreement(part, s, method, seed):.3f}")
+    console.print(table)
+
+
+def plan_size(stats: analytic.PairStats, size: int, method: str, threshold: float, seed: int, name: str) -> None:
+    """MDAD at one size from the analytic curve over all pairs, with the bins around it."""
+    probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
+    curve = analytic.expected_curve(probs, stats.diff_points, BIN)
+    mdad = analytic.first_crossing(curve, threshold)
+    where = f"first 0.5-point bin of full-benchmark difference whose mean probability of the correct order reaches {threshold:g}"
+    if np.isnan(mdad):
+        console.print(f"{method} with {size} items on {name}: MDAD [bold]not reached[/bold] (no bin of the "
+                      f"{stats.n_pairs:,} model pairs reaches {threshold:g}). Exact, no simulation.")
+    else:
+        console.print(f"{method} with {size} items on {name}: MDAD = [bold]{mdad:g} points[/bold] ({where}; "
+                      f"{stats.n_pairs:,} model pairs). Exact, no simulation.")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for header in ("difference (pts)", "pairs", "P(correct order)"):
+        table.add_column(header, justify="right")
+    centre = int(np.searchsorted(curve.lower, mdad)) if not np.isnan(mdad) else len(curve.lower) - 1
+    for i in range(max(0, centre - 4), min(len(curve.lower), centre + 4)):
+        table.add_row(bin_label(curve.lower[i]), f"{curve.pairs[i]:,}", f"{curve.rate[i]:.3f}")
+    console.print(table)
+
+
+def plan_from_results(results: Path, method: str, detect: float | None, size: int | None, threshold: float) -> None:
+    """The answer from the simulated agreement curves of a finished run (seen items, most source models)."""
+    from mdad.experiment.evaluate import evaluate_store
+    from mdad.experiment.store import ResultStore
+
+    store = ResultStore(results)
+    config = store.read_config()
+    summary, curves = evaluate_store(store, threshold, config.get("seed", 0))
+    if summary.empty or method not in set(summary["method"]):
+        stored = ", ".join(sorted(set(summary["method"]))) if not summary.empty else "none"
+        raise MdadError(f"{results} holds no results for method {method!r} (stored: {stored}).")
+    rows = summary[(summary["method"] == method) & (summary["view"] == "seen")]
+    sources = int(rows["sources"].max())
+    rows = rows[rows["sources"] == sources].sort_values("size")
+    note = f"from the simulated curves of {config.get('runs')} runs in {results} (seen items, {sources} source models), not exact"
+    if size is not None:
+        row = rows[rows["size"] == size]
+        if row.empty:
+            raise MdadError(f"{results} has no {method} results at size {size} (stored sizes: "
+                            f"{', '.join(str(s) for s in rows['size'])}).")
+        r = row.iloc[0]
+        value = f"{r['mdad']:g} points [{r['mdad_low']:g}, {r['mdad_high']:g}]" if r["mdad_reached"] else "not reached"
+        console.print(f"{method} with {size} items: MDAD = [bold]{value}[/bold], {note}.")
+        return
+    lower = float(bin_of(np.array([detect]), BIN)[0]) * BIN
+    seen = curves[(curves["method"] == method) & (curves["view"] == "seen") & (curves["sources"] == sources)]
+    at = seen[np.isclose(seen["diff_low"], lower)].set_index("size")["agreement"]
+    reached = [int(s) for s in rows["size"] if s in at.index and at[s] >= threshold]
+    if not reached:
+        console.print(f"{method}: no stored size orders pairs {bin_label(lower)} points apart correctly with "
+                      f"probability {threshold:g} (largest stored size: {int(rows['size'].max())}), {note}.")
+        return
+    k = min(reached)
+    console.print(f"{method}: [bold]{k} items[/bold] is the smallest stored size at which pairs {bin_label(lower)} points "
+                  f"apart are ordered correctly with probability {at[k]:.3f} (>= {threshold:g}), {note}.")
+
+
+@app.command(help="For each pair of models: the full-benchmark accuracy difference and the probability that a random "
+                  "--size-item micro-benchmark orders the pair correctly (exact). For a group: the share of its pairs "
+                  "whose difference is below the MDAD at that size (MDAD from all model pairs of the data), i.e. "
+                  "comparisons unlikely to be preserved.")
+@friendly_errors
+def compare(
+    size: int = typer.Option(..., help="Number of items in the micro-benchmark."),
+    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
+    data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
+    group: Optional[str] = typer.Option(None, help="A named model group (groups.json beside the data)."),
+    models: Optional[List[str]] = typer.Option(None, help="Models to compare (repeat the option or separate names by commas)."),
+    method: str = typer.Option("random", help="random, random-stratified-equal or random-stratified-proportional."),
+    threshold: float = typer.Option(0.8, help="Agreement that defines MDAD."),
+    missing: str = typer.Option("pairwise", help=MISSING_HELP),
+    csv: Optional[Path] = typer.Option(None, help="Also write every pair to this CSV file."),
+    top: int = typer.Option(30, help="Rows to print (closest pairs first); 0 prints all."),
+    seed: int = typer.Option(0, help="Seed of the simulated dataset and of the proportional design's allocation draws."),
+) -> None:
+    check_threshold(threshold)
+    check_method(method)
+    if method not in analytic.DESIGNS:
+        raise MdadError(f"compare is exact for the random designs only ({', '.join(analytic.DESIGNS)}); for {method!r} "
+                        "use 'mdad run --group ...'.")
+    if group is not None and models:
+        raise MdadError("Give --group or --models, not both.")
+    matrix = load_for_analysis(dataset, data, seed, missing)
+    if group is not None:
+        chosen = matrix.group_index(group)
+        label = f"group {group}"
+    elif models:
+        names = [n.strip() for value in models for n in value.split(",") if n.strip()]
+        chosen = matrix.model_index(names)
+        if len(np.unique(chosen)) < 2:
+            raise MdadError("--models must name at least two different models.")
+        chosen = np.unique(chosen)
+        label = f"{len(chosen)} chosen models"
+    else:
+        chosen = np.arange(matrix.n_models)
+        label = f"all {matrix.n_models} models"
+    everyone = analytic.pair_stats(matrix)
+    curve = analytic.expected_curve(analytic.agreement_probabilities(everyone, size, method, seed=seed),
+                                    everyone.diff_points, BIN)
+    mdad = analytic.first_crossing(curve, threshold)
+    stats = analytic.pair_stats(matrix, models=chosen)
+    probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
+    frame = pair_frame(matrix, stats, probs, mdad)
+    if csv is not None:
+        frame.to_csv(csv, index=False)
+    print_pairs(frame, top, size, method)
+    mdad_text = "not reached" if np.isnan(mdad) else f"{mdad:g} points"
+    console.print(f"MDAD of a {size}-item {method} micro-benchmark on {matrix.source}: [bold]{mdad_text}[/bold] "
+                  f"(exact; all {everyone.n_pairs:,} model pairs, threshold {threshold:g}).")
+    below = int(frame["below_mdad"].sum())
+    reason = "MDAD is not reached at this size" if np.isnan(mdad) else "they differ by less than the MDAD"
+    console.print(f"{label}: {len(frame):,} pairs; [bold]{below:,} ({below / len(frame):.0%})[/bold] are unlikely to keep "
+                  f"their order ({reason}); mean probability of the correct order "
+                  f"{frame['p_correct_order'].mean():.3f}, {(frame['p_correct_order'] < threshold).mean():.0%} of pairs "
+                  f"below {threshold:g}.")
+    if csv is not None:
+        console.print(f"Every pair: {csv}")
+
+
+def pair_frame(matrix: ResponseMatrix, stats: analytic.PairStats, probs: np.ndarray, mdad: float) -> pd.DataFrame:
+    """One row per pair, the better model first, closest pairs first."""
+    diff = stats.diff_points
+    flip = diff < 0
+    a = np.where(flip, stats.second, stats.first)
+    b = np.where(flip, stats.first, stats.second)
+    acc = matrix.accuracy() * 100.0
+    frame = pd.DataFrame({
+        "model_a": matrix.models[a], "model_b": matrix.models[b],
+        "accuracy_a": acc[a], "accuracy_b": acc[b],
+        "difference_points": np.abs(diff), "p_correct_order": probs, "pool_items": stats.pool,
+        "below_mdad": np.abs(diff) < mdad if not np.isnan(mdad) else np.ones(len(diff), bool),
+    })
+    return frame.sort_values(["difference_points", "model_a", "model_b"], kind="stable", ignore_index=True)
+
+
+def print_pairs(frame: pd.DataFrame, top: int, size: int, method: str) -> None:
+    shown = frame if top <= 0 else frame.head(top)
+    title = f"{size}-item {method} micro-benchmark: probability of ordering each pair as the full benchmark does"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for header, justify in (("higher model", "left"), ("lower model", "left"), ("difference (pts)", "right"),
+                            ("P(correct order)", "right"), ("below MDAD", "center")):
+        table.add_column(header, justify=justify, overflow="fold")
+    for row in shown.itertuples(index=False):
+        table.add_row(str(row.model_a), str(row.model_b), f"{row.difference_points:.2f}", f"{row.p_correct_order:.3f}",
+                      "yes" if row.below_mdad else "no")
+    console.print(table)
+    if len(shown) < len(frame):
+        console.print(f"... {len(frame) - len(shown):,} more pairs (use --top 0 or --csv).")

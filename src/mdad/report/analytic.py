@@ -1,0 +1,139 @@
+"""Analytic agreement curves of a stored run, and the figure that sets them beside the simulated ones.
+
+For the random designs the expected agreement of every target pair in every run is exact
+given that run's split: the micro-benchmark is drawn from the run's seen items, the truth
+is the pair's accuracy on the seen items (``seen`` view) or on the unseen items (``unseen``
+view). Averaging these probabilities per 0.5-point bin gives the curve the simulated runs
+estimate, so the two should agree up to the simulation's Monte Carlo error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mdad.data import load, simulate
+from mdad.data.matrix import ResponseMatrix
+from mdad.errors import MdadError
+from mdad.experiment.splits import make_splits
+from mdad.experiment.store import ResultStore, fingerprint
+from mdad.metrics import analytic
+from mdad.metrics.exact import agreement
+from mdad.report.figures import method_styles, plt, styled
+
+CURVE_COLUMNS = ["method", "size", "sources", "view", "diff_low", "pairs", "agreed", "agreement"]
+
+
+def _stack(parts: list[analytic.PairStats]) -> analytic.PairStats:
+    fields = ("first", "second", "sizes", "n_plus", "n_minus", "sum_d", "sum_d2")
+    return analytic.PairStats(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in fields},
+                              binary=parts[0].binary, strata=parts[0].strata)
+
+
+def run_pair_stats(matrix: ResponseMatrix, config: dict) -> tuple[analytic.PairStats, np.ndarray]:
+    """Target pairs of every run of a stored experiment: stats on the seen items, and the unseen difference (points)."""
+    if fingerprint(matrix) != config.get("data_fingerprint"):
+        raise MdadError(f"The data given ({matrix.source}) is not the data the stored run used "
+                        f"({config.get('data_source')}); pass the same response matrix.")
+    splits = make_splits(matrix, config["runs"], config["targets"], config["seed"], config.get("group"))
+    seen, unseen = [], []
+    for run in range(splits.n_runs):
+        targets = splits.targets[run]
+        seen.append(analytic.pair_stats(matrix, models=targets, items=splits.seen[run]))
+        unseen.append(analytic.pair_stats(matrix, models=targets, items=splits.unseen[run]).diff_points)
+    return _stack(seen), np.concatenate(unseen)
+
+
+def matrix_of_run(config: dict) -> ResponseMatrix | None:
+    """The response matrix a stored run used, found from its config (None when it cannot be found).
+
+    The simulated dataset is regenerated from its seed; a dataset name or file is loaded
+    again; the missing-data policies are tried until the data's fingerprint matches.
+    """
+    source = str(config.get("data_source", ""))
+    try:
+        if config.get("simulated") and source.startswith("simulated (seed "):
+            matrix = simulate(seed=int(source.removeprefix("simulated (seed ").rstrip(")")))
+        else:
+            matrix = load(source)
+    except (MdadError, ValueError, OSError):
+        return None
+    for policy in ("error", "drop-items", "drop-models"):
+        try:
+            candidate = matrix.require_complete(policy)
+        except MdadError:
+            continue
+        if fingerprint(candidate) == config.get("data_fingerprint"):
+            return candidate
+    return None
+
+
+def analytic_curves_for_store(out_dir: str | Path, matrix: ResponseMatrix, bin_width: float = 0.5) -> pd.DataFrame:
+    """Analytic curves (columns as the run's curves frame) for every random-design cell of a stored run.
+
+    ``agreed`` is the expected number of agreeing pair-runs (a float). Random designs ignore
+    the source models, so every number of sources of a (method, size) gets the same curve.
+    """
+    store = ResultStore(out_dir)
+    config = store.read_config()
+    cells = [c for c in store.cells() if c.method in analytic.DESIGNS]
+    if not cells:
+        return pd.DataFrame(columns=CURVE_COLUMNS)
+    stats, unseen_diff = run_pair_stats(matrix, config)
+    frames = []
+    for method, size in sorted({(c.method, c.size) for c in cells}):
+        pos, neg = analytic.sign_probabilities(stats, size, method, config.get("seed", 0))
+        for view, diff in (("seen", stats.diff_points), ("unseen", unseen_diff)):
+            curve = analytic.expected_curve(agreement(pos, neg, diff), diff, bin_width)
+            for sources in sorted({c.sources for c in cells if (c.method, c.size) == (method, size)}):
+                frames.append(pd.DataFrame({
+                    "method": method, "size": size, "sources": sources, "view": view, "diff_low": curve.lower,
+                    "pairs": curve.pairs, "agreed": curve.agreed, "agreement": curve.rate,
+                }))
+    return pd.concat(frames, ignore_index=True)
+
+
+@styled
+def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, size: int, view: str = "seen",
+                          sources: int | None = None, threshold: float = 0.8, max_diff: float = 20.0):
+    """Simulated agreement (points) and analytic expectation (line) against the true difference, per random design."""
+    def pick(frame):
+        return frame[(frame["view"] == view) & (frame["size"] == size) & (frame["method"].isin(analytic.DESIGNS))]
+
+    sim, exact = pick(curves), pick(analytic_curves)
+    sources = sources if sources is not None else int(exact["sources"].max()) if len(exact) else None
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    styles = method_styles(exact["method"].unique())
+    for method, rows in exact[exact["sources"] == sources].groupby("method", sort=True):
+        rows = rows[rows["diff_low"] <= max_diff]
+        color = styles[method]["color"]
+        ax.plot(rows["diff_low"], rows["agreement"], color=color, label=f"{method} (exact)")
+        dots = sim[(sim["method"] == method) & (sim["sources"] == sources) & (sim["diff_low"] <= max_diff)]
+        ax.scatter(dots["diff_low"], dots["agreement"], s=12, color=color, alpha=0.6, label=f"{method} (simulated)")
+    ax.axhline(threshold, color="grey", linestyle="--", linewidth=1)
+    ax.set_xlabel("true accuracy difference (points, 0.5-point bins)")
+    ax.set_ylabel(f"P(same order as the {view} items)")
+    ax.set_title(f"{size} items: exact expectation and simulated runs ({view} items)")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def analytic_figures(out_dir: str | Path, curves: pd.DataFrame, threshold: float = 0.8,
+                     matrix: ResponseMatrix | None = None) -> list[tuple[str, object]]:
+    """(title, figure) pairs setting exact and simulated curves side by side for the smallest and largest
+    size of a stored run (seen items); empty when the run has no random design or its data cannot be found."""
+    config = ResultStore(out_dir).read_config()
+    matrix = matrix if matrix is not None else matrix_of_run(config)
+    if matrix is None:
+        return []
+    exact_curves = analytic_curves_for_store(out_dir, matrix)
+    if exact_curves.empty:
+        return []
+    sizes = sorted(exact_curves["size"].unique())
+    return [(f"Exact and simulated agreement, {size} items (random designs)",
+             analytic_vs_simulated(curves, exact_curves, int(size), threshold=threshold))
+            for size in sorted({sizes[0], sizes[-1]})]
