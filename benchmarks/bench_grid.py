@@ -67,11 +67,14 @@ def main() -> None:
         t0 = time.perf_counter()
         frames = Experiment(matrix, config).run()
         t1 = time.perf_counter()
-        summaries = {cell: evaluate_cell(cell, frame)[0] for cell, frame in frames.items()}
+        summaries = {cell: evaluate_cell(cell, frame, robust=False)[0] for cell, frame in frames.items()}
         t2 = time.perf_counter()
         cells = list(frames)[: args.baseline_cells]
         loops = {cell: loop_metrics(frames[cell]) for cell in cells}
         t3 = time.perf_counter()
+        for cell, frame in frames.items():
+            evaluate_cell(cell, frame, robust=True)
+        t_robust = time.perf_counter() - t3
     for cell in cells:
         for row in summaries[cell]:
             mdad, tau, err = loops[cell][row["view"]]
@@ -83,6 +86,7 @@ def main() -> None:
     print(f"  selection + estimates : {t1 - t0:8.3f} s")
     print(f"  metrics (vectorised)  : {t2 - t1:8.3f} s  ({1000 * vector_metrics:.1f} ms per cell)")
     print(f"  whole grid            : {t2 - t0:8.3f} s")
+    print(f"  metrics + robust MDAD : {t_robust:8.3f} s  (the logistic-fit MDAD with its bootstrap, all cells)")
     print(f"  metrics (per-pair loop, {len(cells)} cells): {t3 - t2:8.3f} s  ({1000 * loop_per_cell:.0f} ms per cell)")
     print(f"  ratio metrics loop / vectorised        : {loop_per_cell / vector_metrics:8.1f}x")
     print(f"  ratio grid with loop metrics / grid    : "

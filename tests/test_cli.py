@@ -28,6 +28,7 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["method"]) == set(available())  # every method by default
     assert set(summary["view"]) == {"seen", "unseen"}
+    assert {"mdad_robust", "mdad_robust_low", "mdad_robust_high"} <= set(summary.columns)
     html = (out / "report.html").read_text()
     assert "simulated" in html and html.count("data:image/png;base64,") >= 3
     rebuilt = runner.invoke(app, ["report", str(out), "--threshold", "0.9"])

@@ -19,7 +19,6 @@ items never produce NaN, and they get a medoid of their own only when that pays.
 
 from __future__ import annotations
 
-import kmedoids
 import numpy as np
 
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
@@ -99,6 +98,8 @@ class AnchorPoints(SelectionMethod):
         n = distance.shape[0]
         if k == n:
             return MicroBenchmark(items=np.arange(n), weights=np.full(n, 1.0 / n), uses_gold_prob=True)
+        import kmedoids  # imported here: it loads scikit-learn, which costs a second at start-up
+
         fit = kmedoids.fasterpam(distance, k, init="random", random_state=int(rng.integers(2**31)), n_cpu=1)
         medoids = complete_medoids(fit.medoids.astype(np.int64), k, distance, rng)
         labels = assign(1.0 - distance[medoids], medoids, rng)

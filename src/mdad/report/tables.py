@@ -19,22 +19,31 @@ def format_mdad(row: pd.Series) -> str:
     return f"{row['mdad']:g} [{format_points(row['mdad_low'])}, {format_points(row['mdad_high'])}]"
 
 
+def format_robust(row: pd.Series) -> str:
+    """The monotone-fit MDAD with its interval, like ``format_mdad``."""
+    if "mdad_robust" not in row or np.isnan(row["mdad_robust"]):
+        return NOT_REACHED
+    return f"{row['mdad_robust']:g} [{format_points(row['mdad_robust_low'])}, {format_points(row['mdad_robust_high'])}]"
+
+
 def share_of_seen(sizes: pd.Series, n_seen: int | None) -> pd.Series:
     return (100.0 * sizes / n_seen).round(1) if n_seen else pd.Series(np.nan, index=sizes.index)
 
 
 def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFrame:
-    """One row per (method, size, sources): MDAD with interval, error and Kendall tau, seen and unseen."""
+    """One row per (method, size, sources): MDAD with interval, error and Kendall tau, seen and unseen
+    (plus the robust, monotone-fit MDAD on seen items when the summary has it)."""
     if summary.empty:
         return pd.DataFrame()
     parts = []
     for view in ("seen", "unseen"):
         part = summary[summary["view"] == view].set_index(["method", "size", "sources"])
-        parts.append(pd.DataFrame({
-            f"MDAD {view} (pts)": part.apply(format_mdad, axis=1),
-            f"error {view} (pts)": (100 * part["error"]).round(2),
-            f"tau {view}": part["kendall_tau"].round(3),
-        }))
+        columns = {f"MDAD {view} (pts)": part.apply(format_mdad, axis=1)}
+        if view == "seen" and "mdad_robust" in part:
+            columns["robust MDAD seen (pts)"] = part.apply(format_robust, axis=1)
+        columns[f"error {view} (pts)"] = (100 * part["error"]).round(2)
+        columns[f"tau {view}"] = part["kendall_tau"].round(3)
+        parts.append(pd.DataFrame(columns))
     table = pd.concat(parts, axis=1).reset_index()
     table.insert(2, "% of seen", share_of_seen(table["size"], n_seen))
     return table.sort_values(["method", "sources", "size"], kind="stable").reset_index(drop=True)
