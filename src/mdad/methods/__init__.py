@@ -5,6 +5,7 @@ from __future__ import annotations
 from mdad.errors import MdadError
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
 from mdad.methods.random import Random, RandomStratifiedEqual, RandomStratifiedProportional
+from mdad.methods.tinybenchmarks import TinyBenchmarks, TinyBenchmarksGPIRT, TinyBenchmarksPIRT
 
 REGISTRY: dict[str, type[SelectionMethod]] = {
     cls.name: cls
@@ -12,6 +13,9 @@ REGISTRY: dict[str, type[SelectionMethod]] = {
         Random,
         RandomStratifiedEqual,
         RandomStratifiedProportional,
+        TinyBenchmarks,
+        TinyBenchmarksPIRT,
+        TinyBenchmarksGPIRT,
     )
 }
 

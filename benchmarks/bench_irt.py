@@ -1,0 +1,128 @@
+"""Multidimensional 2PL fit: mdad.irt against py-irt (the tinyBenchmarks reference trainer).
+
+Both fit D=10 to the same simulated 300 x 6,000 0/1 matrix with 10% of the cells held out
+at random; the script prints each fit time, the ratio, and the mean held-out
+log-likelihood of each fit (higher is better). mdad is timed with 1 and 2 BLAS threads.
+
+py-irt pins old libraries, so it runs in its own environment through a subprocess: give
+that environment's python with ``--pyirt-python`` or ``MDAD_PYIRT_PYTHON``. Its 2,000
+epochs take tens of minutes; ``--pyirt-result FILE`` keeps the fit in FILE and reuses it on
+the next call when it was made on the same data. Without a py-irt python the script
+reports mdad alone.
+
+    python benchmarks/bench_irt.py --pyirt-python /path/to/venv/bin/python --pyirt-result pyirt.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from mdad.data import simulate_with_truth
+from mdad.irt import fit_irt
+
+HERE = Path(__file__).resolve().parent
+
+
+def make_data(n_models: int, n_items: int, holdout: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(training matrix with held-out cells set to NaN, full 0/1 matrix, held-out mask)."""
+    matrix, _ = simulate_with_truth(
+        n_models=n_models, n_items=n_items, n_subtasks=6, dims=4, seed=seed, with_option_probs=False
+    )
+    scores = matrix.scores.astype(np.float64)
+    held = np.random.default_rng([seed, 7]).random(scores.shape) < holdout
+    train = np.where(held, np.nan, scores)
+    return train, scores, held
+
+
+def heldout_loglik(logits: np.ndarray, scores: np.ndarray, held: np.ndarray) -> float:
+    """Mean Bernoulli log-likelihood of the held-out cells under the fitted logits."""
+    z, y = logits[held], scores[held]
+    return float(np.mean(y * z - np.logaddexp(0.0, z)))
+
+
+def run_mdad(train: np.ndarray, dims: int, threads: int, seed: int):
+    with threadpool_limits(threads):
+        start = time.perf_counter()
+        fit = fit_irt(train, dims=dims, rng=np.random.default_rng(seed))
+        seconds = time.perf_counter() - start
+    return fit, seconds
+
+
+def run_pyirt(train: np.ndarray, python: str, result: Path | None, dims: int, epochs: int, threads: int,
+              seed: int) -> dict:
+    """py-irt's fitted logits, training time, epochs done and error, from the cache file when
+    it was made on the same data and settings."""
+    key = hashlib.sha256(np.ascontiguousarray(train).tobytes()).hexdigest()[:16] + f"-{dims}-{epochs}-{seed}"
+    if result is not None and result.is_file():
+        cached = np.load(result)
+        if str(cached["key"]) == key:
+            return {name: cached[name] for name in cached.files} | {"cached": True}
+    with tempfile.TemporaryDirectory() as tmp:
+        data, out = Path(tmp) / "train.npz", Path(tmp) / "fit.npz"
+        np.savez(data, responses=train)
+        subprocess.run(
+            [python, str(HERE / "pyirt_fit.py"), str(data), str(out), "--dims", str(dims),
+             "--epochs", str(epochs), "--threads", str(threads), "--seed", str(seed)],
+            check=True,
+        )
+        fit = np.load(out)
+        ability, diff, disc = fit["ability"], fit["diff"], fit["disc"]
+        found = {
+            "key": key, "logits": np.einsum("jd,ijd->ij", disc, ability[:, None, :] - diff[None, :, :]),
+            "seconds": fit["seconds"], "epochs": fit["epochs"], "error": fit["error"],
+        }
+    if result is not None:
+        np.savez(result, **found)
+    return found | {"cached": False}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", type=int, default=300)
+    parser.add_argument("--items", type=int, default=6000)
+    parser.add_argument("--dims", type=int, default=10)
+    parser.add_argument("--holdout", type=float, default=0.1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--epochs", type=int, default=2000, help="py-irt epochs (the reference uses 2000)")
+    parser.add_argument("--pyirt-python", default=os.environ.get("MDAD_PYIRT_PYTHON"))
+    parser.add_argument("--pyirt-result", type=Path, default=None)
+    parser.add_argument("--pyirt-threads", type=int, default=1)
+    parser.add_argument("--pyirt-seed", type=int, default=42, help="the reference's seed is 42")
+    args = parser.parse_args()
+
+    train, scores, held = make_data(args.models, args.items, args.holdout, args.seed)
+    print(f"data: {args.models} models x {args.items} items, D={args.dims}, {held.sum()} held-out cells")
+
+    fits = {}
+    for threads in (1, 2):
+        fit, seconds = run_mdad(train, args.dims, threads, args.seed)
+        fits[threads] = seconds
+        print(f"mdad.irt ({threads} thread{'s' if threads > 1 else ''}): {seconds:.2f} s, "
+              f"{fit.iterations} iterations, held-out log-lik {heldout_loglik(fit.logits(), scores, held):.4f}")
+    mdad_ll = heldout_loglik(fit.logits(), scores, held)
+
+    if not args.pyirt_python:
+        print("py-irt: skipped (give --pyirt-python or MDAD_PYIRT_PYTHON)")
+        return
+    found = run_pyirt(train, args.pyirt_python, args.pyirt_result, args.dims, args.epochs,
+                      args.pyirt_threads, args.pyirt_seed)
+    seconds, pyirt_ll = float(found["seconds"]), heldout_loglik(found["logits"], scores, held)
+    stopped = f"; stopped by an error after {int(found['epochs'])} epochs: {found['error']}" if str(found["error"]) else ""
+    print(f"py-irt ({int(found['epochs'])} of {args.epochs} epochs, seed {args.pyirt_seed}, {args.pyirt_threads} "
+          f"thread{'s' if args.pyirt_threads > 1 else ''}{', cached' if found['cached'] else ''}): {seconds:.1f} s, "
+          f"held-out log-lik {pyirt_ll:.4f}{stopped}")
+    print(f"speed-up: {seconds / fits[1]:.1f}x (1 thread), {seconds / fits[2]:.1f}x (2 threads); "
+          f"held-out log-lik mdad - py-irt = {mdad_ll - pyirt_ll:+.4f}")
+
+if __name__ == "__main__":
+    sys.exit(main())
