@@ -44,11 +44,12 @@ def estimate_ability(
     theta = np.zeros((n, d))
     current = _objective(theta, a, b, y, mask, prior_prec)
     eye = np.eye(d)
+    outer = (a[:, :, None] * a[:, None, :]).reshape(len(a), -1)
     for _ in range(max_iter):
         p = sigmoid(theta @ a.T - b)
         grad = (mask * (p - y)) @ a + prior_prec * theta
         weight = mask * p * (1.0 - p)
-        hess = np.einsum("nk,kd,ke->nde", weight, a, a) + prior_prec * eye
+        hess = (weight @ outer).reshape(n, d, d) + prior_prec * eye
         step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
         decrement = np.einsum("nd,nd->n", grad, step)
         if decrement.max() < tol:

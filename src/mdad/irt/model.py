@@ -147,10 +147,11 @@ class _Posterior:
         if self.mask is not None:
             w *= self.mask
         design = np.column_stack([theta, -np.ones(len(theta))])
-        hess = np.einsum("ij,id,ie->jde", w, design, design)
         d = self.dims
-        idx = np.arange(d + 1)
-        hess[:, idx[:d], idx[:d]] += 1.0 / priors.a_scale**2
+        outer = (design[:, :, None] * design[:, None, :]).reshape(len(design), -1)
+        hess = (w.T @ outer).reshape(-1, d + 1, d + 1)
+        idx = np.arange(d)
+        hess[:, idx, idx] += 1.0 / priors.a_scale**2
         hess[:, d, d] += 1.0 / priors.b_scale**2
         var = np.diagonal(np.linalg.inv(hess), axis1=1, axis2=2)
         return var[:, :d], var[:, d]
@@ -159,13 +160,17 @@ class _Posterior:
         theta, a, b = self.split(x)
         eta = theta @ a.T
         eta -= b
-        # softplus(eta) - y * eta and its derivative sigmoid(eta) - y, sharing one exp.
+        # softplus(eta) - y * eta and its derivative sigmoid(eta) - y from one exp(-|eta|):
+        # with q = 1 / (1 + exp(-|eta|)), sigmoid(eta) = 1/2 + sign(eta) (q - 1/2).
         e = np.exp(-np.abs(eta))
         loss = np.log1p(e)
         loss += np.maximum(eta, 0.0)
         loss -= self.y * eta
-        resid = np.where(eta >= 0, 1.0, e)
-        resid /= 1.0 + e
+        e += 1.0
+        resid = np.reciprocal(e, out=e)
+        resid -= 0.5
+        np.copysign(resid, eta, out=resid)
+        resid += 0.5
         resid -= self.y
         if self.mask is not None:
             loss *= self.mask
@@ -208,7 +213,7 @@ def fit_irt(
     priors: str = "hierarchical",
     a_prior: tuple[float, float] = (0.0, 1.0),
     b_prior: tuple[float, float] = (0.0, 3.0),
-    max_iter: int = 240,
+    max_iter: int = 160,
     max_rounds: int = 8,
     tol: float = 1e-9,
     scale_tol: float = 0.02,
