@@ -182,3 +182,12 @@ def test_real_gpqa_one_run(gpqa):
     frames = Experiment(gpqa, config).run()
     for frame in frames.values():
         assert frame["estimate"].between(0, 1).all()
+
+
+def test_smallest_inputs_work_and_too_small_ones_are_refused():
+    scores = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    micro = methods.get("tinybenchmarks-gpirt")(SourceView.from_arrays(scores), 2, np.random.default_rng(0))
+    assert 0.0 <= micro.lam <= 1.0
+    assert np.isfinite(micro.estimate(scores[:, micro.items])).all()
+    with pytest.raises(MdadError, match="at least 2 source models"):
+        methods.get("tinybenchmarks")(SourceView.from_arrays(scores[:1]), 1, np.random.default_rng(0))

@@ -15,6 +15,10 @@ cluster's share of the pool. Three estimates of a target's pool accuracy:
   estimate), bias is p-IRT's mean absolute error on held-out source models (IRT fitted on
   the other 80% of sources, ability from a random half of the pool, error on the other half).
 
+Abilities are MAP estimates under the fit's N(0, I) prior, where the reference uses maximum
+likelihood: with 10 anchors and 10 dimensions the likelihood alone often has no finite
+maximum (e.g. a target that answers every anchor correctly).
+
 The three share one ``preparation``: the IRT fit is done once per run for every size and
 estimator; the held-out fit behind lambda is done on first use, once per run.
 """
