@@ -157,11 +157,11 @@ def test_one_irt_fit_per_run_for_all_sizes_and_estimators(sim, monkeypatch):
         return real_fit(scores, **kwargs)
 
     monkeypatch.setattr(tb, "fit_irt", counting_fit)
-    config = ExperimentConfig(methods=NAMES, sizes=(5, 10, 20), sources=(60,), runs=2, targets=20, seed=0)
+    config = ExperimentConfig(methods=NAMES, sizes=(5, 10, 20), sources=(40,), runs=2, targets=20, seed=0)
     frames = Experiment(matrix, config).run()
     assert len(frames) == 9
-    main_fits = [shape for shape in calls if shape[0] == 60]
-    held_out_fits = [shape for shape in calls if shape[0] == 60 - 12]
+    main_fits = [shape for shape in calls if shape[0] == 40]
+    held_out_fits = [shape for shape in calls if shape[0] == 40 - 8]
     assert len(main_fits) == 2 and len(held_out_fits) == 2 and len(calls) == 4
     for frame in frames.values():
         assert np.isfinite(frame["estimate"]).all()
@@ -169,7 +169,7 @@ def test_one_irt_fit_per_run_for_all_sizes_and_estimators(sim, monkeypatch):
 
 def test_deterministic_selection(sim):
     matrix, _ = sim
-    view = SourceView.from_arrays(matrix.scores[:80])
+    view = SourceView.from_arrays(matrix.scores[:50, :100])
     method = methods.get("tinybenchmarks-gpirt")
     one = method.select(view, 12, rng_for(0, "s"), method.prepare(view, rng_for(0, "p")))
     two = method.select(view, 12, rng_for(0, "s"), method.prepare(view, rng_for(0, "p")))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
 
 from mdad.errors import MdadError
 
@@ -217,6 +218,7 @@ def fit_irt(
     max_rounds: int = 8,
     tol: float = 1e-9,
     scale_tol: float = 0.02,
+    threads: int | None = 1,
 ) -> IRTFit:
     """Posterior mode of the D-dimensional 2PL model for a models x items 0/1 matrix.
 
@@ -230,7 +232,9 @@ def fit_irt(
     shared among the rounds: with a handful of rounds the held-out likelihood is as good as
     after full convergence, at a fraction of the time (benchmarks/README.md).
     The random start comes from ``rng``: the fit is a deterministic function of the data and
-    the generator.
+    the generator. ``threads`` caps the BLAS threads of the fit (None: leave as set): its
+    matrix products are small (models x D x items), and on 2 cores a second thread costs
+    more than it saves (benchmarks/README.md).
     """
     values = check_binary(responses)
     if values.ndim != 2 or min(values.shape) < 1:
@@ -244,28 +248,29 @@ def fit_irt(
         raise MdadError(f"Item {int(empty[0])} has no answers to fit IRT on.")
     rng = np.random.default_rng(0) if rng is None else rng
     hierarchical = priors == "hierarchical"
-    posterior = _Posterior(values, values.shape[1], dims)
-    x = _initial(values, dims, rng)
-    current = Priors(np.full(dims, float(a_prior[0])), np.full(dims, float(a_prior[1])),
-                     float(b_prior[0]), float(b_prior[1]))
-    iterations, converged = 0, False
-    rounds = max(1, max_rounds) if hierarchical else 1
-    for _ in range(rounds):
-        result = minimize(
-            posterior, x, args=(current,), jac=True, method="L-BFGS-B",
-            options={"maxiter": max(1, max_iter // rounds), "maxcor": 20, "ftol": tol, "gtol": 1e-6},
-        )
-        x, iterations, converged = result.x, iterations + int(result.nit), bool(result.success)
-        if not hierarchical:
-            break
-        updated = Priors.empirical_bayes(*posterior.split(x)[1:], *posterior.item_variances(x, current), current)
-        change = np.max(np.abs(np.log(np.append(updated.a_scale, updated.b_scale)
-                                      / np.append(current.a_scale, current.b_scale))))
-        if change < scale_tol:
-            break
-        current = updated
-    theta, a, b = posterior.split(x)
-    value = posterior(x, current)[0] + current.normaliser(a.shape[0], hierarchical)
+    with threadpool_limits(limits=threads, user_api="blas"):
+        posterior = _Posterior(values, values.shape[1], dims)
+        x = _initial(values, dims, rng)
+        current = Priors(np.full(dims, float(a_prior[0])), np.full(dims, float(a_prior[1])),
+                         float(b_prior[0]), float(b_prior[1]))
+        iterations, converged = 0, False
+        rounds = max(1, max_rounds) if hierarchical else 1
+        for _ in range(rounds):
+            result = minimize(
+                posterior, x, args=(current,), jac=True, method="L-BFGS-B",
+                options={"maxiter": max(1, max_iter // rounds), "maxcor": 20, "ftol": tol, "gtol": 1e-6},
+            )
+            x, iterations, converged = result.x, iterations + int(result.nit), bool(result.success)
+            if not hierarchical:
+                break
+            updated = Priors.empirical_bayes(*posterior.split(x)[1:], *posterior.item_variances(x, current), current)
+            change = np.max(np.abs(np.log(np.append(updated.a_scale, updated.b_scale)
+                                          / np.append(current.a_scale, current.b_scale))))
+            if change < scale_tol:
+                break
+            current = updated
+        theta, a, b = posterior.split(x)
+        value = posterior(x, current)[0] + current.normaliser(a.shape[0], hierarchical)
     return IRTFit(
         theta=theta.copy(), a=a.copy(), b=b.copy(), priors=current, objective=value,
         iterations=iterations, converged=converged,
