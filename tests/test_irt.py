@@ -42,9 +42,17 @@ def test_objective_matches_a_cell_by_cell_computation():
     assert value == pytest.approx(brute_objective(y, theta, a, b, priors), rel=1e-12)
 
 
-def test_gradient_matches_finite_differences():
+def spd(rng, count: int, d: int) -> np.ndarray:
+    root = rng.normal(size=(count, d, d))
+    return root @ root.transpose(0, 2, 1) + np.eye(d)
+
+
+@pytest.mark.parametrize("with_spread", [False, True])
+def test_gradient_matches_finite_differences(with_spread):
     y, theta, a, b, priors = tiny(seed=1)
-    _, grads = neg_log_posterior(y, theta, a, b, priors)
+    rng = np.random.default_rng(9)
+    spread = (spd(rng, len(theta), 3), spd(rng, len(a), 3)) if with_spread else None
+    _, grads = neg_log_posterior(y, theta, a, b, priors, spread)
     params = [theta, a, b]
     h = 1e-6
     for block, grad in enumerate(grads):
@@ -54,8 +62,26 @@ def test_gradient_matches_finite_differences():
             down = [p.copy() for p in params]
             up[block][idx] += h
             down[block][idx] -= h
-            numeric[idx] = (neg_log_posterior(y, *up, priors)[0] - neg_log_posterior(y, *down, priors)[0]) / (2 * h)
+            numeric[idx] = (
+                neg_log_posterior(y, *up, priors, spread)[0] - neg_log_posterior(y, *down, priors, spread)[0]
+            ) / (2 * h)
         np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_spread_term_is_the_stated_quadratic():
+    y, theta, a, b, priors = tiny(seed=8)
+    rng = np.random.default_rng(10)
+    p_theta, q_a = spd(rng, len(theta), 3), spd(rng, len(a), 3)
+    base = neg_log_posterior(y, theta, a, b, priors)[0]
+    extra = sum(t @ p @ t for t, p in zip(theta, p_theta)) + sum(v @ q @ v for v, q in zip(a, q_a))
+    assert neg_log_posterior(y, theta, a, b, priors, (p_theta, q_a))[0] == pytest.approx(base + 0.5 * extra)
+
+
+def test_plain_map_is_a_stationary_point_of_the_posterior():
+    y = tiny(seed=12, n=25, m=30, missing=True)[0]
+    fit = fit_irt(y, dims=2, priors="fixed", variational=False, max_iter=5000, tol=1e-14)
+    _, grads = neg_log_posterior(y, fit.theta, fit.a, fit.b, fit.priors)
+    assert max(np.abs(g).max() for g in grads) < 1e-4
 
 
 def test_empirical_bayes_scale_minimises_its_objective():
@@ -127,7 +153,22 @@ def test_fixed_priors_are_held():
     fit = fit_irt(y, dims=2, priors="fixed", a_prior=(0.2, 0.5), b_prior=(-1.0, 2.0))
     np.testing.assert_array_equal(fit.priors.a_scale, [0.5, 0.5])
     assert (fit.priors.b_mean, fit.priors.b_scale) == (-1.0, 2.0)
-    assert fit.converged
+
+
+def test_variational_fit_predicts_held_out_cells_better_than_map():
+    """The point of the default: with D=10 the posterior mode over-fits, the means do not."""
+    matrix, truth = simulate_with_truth(n_models=150, n_items=400, n_subtasks=4, dims=3, seed=6, with_option_probs=False)
+    scores = matrix.scores.astype(float)
+    held = np.random.default_rng(1).random(scores.shape) < 0.1
+    train = np.where(held, np.nan, scores)
+
+    def heldout(fit):
+        z, y = fit.logits()[held], scores[held]
+        return np.mean(y * z - np.logaddexp(0, z))
+
+    variational = heldout(fit_irt(train, rng=np.random.default_rng(0)))
+    plain = heldout(fit_irt(train, rng=np.random.default_rng(0), variational=False))
+    assert variational > plain + 0.005
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""MAP fit of the multidimensional two-parameter logistic (2PL) IRT model.
+"""Fit of the multidimensional two-parameter logistic (2PL) IRT model.
 
 P(model i answers item j correctly) = sigmoid(a_j . theta_i - b_j), with theta_i, a_j in R^D.
 Priors: theta ~ N(0, I); a_jd ~ N(mu_d, s_d^2) (a mean and a scale per dimension);
@@ -6,10 +6,16 @@ b_j ~ N(mu_b, s_b^2). Hierarchical priors put N(0, 10^2) hyperpriors on the mean
 inverse-gamma(1, 1) hyperpriors on the variances and estimate them by empirical Bayes;
 fixed priors hold them at given values.
 
-Given the priors, the posterior mode of (theta, a, b) is one L-BFGS-B problem on the joint
-vector with an analytic gradient: each evaluation is three (models x D x items) matrix
-products and a few element-wise passes over the response matrix. Missing cells (NaN) drop
-out of the likelihood.
+By default the estimates are the means of a mean-field Gaussian approximation of the
+posterior (what py-irt, the tinyBenchmarks reference, computes by stochastic variational
+inference), found here deterministically: rounds of L-BFGS-B on the means, each round's
+objective being the negative log posterior plus the second-order cost of the parameters'
+posterior spread (``_Spread``), alternating with closed-form updates of the covariances and
+of the hierarchical means and scales. ``variational=False`` gives the plain posterior mode
+(MAP), which over-fits with D=10 (lower held-out likelihood; benchmarks/README.md).
+Each objective evaluation is three (models x D x items) matrix products and a few
+element-wise passes over the response matrix, with an analytic gradient. Missing cells
+(NaN) drop out of the likelihood.
 """
 
 from __future__ import annotations
@@ -28,13 +34,13 @@ IG_SHAPE, IG_RATE = 1.0, 1.0  # inverse-gamma hyperprior on s_a^2 and s_b^2
 
 @dataclass(frozen=True)
 class IRTFit:
-    """Posterior mode of the multidimensional 2PL model."""
+    """A fitted multidimensional 2PL model (approximate posterior means, or the mode)."""
 
     theta: np.ndarray  # models x D abilities
     a: np.ndarray  # items x D discriminations
     b: np.ndarray  # items difficulties
-    priors: "Priors"  # the item priors at the mode (estimated when hierarchical)
-    objective: float  # negative log posterior at the mode
+    priors: "Priors"  # the item priors used (estimated when hierarchical)
+    objective: float  # the minimised objective (negative log posterior, plus the spread term)
     iterations: int
     converged: bool
 
@@ -101,7 +107,7 @@ class Priors:
     ) -> "Priors":
         """One EM update of the hierarchical means and scales under the Laplace approximation.
 
-        The posterior of (a_j, b_j) is approximated by a Gaussian at the mode with variances
+        The posterior of (a_j, b_j) is approximated by a Gaussian around the estimates with variances
         ``var_a`` (items x D) and ``var_b`` (items); each variance becomes (expected sum of
         squares + 2 * IG rate) / (count + 2 * (IG shape + 1)), each mean the shrunk sample mean.
         Using expected rather than plug-in squares is what keeps the scales from collapsing
@@ -118,11 +124,17 @@ class Priors:
 
 
 def neg_log_posterior(
-    responses: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray, priors: Priors
+    responses: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray, priors: Priors,
+    spread: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Negative log posterior of (theta, a, b) up to a constant, and its gradient in each block."""
+    """The objective fit_irt minimises, up to a constant, and its gradient in each block.
+
+    Without ``spread`` it is the negative log posterior. With ``spread`` = (P, Q), per-model
+    and per-item D x D matrices, it adds 1/2 theta_i' P_i theta_i + 1/2 a_j' Q_j a_j: the
+    second-order cost of the other parameters' posterior spread (see ``_Spread``).
+    """
     posterior = _Posterior(check_binary(responses), *a.shape)
-    f, g = posterior(np.concatenate([theta.ravel(), a.ravel(), b]), priors)
+    f, g = posterior(np.concatenate([theta.ravel(), a.ravel(), b]), priors, spread)
     return f, posterior.split(g)
 
 
@@ -139,25 +151,36 @@ class _Posterior:
         n, m, d = self.n_models, self.n_items, self.dims
         return x[: n * d].reshape(n, d), x[n * d : (n + m) * d].reshape(m, d), x[(n + m) * d :]
 
-    def item_variances(self, x: np.ndarray, priors: Priors) -> tuple[np.ndarray, np.ndarray]:
-        """Laplace posterior variances of a_jd and b_j: the diagonal of the inverse of each
-        item's (D+1) x (D+1) Hessian block, with the abilities held at the mode."""
+    def spread(self, x: np.ndarray, priors: Priors) -> "_Spread":
+        """Mean-field Gaussian posterior covariances around the current estimates.
+
+        Each model's ability covariance S_i and each item's (a_j, b_j) covariance C_j is
+        the inverse of its expected Hessian block, the other side's second moments
+        included (one fixed-point pass from the item side). With w_ij = p_ij (1 - p_ij):
+        C_j^-1 = sum_i w_ij E[x_i x_i'] + prior precision, x_i = (theta_i, -1);
+        S_i^-1 = sum_j w_ij E[a_j a_j'] + I.
+        """
         theta, a, b = self.split(x)
+        n, m, d = self.n_models, self.n_items, self.dims
         p = sigmoid(theta @ a.T - b)
         w = p * (1.0 - p)
         if self.mask is not None:
             w *= self.mask
-        design = np.column_stack([theta, -np.ones(len(theta))])
-        d = self.dims
-        outer = (design[:, :, None] * design[:, None, :]).reshape(len(design), -1)
-        hess = (w.T @ outer).reshape(-1, d + 1, d + 1)
+        eye = np.eye(d)
+        cov_theta = np.linalg.inv((w @ _outer(a)).reshape(n, d, d) + eye)
+        design = np.column_stack([theta, -np.ones(n)])
+        second = _outer(design).reshape(n, d + 1, d + 1)
+        second[:, :d, :d] += cov_theta
+        hess = (w.T @ second.reshape(n, -1)).reshape(m, d + 1, d + 1)
         idx = np.arange(d)
         hess[:, idx, idx] += 1.0 / priors.a_scale**2
         hess[:, d, d] += 1.0 / priors.b_scale**2
-        var = np.diagonal(np.linalg.inv(hess), axis1=1, axis2=2)
-        return var[:, :d], var[:, d]
+        cov_item = np.linalg.inv(hess)
+        cov_a = cov_item[:, :d, :d]
+        cov_theta = np.linalg.inv((w @ (_outer(a) + cov_a.reshape(m, -1))).reshape(n, d, d) + eye)
+        return _Spread(w, cov_theta, cov_item)
 
-    def __call__(self, x: np.ndarray, priors: Priors) -> tuple[float, np.ndarray]:
+    def __call__(self, x: np.ndarray, priors: Priors, spread=None) -> tuple[float, np.ndarray]:
         theta, a, b = self.split(x)
         eta = theta @ a.T
         eta -= b
@@ -180,12 +203,48 @@ class _Posterior:
         da, db = a - priors.a_mean, b - priors.b_mean
         f = float(loss.sum()) + 0.5 * float(np.sum(theta * theta))
         f += 0.5 * float(np.sum(prec_a * da * da)) + 0.5 * prec_b * float(db @ db)
-        grad = np.concatenate([
-            (resid @ a + theta).ravel(),
-            (resid.T @ theta + prec_a * da).ravel(),
-            prec_b * db - resid.sum(axis=0),
-        ])
-        return f, grad
+        g_theta = resid @ a + theta
+        g_a = resid.T @ theta + prec_a * da
+        if spread is not None:
+            p_theta = np.einsum("nde,ne->nd", spread[0], theta)
+            q_a = np.einsum("mde,me->md", spread[1], a)
+            f += 0.5 * float(np.sum(theta * p_theta) + np.sum(a * q_a))
+            g_theta += p_theta
+            g_a += q_a
+        return f, np.concatenate([g_theta.ravel(), g_a.ravel(), prec_b * db - resid.sum(axis=0)])
+
+
+def _outer(v: np.ndarray) -> np.ndarray:
+    """Row-wise outer products, flattened: rows x (cols * cols)."""
+    return (v[:, :, None] * v[:, None, :]).reshape(len(v), -1)
+
+
+@dataclass(frozen=True)
+class _Spread:
+    """Posterior covariances of abilities (models x D x D) and items (items x (D+1) x (D+1)).
+
+    Under a mean-field Gaussian posterior, the expected log-likelihood is, to second order,
+    the log-likelihood at the means minus 1/2 sum_ij w_ij Var(eta_ij), and Var(eta_ij)
+    holds theta_i' V_j theta_i + a_j' S_i a_j (V_j: covariance of a_j). Those two terms,
+    with w and the covariances held from the last round, are the quadratic penalties
+    P_i = sum_j w_ij V_j and Q_j = sum_i w_ij S_i: they shrink directions the data do not
+    pin down, which is how a variational fit prunes the dimensions it does not need.
+    """
+
+    w: np.ndarray
+    cov_theta: np.ndarray
+    cov_item: np.ndarray
+
+    def penalties(self) -> tuple[np.ndarray, np.ndarray]:
+        n, d = self.cov_theta.shape[:2]
+        m = self.cov_item.shape[0]
+        cov_a = self.cov_item[:, :d, :d].reshape(m, -1)
+        return (self.w @ cov_a).reshape(n, d, d), (self.w.T @ self.cov_theta.reshape(n, -1)).reshape(m, d, d)
+
+    def item_variances(self) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior variances of a_jd (items x D) and of b_j."""
+        var = np.diagonal(self.cov_item, axis1=1, axis2=2)
+        return var[:, :-1], var[:, -1]
 
 
 def _initial(responses: np.ndarray, dims: int, rng: np.random.Generator) -> np.ndarray:
@@ -219,18 +278,21 @@ def fit_irt(
     tol: float = 1e-9,
     scale_tol: float = 0.02,
     threads: int | None = 1,
+    variational: bool = True,
 ) -> IRTFit:
-    """Posterior mode of the D-dimensional 2PL model for a models x items 0/1 matrix.
+    """The D-dimensional 2PL model fitted to a models x items 0/1 matrix (NaN = missing).
 
     ``priors`` is "hierarchical" (the mean and scale of a per dimension, and the mean and
-    scale of b, are estimated too) or "fixed" (a_jd ~ N(a_prior[0], a_prior[1]^2), b_j ~
-    N(b_prior[0], b_prior[1]^2)). Hierarchical fits alternate L-BFGS on (theta, a, b) given
-    the priors with an empirical-Bayes (Laplace EM) update of the means and scales, warm
-    started, for up to ``max_rounds`` rounds or until no scale moves by more than
-    ``scale_tol`` (relative); the joint MAP of parameters and scales would be degenerate
-    (scales collapse to zero), hence the EM step. ``max_iter`` L-BFGS iterations in all are
-    shared among the rounds: with a handful of rounds the held-out likelihood is as good as
-    after full convergence, at a fraction of the time (benchmarks/README.md).
+    scale of b, are estimated by empirical Bayes) or "fixed" (a_jd ~ N(a_prior[0],
+    a_prior[1]^2), b_j ~ N(b_prior[0], b_prior[1]^2)). With ``variational`` (default) the
+    estimates are approximate posterior means (module docstring), else the posterior mode.
+    The work is ``max_rounds`` rounds of L-BFGS-B sharing ``max_iter`` iterations, warm
+    started; between rounds the posterior covariances (variational) and the hierarchical
+    means and scales are updated in closed form. The joint MAP of parameters and scales
+    would be degenerate (scales collapse to zero), hence the empirical-Bayes step, whose
+    expected squares include the posterior variances. A plain MAP with fixed priors is one
+    round. ``scale_tol`` ends a hierarchical MAP early once no scale moves by more than
+    that (relative).
     The random start comes from ``rng``: the fit is a deterministic function of the data and
     the generator. ``threads`` caps the BLAS threads of the fit (None: leave as set): its
     matrix products are small (models x D x items), and on 2 cores a second thread costs
@@ -253,24 +315,28 @@ def fit_irt(
         x = _initial(values, dims, rng)
         current = Priors(np.full(dims, float(a_prior[0])), np.full(dims, float(a_prior[1])),
                          float(b_prior[0]), float(b_prior[1]))
-        iterations, converged = 0, False
-        rounds = max(1, max_rounds) if hierarchical else 1
+        iterations, converged, penalty = 0, False, None
+        rounds = max(1, max_rounds) if (hierarchical or variational) else 1
         for _ in range(rounds):
             result = minimize(
-                posterior, x, args=(current,), jac=True, method="L-BFGS-B",
+                posterior, x, args=(current, penalty), jac=True, method="L-BFGS-B",
                 options={"maxiter": max(1, max_iter // rounds), "maxcor": 20, "ftol": tol, "gtol": 1e-6},
             )
             x, iterations, converged = result.x, iterations + int(result.nit), bool(result.success)
-            if not hierarchical:
+            if rounds == 1:
                 break
-            updated = Priors.empirical_bayes(*posterior.split(x)[1:], *posterior.item_variances(x, current), current)
-            change = np.max(np.abs(np.log(np.append(updated.a_scale, updated.b_scale)
-                                          / np.append(current.a_scale, current.b_scale))))
-            if change < scale_tol:
-                break
-            current = updated
+            spread = posterior.spread(x, current)
+            if variational:
+                penalty = spread.penalties()
+            if hierarchical:
+                updated = Priors.empirical_bayes(*posterior.split(x)[1:], *spread.item_variances(), current)
+                change = np.max(np.abs(np.log(np.append(updated.a_scale, updated.b_scale)
+                                              / np.append(current.a_scale, current.b_scale))))
+                if change < scale_tol and not variational:
+                    break
+                current = updated
         theta, a, b = posterior.split(x)
-        value = posterior(x, current)[0] + current.normaliser(a.shape[0], hierarchical)
+        value = posterior(x, current, penalty)[0] + current.normaliser(a.shape[0], hierarchical)
     return IRTFit(
         theta=theta.copy(), a=a.copy(), b=b.copy(), priors=current, objective=value,
         iterations=iterations, converged=converged,
