@@ -126,7 +126,7 @@ def main() -> None:
           f"thread{'s' if args.pyirt_threads > 1 else ''}{', cached' if found['cached'] else ''}): {seconds:.1f} s "
           f"({cpu:.1f} s CPU), held-out log-lik {pyirt_ll:.4f}{stopped}")
     epochs_done = int(found["epochs"])
-    if epochs_done < REFERENCE_EPOCHS and not stopped:
+    if 0 < epochs_done < REFERENCE_EPOCHS:
         # SVI is full batch: every epoch costs the same, so the reference run's time scales.
         cpu, seconds = cpu / epochs_done * REFERENCE_EPOCHS, seconds / epochs_done * REFERENCE_EPOCHS
         print(f"py-irt at the reference's {REFERENCE_EPOCHS} epochs, extrapolated: {seconds:.0f} s ({cpu:.0f} s CPU)")
