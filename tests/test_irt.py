@@ -157,7 +157,7 @@ def test_fixed_priors_are_held():
 
 def test_variational_fit_predicts_held_out_cells_better_than_map():
     """The point of the default: with D=10 the posterior mode over-fits, the means do not."""
-    matrix, truth = simulate_with_truth(n_models=150, n_items=400, n_subtasks=4, dims=3, seed=6, with_option_probs=False)
+    matrix, _ = simulate_with_truth(n_models=150, n_items=400, n_subtasks=4, dims=3, seed=6, with_option_probs=False)
     scores = matrix.scores.astype(float)
     held = np.random.default_rng(1).random(scores.shape) < 0.1
     train = np.where(held, np.nan, scores)

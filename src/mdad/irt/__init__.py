@@ -3,4 +3,4 @@
 from mdad.irt.ability import estimate_ability, predict_correct
 from mdad.irt.model import IRTFit, Priors, check_binary, fit_irt, neg_log_posterior, sigmoid
 
-__all__ = ["IRTFit", "Priors", "neg_log_posterior", "check_binary", "estimate_ability", "fit_irt", "predict_correct", "sigmoid"]
+__all__ = ["IRTFit", "Priors", "check_binary", "estimate_ability", "fit_irt", "neg_log_posterior", "predict_correct", "sigmoid"]

@@ -39,7 +39,7 @@ class IRTFit:
     theta: np.ndarray  # models x D abilities
     a: np.ndarray  # items x D discriminations
     b: np.ndarray  # items difficulties
-    priors: "Priors"  # the item priors used (estimated when hierarchical)
+    priors: Priors  # the item priors used (estimated when hierarchical)
     objective: float  # the minimised objective (negative log posterior, plus the spread term)
     iterations: int
     converged: bool
@@ -93,7 +93,6 @@ class Priors:
     def normaliser(self, n_items: int, hierarchical: bool) -> float:
         """The parts of the negative log prior that do not involve a and b: the log scales of
         the Gaussian densities, plus the hyperpriors when the means and scales are estimated."""
-        dims = len(self.a_mean)
         value = n_items * float(np.log(self.a_scale).sum()) + n_items * float(np.log(self.b_scale))
         if hierarchical:
             scales = np.append(self.a_scale, self.b_scale)
@@ -103,8 +102,8 @@ class Priors:
 
     @classmethod
     def empirical_bayes(
-        cls, a: np.ndarray, b: np.ndarray, var_a: np.ndarray, var_b: np.ndarray, previous: "Priors"
-    ) -> "Priors":
+        cls, a: np.ndarray, b: np.ndarray, var_a: np.ndarray, var_b: np.ndarray, previous: Priors
+    ) -> Priors:
         """One EM update of the hierarchical means and scales under the Laplace approximation.
 
         The posterior of (a_j, b_j) is approximated by a Gaussian around the estimates with variances
@@ -151,7 +150,7 @@ class _Posterior:
         n, m, d = self.n_models, self.n_items, self.dims
         return x[: n * d].reshape(n, d), x[n * d : (n + m) * d].reshape(m, d), x[(n + m) * d :]
 
-    def spread(self, x: np.ndarray, priors: Priors) -> "_Spread":
+    def spread(self, x: np.ndarray, priors: Priors) -> _Spread:
         """Mean-field Gaussian posterior covariances around the current estimates.
 
         Each model's ability covariance S_i and each item's (a_j, b_j) covariance C_j is
