@@ -115,14 +115,6 @@ def recovery(n_models: int, n_items: int, seed: int = 1):
     return difficulty, np.array(ability)
 
 
-def test_recovery_small():
-    difficulty, ability = recovery(150, 600)
-    assert difficulty > 0.95
-    assert ability[0] > 0.9  # the general skill
-    assert ability.min() > 0.65  # subtask skills, from ~100 items each
-
-
-@pytest.mark.slow
 def test_recovery_300_models_2000_items():
     difficulty, ability = recovery(300, 2000)
     assert difficulty > 0.95
