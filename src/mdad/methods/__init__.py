@@ -9,6 +9,7 @@ from mdad.methods.diversity import Diversity
 from mdad.methods.per_subtask import PerSubtask, base_name, is_per_subtask
 from mdad.methods.random import Random, RandomStratifiedEqual, RandomStratifiedProportional
 from mdad.methods.stratified_confidence import StratifiedConfidence
+from mdad.methods.tinybenchmarks import TinyBenchmarks, TinyBenchmarksGPIRT, TinyBenchmarksPIRT
 
 REGISTRY: dict[str, type[SelectionMethod]] = {
     cls.name: cls
@@ -19,6 +20,9 @@ REGISTRY: dict[str, type[SelectionMethod]] = {
         StratifiedConfidence,
         AnchorPoints,
         Diversity,
+        TinyBenchmarks,
+        TinyBenchmarksPIRT,
+        TinyBenchmarksGPIRT,
     )
 }
 

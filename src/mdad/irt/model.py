@@ -1,0 +1,342 @@
+"""Fit of the multidimensional two-parameter logistic (2PL) IRT model.
+
+P(model i answers item j correctly) = sigmoid(a_j . theta_i - b_j), with theta_i, a_j in R^D.
+Priors: theta ~ N(0, I); a_jd ~ N(mu_d, s_d^2) (a mean and a scale per dimension);
+b_j ~ N(mu_b, s_b^2). Hierarchical priors put N(0, 10^2) hyperpriors on the means and
+inverse-gamma(1, 1) hyperpriors on the variances and estimate them by empirical Bayes;
+fixed priors hold them at given values.
+
+By default the estimates are the means of a mean-field Gaussian approximation of the
+posterior (what py-irt, the tinyBenchmarks reference, computes by stochastic variational
+inference), found here deterministically: rounds of L-BFGS-B on the means, each round's
+objective being the negative log posterior plus the second-order cost of the parameters'
+posterior spread (``_Spread``), alternating with closed-form updates of the covariances and
+of the hierarchical means and scales. ``variational=False`` gives the plain posterior mode
+(MAP), which over-fits with D=10 (lower held-out likelihood; benchmarks/README.md).
+Each objective evaluation is three (models x D x items) matrix products and a few
+element-wise passes over the response matrix, with an analytic gradient. Missing cells
+(NaN) drop out of the likelihood.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
+
+from mdad.errors import MdadError
+
+HYPER_MEAN_SCALE = 10.0  # sd of the N(0, .) hyperprior on mu_a and mu_b
+IG_SHAPE, IG_RATE = 1.0, 1.0  # inverse-gamma hyperprior on s_a^2 and s_b^2
+
+
+@dataclass(frozen=True)
+class IRTFit:
+    """A fitted multidimensional 2PL model (approximate posterior means, or the mode)."""
+
+    theta: np.ndarray  # models x D abilities
+    a: np.ndarray  # items x D discriminations
+    b: np.ndarray  # items difficulties
+    priors: Priors  # the item priors used (estimated when hierarchical)
+    objective: float  # the minimised objective (negative log posterior, plus the spread term)
+    iterations: int
+    converged: bool
+
+    @property
+    def dims(self) -> int:
+        return self.a.shape[1]
+
+    def logits(self) -> np.ndarray:
+        """a_j . theta_i - b_j for every model and item."""
+        return self.theta @ self.a.T - self.b
+
+    def probabilities(self) -> np.ndarray:
+        """Fitted P(correct), models x items."""
+        return sigmoid(self.logits())
+
+    @property
+    def embedding(self) -> np.ndarray:
+        """Item embedding (a_j, b_j), items x (D + 1): what tinyBenchmarks clusters."""
+        return np.column_stack([self.a, self.b])
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """Logistic function, stable for large |z|."""
+    e = np.exp(-np.abs(z))
+    return np.where(z >= 0, 1.0, e) / (1.0 + e)
+
+
+def check_binary(responses: np.ndarray, what: str = "The response matrix") -> np.ndarray:
+    """The responses as float64, or an error when a cell is neither 0, 1 nor missing."""
+    values = np.asarray(responses, dtype=np.float64)
+    observed = values[~np.isnan(values)]
+    bad = (observed != 0) & (observed != 1)
+    if bad.any():
+        raise MdadError(
+            f"{what} must be 0/1 correctness (NaN = missing) for IRT, but {int(bad.sum())} "
+            f"values are not, e.g. {observed[bad][0]:g}."
+        )
+    return values
+
+
+@dataclass(frozen=True)
+class Priors:
+    """Gaussian priors of the item parameters: a_jd ~ N(a_mean[d], a_scale[d]^2), b_j ~ N(b_mean, b_scale^2)."""
+
+    a_mean: np.ndarray  # per dimension
+    a_scale: np.ndarray  # per dimension
+    b_mean: float
+    b_scale: float
+
+    def normaliser(self, n_items: int, hierarchical: bool) -> float:
+        """The parts of the negative log prior that do not involve a and b: the log scales of
+        the Gaussian densities, plus the hyperpriors when the means and scales are estimated."""
+        value = n_items * float(np.log(self.a_scale).sum()) + n_items * float(np.log(self.b_scale))
+        if hierarchical:
+            scales = np.append(self.a_scale, self.b_scale)
+            value += float(np.sum(2 * (IG_SHAPE + 1) * np.log(scales) + IG_RATE / scales**2))
+            value += 0.5 * float(np.sum(np.append(self.a_mean, self.b_mean) ** 2)) / HYPER_MEAN_SCALE**2
+        return value
+
+    @classmethod
+    def empirical_bayes(
+        cls, a: np.ndarray, b: np.ndarray, var_a: np.ndarray, var_b: np.ndarray, previous: Priors
+    ) -> Priors:
+        """One EM update of the hierarchical means and scales under the Laplace approximation.
+
+        The posterior of (a_j, b_j) is approximated by a Gaussian around the estimates with variances
+        ``var_a`` (items x D) and ``var_b`` (items); each variance becomes (expected sum of
+        squares + 2 * IG rate) / (count + 2 * (IG shape + 1)), each mean the shrunk sample mean.
+        Using expected rather than plug-in squares is what keeps the scales from collapsing
+        to zero, the degenerate joint mode of a hierarchical MAP fit. Each dimension has its
+        own scale, so dimensions the data do not need are shrunk towards zero.
+        """
+        m = a.shape[0]
+        a_mean = a.sum(axis=0) / (m + previous.a_scale**2 / HYPER_MEAN_SCALE**2)
+        b_mean = float(b.sum()) / (m + previous.b_scale**2 / HYPER_MEAN_SCALE**2)
+        c = 2 * (IG_SHAPE + 1)
+        a_scale = np.sqrt((np.sum((a - a_mean) ** 2, axis=0) + var_a.sum(axis=0) + 2 * IG_RATE) / (m + c))
+        b_scale = float(np.sqrt((np.sum((b - b_mean) ** 2) + var_b.sum() + 2 * IG_RATE) / (m + c)))
+        return cls(a_mean=a_mean, a_scale=a_scale, b_mean=b_mean, b_scale=b_scale)
+
+
+def neg_log_posterior(
+    responses: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray, priors: Priors,
+    spread: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The objective fit_irt minimises, up to a constant, and its gradient in each block.
+
+    Without ``spread`` it is the negative log posterior. With ``spread`` = (P, Q), per-model
+    and per-item D x D matrices, it adds 1/2 theta_i' P_i theta_i + 1/2 a_j' Q_j a_j: the
+    second-order cost of the other parameters' posterior spread (see ``_Spread``).
+    """
+    posterior = _Posterior(check_binary(responses), *a.shape)
+    f, g = posterior(np.concatenate([theta.ravel(), a.ravel(), b]), priors, spread)
+    return f, posterior.split(g)
+
+
+class _Posterior:
+    """Negative log posterior of the parameter vector (theta, a, b) for one response matrix."""
+
+    def __init__(self, responses: np.ndarray, n_items: int, dims: int) -> None:
+        missing = np.isnan(responses)
+        self.mask = (~missing).astype(np.float64) if missing.any() else None
+        self.y = np.where(missing, 0.0, responses)
+        self.n_models, self.n_items, self.dims = responses.shape[0], n_items, dims
+
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n, m, d = self.n_models, self.n_items, self.dims
+        return x[: n * d].reshape(n, d), x[n * d : (n + m) * d].reshape(m, d), x[(n + m) * d :]
+
+    def spread(self, x: np.ndarray, priors: Priors) -> _Spread:
+        """Mean-field Gaussian posterior covariances around the current estimates.
+
+        Each model's ability covariance S_i and each item's (a_j, b_j) covariance C_j is
+        the inverse of its expected Hessian block, the other side's second moments
+        included (one fixed-point pass from the item side). With w_ij = p_ij (1 - p_ij):
+        C_j^-1 = sum_i w_ij E[x_i x_i'] + prior precision, x_i = (theta_i, -1);
+        S_i^-1 = sum_j w_ij E[a_j a_j'] + I.
+        """
+        theta, a, b = self.split(x)
+        n, m, d = self.n_models, self.n_items, self.dims
+        p = sigmoid(theta @ a.T - b)
+        w = p * (1.0 - p)
+        if self.mask is not None:
+            w *= self.mask
+        eye = np.eye(d)
+        cov_theta = np.linalg.inv((w @ _outer(a)).reshape(n, d, d) + eye)
+        design = np.column_stack([theta, -np.ones(n)])
+        second = _outer(design).reshape(n, d + 1, d + 1)
+        second[:, :d, :d] += cov_theta
+        hess = (w.T @ second.reshape(n, -1)).reshape(m, d + 1, d + 1)
+        idx = np.arange(d)
+        hess[:, idx, idx] += 1.0 / priors.a_scale**2
+        hess[:, d, d] += 1.0 / priors.b_scale**2
+        cov_item = np.linalg.inv(hess)
+        cov_a = cov_item[:, :d, :d]
+        cov_theta = np.linalg.inv((w @ (_outer(a) + cov_a.reshape(m, -1))).reshape(n, d, d) + eye)
+        return _Spread(w, cov_theta, cov_item)
+
+    def __call__(self, x: np.ndarray, priors: Priors, spread=None) -> tuple[float, np.ndarray]:
+        theta, a, b = self.split(x)
+        eta = theta @ a.T
+        eta -= b
+        # softplus(eta) - y * eta and its derivative sigmoid(eta) - y from one exp(-|eta|):
+        # with q = 1 / (1 + exp(-|eta|)), sigmoid(eta) = 1/2 + sign(eta) (q - 1/2).
+        e = np.exp(-np.abs(eta))
+        loss = np.log1p(e)
+        loss += np.maximum(eta, 0.0)
+        loss -= self.y * eta
+        e += 1.0
+        resid = np.reciprocal(e, out=e)
+        resid -= 0.5
+        np.copysign(resid, eta, out=resid)
+        resid += 0.5
+        resid -= self.y
+        if self.mask is not None:
+            loss *= self.mask
+            resid *= self.mask
+        prec_a, prec_b = 1.0 / priors.a_scale**2, 1.0 / priors.b_scale**2
+        da, db = a - priors.a_mean, b - priors.b_mean
+        f = float(loss.sum()) + 0.5 * float(np.sum(theta * theta))
+        f += 0.5 * float(np.sum(prec_a * da * da)) + 0.5 * prec_b * float(db @ db)
+        g_theta = resid @ a + theta
+        g_a = resid.T @ theta + prec_a * da
+        if spread is not None:
+            p_theta = np.einsum("nde,ne->nd", spread[0], theta)
+            q_a = np.einsum("mde,me->md", spread[1], a)
+            f += 0.5 * float(np.sum(theta * p_theta) + np.sum(a * q_a))
+            g_theta += p_theta
+            g_a += q_a
+        return f, np.concatenate([g_theta.ravel(), g_a.ravel(), prec_b * db - resid.sum(axis=0)])
+
+
+def _outer(v: np.ndarray) -> np.ndarray:
+    """Row-wise outer products, flattened: rows x (cols * cols)."""
+    return (v[:, :, None] * v[:, None, :]).reshape(len(v), -1)
+
+
+@dataclass(frozen=True)
+class _Spread:
+    """Posterior covariances of abilities (models x D x D) and items (items x (D+1) x (D+1)).
+
+    Under a mean-field Gaussian posterior, the expected log-likelihood is, to second order,
+    the log-likelihood at the means minus 1/2 sum_ij w_ij Var(eta_ij), and Var(eta_ij)
+    holds theta_i' V_j theta_i + a_j' S_i a_j (V_j: covariance of a_j). Those two terms,
+    with w and the covariances held from the last round, are the quadratic penalties
+    P_i = sum_j w_ij V_j and Q_j = sum_i w_ij S_i: they shrink directions the data do not
+    pin down, which is how a variational fit prunes the dimensions it does not need.
+    """
+
+    w: np.ndarray
+    cov_theta: np.ndarray
+    cov_item: np.ndarray
+
+    def penalties(self) -> tuple[np.ndarray, np.ndarray]:
+        n, d = self.cov_theta.shape[:2]
+        m = self.cov_item.shape[0]
+        cov_a = self.cov_item[:, :d, :d].reshape(m, -1)
+        return (self.w @ cov_a).reshape(n, d, d), (self.w.T @ self.cov_theta.reshape(n, -1)).reshape(m, d, d)
+
+    def item_variances(self) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior variances of a_jd (items x D) and of b_j."""
+        var = np.diagonal(self.cov_item, axis1=1, axis2=2)
+        return var[:, :-1], var[:, -1]
+
+
+def _initial(responses: np.ndarray, dims: int, rng: np.random.Generator) -> np.ndarray:
+    """Start near the mode: b from each item's smoothed accuracy; theta and a from the top D
+    singular vectors of the centred responses (theta with unit variance, a rescaled from the
+    probability to the logit scale), plus a little noise from ``rng``."""
+    n, m = responses.shape
+    observed = ~np.isnan(responses)
+    acc = (np.where(observed, responses, 0.0).sum(axis=0) + 0.5) / (observed.sum(axis=0) + 1.0)
+    b = -np.log(acc / (1 - acc))
+    centred = np.where(observed, responses - acc, 0.0)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    r = min(dims, len(s))
+    theta = rng.normal(0.0, 0.01, size=(n, dims))
+    a = rng.normal(0.0, 0.01, size=(m, dims))
+    theta[:, :r] += u[:, :r] * np.sqrt(n)
+    # the slope of the logit at the item's accuracy turns a linear loading into a logit one
+    a[:, :r] += vt[:r].T * (s[:r] / np.sqrt(n)) / (acc * (1 - acc))[:, None]
+    return np.concatenate([theta.ravel(), a.ravel(), b])
+
+
+def fit_irt(
+    responses: np.ndarray,
+    dims: int = 10,
+    rng: np.random.Generator | None = None,
+    priors: str = "hierarchical",
+    a_prior: tuple[float, float] = (0.0, 1.0),
+    b_prior: tuple[float, float] = (0.0, 3.0),
+    max_iter: int = 160,
+    max_rounds: int = 8,
+    tol: float = 1e-9,
+    scale_tol: float = 0.02,
+    threads: int | None = 1,
+    variational: bool = True,
+) -> IRTFit:
+    """The D-dimensional 2PL model fitted to a models x items 0/1 matrix (NaN = missing).
+
+    ``priors`` is "hierarchical" (the mean and scale of a per dimension, and the mean and
+    scale of b, are estimated by empirical Bayes) or "fixed" (a_jd ~ N(a_prior[0],
+    a_prior[1]^2), b_j ~ N(b_prior[0], b_prior[1]^2)). With ``variational`` (default) the
+    estimates are approximate posterior means (module docstring), else the posterior mode.
+    The work is ``max_rounds`` rounds of L-BFGS-B sharing ``max_iter`` iterations, warm
+    started; between rounds the posterior covariances (variational) and the hierarchical
+    means and scales are updated in closed form. The joint MAP of parameters and scales
+    would be degenerate (scales collapse to zero), hence the empirical-Bayes step, whose
+    expected squares include the posterior variances. A plain MAP with fixed priors is one
+    round. ``scale_tol`` ends a hierarchical MAP early once no scale moves by more than
+    that (relative).
+    The random start comes from ``rng``: the fit is a deterministic function of the data and
+    the generator. ``threads`` caps the BLAS threads of the fit (None: leave as set): its
+    matrix products are small (models x D x items), and on 2 cores a second thread costs
+    more than it saves (benchmarks/README.md).
+    """
+    values = check_binary(responses)
+    if values.ndim != 2 or min(values.shape) < 1:
+        raise MdadError(f"IRT needs a models x items matrix, got shape {values.shape}.")
+    if dims < 1:
+        raise MdadError(f"The IRT dimension must be at least 1, got {dims}.")
+    if priors not in ("hierarchical", "fixed"):
+        raise MdadError(f"Unknown IRT priors {priors!r}; use 'hierarchical' or 'fixed'.")
+    empty = np.flatnonzero(np.isnan(values).all(axis=0))
+    if empty.size:
+        raise MdadError(f"Item {int(empty[0])} has no answers to fit IRT on.")
+    rng = np.random.default_rng(0) if rng is None else rng
+    hierarchical = priors == "hierarchical"
+    with threadpool_limits(limits=threads, user_api="blas"):
+        posterior = _Posterior(values, values.shape[1], dims)
+        x = _initial(values, dims, rng)
+        current = Priors(np.full(dims, float(a_prior[0])), np.full(dims, float(a_prior[1])),
+                         float(b_prior[0]), float(b_prior[1]))
+        iterations, converged, penalty = 0, False, None
+        rounds = max(1, max_rounds) if (hierarchical or variational) else 1
+        for _ in range(rounds):
+            result = minimize(
+                posterior, x, args=(current, penalty), jac=True, method="L-BFGS-B",
+                options={"maxiter": max(1, max_iter // rounds), "maxcor": 20, "ftol": tol, "gtol": 1e-6},
+            )
+            x, iterations, converged = result.x, iterations + int(result.nit), bool(result.success)
+            if rounds == 1:
+                break
+            spread = posterior.spread(x, current)
+            if variational:
+                penalty = spread.penalties()
+            if hierarchical:
+                updated = Priors.empirical_bayes(*posterior.split(x)[1:], *spread.item_variances(), current)
+                change = np.max(np.abs(np.log(np.append(updated.a_scale, updated.b_scale)
+                                              / np.append(current.a_scale, current.b_scale))))
+                if change < scale_tol and not variational:
+                    break
+                current = updated
+        theta, a, b = posterior.split(x)
+        value = posterior(x, current, penalty)[0] + current.normaliser(a.shape[0], hierarchical)
+    return IRTFit(
+        theta=theta.copy(), a=a.copy(), b=b.copy(), priors=current, objective=value,
+        iterations=iterations, converged=converged,
+    )

@@ -1,0 +1,182 @@
+"""tinyBenchmarks (Polo et al. 2024): IRT anchor points and the p-IRT and gp-IRT estimators.
+
+Once per run a D=10 multidimensional 2PL model is fitted to the source models' 0/1 answers
+on the pool; each item is embedded as (a_j, b_j). For size k, k-means (k clusters) on the
+embeddings; each cluster's anchor is its member nearest the centroid, weighted by the
+cluster's share of the pool. Three estimates of a target's pool accuracy:
+
+- ``tinybenchmarks``: the weighted mean of its 0/1 answers on the anchors (the paper's).
+- ``tinybenchmarks-pirt``: its ability, estimated from the anchors with the items fixed,
+  predicts P(correct) on every other pool item; estimate = (observed anchor answers +
+  predicted probabilities of the rest) / pool size.
+- ``tinybenchmarks-gpirt``: lambda * weighted + (1 - lambda) * p-IRT with the paper's rule
+  lambda = bias^2 / (bias^2 + v / (4k)): v is the mean over source models of the variance
+  of their answers across the pool (v / (4k) stands for the variance of the weighted
+  estimate), bias is p-IRT's mean absolute error on held-out source models (IRT fitted on
+  the other 80% of sources, ability from a random half of the pool, error on the other half).
+
+Abilities are MAP estimates under the fit's N(0, I) prior, where the reference uses maximum
+likelihood: with 10 anchors and 10 dimensions the likelihood alone often has no finite
+maximum (e.g. a target that answers every anchor correctly).
+
+The three share one ``preparation``: the IRT fit is done once per run for every size and
+estimator; the held-out fit behind lambda is done on first use, once per run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from sklearn.cluster import KMeans
+
+from mdad.errors import MdadError
+from mdad.irt import IRTFit, check_binary, estimate_ability, fit_irt, predict_correct
+from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+
+DIMS = 10
+KMEANS_RESTARTS = 5  # the reference keeps the best of 5 k-means runs
+VALIDATION_SHARE = 0.2
+
+
+class TinyPreparation:
+    """The per-run work shared by the three estimators: the IRT fit, and lambda's ingredients."""
+
+    def __init__(self, view: SourceView, rng: np.random.Generator, dims: int = DIMS) -> None:
+        self.scores = check_binary(view.scores, "For tinyBenchmarks the source models' scores")
+        if self.scores.shape[0] < 2 or self.scores.shape[1] < 2:
+            raise MdadError(
+                f"tinyBenchmarks needs at least 2 source models and 2 pool items, got {self.scores.shape[0]} "
+                f"and {self.scores.shape[1]}."
+            )
+        self.dims = dims
+        self.fit: IRTFit = fit_irt(self.scores, dims=dims, rng=rng)
+        self._validation_seed = int(rng.integers(2**63))
+
+    @property
+    def embedding(self) -> np.ndarray:
+        return self.fit.embedding
+
+    @cached_property
+    def variance(self) -> float:
+        """Mean over source models of the variance of their answers across the pool."""
+        return float(np.nanmean(np.nanvar(self.scores, axis=1)))
+
+    @cached_property
+    def bias(self) -> float:
+        """p-IRT's mean absolute error on held-out source models (the paper's validation)."""
+        return pirt_bias(self.scores, self.dims, np.random.default_rng(self._validation_seed))
+
+    def gpirt_lambda(self, k: int) -> float:
+        return gpirt_lambda(self.bias, self.variance, k)
+
+
+def gpirt_lambda(bias: float, variance: float, k: int) -> float:
+    """The paper's weight of the weighted estimate: bias^2 / (bias^2 + variance / (4k)).
+
+    When both terms are zero the two estimates agree and the weighted one is kept.
+    """
+    denominator = bias**2 + variance / (4 * k)
+    return 1.0 if denominator == 0 else float(bias**2 / denominator)
+
+
+def pirt_bias(scores: np.ndarray, dims: int, rng: np.random.Generator) -> float:
+    """Mean |predicted - observed| accuracy on half the pool for held-out source models whose
+    ability is estimated from the other half, with IRT fitted on the remaining sources."""
+    n_models, n_items = scores.shape
+    order = rng.permutation(n_models)
+    n_val = min(max(1, round(VALIDATION_SHARE * n_models)), n_models - 1)
+    val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
+    fit = fit_irt(scores[train], dims=dims, rng=rng)
+    items = rng.permutation(n_items)
+    seen, unseen = np.sort(items[: n_items // 2]), np.sort(items[n_items // 2 :])
+    theta = estimate_ability(scores[np.ix_(val, seen)], fit.a[seen], fit.b[seen])
+    predicted = predict_correct(theta, fit.a[unseen], fit.b[unseen]).mean(axis=1)
+    observed = np.nanmean(scores[np.ix_(val, unseen)], axis=1)
+    return float(np.nanmean(np.abs(predicted - observed)))
+
+
+def anchor_points(embedding: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(anchors, weights): k-means on the item embeddings, best of KMEANS_RESTARTS starts;
+    each cluster's member nearest its centroid, weighted by the cluster's share of items.
+
+    The anchor is taken among the cluster's own members so that anchors are distinct."""
+    km = KMeans(n_clusters=k, n_init=KMEANS_RESTARTS, random_state=int(rng.integers(2**31 - 1)))
+    labels = km.fit_predict(embedding)
+    distance = np.linalg.norm(embedding - km.cluster_centers_[labels], axis=1)
+    order = np.lexsort((distance, labels))
+    first = np.flatnonzero(np.r_[True, labels[order][1:] != labels[order][:-1]])
+    anchors = order[first]
+    weights = np.bincount(labels, minlength=k)[labels[anchors]] / len(labels)
+    return anchors, weights
+
+
+def pirt_estimate(scores: np.ndarray, items: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """p-IRT: (observed answers on ``items`` + predicted P(correct) on the other pool items) / pool size.
+
+    ``scores`` is targets x len(items); ``a``, ``b`` are the whole pool's item parameters.
+    An unanswered anchor (NaN) counts with its predicted probability."""
+    scores = check_binary(np.atleast_2d(scores), "For p-IRT the target models' answers")
+    theta = estimate_ability(scores, a[items], b[items])
+    predicted = predict_correct(theta, a, b)
+    observed = predicted[:, items]
+    predicted[:, items] = np.where(np.isnan(scores), observed, scores)
+    return predicted.mean(axis=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PIRTBenchmark(MicroBenchmark):
+    """Anchors plus the pool's item parameters; estimates by p-IRT."""
+
+    a: np.ndarray  # pool x D
+    b: np.ndarray  # pool
+
+    def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
+        return pirt_estimate(scores, self.items, self.a, self.b)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GPIRTBenchmark(PIRTBenchmark):
+    """Anchors, weights, item parameters and lambda; estimates by gp-IRT."""
+
+    lam: float
+
+    def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
+        weighted = np.asarray(scores, dtype=np.float64) @ self.weights
+        return self.lam * weighted + (1.0 - self.lam) * super().estimate(scores, gold_prob)
+
+
+class TinyBenchmarks(SelectionMethod):
+    name = "tinybenchmarks"
+    description = "IRT anchor points (k-means on 10-D 2PL item embeddings); weighted mean of the anchors."
+    preparation = "tinybenchmarks-irt"
+
+    def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation:
+        return TinyPreparation(view, rng)
+
+    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
+        prepared = prepared if prepared is not None else self.prepare(view, rng)
+        anchors, weights = anchor_points(prepared.embedding, k, rng)
+        return self._build(anchors, weights, prepared, k)
+
+    def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
+        return MicroBenchmark(items=anchors, weights=weights)
+
+
+class TinyBenchmarksPIRT(TinyBenchmarks):
+    name = "tinybenchmarks-pirt"
+    description = "IRT anchor points; p-IRT estimate (ability from the anchors predicts the rest of the pool)."
+
+    def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
+        return PIRTBenchmark(items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b)
+
+
+class TinyBenchmarksGPIRT(TinyBenchmarks):
+    name = "tinybenchmarks-gpirt"
+    description = "IRT anchor points; gp-IRT estimate (weighted mean and p-IRT blended by the paper's lambda)."
+
+    def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
+        return GPIRTBenchmark(
+            items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b, lam=prepared.gpirt_lambda(k)
+        )

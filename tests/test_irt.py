@@ -1,0 +1,209 @@
+"""mdad.irt: gradient, recovery of known parameters, missing cells, ability estimation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from mdad.data import simulate_with_truth
+from mdad.errors import MdadError
+from mdad.irt import Priors, estimate_ability, fit_irt, neg_log_posterior, predict_correct
+
+
+def tiny(seed: int = 0, n: int = 6, m: int = 8, d: int = 3, missing: bool = True):
+    rng = np.random.default_rng(seed)
+    y = (rng.random((n, m)) < 0.5).astype(float)
+    if missing:
+        y[rng.random((n, m)) < 0.2] = np.nan
+    priors = Priors(rng.normal(size=d), rng.uniform(0.5, 2.0, size=d), 0.3, 1.7)
+    return y, rng.normal(size=(n, d)), rng.normal(size=(m, d)), rng.normal(size=m), priors
+
+
+def brute_objective(y, theta, a, b, priors) -> float:
+    """The negative log posterior written cell by cell (independent of the vectorised code)."""
+    total = 0.0
+    for i in range(y.shape[0]):
+        for j in range(y.shape[1]):
+            if np.isnan(y[i, j]):
+                continue
+            eta = float(theta[i] @ a[j] - b[j])
+            p = 1.0 / (1.0 + np.exp(-eta))
+            total -= y[i, j] * np.log(p) + (1 - y[i, j]) * np.log(1 - p)
+    total += 0.5 * np.sum(theta**2)
+    total += 0.5 * np.sum(((a - priors.a_mean) / priors.a_scale) ** 2)
+    total += 0.5 * np.sum(((b - priors.b_mean) / priors.b_scale) ** 2)
+    return total
+
+
+def test_objective_matches_a_cell_by_cell_computation():
+    y, theta, a, b, priors = tiny()
+    value, _ = neg_log_posterior(y, theta, a, b, priors)
+    assert value == pytest.approx(brute_objective(y, theta, a, b, priors), rel=1e-12)
+
+
+def spd(rng, count: int, d: int) -> np.ndarray:
+    root = rng.normal(size=(count, d, d))
+    return root @ root.transpose(0, 2, 1) + np.eye(d)
+
+
+@pytest.mark.parametrize("with_spread", [False, True])
+def test_gradient_matches_finite_differences(with_spread):
+    y, theta, a, b, priors = tiny(seed=1)
+    rng = np.random.default_rng(9)
+    spread = (spd(rng, len(theta), 3), spd(rng, len(a), 3)) if with_spread else None
+    _, grads = neg_log_posterior(y, theta, a, b, priors, spread)
+    params = [theta, a, b]
+    h = 1e-6
+    for block, grad in enumerate(grads):
+        numeric = np.zeros_like(params[block])
+        for idx in np.ndindex(params[block].shape):
+            up = [p.copy() for p in params]
+            down = [p.copy() for p in params]
+            up[block][idx] += h
+            down[block][idx] -= h
+            numeric[idx] = (
+                neg_log_posterior(y, *up, priors, spread)[0] - neg_log_posterior(y, *down, priors, spread)[0]
+            ) / (2 * h)
+        np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_spread_term_is_the_stated_quadratic():
+    y, theta, a, b, priors = tiny(seed=8)
+    rng = np.random.default_rng(10)
+    p_theta, q_a = spd(rng, len(theta), 3), spd(rng, len(a), 3)
+    base = neg_log_posterior(y, theta, a, b, priors)[0]
+    extra = sum(t @ p @ t for t, p in zip(theta, p_theta)) + sum(v @ q @ v for v, q in zip(a, q_a))
+    assert neg_log_posterior(y, theta, a, b, priors, (p_theta, q_a))[0] == pytest.approx(base + 0.5 * extra)
+
+
+def test_plain_map_is_a_stationary_point_of_the_posterior():
+    y = tiny(seed=12, n=25, m=30, missing=True)[0]
+    fit = fit_irt(y, dims=2, priors="fixed", variational=False, max_iter=5000, tol=1e-14)
+    _, grads = neg_log_posterior(y, fit.theta, fit.a, fit.b, fit.priors)
+    assert max(np.abs(g).max() for g in grads) < 1e-4
+
+
+def test_empirical_bayes_scale_minimises_its_objective():
+    """With zero posterior variance, each scale minimises (count + 2(shape+1)) log s + (SS + 2 rate) / (2 s^2)."""
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(0.5, 0.7, size=(40, 2)), rng.normal(-1.0, 1.3, size=40)
+    prev = Priors(np.zeros(2), np.ones(2), 0.0, 1.0)
+    new = Priors.empirical_bayes(a, b, np.zeros_like(a), np.zeros_like(b), prev)
+    grid = np.linspace(0.05, 3.0, 200001)
+    for values, mean, scale in [(a[:, 0], new.a_mean[0], new.a_scale[0]), (b, new.b_mean, new.b_scale)]:
+        ss = np.sum((values - mean) ** 2)
+        objective = (len(values) + 4) * np.log(grid) + (ss + 2) / (2 * grid**2)
+        assert scale == pytest.approx(grid[np.argmin(objective)], abs=2e-5)
+    assert new.a_mean[1] == pytest.approx(a[:, 1].sum() / (40 + 1 / 100), rel=1e-12)
+
+
+def recovery(n_models: int, n_items: int, seed: int = 1):
+    """(difficulty correlation, per-dimension projected ability correlations) of a D=10 fit."""
+    matrix, truth = simulate_with_truth(
+        n_models=n_models, n_items=n_items, n_subtasks=6, dims=4, seed=seed, with_option_probs=False
+    )
+    fit = fit_irt(matrix.scores, dims=10, rng=np.random.default_rng(0))
+    # The simulator's link is a softmax over options and its abilities are not centred, so
+    # item difficulty is compared as the identifiable quantity: minus the item's mean logit.
+    true_logit = np.log(truth.p_correct / (1 - truth.p_correct))
+    difficulty = np.corrcoef(-fit.logits().mean(axis=0), -true_logit.mean(axis=0))[0, 1]
+    # Abilities are identified up to an affine map (rotation, scale, shift): project first.
+    design = np.column_stack([fit.theta, np.ones(n_models)])
+    projected = design @ np.linalg.lstsq(design, truth.theta, rcond=None)[0]
+    ability = [np.corrcoef(projected[:, d], truth.theta[:, d])[0, 1] for d in range(truth.theta.shape[1])]
+    return difficulty, np.array(ability)
+
+
+def test_recovery_300_models_2000_items():
+    difficulty, ability = recovery(300, 2000)
+    assert difficulty > 0.95
+    assert ability.min() > 0.9
+
+
+def test_fit_is_deterministic_in_the_generator():
+    y = tiny(seed=3, n=30, m=40, missing=True)[0]
+    one = fit_irt(y, dims=3, rng=np.random.default_rng(5))
+    two = fit_irt(y, dims=3, rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(one.logits(), two.logits())
+
+
+def test_missing_cells_are_left_out_of_the_fit():
+    """A masked cell's hidden value cannot matter, and predictions for it stay sensible."""
+    matrix, truth = simulate_with_truth(n_models=120, n_items=300, n_subtasks=3, dims=3, seed=4, with_option_probs=False)
+    scores = matrix.scores.astype(float)
+    hidden = np.random.default_rng(0).random(scores.shape) < 0.15
+    flipped = np.where(hidden, 1 - scores, scores)
+    fits = [fit_irt(np.where(hidden, np.nan, s), dims=3, rng=np.random.default_rng(0)) for s in (scores, flipped)]
+    np.testing.assert_array_equal(fits[0].logits(), fits[1].logits())
+    corr = np.corrcoef(fits[0].probabilities()[hidden], truth.p_correct[hidden])[0, 1]
+    assert corr > 0.85
+
+
+def test_fixed_priors_are_held():
+    y = tiny(seed=5, n=20, m=30, missing=False)[0]
+    fit = fit_irt(y, dims=2, priors="fixed", a_prior=(0.2, 0.5), b_prior=(-1.0, 2.0))
+    np.testing.assert_array_equal(fit.priors.a_scale, [0.5, 0.5])
+    assert (fit.priors.b_mean, fit.priors.b_scale) == (-1.0, 2.0)
+
+
+def test_variational_fit_predicts_held_out_cells_better_than_map():
+    """The point of the default: with D=10 the posterior mode over-fits, the means do not."""
+    matrix, _ = simulate_with_truth(n_models=150, n_items=400, n_subtasks=4, dims=3, seed=6, with_option_probs=False)
+    scores = matrix.scores.astype(float)
+    held = np.random.default_rng(1).random(scores.shape) < 0.1
+    train = np.where(held, np.nan, scores)
+
+    def heldout(fit):
+        z, y = fit.logits()[held], scores[held]
+        return np.mean(y * z - np.logaddexp(0, z))
+
+    variational = heldout(fit_irt(train, rng=np.random.default_rng(0)))
+    plain = heldout(fit_irt(train, rng=np.random.default_rng(0), variational=False))
+    assert variational > plain + 0.005
+
+
+@pytest.mark.parametrize(
+    ("responses", "kwargs", "message"),
+    [
+        (np.array([[0.0, 0.4], [1.0, 0.0]]), {}, "0/1"),
+        (np.array([[0.0, np.nan], [1.0, np.nan]]), {}, "Item 1 has no answers"),
+        (np.zeros((3, 3)), {"priors": "flat"}, "Unknown IRT priors"),
+        (np.zeros((3, 3)), {"dims": 0}, "at least 1"),
+    ],
+)
+def test_bad_input_is_one_clear_error(responses, kwargs, message):
+    with pytest.raises(MdadError, match=message):
+        fit_irt(responses, **kwargs)
+
+
+def test_ability_matches_per_model_scipy_optimisation():
+    rng = np.random.default_rng(6)
+    a, b = rng.normal(size=(12, 3)), rng.normal(size=12)
+    y = (rng.random((5, 12)) < 0.6).astype(float)
+    y[0] = 1.0  # all correct: only the prior keeps the estimate finite
+    y[1, :4] = np.nan
+    theta = estimate_ability(y, a, b, prior_scale=1.5)
+    for i in range(len(y)):
+        seen = ~np.isnan(y[i])
+
+        def objective(t, i=i, seen=seen):
+            p = predict_correct(t[None], a[seen], b[seen])[0]
+            return -np.sum(y[i, seen] * np.log(p) + (1 - y[i, seen]) * np.log(1 - p)) + 0.5 * t @ t / 1.5**2
+
+        reference = minimize(objective, np.zeros(3), method="BFGS", options={"gtol": 1e-10}).x
+        np.testing.assert_allclose(theta[i], reference, atol=1e-5)
+
+
+def test_ability_with_missing_answers_equals_ability_on_the_answered_items():
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=(10, 2)), rng.normal(size=10)
+    y = (rng.random((1, 10)) < 0.5).astype(float)
+    y[0, [2, 5]] = np.nan
+    keep = ~np.isnan(y[0])
+    np.testing.assert_allclose(estimate_ability(y, a, b), estimate_ability(y[:, keep], a[keep], b[keep]), atol=1e-10)
+
+
+def test_ability_rejects_mismatched_items():
+    with pytest.raises(MdadError, match="do not match"):
+        estimate_ability(np.zeros((2, 3)), np.zeros((4, 2)), np.zeros(4))
