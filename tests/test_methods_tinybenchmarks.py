@@ -191,3 +191,17 @@ def test_smallest_inputs_work_and_too_small_ones_are_refused():
     assert np.isfinite(micro.estimate(scores[:, micro.items])).all()
     with pytest.raises(MdadError, match="at least 2 source models"):
         methods.get("tinybenchmarks")(SourceView.from_arrays(scores[:1]), 1, np.random.default_rng(0))
+
+
+def test_the_three_estimators_share_their_anchors():
+    from mdad import methods
+    from mdad.data import simulate
+    from mdad.methods import SourceView
+
+    matrix = simulate(seed=4, n_models=80, n_items=150, n_subtasks=2, dims=2)
+    view = SourceView.from_arrays(matrix.scores, subtasks=matrix.subtask_codes)
+    first = methods.get("tinybenchmarks")
+    prepared = first.prepare(view, np.random.default_rng(0))
+    chosen = [methods.get(name).select(view, 12, np.random.default_rng(i), prepared)
+              for i, name in enumerate(("tinybenchmarks", "tinybenchmarks-pirt", "tinybenchmarks-gpirt"))]
+    assert all(np.array_equal(c.items, chosen[0].items) and np.allclose(c.weights, chosen[0].weights) for c in chosen)

@@ -57,3 +57,17 @@ def test_select_and_estimate_commands(small_sim, tmp_path):
     result = runner.invoke(app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random",
                                  "--size", "4000", "--out", str(tmp_path / "m.json")])
     assert result.exit_code == 2 and "Size 4000 is larger than the pool of 400" in result.output
+
+
+@pytest.mark.parametrize("method", [*mdad.methods.available(), "random@per-subtask", "anchor-points@per-subtask"])
+def test_every_method_saves_and_estimates_the_same_after_loading(method, tmp_path):
+    matrix = mdad.simulate(seed=2, n_models=60, n_items=160, n_subtasks=4, dims=2)
+    chosen = mdad.select(matrix, method, 12, seed=1)
+    chosen.save(tmp_path / "m.json")
+    back = SelectedMicroBenchmark.load(tmp_path / "m.json")
+    assert type(back.micro) is type(chosen.micro)
+    np.testing.assert_allclose(back.estimate(matrix).to_numpy(), chosen.estimate(matrix).to_numpy(), atol=1e-12)
+    # estimates are accuracies and track the true ones
+    est = chosen.estimate(matrix).to_numpy()
+    assert np.all((est >= -1e-9) & (est <= 1 + 1e-9))
+    assert np.corrcoef(est, matrix.accuracy())[0, 1] > 0.5

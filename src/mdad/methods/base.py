@@ -61,7 +61,12 @@ class MicroBenchmark:
     _kinds: ClassVar[dict[str, type["MicroBenchmark"]]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
+        """Register every estimator class for loading; one without its own ``kind`` is keyed by its name."""
         super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            cls.kind = cls.__name__
+        if MicroBenchmark._kinds.get(cls.kind, cls) is not cls:
+            raise TypeError(f"Two micro-benchmark classes share the kind {cls.kind!r}.")
         MicroBenchmark._kinds[cls.kind] = cls
 
     @property

@@ -53,6 +53,14 @@ class TinyPreparation:
         self.dims = dims
         self.fit: IRTFit = fit_irt(self.scores, dims=dims, rng=rng)
         self._validation_seed = int(rng.integers(2**63))
+        self._anchor_seed = int(rng.integers(2**63))
+        self._anchors: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def anchors(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k anchors and their weights, computed once and shared by the three estimators."""
+        if k not in self._anchors:
+            self._anchors[k] = anchor_points(self.embedding, k, np.random.default_rng([self._anchor_seed, k]))
+        return self._anchors[k]
 
     @property
     def embedding(self) -> np.ndarray:
@@ -157,7 +165,7 @@ class TinyBenchmarks(SelectionMethod):
 
     def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
         prepared = prepared if prepared is not None else self.prepare(view, rng)
-        anchors, weights = anchor_points(prepared.embedding, k, rng)
+        anchors, weights = prepared.anchors(k)
         return self._build(anchors, weights, prepared, k)
 
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
