@@ -148,7 +148,7 @@ def test_stored_run_analytic_curves_match_its_simulated_curves(small_sim, tmp_pa
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "random (exact)" in labels and "random (simulated)" in labels
     figures = analytic_figures(tmp_path / "run", sim_curves, matrix=small_sim)
-    assert [title for title, _ in figures] == [f"Exact and simulated agreement, {k} items (random designs)" for k in (10, 40)]
+    assert [title for title, _ in figures] == [f"Exact and simulated agreement, {k} items (uniform random sampling)" for k in (10, 40)]
     with pytest.raises(MdadError, match="is not the data the stored run used"):
         analytic_curves_for_store(tmp_path / "run", subset(small_sim, 100))
 

@@ -113,3 +113,16 @@ def test_unreachable_scheduler_is_one_sentence(small_sim):
     with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
         with pytest.raises(MdadError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
             Experiment(small_sim, config).run(scheduler="tcp://127.0.0.1:9")
+
+
+def test_blocks_of_runs_give_the_same_cells(small_sim, tmp_path):
+    config = ExperimentConfig(("random", "anchor-points"), (10, 30), (40,), runs=7, targets=12, seed=2)
+    whole = Experiment(small_sim, config).run()
+    tasks = plan_tasks(config, runs_per_task=3)
+    assert [(t.first_run, t.stop_run) for t in tasks] == [(0, 3), (3, 6), (6, 7)] * 2
+    store = ResultStore(tmp_path)
+    blocked = Experiment(small_sim, config, store).run(runs_per_task=3)
+    assert blocked.keys() == whole.keys() and len(store.cells()) == 4
+    for cell in whole:
+        pd.testing.assert_frame_equal(blocked[cell], whole[cell])
+        pd.testing.assert_frame_equal(store.read(cell), whole[cell])

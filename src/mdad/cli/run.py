@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Optional
@@ -43,7 +44,7 @@ def run(
     curve_sizes: Optional[str] = typer.Option(None, help="Sizes whose agreement curves the report shows (default: the smallest and the largest)."),
     figures: Optional[str] = typer.Option(None, help="Also write every figure to OUT/figures/ as svg, pdf or png."),
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
-    workers: int = typer.Option(1, help="Local worker processes."),
+    workers: int = typer.Option(0, help="Local worker processes (default 0: one per CPU core; 1: this process only)."),
     scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster."),
     metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm); default: each task's main one."),
     filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
@@ -81,7 +82,7 @@ def run(
                   TimeElapsedColumn(), console=console, transient=False) as progress:
         bar = progress.add_task("cells", total=pending)
         try:
-            experiment.run(workers=workers, on_cells=lambda n: progress.advance(bar, n),
+            experiment.run(workers=workers or os.cpu_count() or 1, on_cells=lambda n: progress.advance(bar, n),
                            extra_config={"command": command, "threshold": threshold, "curve_sizes": curve_list,
                                          "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]},
                            scheduler=scheduler)

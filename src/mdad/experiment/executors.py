@@ -13,22 +13,28 @@ from mdad.errors import MdadError
 
 
 def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
-            on_cells: Callable[[float], None] | None = None, scheduler: str | None = None) -> Iterator[dict]:
-    """Run ``run_task(matrix, splits, task)`` for every task; yield each result as it finishes."""
+            on_cells: Callable[[float], None] | None = None, scheduler: str | None = None) -> Iterator[tuple]:
+    """Run ``run_task(matrix, splits, task)`` for every task; yield (task, result) as each finishes.
+
+    ``on_cells`` receives progress in cells (a task over r of R runs with c cells counts c r / R).
+    """
     if scheduler:
         yield from _on_dask(run_task, matrix, splits, tasks, scheduler, on_cells)
     elif workers <= 1 or len(tasks) <= 1:
         for task in tasks:
             per_run = len(task.cells) / splits.n_runs
-            yield run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
+            yield task, run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(run_task, matrix, splits, task) for task in tasks]
+            futures = {pool.submit(run_task, matrix, splits, task): task for task in tasks}
             for future in as_completed(futures):
-                frames = future.result()
-                if on_cells:
-                    on_cells(len(frames))
-                yield frames
+                yield _done(futures[future], future.result(), splits, on_cells)
+
+
+def _done(task, result, splits, on_cells):
+    if on_cells:
+        on_cells(len(task.cells) * len(task.runs(splits.n_runs)) / splits.n_runs)
+    return task, result
 
 
 def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Iterator[dict]:
@@ -43,9 +49,6 @@ def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Itera
         raise MdadError(f"Cannot reach the Dask scheduler at {scheduler} ({exc}).") from None
     with client:
         shared_matrix, shared_splits = client.scatter([matrix, splits], broadcast=True)
-        futures = [client.submit(run_task, shared_matrix, shared_splits, task, pure=False) for task in tasks]
-        for future in dask_completed(futures):
-            frames = future.result()
-            if on_cells:
-                on_cells(len(frames))
-            yield frames
+        futures = {client.submit(run_task, shared_matrix, shared_splits, task, pure=False): task for task in tasks}
+        for future in dask_completed(list(futures)):
+            yield _done(futures[future], future.result(), splits, on_cells)

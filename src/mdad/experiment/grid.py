@@ -48,29 +48,38 @@ class ExperimentConfig:
 
 @dataclass(frozen=True)
 class Task:
-    """Pending cells that share their per-run preparation."""
+    """Pending cells that share their per-run preparation, over the runs ``first_run`` to ``stop_run`` - 1."""
 
     methods: tuple[str, ...]
     sources: int
     sizes: tuple[int, ...]
+    first_run: int = 0
+    stop_run: int | None = None
 
     @property
     def cells(self) -> list[Cell]:
         return [Cell(m, k, self.sources) for m in self.methods for k in self.sizes]
 
+    def runs(self, n_runs: int) -> range:
+        return range(self.first_run, n_runs if self.stop_run is None else self.stop_run)
 
-def plan_tasks(config: ExperimentConfig, done: Callable[[Cell], bool] = lambda cell: False) -> list[Task]:
-    """Group the cells that are not yet done into tasks."""
+
+def plan_tasks(
+    config: ExperimentConfig, done: Callable[[Cell], bool] = lambda cell: False, runs_per_task: int | None = None
+) -> list[Task]:
+    """Group the cells that are not yet done into tasks, each over blocks of ``runs_per_task`` runs (default all)."""
     groups: dict[str, list[str]] = {}
     for name in config.methods:
         key = method_registry.get(name).preparation or f"method:{name}"
         groups.setdefault(key, []).append(name)
+    block = runs_per_task or config.runs
     tasks = []
     for names in groups.values():
         for sources in config.sources:
             pending = tuple(k for k in config.sizes if not all(done(Cell(m, k, sources)) for m in names))
             if pending:
-                tasks.append(Task(tuple(names), sources, pending))
+                tasks += [Task(tuple(names), sources, pending, start, min(start + block, config.runs))
+                          for start in range(0, config.runs, block)]
     return tasks
 
 
@@ -79,15 +88,15 @@ def run_task(
     splits: Splits,
     task: Task,
     on_run: Callable[[], None] | None = None,
-) -> dict[Cell, pd.DataFrame]:
-    """Select and estimate every cell of ``task`` on every run; one frame per cell."""
+) -> dict[Cell, np.ndarray]:
+    """Select and estimate every cell of ``task`` on its runs: per cell, the estimates (task runs x targets)."""
     scores = matrix.scores
     gold_prob = matrix.gold_prob()
     codes = matrix.subtask_codes
     sources_all = splits.sources(task.sources)
     chosen = {name: method_registry.get(name) for name in task.methods}
     estimates = {cell: [] for cell in task.cells}
-    for run in range(splits.n_runs):
+    for run in task.runs(splits.n_runs):
         pool, src, tgt = splits.seen[run], sources_all[run], splits.targets[run]
         view = SourceView.from_arrays(
             scores[np.ix_(src, pool)], gold_prob[np.ix_(src, pool)], codes[pool], matrix.has_option_probs
@@ -106,8 +115,7 @@ def run_task(
                 )
         if on_run is not None:
             on_run()
-    truth = _truths(matrix, splits)
-    return {cell: _cell_frame(np.array(est), truth, splits, matrix) for cell, est in estimates.items()}
+    return {cell: np.array(est) for cell, est in estimates.items()}
 
 
 def _truths(matrix: ResponseMatrix, splits: Splits) -> dict[str, np.ndarray]:
@@ -172,9 +180,9 @@ class Experiment:
             "methods": list(c.methods), "sizes": list(c.sizes), "sources": list(c.sources),
         }
 
-    def pending_tasks(self) -> list[Task]:
+    def pending_tasks(self, runs_per_task: int | None = None) -> list[Task]:
         done = self.store.has if self.store is not None else (lambda cell: False)
-        return plan_tasks(self.config, done)
+        return plan_tasks(self.config, done, runs_per_task)
 
     def run(
         self,
@@ -182,19 +190,32 @@ class Experiment:
         on_cells: Callable[[float], None] | None = None,
         extra_config: dict | None = None,
         scheduler: str | None = None,
+        runs_per_task: int | None = None,
     ) -> dict[Cell, pd.DataFrame]:
         """Run every pending task; finished cells are stored as soon as their task ends.
 
         Returns the frames computed now (cells already stored are not recomputed).
         ``on_cells(n)`` is called as cells finish (for a progress bar). ``workers`` > 1 runs
         tasks in local processes; ``scheduler`` (a Dask scheduler address) runs them on a cluster.
+        ``runs_per_task`` splits each task into blocks of runs that can run in parallel (default:
+        all runs in one task in this process, blocks of 5 runs with workers or a cluster); a
+        cell is stored when all its blocks are done. Results are the same whatever the split.
         """
+        if runs_per_task is None and (workers > 1 or scheduler):
+            runs_per_task = 5
         if self.store is not None:
             self.store.open_for({**self.identity(), **(extra_config or {})})
-        tasks = self.pending_tasks()
+        tasks = self.pending_tasks(runs_per_task)
+        blocks: dict[Cell, dict[int, np.ndarray]] = {}
         results: dict[Cell, pd.DataFrame] = {}
-        for frames in execute(run_task, self.matrix, self.splits, tasks, workers, on_cells, scheduler):
-            for cell, frame in frames.items():
+        truth = _truths(self.matrix, self.splits)
+        for task, estimates in execute(run_task, self.matrix, self.splits, tasks, workers, on_cells, scheduler):
+            for cell, block in estimates.items():
+                blocks.setdefault(cell, {})[task.first_run] = block
+                if sum(len(b) for b in blocks[cell].values()) < self.splits.n_runs:
+                    continue
+                parts = blocks.pop(cell)
+                frame = _cell_frame(np.concatenate([parts[start] for start in sorted(parts)]), truth, self.splits, self.matrix)
                 if self.store is not None and not self.store.has(cell):
                     self.store.write(cell, frame)
                 results[cell] = frame

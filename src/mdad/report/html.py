@@ -101,10 +101,10 @@ def exact_section(d: ReportData) -> Section | None:
     if not pairs:
         return None
     return Section(
-        "exact", "Exact agreement of random designs",
-        "For the random designs the probability of ordering each pair correctly can be computed exactly from the data "
-        "(hypergeometric sampling of the items on which the two models differ), on the same runs' targets and seen "
-        "halves. Lines: exact expectation per 0.5-point bin; dots: the simulated runs. They agree up to Monte Carlo error.",
+        "exact", "Exact agreement of uniform random sampling",
+        "For uniform random sampling the probability of ordering each pair correctly can be computed exactly from the "
+        "data (hypergeometric sampling of the items on which the two models differ), on the same runs' targets and seen "
+        "halves. Line: exact expectation per 0.5-point bin; dots: the simulated runs. They agree up to Monte Carlo error.",
         [Figure(f"exact_vs_simulated_{i}", title, fig) for i, (title, fig) in enumerate(pairs)],
     )
 
