@@ -169,3 +169,13 @@ def test_report_finds_the_data_of_a_simulated_run(tmp_path):
     assert matrix_of_run({**config, "data_fingerprint": "other"}) is None
     figures = analytic_figures(out, pd.read_parquet(out / "curves.parquet"))
     assert len(figures) == 1
+
+
+@pytest.mark.parametrize("design", ["random-stratified-equal", "random-stratified-proportional"])
+def test_blocks_of_pairs_give_the_same_probabilities(small_sim, monkeypatch, design):
+    stats = analytic.pair_stats(small_sim, models=np.arange(25))
+    whole = analytic.sign_probabilities(stats, 20, design, seed=3)
+    monkeypatch.setattr(analytic, "PAIR_BLOCK", 37)
+    blocked = analytic.sign_probabilities(stats, 20, design, seed=3)
+    np.testing.assert_allclose(blocked[0], whole[0], atol=1e-12)
+    np.testing.assert_allclose(blocked[1], whole[1], atol=1e-12)

@@ -30,6 +30,7 @@ from mdad.metrics.pairwise import AgreementCurve, bin_of
 from mdad.seeding import rng_for
 
 DESIGNS = ("random", "random-stratified-equal", "random-stratified-proportional")
+PAIR_BLOCK = 2048
 ALLOCATION_DRAWS = 100
 
 
@@ -131,16 +132,22 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
         return _normal_scores(stats, np.full((1, 1), k), np.ones(1), pooled=True)
     pos, neg = np.zeros(stats.n_pairs), np.zeros(stats.n_pairs)
     for mask, law_sizes in _allocation_groups(design, stats.sizes, k):
-        part = stats.subset(mask)
-        if stats.binary and design == "random-stratified-equal":
-            pos[mask], neg[mask] = exact.equal_design_sign_probabilities(law_sizes, part.n_plus, part.n_minus, k, part.sizes)
-            continue
-        rng = rng_for(seed, "analytic-allocation", design, k, *law_sizes.tolist())
-        allocations, weights = design_allocations(design, law_sizes, k, rng)
-        if stats.binary:
-            pos[mask], neg[mask] = exact.stratified_sign_probabilities(part.sizes, part.n_plus, part.n_minus, allocations, weights)
-        else:
-            pos[mask], neg[mask] = _normal_scores(part, allocations, weights, pooled=False)
+        exact_equal = stats.binary and design == "random-stratified-equal"
+        if not exact_equal:
+            rng = rng_for(seed, "analytic-allocation", design, k, *law_sizes.tolist())
+            allocations, weights = design_allocations(design, law_sizes, k, rng)
+        members = np.flatnonzero(mask)
+        # blocks of pairs bound the memory of the per-pair spectra (pairs x FFT length)
+        for block in np.array_split(members, max(1, -(-len(members) // PAIR_BLOCK))):
+            part = stats.subset(block)
+            if exact_equal:
+                pos[block], neg[block] = exact.equal_design_sign_probabilities(
+                    law_sizes, part.n_plus, part.n_minus, k, part.sizes)
+            elif stats.binary:
+                pos[block], neg[block] = exact.stratified_sign_probabilities(
+                    part.sizes, part.n_plus, part.n_minus, allocations, weights)
+            else:
+                pos[block], neg[block] = _normal_scores(part, allocations, weights, pooled=False)
     return pos, neg
 
 
