@@ -33,7 +33,7 @@ class SimulationTruth:
 
 def simulate_with_truth(
     n_models: int = 400,
-    n_items: int = 1500,
+    n_items: int = 1000,
     n_subtasks: int = 6,
     dims: int = 4,
     seed: int = 0,
