@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
+from threadpoolctl import threadpool_info
+
+from mdad.experiment.executors import execute
 
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import cell_arrays, evaluate_cell
@@ -23,6 +28,20 @@ def test_same_results_whatever_the_number_of_workers(small_sim):
     assert one.keys() == two.keys()
     for cell in one:
         pd.testing.assert_frame_equal(one[cell], two[cell])
+
+
+def _worker_threads(matrix, splits, task, on_run=None):
+    return max(pool["num_threads"] for pool in threadpool_info())
+
+
+def test_worker_processes_share_the_cores_instead_of_each_taking_all(small_sim):
+    """With as many workers as cores, each worker's BLAS / OpenMP pools get one thread:
+    otherwise every worker's k-means and matrix products start one thread per core."""
+    splits = make_splits(small_sim, runs=2, n_targets=10)
+    tasks = plan_tasks(ExperimentConfig(("random",), (10,), (30,), runs=2, targets=10), runs_per_task=1)
+    workers = 2
+    threads = [threads for _, threads in execute(_worker_threads, small_sim, splits, tasks, workers)]
+    assert threads == [max(1, (os.cpu_count() or 1) // workers)] * len(tasks)
 
 
 def test_methods_share_splits_and_truths(small_sim):

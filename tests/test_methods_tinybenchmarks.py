@@ -101,7 +101,8 @@ def test_lambda_ingredients_match_independent_computations(prepared):
     order = rng.permutation(n)
     n_val = round(0.2 * n)
     val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
-    fit = tb.fit_irt(scores[train], dims=tb.DIMS, rng=rng)
+    fit = tb.fit_irt(scores[train], dims=tb.DIMS, rng=rng, max_iter=tb.VALIDATION_ITERATIONS,
+                     max_rounds=tb.VALIDATION_ROUNDS)
     perm = rng.permutation(m)
     seen, unseen = np.sort(perm[: m // 2]), np.sort(perm[m // 2 :])
     errors = []
@@ -114,6 +115,15 @@ def test_lambda_ingredients_match_independent_computations(prepared):
         predicted = np.mean(1 / (1 + np.exp(-(fit.a[unseen] @ theta - fit.b[unseen]))))
         errors.append(abs(predicted - scores[i, unseen].mean()))
     assert prep.bias == pytest.approx(np.mean(errors), abs=1e-4)
+
+
+def test_lighter_validation_fit_gives_the_bias_of_a_full_fit(prepared, monkeypatch):
+    """gp-IRT's held-out fit uses a smaller iteration budget than the main fit; lambda's bias must not notice."""
+    view, prep = prepared
+    monkeypatch.setattr(tb, "VALIDATION_ITERATIONS", 160)
+    monkeypatch.setattr(tb, "VALIDATION_ROUNDS", 8)
+    full = tb.pirt_bias(prep.scores, tb.DIMS, np.random.default_rng(prep._validation_seed))
+    assert prep.bias == pytest.approx(full, abs=0.001)
 
 
 def test_the_three_estimators_on_one_selection(sim, prepared):

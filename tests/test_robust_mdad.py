@@ -41,6 +41,20 @@ def test_logistic_fit_equals_sklearn_maximum_likelihood(seed):
     np.testing.assert_allclose(ours, model.predict_proba(x[:, None])[:, 1], atol=1e-3)
 
 
+def test_logistic_fits_of_many_resamples_at_once_equal_each_fitted_alone():
+    """Rows stop at different Newton steps; fitting them together must not change any row."""
+    rng = np.random.default_rng(3)
+    x = np.arange(60) * 0.5 + 0.25
+    pairs = rng.integers(1, 30, 60)
+    truth = 1 / (1 + np.exp(-(x - 6) / 2))
+    resamples = rng.binomial(pairs, truth, size=(40, 60))
+    resamples[0] = pairs  # perfectly separated: the ridge keeps it finite, it converges last
+    together = logistic_fit(x, resamples, pairs)
+    alone = np.vstack([logistic_fit(x, row, pairs) for row in resamples])
+    np.testing.assert_allclose(together, alone, atol=1e-12)
+    assert np.isfinite(together).all()
+
+
 def test_smooth_well_sampled_curve_gives_the_same_mdad_as_first_crossing():
     lower = np.arange(40) * 0.5
     p = 1 / (1 + np.exp(-(lower + 0.25 - 4.1) / 1.2))

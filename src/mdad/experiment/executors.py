@@ -6,8 +6,11 @@ the executor because every random draw is keyed by (seed, purpose), not by order
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from threadpoolctl import threadpool_limits
 
 from mdad.errors import MdadError
 
@@ -25,10 +28,18 @@ def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
             per_run = len(task.cells) / splits.n_runs
             yield task, run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        with ProcessPoolExecutor(max_workers=workers, initializer=_limit_threads, initargs=(threads,)) as pool:
             futures = {pool.submit(run_task, matrix, splits, task): task for task in tasks}
             for future in as_completed(futures):
                 yield _done(futures[future], future.result(), splits, on_cells)
+
+
+def _limit_threads(threads: int) -> None:
+    """Cap a worker's BLAS and OpenMP threads at its share of the cores: k-means and matrix
+    products otherwise start one thread per core in every worker, and on a machine whose
+    cores the workers already fill the oversubscription doubles the run time (benchmarks/README.md)."""
+    threadpool_limits(limits=threads)
 
 
 def _done(task, result, splits, on_cells):

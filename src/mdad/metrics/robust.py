@@ -29,11 +29,12 @@ _RIDGE = 1e-6
 
 
 def logistic_fit(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.ndarray | None = None,
-                 iterations: int = 50) -> np.ndarray:
+                 iterations: int = 50, tol: float = 1e-10) -> np.ndarray:
     """Fitted agreement at ``at`` (default ``x``) of a binomial logistic regression, one fit per row of ``agreed``.
 
-    Newton-Raphson on the two parameters (a, b) for every row at once; a tiny ridge keeps the
-    parameters finite when the data separate perfectly.
+    Newton-Raphson on the two parameters (a, b) for every row at once, each row until its step
+    is below ``tol`` (at most ``iterations`` steps); a tiny ridge keeps the parameters finite
+    when the data separate perfectly.
     """
     agreed = np.atleast_2d(np.asarray(agreed, dtype=np.float64))
     n = np.asarray(pairs, dtype=np.float64)
@@ -42,20 +43,23 @@ def logistic_fit(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.nd
     u = x / scale
     ridge = _RIDGE * n.sum()
     beta = np.zeros((agreed.shape[0], 2))
+    active = np.arange(agreed.shape[0])
     for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-(beta[:, :1] + beta[:, 1:] * u[None, :])))
-        resid = agreed - n * p
+        b, y = beta[active], agreed[active]
+        p = 1.0 / (1.0 + np.exp(-(b[:, :1] + b[:, 1:] * u[None, :])))
+        resid = y - n * p
         w = n * p * (1.0 - p)
-        g0 = resid.sum(axis=1) - ridge * beta[:, 0]
-        g1 = (resid * u).sum(axis=1) - ridge * beta[:, 1]
+        g0 = resid.sum(axis=1) - ridge * b[:, 0]
+        g1 = resid @ u - ridge * b[:, 1]
         h00 = w.sum(axis=1) + ridge
-        h01 = (w * u).sum(axis=1)
-        h11 = (w * u * u).sum(axis=1) + ridge
+        h01 = w @ u
+        h11 = w @ (u * u) + ridge
         det = h00 * h11 - h01**2
-        step0 = (h11 * g0 - h01 * g1) / det
-        step1 = (h00 * g1 - h01 * g0) / det
-        beta[:, 0] += np.clip(step0, -5, 5)
-        beta[:, 1] += np.clip(step1, -5, 5)
+        step = np.clip(np.column_stack([(h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det]), -5, 5)
+        beta[active] = b + step
+        active = active[np.abs(step).max(axis=1) > tol]
+        if active.size == 0:
+            break
     v = (x if at is None else np.asarray(at, dtype=np.float64)) / scale
     return 1.0 / (1.0 + np.exp(-(beta[:, :1] + beta[:, 1:] * v[None, :])))
 
@@ -127,7 +131,7 @@ def robust_mdad(
     grid = fit_grid(curve, fit)
     value = float(_crossings(monotone_fit(curve, fit), grid, threshold)[0])
     resamples = rng.binomial(curve.pairs[None, :], curve.rate[None, :], size=(n_boot, len(curve.pairs)))
-    chunk = max(1, 4_000_000 // max(len(grid) ** 2, 1))
+    chunk = n_boot if fit == "logistic" else max(1, 4_000_000 // max(len(grid) ** 2, 1))  # isotonic: bins^2 per row
     crossings = np.concatenate([
         _crossings(monotone_fit(curve, fit, resamples[i:i + chunk]), grid, threshold)
         for i in range(0, n_boot, chunk)
