@@ -21,8 +21,6 @@ from mdad.experiment.sizes import SizeRequest, parse_sizes, unique_counts
 from mdad.methods.per_subtask import SUFFIX as PER_SUBTASK
 from mdad.methods.per_subtask import is_per_subtask
 from mdad.experiment.store import ResultStore
-from mdad.report.figures import FORMATS as FIGURE_FORMATS
-from mdad.report.html import build_outputs
 from mdad.report.tables import wide_summary
 
 
@@ -53,8 +51,7 @@ def run(
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
     if not 0 < threshold < 1:
         raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
-    if figures is not None and figures not in FIGURE_FORMATS:
-        raise MdadError(f"--figures must be one of {', '.join(FIGURE_FORMATS)}, got {figures!r}.")
+    check_figure_format(figures)
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     method_names = parse_list(methods, "methods") or method_registry.available()
     n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
@@ -89,11 +86,20 @@ def run(
         except KeyboardInterrupt:
             err_console.print(f"Interrupted; finished cells are kept in {out}. Run the same command again to resume.")
             raise typer.Exit(130) from None
+    from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
+
     outputs = build_outputs(out, threshold, figure_format=figures)
     print_table(outputs.summary)
     console.print(f"Results, tables and report: {out}/ (report.html)")
     if outputs.figure_files:
         console.print(f"Figures: {out}/figures/ ({len(outputs.figure_files)} {figures} files)")
+
+
+def check_figure_format(figures: str | None) -> None:
+    from mdad.report.figures import FORMATS
+
+    if figures is not None and figures not in FORMATS:
+        raise MdadError(f"--figures must be one of {', '.join(FORMATS)}, got {figures!r}.")
 
 
 def command_line(ctx: typer.Context) -> str:
@@ -122,6 +128,9 @@ def report(
     figures: Optional[str] = typer.Option(None, help="Also write every figure to OUT/figures/ as svg, pdf or png."),
 ) -> None:
     """Rebuild tables and report.html from stored results alone."""
+    from mdad.report.html import build_outputs
+
+    check_figure_format(figures)
     n_seen = ResultStore(out).read_config().get("n_seen") or 0
     curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes else None
     outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures)

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from sklearn.cluster import KMeans
 
 from mdad.errors import MdadError
 from mdad.irt import IRTFit, check_binary, estimate_ability, fit_irt, predict_correct
@@ -114,6 +113,8 @@ def anchor_points(embedding: np.ndarray, k: int, rng: np.random.Generator) -> tu
     each cluster's member nearest its centroid, weighted by the cluster's share of items.
 
     The anchor is taken among the cluster's own members so that anchors are distinct."""
+    from sklearn.cluster import KMeans  # imported on first use: a second of start-up for every command
+
     km = KMeans(n_clusters=k, n_init=KMEANS_RESTARTS, random_state=int(rng.integers(2**31 - 1)))
     labels = km.fit_predict(embedding)
     distance = np.linalg.norm(embedding - km.cluster_centers_[labels], axis=1)
