@@ -5,10 +5,12 @@ The public API, thin over the library:
     import mdad
     matrix = mdad.load("path/to/responses.npz")           # or mdad.simulate()
     micro = mdad.select(matrix, "random", 100)             # one micro-benchmark from all models
+    report = mdad.assess(matrix, "random", 100)            # its error and MDAD on held-out models
     frames = mdad.Experiment(matrix, mdad.ExperimentConfig(("random",), (10, 100))).run()
 """
 
 from mdad import metrics, methods
+from mdad.assessment import Assessment, assess
 from mdad.data import ResponseMatrix, load, simulate
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
@@ -17,6 +19,6 @@ from mdad.microbenchmark import SelectedMicroBenchmark, select
 __version__ = "0.1.0"
 
 __all__ = [
-    "Experiment", "ExperimentConfig", "MdadError", "ResponseMatrix", "SelectedMicroBenchmark",
-    "load", "methods", "metrics", "select", "simulate",
+    "Assessment", "Experiment", "ExperimentConfig", "MdadError", "ResponseMatrix", "SelectedMicroBenchmark",
+    "assess", "load", "methods", "metrics", "select", "simulate",
 ]

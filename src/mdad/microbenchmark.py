@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from mdad import methods as method_registry
+from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.experiment.store import fingerprint
@@ -31,6 +32,15 @@ class SelectedMicroBenchmark:
     data_source: str
     data_fingerprint: str
     n_pool: int
+    assessment: Assessment | None = None  # its reliability, measured on held-out splits (mdad.assess)
+
+    def with_assessment(self, assessment: Assessment) -> SelectedMicroBenchmark:
+        if (assessment.method, assessment.size) != (self.method, len(self.item_ids)):
+            raise MdadError(
+                f"The assessment is of {assessment.method} with {assessment.size} items, but the micro-benchmark "
+                f"is {self.method} with {len(self.item_ids)} items."
+            )
+        return replace(self, assessment=assessment)
 
     def estimate(self, matrix: ResponseMatrix) -> pd.Series:
         """Estimated full-benchmark accuracy of every model of ``matrix`` from its answers on the items."""
@@ -56,6 +66,7 @@ class SelectedMicroBenchmark:
             "data_source": self.data_source, "data_fingerprint": self.data_fingerprint, "pool_items": self.n_pool,
             "items": self.item_ids.tolist(), "subtasks": self.subtasks.tolist(),
             "pool_positions": self.micro.items.tolist(), "estimator": self.micro.estimator_params(),
+            **({"assessment": self.assessment.to_json()} if self.assessment is not None else {}),
         }
 
     def save(self, path: str | Path) -> None:
@@ -82,6 +93,7 @@ class SelectedMicroBenchmark:
             seed=data["seed"],
             data_source=data.get("data_source", ""), data_fingerprint=data.get("data_fingerprint", ""),
             n_pool=data.get("pool_items", len(items)),
+            assessment=Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
         )
 
 

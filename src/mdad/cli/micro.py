@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
 import typer
 from rich.table import Table
 
+from mdad.assessment import Assessment, assess
 from mdad.cli.common import app, console, friendly_errors, load_matrix
 from mdad.data import load
 from mdad.errors import MdadError
@@ -26,16 +29,41 @@ def select_command(
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
     metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
     filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    assess_runs: int = typer.Option(20, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip)."),
+    targets: Optional[int] = typer.Option(None, help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100)."),
+    threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
+    workers: int = typer.Option(0, help="Worker processes for the assessment (default 0: one per CPU core)."),
 ) -> None:
-    """Choose SIZE items with METHOD, using every model of the data as a source model."""
+    """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
+    how reliable the choice is on held-out models."""
+    if assess_runs < 0:
+        raise MdadError(f"--assess-runs must be 0 or more, got {assess_runs}.")
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     chosen = select(matrix, method, size, seed)
+    if assess_runs:
+        with console.status(f"Assessing {method} with {size} items on {assess_runs} held-out splits..."):
+            chosen = chosen.with_assessment(assess(matrix, method, size, assess_runs, targets, seed,
+                                                   workers or os.cpu_count() or 1, threshold))
     chosen.save(out)
-    counts = {}
-    for subtask in chosen.subtasks:
-        counts[subtask] = counts.get(subtask, 0) + 1
+    n_subtasks = len(set(chosen.subtasks.tolist()))
     console.print(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
-                  f"({len(counts)} subtasks) written to {out}.")
+                  f"({n_subtasks} subtask{'s' if n_subtasks != 1 else ''}) written to {out}.")
+    if chosen.assessment is not None:
+        console.print(describe_assessment(chosen.assessment))
+
+
+def describe_assessment(a: Assessment) -> str:
+    """How far estimates are off, and which differences the micro-benchmark orders reliably."""
+    head = (f"On {a.runs} held-out splits ({a.targets} target models, {a.sources} source models, same method and "
+            f"size): estimates are off by {100 * a.error:.1f} points on average, Kendall tau {a.kendall_tau:.2f}")
+    share = f"{100 * a.threshold:.0f}%"
+    robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"
+    if not a.mdad_reached:
+        return (f"{head}; MDAD not reached (logistic fit: {robust}): no bin of differences is ordered correctly "
+                f"{share} of the time.")
+    high = "not reached" if a.mdad_high != a.mdad_high else f"{a.mdad_high:g}"
+    return (f"{head}; MDAD {a.mdad:g} points [95% interval {a.mdad_low:g}, {high}] (logistic fit: {robust}): "
+            f"models closer than that are ordered correctly less than {share} of the time.")
 
 
 @app.command("estimate")
@@ -55,8 +83,26 @@ def estimate_command(
     table = Table(title=f"{chosen.method}, {len(chosen.item_ids)} items (estimated full-benchmark accuracy)")
     table.add_column("model")
     table.add_column("estimate (%)", justify="right")
-    for model, value in estimates.sort_values(ascending=False).items():
-        table.add_row(str(model), f"{100 * value:.1f}")
+    assessment = chosen.assessment
+    if assessment is not None:
+        table.add_column("gap to next (pts)", justify="right")
+    ranked = estimates.sort_values(ascending=False)
+    gaps = 100 * (ranked.to_numpy() - np.r_[ranked.to_numpy()[1:], np.nan])
+    unreliable = 0
+    for (model, value), gap in zip(ranked.items(), gaps):
+        row = [str(model), f"{100 * value:.1f}"]
+        if assessment is not None:
+            below = bool(gap < assessment.cautious_mdad)
+            unreliable += below
+            row.append("" if np.isnan(gap) else f"[yellow]{gap:.1f} < MDAD[/yellow]" if below else f"{gap:.1f}")
+        table.add_row(*row)
     console.print(table)
+    if assessment is None:
+        console.print("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its MDAD).")
+    else:
+        console.print(describe_assessment(assessment))
+        if len(ranked) > 1:
+            console.print(f"{unreliable} of the {len(ranked) - 1} neighbouring pairs are closer than the MDAD "
+                          "(the larger of the two above): their order is not reliable.")
     if csv is not None:
         estimates.to_csv(csv)

@@ -1,0 +1,108 @@
+"""How far one micro-benchmark's estimates can be trusted, measured on the data it was chosen from.
+
+``mdad select`` chooses k items using every model as a source and every item as the pool.
+Its reliability is measured the paper's way, adapted to that use: in each of ``runs``
+runs, T target models are held out, the same method chooses k items from the whole pool
+using the other models, and the targets' estimates are compared with their accuracy on
+all items. Estimation error, Kendall tau and MDAD (first crossing with its bootstrap
+interval, and the robust logistic-fit MDAD) summarise the runs. Unlike ``mdad run`` there
+is no seen/unseen halving: the accuracy a user estimates with the micro-benchmark is the
+accuracy on the whole benchmark.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.errors import MdadError
+from mdad.experiment.evaluate import view_metrics
+from mdad.experiment.executors import execute
+from mdad.experiment.grid import ExperimentConfig, plan_tasks, run_task
+from mdad.experiment.splits import make_splits
+from mdad.methods.base import check_size
+from mdad.seeding import rng_for
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """Reliability of a method at one size on one response matrix (accuracies as fractions, MDAD in points)."""
+
+    method: str
+    size: int
+    runs: int
+    targets: int
+    sources: int
+    threshold: float
+    error: float
+    kendall_tau: float
+    mdad: float  # NaN when not reached
+    mdad_low: float
+    mdad_high: float
+    mdad_robust: float
+    estimates: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
+    truths: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
+
+    @property
+    def mdad_reached(self) -> bool:
+        return not math.isnan(self.mdad)
+
+    @property
+    def cautious_mdad(self) -> float:
+        """The larger of the first-crossing and the robust MDAD (inf when either is not reached): a
+        lucky bin with few pairs can make the first crossing small, the fit guards against that."""
+        values = (self.mdad, self.mdad_robust)
+        return math.inf if any(math.isnan(v) for v in values) else max(values)
+
+    def to_json(self) -> dict:
+        """The summary numbers (not the per-run arrays); NaN becomes null."""
+        out = asdict(replace(self, estimates=None, truths=None))
+        del out["estimates"], out["truths"]
+        return {key: None if isinstance(value, float) and math.isnan(value) else value for key, value in out.items()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Assessment:
+        try:
+            values = {name: data[name] for name in cls.__dataclass_fields__ if name not in ("estimates", "truths")}
+        except KeyError as exc:
+            raise MdadError(f"The micro-benchmark's assessment lacks the field {exc.args[0]!r}.") from None
+        return cls(**{key: float("nan") if value is None else value for key, value in values.items()})
+
+
+def assess(
+    matrix: ResponseMatrix, method: str, size: int, runs: int = 20, targets: int | None = None,
+    seed: int = 0, workers: int = 1, threshold: float = 0.8,
+) -> Assessment:
+    """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (module docstring).
+
+    ``targets`` defaults to 50, or half the models when there are fewer than 100; every other
+    model is a source. Results depend on ``seed`` only, not on ``workers``.
+    """
+    if matrix.n_missing:
+        raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
+    if not 0 < threshold < 1:
+        raise MdadError(f"The agreement threshold must lie strictly between 0 and 1, got {threshold}.")
+    check_size(size, matrix.n_items)
+    n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
+    halves = make_splits(matrix, runs, n_targets, seed)
+    whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
+    splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
+    n_sources = splits.source_pool.shape[1]
+    config = ExperimentConfig((method,), (size,), (n_sources,), runs, n_targets, None, seed)
+    tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
+    blocks = {task.first_run: next(iter(result.values())) for task, result in
+              execute(run_task, matrix, splits, tasks, workers)}
+    estimates = np.concatenate([blocks[start] for start in sorted(blocks)])
+    truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
+    key = ("assess", method, size, n_sources)
+    metrics, _ = view_metrics(estimates, truths, threshold, rng_for(seed, "bootstrap", *key),
+                              rng_for(seed, "robust", *key))
+    return Assessment(
+        method=method, size=size, runs=runs, targets=n_targets, sources=n_sources, threshold=threshold,
+        error=metrics["error"], kendall_tau=metrics["kendall_tau"], mdad=metrics["mdad"],
+        mdad_low=metrics["mdad_low"], mdad_high=metrics["mdad_high"], mdad_robust=metrics["mdad_robust"],
+        estimates=estimates, truths=truths,
+    )

@@ -1,0 +1,122 @@
+"""A micro-benchmark's reliability on held-out models: numbers against brute force, storage, CLI."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import mdad
+from mdad.cli import app
+from mdad.data import write_npz
+from mdad.errors import MdadError
+from mdad.experiment.splits import make_splits
+from mdad.metrics.exact import sign_probabilities
+from mdad.microbenchmark import SelectedMicroBenchmark
+from naive_metrics import naive_kendall_tau_b, naive_mdad
+
+
+@pytest.fixture(scope="module")
+def random_assessment(small_sim):
+    return mdad.assess(small_sim, "random", 10, runs=6, targets=15, seed=4)
+
+
+def test_summary_equals_brute_force_over_the_stored_runs(small_sim, random_assessment):
+    a = random_assessment
+    targets = make_splits(small_sim, 6, 15, seed=4).targets
+    # the truth is each held-out target's accuracy on every item of the benchmark
+    np.testing.assert_allclose(a.truths, small_sim.scores[targets].astype(float).mean(axis=2))
+    # plain means of 10 items of 0/1 answers
+    np.testing.assert_allclose(a.estimates * 10, np.round(a.estimates * 10), atol=1e-9)
+    assert a.sources == small_sim.n_models - 15 and a.runs == 6 and a.targets == 15
+    assert a.error == pytest.approx(np.mean(np.abs(a.estimates - a.truths)))
+    assert a.kendall_tau == pytest.approx(np.mean([naive_kendall_tau_b(e, t) for e, t in zip(a.estimates, a.truths)]))
+    expected = naive_mdad(a.estimates, a.truths)
+    assert (a.mdad if a.mdad_reached else None) == expected
+
+
+def test_the_whole_pool_orders_every_pair_and_makes_no_error(small_sim):
+    a = mdad.assess(small_sim, "random", small_sim.n_items, runs=3, targets=12)
+    assert a.error == pytest.approx(0.0, abs=1e-12)
+    assert a.kendall_tau == pytest.approx(1.0)
+
+
+def test_agreement_matches_the_exact_hypergeometric_probability():
+    """Known truth: for uniform random items, each pair's chance of being ordered correctly is exact."""
+    matrix = mdad.simulate(seed=5, n_models=80, n_items=300, n_subtasks=1)
+    k, runs = 20, 40
+    a = mdad.assess(matrix, "random", k, runs=runs, targets=30, seed=1)
+    i, j = np.triu_indices(30, 1)
+    observed, expected = [], []
+    targets = make_splits(matrix, runs, 30, seed=1).targets
+    for run in range(runs):
+        y = matrix.scores[targets[run]]
+        n_plus = ((y[i] == 1) & (y[j] == 0)).sum(axis=1)
+        n_minus = ((y[i] == 0) & (y[j] == 1)).sum(axis=1)
+        p_pos, p_neg = sign_probabilities(matrix.n_items, k, n_plus, n_minus)
+        expected.append(np.where(n_plus > n_minus, p_pos, np.where(n_plus < n_minus, p_neg, 0.0)))
+        de = a.estimates[run][i] - a.estimates[run][j]
+        dt = a.truths[run][i] - a.truths[run][j]
+        observed.append((np.sign(de) == np.sign(dt)) & (de != 0))
+    observed, expected = np.concatenate(observed), np.concatenate(expected)
+    # mean agreement over 17,400 pair draws: within 4 standard errors of its exact expectation
+    se = math.sqrt(np.sum(expected * (1 - expected))) / len(expected)
+    assert abs(observed.mean() - expected.mean()) < 4 * se
+
+
+def test_same_numbers_whatever_the_workers(small_sim, random_assessment):
+    two = mdad.assess(small_sim, "random", 10, runs=6, targets=15, seed=4, workers=2)
+    assert two == random_assessment
+    np.testing.assert_array_equal(two.estimates, random_assessment.estimates)
+
+
+def test_stored_with_the_micro_benchmark_and_read_back(small_sim, random_assessment, tmp_path):
+    chosen = mdad.select(small_sim, "random", 10, seed=4).with_assessment(random_assessment)
+    chosen.save(tmp_path / "m.json")
+    back = SelectedMicroBenchmark.load(tmp_path / "m.json").assessment
+    assert back == random_assessment
+    nan = float("nan")
+    unreached = replace(random_assessment, mdad=nan, mdad_low=nan, mdad_high=nan, mdad_robust=nan)
+    assert not unreached.mdad_reached and unreached.cautious_mdad == math.inf
+    chosen.with_assessment(unreached).save(tmp_path / "n.json")
+    back = SelectedMicroBenchmark.load(tmp_path / "n.json").assessment
+    assert math.isnan(back.mdad) and math.isnan(back.mdad_robust) and back.error == unreached.error
+    with pytest.raises(MdadError, match="assessment is of random with 10 items"):
+        mdad.select(small_sim, "random", 12).with_assessment(random_assessment)
+
+
+def test_bad_arguments_get_one_sentence(small_sim):
+    with pytest.raises(MdadError, match="larger than the pool"):
+        mdad.assess(small_sim, "random", 5000)
+    with pytest.raises(MdadError, match="Unknown"):
+        mdad.assess(small_sim, "no-such-method", 10)
+    with pytest.raises(MdadError, match="threshold"):
+        mdad.assess(small_sim, "random", 10, threshold=1.0)
+
+
+def test_select_assesses_and_estimate_flags_unreliable_orders(small_sim, tmp_path):
+    write_npz(small_sim, tmp_path / "data.npz")
+    runner = CliRunner()
+    result = runner.invoke(app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random", "--size", "10",
+                                 "--assess-runs", "4", "--targets", "20", "--workers", "1",
+                                 "--out", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    assert "On 4 held-out splits (20 target models, 100 source models" in " ".join(result.output.split())
+    assessment = SelectedMicroBenchmark.load(tmp_path / "m.json").assessment
+    assert assessment.runs == 4
+    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "data.npz")],
+                           terminal_width=200)
+    assert result.exit_code == 0, result.output
+    estimates = SelectedMicroBenchmark.load(tmp_path / "m.json").estimate(small_sim).sort_values(ascending=False)
+    gaps = 100 * -np.diff(estimates.to_numpy())
+    flagged = int(np.sum(gaps < assessment.cautious_mdad))
+    assert result.output.count("< MDAD") == flagged > 0
+    assert f"{flagged} of the {len(gaps)} neighbouring pairs" in " ".join(result.output.split())
+    result = runner.invoke(app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random", "--size", "10",
+                                 "--assess-runs", "0", "--out", str(tmp_path / "plain.json")])
+    assert result.exit_code == 0 and SelectedMicroBenchmark.load(tmp_path / "plain.json").assessment is None
+    result = runner.invoke(app, ["estimate", str(tmp_path / "plain.json"), str(tmp_path / "data.npz")])
+    assert "carries no assessment" in " ".join(result.output.split()) and "< MDAD" not in result.output
