@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -65,18 +66,39 @@ def test_real_data_with_missing_cells_needs_a_policy(shared_data_dir, tmp_path, 
     assert result.exit_code == 0, result.output
 
 
+def _children(pid: int) -> list[int]:
+    """Child processes of ``pid`` (Linux /proc; empty elsewhere)."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is alive and not a zombie (a dead process its new parent has not reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 def test_killed_run_resumes_without_losing_or_recomputing(tmp_path):
     out = tmp_path / "o"
     args = [sys.executable, "-m", "mdad.cli", "run", "--runs", "120", "--sizes", "10,50",
             "--methods", "random,random-stratified-equal,random-stratified-proportional",
             "--sources", "20,40,80", "--out", str(out)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    cells = out / "cells"
-    deadline = time.time() + 120
-    while time.time() < deadline and len(list(cells.glob("*/*.parquet"))) < 2:
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    try:
+        cells = out / "cells"
+        deadline = time.time() + 120
+        while time.time() < deadline and len(list(cells.glob("*/*.parquet"))) < 2:
+            time.sleep(0.01)
+        workers = _children(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_running(pid) for pid in workers):
+        time.sleep(0.05)
+    assert not any(_running(pid) for pid in workers), "the killed run's worker processes are still running"
     finished = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in cells.glob("*/*.parquet")}
     assert 2 <= len(finished) < 18, "the run should have been killed mid-way"
     result = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"})

@@ -6,13 +6,18 @@ the executor because every random draw is keyed by (seed, purpose), not by order
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from threadpoolctl import threadpool_limits
 
 from mdad.errors import MdadError
+
+_PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
 
 
 def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
@@ -29,17 +34,27 @@ def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
             yield task, run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
     else:
         threads = max(1, (os.cpu_count() or 1) // workers)
-        with ProcessPoolExecutor(max_workers=workers, initializer=_limit_threads, initargs=(threads,)) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid())) as pool:
             futures = {pool.submit(run_task, matrix, splits, task): task for task in tasks}
             for future in as_completed(futures):
                 yield _done(futures[future], future.result(), splits, on_cells)
 
 
-def _limit_threads(threads: int) -> None:
-    """Cap a worker's BLAS and OpenMP threads at its share of the cores: k-means and matrix
-    products otherwise start one thread per core in every worker, and on a machine whose
-    cores the workers already fill the oversubscription doubles the run time (benchmarks/README.md)."""
+def _init_worker(threads: int, parent: int) -> None:
+    """Set up a local worker process: its share of the cores, and its end with the parent's.
+
+    BLAS and OpenMP pools are capped at cores / workers: k-means and matrix products otherwise
+    start one thread per core in every worker, and on a machine whose cores the workers already
+    fill the oversubscription doubles the run time (benchmarks/README.md). On Linux the worker
+    asks to be stopped when the parent dies, so a killed run leaves no idle workers behind
+    (forked workers hold their own task pipe open and would otherwise wait forever).
+    """
     threadpool_limits(limits=threads)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os._exit(1)
 
 
 def _done(task, result, splits, on_cells):

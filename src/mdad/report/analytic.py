@@ -124,7 +124,7 @@ def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, s
     ax.set_title(f"{size} items: exact expectation and simulated runs ({view} items)")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 

@@ -30,6 +30,10 @@ STYLE = {
     "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.25,
     "figure.dpi": 100, "savefig.dpi": 100, "svg.hashsalt": "mdad",
 }
+# Embedded PNGs carry 1.5 pixels per CSS pixel (sharp on high-density screens) and are shown
+# at their size in CSS pixels, never stretched.
+PNG_DPI = 150
+CSS_DPI = 100
 STRIP_COLOR = "#ececec"
 VIEW_WORDS = {"seen": "seen items (the pool it was built from)", "unseen": "unseen items (new items of the same task)"}
 
@@ -55,14 +59,17 @@ def render(fig, formats=("png",)) -> dict[str, bytes]:
         buffer = io.BytesIO()
         metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
         with plt.rc_context(STYLE):
-            fig.savefig(buffer, format=fmt, bbox_inches="tight", metadata=metadata)
+            fig.savefig(buffer, format=fmt, bbox_inches="tight", metadata=metadata,
+                        dpi=PNG_DPI if fmt == "png" else None)
         out[fmt] = buffer.getvalue()
     plt.close(fig)
     return out
 
 
-def to_png(fig) -> bytes:
-    return render(fig)["png"]
+def css_width(png: bytes) -> int:
+    """The width in CSS pixels at which a PNG of :func:`render` shows at its intended size."""
+    pixels = int.from_bytes(png[16:20], "big")  # IHDR width
+    return round(pixels * CSS_DPI / PNG_DPI)
 
 
 # ---- shared pieces ------------------------------------------------------------------

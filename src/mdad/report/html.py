@@ -61,6 +61,7 @@ class Figure:
     title: str
     figure: object  # a matplotlib figure, rendered when the page is written
     png: str = ""
+    width: int = 0  # CSS pixels
 
 
 @dataclass
@@ -275,6 +276,7 @@ def _render_figures(sections: list[Section], root: Path, figure_format: str | No
         for fig in section.figures:
             rendered = figures.render(fig.figure, formats)
             fig.png = base64.b64encode(rendered["png"]).decode()
+            fig.width = figures.css_width(rendered["png"])
             fig.figure = None
             if figure_format:
                 path = root / "figures" / f"{fig.key}.{figure_format}"
