@@ -281,12 +281,17 @@ def print_pairs(frame: pd.DataFrame, top: int, size: int, method: str) -> None:
     shown = frame if top <= 0 else frame.head(top)
     title = f"{size}-item {method} micro-benchmark: probability of ordering each pair as the full benchmark does"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for header, justify in (("higher model", "left"), ("lower model", "left"), ("difference (pts)", "right"),
-                            ("P(correct order)", "right"), ("below MDAD", "center")):
-        table.add_column(header, justify=justify, overflow="fold")
+    table.add_column("higher model", overflow="fold", ratio=1)
+    table.add_column("lower model", overflow="fold", ratio=1)
+    for header in ("diff (pts)", "P(same order)", "< MDAD"):
+        table.add_column(header, justify="right", no_wrap=True)
     for row in shown.itertuples(index=False):
-        table.add_row(str(row.model_a), str(row.model_b), f"{row.difference_points:.2f}", f"{row.p_correct_order:.3f}",
-                      "yes" if row.below_mdad else "no")
+        tie = row.difference_points == 0
+        table.add_row(str(row.model_a), str(row.model_b), f"{row.difference_points:.2f}",
+                      "tie" if tie else f"{row.p_correct_order:.3f}", "yes" if row.below_mdad else "no")
     console.print(table)
+    if (shown["difference_points"] == 0).any():
+        console.print("tie: the two models have the same full-benchmark accuracy, so no order can be kept "
+                      "(counted as probability 0, as in MDAD).")
     if len(shown) < len(frame):
         console.print(f"... {len(frame) - len(shown):,} more pairs (use --top 0 or --csv).")
