@@ -61,6 +61,11 @@ def test_compare_group_pairs_and_share_below_mdad(data_dir, gpqa, tmp_path):
     np.testing.assert_array_equal(frame["below_mdad"], frame["difference_points"] < mdad)
     share = frame["below_mdad"].mean()
     assert f"({share:.0%})" in flat(result.output) and "higher model" in result.output
+    # pairs tied on the full benchmark come first and are shown as ties, not as a probability
+    ties = int((frame["difference_points"].head(5) == 0).sum())
+    assert ties > 0 and (frame.loc[frame["difference_points"] == 0, "p_correct_order"] == 0).all()
+    table = result.output.split("...")[0]
+    assert sum(line.split()[-2:] == ["tie", "yes"] for line in table.splitlines() if line.split()) == ties
     row = frame.iloc[-1]
     idx = gpqa.model_index([row["model_a"], row["model_b"]])
     one = analytic.pair_stats(gpqa, models=idx)
