@@ -3,7 +3,7 @@
 The public API, thin over the library:
 
     import mdad
-    matrix = mdad.load("path/to/responses.npz")           # or mdad.simulate()
+    matrix = mdad.load("path/to/responses.npz")           # or mdad.simulate(), mdad.from_frame(df)
     micro = mdad.select(matrix, "random", 100)             # one micro-benchmark from all models
     report = mdad.assess(matrix, "random", 100)            # its error and MDAD on held-out models
     frames = mdad.Experiment(matrix, mdad.ExperimentConfig(("random",), (10, 100))).run()
@@ -11,7 +11,7 @@ The public API, thin over the library:
 
 from mdad import metrics, methods
 from mdad.assessment import Assessment, assess
-from mdad.data import ResponseMatrix, load, simulate
+from mdad.data import ResponseMatrix, from_frame, load, simulate, to_frame
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.microbenchmark import SelectedMicroBenchmark, select
@@ -20,5 +20,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Assessment", "Experiment", "ExperimentConfig", "MdadError", "ResponseMatrix", "SelectedMicroBenchmark",
-    "assess", "load", "methods", "metrics", "select", "simulate",
+    "assess", "from_frame", "load", "methods", "metrics", "select", "simulate", "to_frame",
 ]

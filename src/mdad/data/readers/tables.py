@@ -46,7 +46,9 @@ def read_table(path: str | Path) -> ResponseMatrix:
     """A matrix from a long or a wide table (blank cells are missing results)."""
     path = Path(path)
     frame = read_frame(path)
-    return _read_long(frame, path) if is_long(frame) else _read_wide(frame, path)
+    if is_long(frame):
+        return read_long(frame, str(path), lambda i: f"row {i + 2}")
+    return _read_wide(frame, path)
 
 
 def _numbers(values: pd.Series, where) -> np.ndarray:
@@ -61,18 +63,21 @@ def _numbers(values: pd.Series, where) -> np.ndarray:
     return numbers
 
 
-def _read_long(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
+def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
+    """A matrix from a long frame (model, item, score and optionally subtask); ``row_label(i)``
+    names the i-th row in error messages (a file line, or a frame's index label)."""
     frame = frame.rename(columns={c: str(c).strip().lower() for c in frame.columns})
     models = frame["model"].astype(str).str.strip().to_numpy()
     items = frame["item"].astype(str).str.strip().to_numpy()
     subtasks = (
         frame[SUBTASK].astype(str).str.strip().to_numpy() if SUBTASK in frame else np.full(len(frame), DEFAULT_SUBTASK)
     )
-    scores = _numbers(frame["score"], lambda i: f"{path} row {i + 2}, score of model {models[i]!r} on item {items[i]!r},")
-    cells = Cells(source=str(path))
+    scores = _numbers(frame["score"],
+                      lambda i: f"{source} {row_label(i)}, score of model {models[i]!r} on item {items[i]!r},")
+    cells = Cells(source=source)
     cells.extend(
         list(models), list(zip(subtasks, items)), list(items), list(subtasks), list(scores),
-        where=[f"{path.name} row {i + 2}" for i in range(len(frame))],
+        where=[f"{source} {row_label(i)}" for i in range(len(frame))],
         names=[f"item {i!r} of subtask {s!r}" for s, i in zip(subtasks, items)],
     )
     return cells.to_matrix()

@@ -1,0 +1,88 @@
+"""Response matrices from and to data frames (pandas, or anything with ``to_pandas()`` such as polars).
+
+Two shapes are read, as for CSV/parquet files:
+
+- wide: one row per model (the index holds the model names) and one column per item;
+- long: columns ``model``, ``item``, ``score`` and optionally ``subtask``, one row per result.
+
+Missing values are results that were not evaluated (NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers.tables import DEFAULT_SUBTASK, SUBTASK, is_long, read_long
+from mdad.errors import MdadError
+
+
+def from_frame(
+    frame, subtasks: Mapping[str, str] | Sequence[str] | None = None, source: str = "data frame"
+) -> ResponseMatrix:
+    """A response matrix from a wide or long data frame (module docstring); the frame is not modified.
+
+    For a wide frame ``subtasks`` gives each item's subtask, as a mapping from item to subtask or
+    a sequence in column order (default: one subtask). A long frame carries them in its
+    ``subtask`` column.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        if not hasattr(frame, "to_pandas"):
+            raise MdadError(f"Expected a pandas or polars data frame, got {type(frame).__name__}.")
+        frame = frame.to_pandas()
+    if frame.empty:
+        raise MdadError(f"The {source} is empty.")
+    if is_long(frame):
+        if subtasks is not None:
+            raise MdadError("A long frame gives subtasks in its 'subtask' column; do not pass subtasks too.")
+        return read_long(frame, source, lambda i: f"row {frame.index[i]!r}")
+    return _from_wide(frame, subtasks, source)
+
+
+def _from_wide(frame: pd.DataFrame, subtasks, source: str) -> ResponseMatrix:
+    models = [str(m) for m in frame.index]
+    items = [str(c) for c in frame.columns]
+    values = frame.to_numpy()
+    if values.dtype.kind in "biuf":
+        scores = values.astype(np.float64)
+    else:
+        scores = np.array([pd.to_numeric(frame[c], errors="coerce").to_numpy(np.float64) for c in frame.columns]).T
+        bad = np.isnan(scores) & ~pd.isna(frame).to_numpy()
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise MdadError(f"In the {source}, the score of model {models[i]!r} on item {items[j]!r} is "
+                            f"{values[i, j]!r}, not a number.")
+    return ResponseMatrix(scores=scores, models=models, items=items, subtasks=_item_subtasks(subtasks, items),
+                          source=source)
+
+
+def _item_subtasks(subtasks, items: list[str]) -> np.ndarray:
+    if subtasks is None:
+        return np.full(len(items), DEFAULT_SUBTASK)
+    if isinstance(subtasks, Mapping):
+        missing = [item for item in items if item not in subtasks]
+        if missing:
+            raise MdadError(f"subtasks gives no subtask for item {missing[0]!r}.")
+        return np.array([str(subtasks[item]) for item in items])
+    values = np.asarray([str(s) for s in subtasks])
+    if len(values) != len(items):
+        raise MdadError(f"subtasks has {len(values)} entries but the frame has {len(items)} items.")
+    return values
+
+
+def to_frame(matrix: ResponseMatrix, long: bool = False) -> pd.DataFrame:
+    """The scores as a wide frame (models x items; ``columns.name`` 'item', subtasks in
+    ``frame.attrs['subtasks']``) or, with ``long``, one row per result (model, item, subtask, score)."""
+    if long:
+        n_models, n_items = matrix.scores.shape
+        return pd.DataFrame({
+            "model": np.repeat(matrix.models, n_items), "item": np.tile(matrix.items, n_models),
+            SUBTASK: np.tile(matrix.subtasks, n_models), "score": matrix.scores.ravel(),
+        })
+    frame = pd.DataFrame(matrix.scores, index=pd.Index(matrix.models, name="model"),
+                         columns=pd.Index(matrix.items, name="item"))
+    frame.attrs["subtasks"] = dict(zip(matrix.items.tolist(), matrix.subtasks.tolist()))
+    return frame
