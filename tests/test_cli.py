@@ -101,11 +101,13 @@ def test_killed_run_resumes_without_losing_or_recomputing(tmp_path):
     assert not any(_running(pid) for pid in workers), "the killed run's worker processes are still running"
     finished = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in cells.glob("*/*.parquet")}
     assert 2 <= len(finished) < 18, "the run should have been killed mid-way"
-    result = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"})
+    kept_blocks = len(list(cells.glob("*/partial/*.npy")))
+    result = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
     assert result.returncode == 0, result.stderr
     assert f"Resuming: {len(finished)} of 18 cells" in result.stdout
+    assert (f"and {kept_blocks} finished blocks of runs" in result.stdout) == (kept_blocks > 0)
     after = list(cells.glob("*/*.parquet"))
-    assert len(after) == 18
+    assert len(after) == 18 and not list(cells.glob("*/partial/*"))
     assert all((p.stat().st_mtime_ns, p.stat().st_ino) == stamp for p, stamp in finished.items())
     clean = tmp_path / "clean"
     subprocess.run([*args[:-1], str(clean)], check=True, capture_output=True)

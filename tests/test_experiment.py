@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from threadpoolctl import threadpool_info
 from mdad.experiment.executors import execute
 
 from mdad.errors import MdadError
+from mdad.experiment import grid
 from mdad.experiment.evaluate import cell_arrays, evaluate_cell
 from mdad.experiment.grid import Experiment, ExperimentConfig, plan_tasks
 from mdad.experiment.splits import make_splits
@@ -145,3 +147,40 @@ def test_blocks_of_runs_give_the_same_cells(small_sim, tmp_path):
     for cell in whole:
         pd.testing.assert_frame_equal(blocked[cell], whole[cell])
         pd.testing.assert_frame_equal(store.read(cell), whole[cell])
+
+
+def test_an_interrupted_run_keeps_every_finished_block_of_runs(small_sim, tmp_path):
+    """Kill the run inside its third block of 5 runs: the first two blocks are kept and not recomputed."""
+    config = ExperimentConfig(("random", "anchor-points"), (10,), (40,), runs=20, targets=12, seed=5)
+    clean = Experiment(small_sim, config).run()
+    store = ResultStore(tmp_path)
+    done_runs = []
+
+    def stop_in_third_block(cells):
+        done_runs.append(cells)
+        if len(done_runs) == 12:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Experiment(small_sim, config, store).run(on_cells=stop_in_third_block)
+    assert store.cells() == []
+    kept = sorted(str(p.relative_to(tmp_path / "cells")) for p in tmp_path.glob("cells/*/partial/*.npy"))
+    assert kept == ["random/partial/k10-s40-r0-5.npy", "random/partial/k10-s40-r5-10.npy"]  # tasks run in order
+
+    computed = []
+    original = grid.run_task
+
+    def counting_run_task(matrix, splits, task, on_run=None):
+        computed.append((task.methods[0], task.first_run, task.stop_run))
+        return original(matrix, splits, task, on_run)
+
+    progress = []
+    with mock.patch.object(grid, "run_task", counting_run_task):
+        resumed = Experiment(small_sim, config, store).run(on_cells=progress.append)
+    blocks = [(0, 5), (5, 10), (10, 15), (15, 20)]
+    assert computed == [("random", 10, 15), ("random", 15, 20)] + [("anchor-points", *b) for b in blocks]
+    assert sum(progress) == pytest.approx(2.0)  # the two cells, stored blocks included
+    assert not list(tmp_path.glob("cells/*/partial"))
+    for cell, frame in clean.items():
+        pd.testing.assert_frame_equal(resumed[cell], frame)
+        pd.testing.assert_frame_equal(store.read(cell), frame)

@@ -72,8 +72,10 @@ def run(
     experiment = Experiment(matrix, config, store)
     pending = sum(len(t.cells) for t in experiment.pending_tasks())
     total = len(method_names) * len(size_list) * len(source_list)
-    if pending < total:
-        console.print(f"Resuming: {total - pending} of {total} cells are already in {out}.")
+    kept_blocks = store.n_blocks()
+    if pending < total or kept_blocks:
+        blocks_note = f" (and {kept_blocks} finished blocks of runs of the others)" if kept_blocks else ""
+        console.print(f"Resuming: {total - pending} of {total} cells are already in {out}{blocks_note}.")
     command = command_line(ctx)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=False) as progress:

@@ -25,6 +25,7 @@ from mdad.methods.per_subtask import allocate, is_per_subtask
 from mdad.seeding import rng_for
 
 PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
+RUNS_PER_TASK = 5  # runs per task: the unit of parallel work and of what an interrupted run keeps
 
 
 @dataclass(frozen=True)
@@ -192,31 +193,54 @@ class Experiment:
         scheduler: str | None = None,
         runs_per_task: int | None = None,
     ) -> dict[Cell, pd.DataFrame]:
-        """Run every pending task; finished cells are stored as soon as their task ends.
+        """Run every pending task; finished cells are stored as soon as their last block of runs ends.
 
-        Returns the frames computed now (cells already stored are not recomputed).
-        ``on_cells(n)`` is called as cells finish (for a progress bar). ``workers`` > 1 runs
-        tasks in local processes; ``scheduler`` (a Dask scheduler address) runs them on a cluster.
-        ``runs_per_task`` splits each task into blocks of runs that can run in parallel (default:
-        all runs in one task in this process, blocks of 5 runs with workers or a cluster); a
-        cell is stored when all its blocks are done. Results are the same whatever the split.
+        Returns the frames computed now (cells already stored are not recomputed). ``on_cells(n)``
+        is called as work finishes, in cells (for a progress bar). ``workers`` > 1 runs tasks in
+        local processes; ``scheduler`` (a Dask scheduler address) runs them on a cluster. Each
+        task covers a block of ``runs_per_task`` runs (default 5); blocks run in parallel, and with
+        a store every finished block is kept until its cell is complete, so an interrupted run
+        loses no finished block. Results are the same whatever the split and the executor.
         """
-        if runs_per_task is None and (workers > 1 or scheduler):
-            runs_per_task = 5
-        if self.store is not None:
-            self.store.open_for({**self.identity(), **(extra_config or {})})
-        tasks = self.pending_tasks(runs_per_task)
+        block = runs_per_task or RUNS_PER_TASK
+        store = self.store
+        if store is not None:
+            store.open_for({**self.identity(), **(extra_config or {})})
+        needed = (lambda cell: True) if store is None else (lambda cell: not store.has(cell))
         blocks: dict[Cell, dict[int, np.ndarray]] = {}
         results: dict[Cell, pd.DataFrame] = {}
         truth = _truths(self.matrix, self.splits)
-        for task, estimates in execute(run_task, self.matrix, self.splits, tasks, workers, on_cells, scheduler):
-            for cell, block in estimates.items():
-                blocks.setdefault(cell, {})[task.first_run] = block
-                if sum(len(b) for b in blocks[cell].values()) < self.splits.n_runs:
+        n_runs = self.splits.n_runs
+
+        def add(cell: Cell, first_run: int, estimates: np.ndarray) -> None:
+            blocks.setdefault(cell, {})[first_run] = estimates
+            if sum(len(b) for b in blocks[cell].values()) < n_runs:
+                return
+            parts = blocks.pop(cell)
+            frame = _cell_frame(np.concatenate([parts[start] for start in sorted(parts)]), truth, self.splits, self.matrix)
+            if store is not None:
+                store.write(cell, frame)
+                store.remove_blocks(cell)
+            results[cell] = frame
+
+        todo = []
+        for task in self.pending_tasks(block):
+            cells = [cell for cell in task.cells if needed(cell)]
+            stop = task.runs(n_runs).stop
+            stored = [cell for cell in cells if store is not None and store.has_block(cell, task.first_run, stop)]
+            if len(stored) < len(cells):
+                todo.append(task)
+                continue
+            for cell in stored:
+                add(cell, task.first_run, store.read_block(cell, task.first_run, stop))
+            if on_cells is not None:
+                on_cells(len(task.cells) * (stop - task.first_run) / n_runs)
+        for task, estimates in execute(run_task, self.matrix, self.splits, todo, workers, on_cells, scheduler):
+            stop = task.runs(n_runs).stop
+            for cell, runs in estimates.items():
+                if not needed(cell) or task.first_run in blocks.get(cell, {}):
                     continue
-                parts = blocks.pop(cell)
-                frame = _cell_frame(np.concatenate([parts[start] for start in sorted(parts)]), truth, self.splits, self.matrix)
-                if self.store is not None and not self.store.has(cell):
-                    self.store.write(cell, frame)
-                results[cell] = frame
+                if store is not None:
+                    store.write_block(cell, task.first_run, stop, runs)
+                add(cell, task.first_run, runs)
         return results

@@ -2,8 +2,11 @@
 
 A cell file holds, for every run and target, the estimate and the target's true accuracy
 on the seen, unseen and all items, so every metric can be recomputed without rerunning.
+While a cell is unfinished, each finished block of its runs is kept as a partial file
+(the estimates of those runs, a plain .npy array) beside it, so an interrupted run keeps
+every finished block; the partial files are removed once the cell file is written.
 Files are written to a temporary name and renamed, so a killed run never leaves a
-half-written cell; a rerun skips every cell whose file exists.
+half-written file; a rerun skips every cell whose file exists and every stored block.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from mdad.errors import MdadError
 
 CONFIG_FILE = "config.json"
 CELLS_DIR = "cells"
+PARTIAL_DIR = "partial"
 # Settings that change every cell's numbers: a store made with other values cannot be resumed.
 IDENTITY_KEYS = ("data_fingerprint", "runs", "targets", "group", "seed")
 
@@ -37,6 +41,10 @@ class Cell:
     @property
     def relative_path(self) -> str:
         return f"{CELLS_DIR}/{self.method}/k{self.size}-s{self.sources}.parquet"
+
+    def block_path(self, first_run: int, stop_run: int) -> str:
+        """Where the estimates of runs first_run to stop_run - 1 wait until the cell is finished."""
+        return f"{CELLS_DIR}/{self.method}/{PARTIAL_DIR}/k{self.size}-s{self.sources}-r{first_run}-{stop_run}.npy"
 
 
 def fingerprint(matrix: ResponseMatrix) -> str:
@@ -95,6 +103,39 @@ class ResultStore:
 
     def read(self, cell: Cell) -> pd.DataFrame:
         return pd.read_parquet(self.root / cell.relative_path)
+
+    # ---- blocks of runs of unfinished cells -----------------------------------------
+    def has_block(self, cell: Cell, first_run: int, stop_run: int) -> bool:
+        return (self.root / cell.block_path(first_run, stop_run)).is_file()
+
+    def write_block(self, cell: Cell, first_run: int, stop_run: int, estimates: np.ndarray) -> None:
+        path = self.root / cell.block_path(first_run, stop_run)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.stem}.tmp-{os.getpid()}.npy")
+        np.save(tmp, np.asarray(estimates, dtype=np.float64), allow_pickle=False)
+        os.replace(tmp, path)
+
+    def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
+        path = self.root / cell.block_path(first_run, stop_run)
+        try:
+            block = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise MdadError(f"{path} is not a readable block of results ({exc}); delete it to recompute.") from None
+        if block.ndim != 2 or block.shape[0] != stop_run - first_run:
+            raise MdadError(f"{path} holds {block.shape} estimates, not {stop_run - first_run} runs; delete it to recompute.")
+        return block
+
+    def n_blocks(self) -> int:
+        """Stored blocks of runs of unfinished cells."""
+        return sum(1 for _ in (self.root / CELLS_DIR).glob(f"*/{PARTIAL_DIR}/k*-s*-r*.npy"))
+
+    def remove_blocks(self, cell: Cell) -> None:
+        """Drop the partial files of a finished cell."""
+        folder = self.root / CELLS_DIR / cell.method / PARTIAL_DIR
+        for path in folder.glob(f"k{cell.size}-s{cell.sources}-r*.npy"):
+            path.unlink(missing_ok=True)
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
     def cells(self) -> list[Cell]:
         """Every finished cell in the store."""
