@@ -32,6 +32,14 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     assert {"mdad_robust", "mdad_robust_low", "mdad_robust_high"} <= set(summary.columns)
     html = (out / "report.html").read_text()
     assert "simulated" in html and html.count("data:image/png;base64,") >= 3
+    # the closing overview: one line per method with its seen MDAD at each size
+    overview = result.output.split("MDAD on the seen items")[1]
+    seen = summary[summary["view"] == "seen"]
+    for method in available():
+        line = next(row for row in overview.splitlines() if row.split()[:1] == [method])
+        values = seen[seen["method"] == method].sort_values("size")
+        expected = " ".join(f"{v:g}" if ok else "not reached" for v, ok in zip(values["mdad"], values["mdad_reached"]))
+        assert line.split()[1:] == expected.split()
     rebuilt = runner.invoke(app, ["report", str(out), "--threshold", "0.9"])
     assert rebuilt.exit_code == 0, rebuilt.output
     stricter = pd.read_csv(out / "summary.csv")

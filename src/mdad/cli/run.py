@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
 import typer
 from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -21,7 +22,7 @@ from mdad.experiment.sizes import SizeRequest, parse_sizes, unique_counts
 from mdad.methods.per_subtask import SUFFIX as PER_SUBTASK
 from mdad.methods.per_subtask import is_per_subtask
 from mdad.experiment.store import ResultStore
-from mdad.report.tables import wide_summary
+from mdad.report.tables import NOT_REACHED, wide_summary
 
 
 @app.command()
@@ -158,7 +159,28 @@ def print_table(summary) -> None:
                           f"{row['error seen (pts)']:.2f}", f"{row['error unseen (pts)']:.2f}",
                           f"{row['tau seen']:.3f}", f"{row['tau unseen']:.3f}")
         console.print(table)
+    print_overview(summary)
     console.print("MDAD and error in accuracy points; MDAD [95% bootstrap interval].")
+
+
+def print_overview(summary) -> None:
+    """With several methods: MDAD on the seen items, method x size, the smallest of each size in bold."""
+    seen = summary[summary["view"] == "seen"]
+    if seen["method"].nunique() < 2:
+        return
+    for n_sources, part in seen.groupby("sources", sort=True):
+        values = part.pivot_table(index="method", columns="size", values="mdad", aggfunc="first", dropna=False)
+        best = values.min(axis=0)
+        table = Table(title=f"MDAD on the seen items (points) by number of items ({n_sources} source models)",
+                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        table.add_column("method", no_wrap=True)
+        for size in values.columns:
+            table.add_column(str(size), justify="right", no_wrap=True)
+        for method, row in values.iterrows():
+            cells = [NOT_REACHED if np.isnan(v) else f"[bold]{v:g}[/bold]" if v == best[size] else f"{v:g}"
+                     for size, v in row.items()]
+            table.add_row(str(method), *cells)
+        console.print(table)
 
 
 @app.command("methods")
