@@ -21,6 +21,10 @@ def test_info_reports_models_items_and_missing_cells():
     assert result.exit_code == 0, result.output
     assert "models: 3" in result.output and "items: 10" in result.output
     assert "model-c (2)" in result.output
+    spelled_as_on_run = runner.invoke(app, ["info", "--data", str(FIXTURES / "lm_eval")])
+    assert spelled_as_on_run.exit_code == 0 and spelled_as_on_run.output == result.output
+    both = runner.invoke(app, ["info", str(FIXTURES / "lm_eval"), "--data", str(FIXTURES / "inspect")])
+    assert both.exit_code == 2 and "Give the results once" in both.output
 
 
 def test_info_unknown_metric_lists_available_ones():

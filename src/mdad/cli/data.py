@@ -17,10 +17,14 @@ from mdad.errors import MdadError
 def info(
     source: Optional[Path] = typer.Argument(None, help="Results: npz, lm-eval samples folder, lighteval details, inspect logs, CSV/parquet table."),
     dataset: str = typer.Option("simulated", help="A named dataset instead of SOURCE."),
+    data: Optional[Path] = typer.Option(None, help="The same as SOURCE, spelled as on 'mdad run'."),
     metric: Optional[str] = typer.Option(None, help="Metric to read (e.g. acc_norm); default: each task's main metric."),
     filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
 ) -> None:
     """Models, items, subtasks, missing cells and the accuracy range of a results source."""
+    if source is not None and data is not None and source != data:
+        raise MdadError(f"Give the results once: SOURCE ({source}) or --data ({data}).")
+    source = source if source is not None else data
     for line in format_description(describe(read_data(dataset, source, metric=metric, filter_name=filter_name))):
         console.print(line, soft_wrap=True, highlight=False)
 
