@@ -192,8 +192,9 @@ class ResponseMatrix:
         elif missing == "error":
             per_model = nan.sum(axis=1)
             worst = int(np.argmax(per_model))
+            incomplete = int((per_model > 0).sum())
             raise MdadError(
-                f"{int((per_model > 0).sum())} models have items that were not evaluated "
+                f"{incomplete} {'model has' if incomplete == 1 else 'models have'} items that were not evaluated "
                 f"(e.g. {str(self.models[worst])!r} misses {int(per_model[worst])} of {self.n_items}); "
                 "choose --missing drop-items or --missing drop-models."
             )
