@@ -120,3 +120,12 @@ def test_select_assesses_and_estimate_flags_unreliable_orders(small_sim, tmp_pat
     assert result.exit_code == 0 and SelectedMicroBenchmark.load(tmp_path / "plain.json").assessment is None
     result = runner.invoke(app, ["estimate", str(tmp_path / "plain.json"), str(tmp_path / "data.npz")])
     assert "carries no assessment" in " ".join(result.output.split()) and "< MDAD" not in result.output
+
+
+def test_select_on_too_few_models_says_it_cannot_assess(small_sim, tmp_path):
+    write_npz(small_sim.take(models=np.arange(3)), tmp_path / "three.npz")
+    result = CliRunner().invoke(app, ["select", "--data", str(tmp_path / "three.npz"), "--method", "random",
+                                      "--size", "10", "--out", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    assert "Not assessed: with 3 models" in " ".join(result.output.split())
+    assert SelectedMicroBenchmark.load(tmp_path / "m.json").assessment is None

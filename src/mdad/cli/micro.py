@@ -17,6 +17,9 @@ from mdad.errors import MdadError
 from mdad.microbenchmark import SelectedMicroBenchmark, select
 
 
+MIN_MODELS_TO_ASSESS = 4  # 2 held-out targets and 2 source models
+
+
 @app.command("select")
 @friendly_errors
 def select_command(
@@ -40,6 +43,9 @@ def select_command(
         raise MdadError(f"--assess-runs must be 0 or more, got {assess_runs}.")
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     chosen = select(matrix, method, size, seed)
+    too_few = assess_runs and targets is None and matrix.n_models < MIN_MODELS_TO_ASSESS
+    if too_few:
+        assess_runs = 0
     if assess_runs:
         with console.status(f"Assessing {method} with {size} items on {assess_runs} held-out splits..."):
             chosen = chosen.with_assessment(assess(matrix, method, size, assess_runs, targets, seed,
@@ -50,6 +56,9 @@ def select_command(
                   f"({n_subtasks} subtask{'s' if n_subtasks != 1 else ''}) written to {out}.")
     if chosen.assessment is not None:
         console.print(describe_assessment(chosen.assessment))
+    if too_few:
+        console.print(f"Not assessed: with {matrix.n_models} models there are too few to hold out 2 targets and keep "
+                      f"2 source models (at least {MIN_MODELS_TO_ASSESS} are needed).")
 
 
 def describe_assessment(a: Assessment) -> str:
