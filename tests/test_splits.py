@@ -59,3 +59,8 @@ def test_fixed_group_is_the_target_set(small_sim):
 def test_impossible_target_count(small_sim):
     with pytest.raises(MdadError, match="500 target models were asked for"):
         make_splits(small_sim, runs=1, n_targets=500)
+    with pytest.raises(MdadError, match="at least 2 targets and 2 source models"):
+        make_splits(small_sim, runs=1, n_targets=small_sim.n_models - 1)
+    make_splits(small_sim, runs=1, n_targets=small_sim.n_models - 2)  # two source models are enough
+    with pytest.raises(MdadError, match="The data has only 3 models; an experiment needs at least 4"):
+        make_splits(small_sim.take(models=np.arange(3)), runs=1, n_targets=1)

@@ -14,10 +14,8 @@ from mdad.assessment import Assessment, assess
 from mdad.cli.common import app, console, friendly_errors, load_matrix
 from mdad.data import load
 from mdad.errors import MdadError
+from mdad.experiment.splits import MIN_MODELS
 from mdad.microbenchmark import SelectedMicroBenchmark, select
-
-
-MIN_MODELS_TO_ASSESS = 4  # 2 held-out targets and 2 source models
 
 
 @app.command("select")
@@ -43,7 +41,7 @@ def select_command(
         raise MdadError(f"--assess-runs must be 0 or more, got {assess_runs}.")
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     chosen = select(matrix, method, size, seed)
-    too_few = assess_runs and targets is None and matrix.n_models < MIN_MODELS_TO_ASSESS
+    too_few = assess_runs and targets is None and matrix.n_models < MIN_MODELS
     if too_few:
         assess_runs = 0
     if assess_runs:
@@ -58,7 +56,7 @@ def select_command(
         console.print(describe_assessment(chosen.assessment))
     if too_few:
         console.print(f"Not assessed: with {matrix.n_models} models there are too few to hold out 2 targets and keep "
-                      f"2 source models (at least {MIN_MODELS_TO_ASSESS} are needed).")
+                      f"2 source models (at least {MIN_MODELS} are needed).")
 
 
 def describe_assessment(a: Assessment) -> str:

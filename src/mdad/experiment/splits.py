@@ -11,6 +11,7 @@ from mdad.errors import MdadError
 from mdad.seeding import rng_for
 
 SPLIT_STREAM = "splits"
+MIN_MODELS = 4  # 2 targets and 2 source models
 
 
 @dataclass(frozen=True)
@@ -59,13 +60,19 @@ def make_splits(
         raise MdadError(f"The number of runs must be at least 1, got {runs}.")
     n_models = matrix.n_models
     fixed = matrix.group_index(group) if group else None
-    if fixed is None and not 2 <= n_targets < n_models:
+    if n_models < MIN_MODELS:
+        raise MdadError(
+            f"The data has only {n_models} models; an experiment needs at least {MIN_MODELS} "
+            "(2 target models and 2 source models)."
+        )
+    if fixed is None and not 2 <= n_targets <= n_models - 2:
         raise MdadError(
             f"{n_targets} target models were asked for but the data has {n_models} models "
-            "(at least 2 targets and 1 source model are needed)."
+            "(at least 2 targets and 2 source models are needed)."
         )
-    if fixed is not None and len(fixed) >= n_models:
-        raise MdadError(f"Group {group!r} holds every model; no source models would be left.")
+    if fixed is not None and len(fixed) > n_models - 2:
+        raise MdadError(f"Group {group!r} holds {len(fixed)} of the {n_models} models; fewer than 2 source models "
+                        "would be left.")
     codes = matrix.subtask_codes
     members = [np.flatnonzero(codes == s) for s in range(len(matrix.subtask_names))]
     targets, pools, seen, unseen = [], [], [], []
