@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 import typer
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from mdad import methods as method_registry
@@ -79,7 +79,8 @@ def run(
         console.print(f"Resuming: {total - pending} of {total} cells are already in {out}{blocks_note}.")
     command = command_line(ctx)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=False) as progress:
+                  TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console,
+                  transient=False) as progress:
         bar = progress.add_task("cells", total=pending)
         try:
             experiment.run(workers=workers or os.cpu_count() or 1, on_cells=lambda n: progress.advance(bar, n),
