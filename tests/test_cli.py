@@ -74,6 +74,25 @@ def test_real_data_with_missing_cells_needs_a_policy(shared_data_dir, tmp_path, 
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.parametrize("args, message", [
+    (["run", "--workers", "-1", "--out", "{tmp}/o"], "--workers must be 0 (one per CPU core) or more, got -1"),
+    (["run", "--missing", "maybe", "--out", "{tmp}/o"], "--missing must be one of error, drop-items, drop-models"),
+    (["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/file.txt"], "The output folder {tmp}/file.txt is a file"),
+    (["select", "--method", "random", "--size", "5", "--out", "{tmp}/no/such/m.json"],
+     "The folder of the output file {tmp}/no/such/m.json does not exist"),
+    (["select", "--method", "random", "--size", "5", "--out", "{tmp}"], "The output file {tmp} is a folder"),
+    (["info", "{tmp}/file.npz"], "is not an npz file (a numpy .npz file is a zip archive of arrays)"),
+    (["compare", "--size", "10", "--csv", "{tmp}/no/x.csv"], "The folder of the CSV file {tmp}/no/x.csv does not exist"),
+])
+def test_bad_outputs_and_options_fail_before_any_work(args, message, tmp_path):
+    (tmp_path / "file.txt").write_text("not a folder")
+    (tmp_path / "file.npz").write_text("not an archive")
+    result = runner.invoke(app, [a.format(tmp=tmp_path) for a in args])
+    assert result.exit_code == 2, result.output
+    assert message.format(tmp=tmp_path) in " ".join(result.output.split())
+    assert "Traceback" not in result.output and not (tmp_path / "o").exists()
+
+
 def _children(pid: int) -> list[int]:
     """Child processes of ``pid`` (Linux /proc; empty elsewhere)."""
     path = Path(f"/proc/{pid}/task/{pid}/children")

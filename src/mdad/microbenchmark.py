@@ -45,7 +45,7 @@ class SelectedMicroBenchmark:
     def estimate(self, matrix: ResponseMatrix) -> pd.Series:
         """Estimated full-benchmark accuracy of every model of ``matrix`` from its answers on the items."""
         lookup = {item: j for j, item in enumerate(matrix.items)}
-        missing = [item for item in self.item_ids if item not in lookup]
+        missing = [str(item) for item in self.item_ids if item not in lookup]
         if missing:
             raise MdadError(
                 f"{len(missing)} of the {len(self.item_ids)} micro-benchmark items are not in {matrix.source} "

@@ -12,6 +12,8 @@ from rich.console import Console
 from mdad.data import ResponseMatrix, load, load_dataset
 from mdad.errors import MdadError
 
+MISSING_POLICIES = ("error", "drop-items", "drop-models")
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models.")
 console = Console()
 err_console = Console(stderr=True)
@@ -29,6 +31,24 @@ def friendly_errors(func):
             raise typer.Exit(2) from None
 
     return wrapper
+
+
+def check_output_file(path: Path, what: str) -> None:
+    """An error sentence, before any work, when ``path`` cannot be written as a file."""
+    if path.is_dir():
+        raise MdadError(f"{what} {path} is a folder; give a file name.")
+    if not path.parent.is_dir():
+        raise MdadError(f"The folder of {what[0].lower()}{what[1:]} {path} does not exist.")
+
+
+def check_missing_policy(missing: str) -> None:
+    if missing not in MISSING_POLICIES:
+        raise MdadError(f"--missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}.")
+
+
+def check_workers(workers: int) -> None:
+    if workers < 0:
+        raise MdadError(f"--workers must be 0 (one per CPU core) or more, got {workers}.")
 
 
 def parse_list(text: str | None, what: str, convert=str) -> list:
@@ -54,6 +74,7 @@ def read_data(dataset: str, data: Optional[Path], seed: int = 0, metric: str | N
 def load_matrix(dataset: str, data: Optional[Path], seed: int, missing: str, metric: str | None = None,
                 filter_name: str | None = None) -> ResponseMatrix:
     """The response matrix the user named, with missing cells handled as asked."""
+    check_missing_policy(missing)
     return read_data(dataset, data, seed, metric, filter_name).require_complete(missing)
 
 

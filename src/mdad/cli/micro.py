@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from mdad.assessment import Assessment, assess
-from mdad.cli.common import app, console, friendly_errors, load_matrix
+from mdad.cli.common import app, check_output_file, check_workers, console, friendly_errors, load_matrix
 from mdad.data import load
 from mdad.errors import MdadError
 from mdad.experiment.splits import MIN_MODELS
@@ -39,6 +39,8 @@ def select_command(
     how reliable the choice is on held-out models."""
     if assess_runs < 0:
         raise MdadError(f"--assess-runs must be 0 or more, got {assess_runs}.")
+    check_workers(workers)
+    check_output_file(out, "The output file")
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     chosen = select(matrix, method, size, seed)
     too_few = assess_runs and targets is None and matrix.n_models < MIN_MODELS
@@ -83,6 +85,8 @@ def estimate_command(
     filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
 ) -> None:
     """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark."""
+    if csv is not None:
+        check_output_file(csv, "The CSV file")
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")

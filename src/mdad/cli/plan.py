@@ -18,7 +18,7 @@ from rich import box
 from rich.table import Table
 
 from mdad import methods as method_registry
-from mdad.cli.common import app, console, friendly_errors, read_data
+from mdad.cli.common import app, check_output_file, console, friendly_errors, read_data
 from mdad.data import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.metrics import analytic
@@ -218,6 +218,8 @@ def compare(
     seed: int = typer.Option(0, help="Seed of the simulated dataset and of the proportional design's allocation draws."),
 ) -> None:
     check_threshold(threshold)
+    if csv is not None:
+        check_output_file(csv, "The CSV file")
     check_method(method)
     if method not in analytic.DESIGNS:
         raise MdadError(f"compare is exact for the random designs only ({', '.join(analytic.DESIGNS)}); for {method!r} "

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from mdad import methods as method_registry
-from mdad.cli.common import app, console, err_console, friendly_errors, load_matrix, parse_list
+from mdad.cli.common import app, check_workers, console, err_console, friendly_errors, load_matrix, parse_list
 from mdad.errors import MdadError
 from mdad.experiment.grid import PAPER_SIZES, Experiment, ExperimentConfig
 from mdad.experiment.splits import make_splits
@@ -53,6 +53,7 @@ def run(
     if not 0 < threshold < 1:
         raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
     check_figure_format(figures)
+    check_workers(workers)
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     method_names = parse_list(methods, "methods") or method_registry.available()
     n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
@@ -71,22 +72,22 @@ def run(
     config = ExperimentConfig(tuple(method_names), size_list, tuple(source_list), runs, n_targets, group, seed)
     store = ResultStore(out)
     experiment = Experiment(matrix, config, store)
+    extra = {"command": command_line(ctx), "threshold": threshold, "curve_sizes": curve_list,
+             "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
+    experiment.open_store(extra)
     pending = sum(len(t.cells) for t in experiment.pending_tasks())
     total = len(method_names) * len(size_list) * len(source_list)
     kept_blocks = store.n_blocks()
     if pending < total or kept_blocks:
         blocks_note = f" (and {kept_blocks} finished blocks of runs of the others)" if kept_blocks else ""
         console.print(f"Resuming: {total - pending} of {total} cells are already in {out}{blocks_note}.")
-    command = command_line(ctx)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console,
                   transient=False) as progress:
         bar = progress.add_task("cells", total=pending)
         try:
             experiment.run(workers=workers or os.cpu_count() or 1, on_cells=lambda n: progress.advance(bar, n),
-                           extra_config={"command": command, "threshold": threshold, "curve_sizes": curve_list,
-                                         "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]},
-                           scheduler=scheduler)
+                           extra_config=extra, scheduler=scheduler)
         except KeyboardInterrupt:
             err_console.print(f"Interrupted; finished cells are kept in {out}. Run the same command again to resume.")
             raise typer.Exit(130) from None

@@ -18,6 +18,8 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
     A ``groups.json`` beside the file names fixed model groups.
     """
     path = Path(path)
+    if path.is_file() and not zipfile.is_zipfile(path):
+        raise MdadError(f"{path} is not an npz file (a numpy .npz file is a zip archive of arrays).")
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}

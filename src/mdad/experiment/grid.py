@@ -181,6 +181,11 @@ class Experiment:
             "methods": list(c.methods), "sizes": list(c.sizes), "sources": list(c.sources),
         }
 
+    def open_store(self, extra_config: dict | None = None) -> None:
+        """Create the store, or check that it holds this experiment's results (an error otherwise)."""
+        if self.store is not None:
+            self.store.open_for({**self.identity(), **(extra_config or {})})
+
     def pending_tasks(self, runs_per_task: int | None = None) -> list[Task]:
         done = self.store.has if self.store is not None else (lambda cell: False)
         return plan_tasks(self.config, done, runs_per_task)
@@ -204,8 +209,7 @@ class Experiment:
         """
         block = runs_per_task or RUNS_PER_TASK
         store = self.store
-        if store is not None:
-            store.open_for({**self.identity(), **(extra_config or {})})
+        self.open_store(extra_config)
         needed = (lambda cell: True) if store is None else (lambda cell: not store.has(cell))
         blocks: dict[Cell, dict[int, np.ndarray]] = {}
         results: dict[Cell, pd.DataFrame] = {}

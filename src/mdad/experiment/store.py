@@ -74,6 +74,8 @@ class ResultStore:
 
     def open_for(self, config: dict) -> None:
         """Create the store, or check that an existing one was made by the same experiment."""
+        if self.root.exists() and not self.root.is_dir():
+            raise MdadError(f"The output folder {self.root} is a file; give a folder name.")
         path = self.root / CONFIG_FILE
         if path.is_file():
             old = self.read_config()
