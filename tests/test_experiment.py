@@ -184,3 +184,9 @@ def test_an_interrupted_run_keeps_every_finished_block_of_runs(small_sim, tmp_pa
     for cell, frame in clean.items():
         pd.testing.assert_frame_equal(resumed[cell], frame)
         pd.testing.assert_frame_equal(store.read(cell), frame)
+
+
+def test_one_method_size_or_source_count_may_be_given_alone():
+    config = ExperimentConfig("random", 10, 30, runs=2, targets=10)
+    assert (config.methods, config.sizes, config.sources) == (("random",), (10,), (30,))
+    assert ExperimentConfig(["random"], [10, 20], [30]).sizes == (10, 20)

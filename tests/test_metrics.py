@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import kendalltau
 
+from mdad.errors import MdadError
 from mdad.metrics import (
     agreement_curve, bin_of, estimation_error, kendall_tau, mdad_from_curve, pairwise_agreement,
 )
@@ -110,3 +111,9 @@ def test_binomial_bootstrap_interval_matches_resampling_pairs():
     result = mdad_from_curve(curve, threshold=0.75, rng=np.random.default_rng(3))
     # bin 1.0 agrees 70%: its upper bound (~74.5%) may or may not reach 0.75; the mean does not
     assert result.value == 9.0 and result.high == 9.0
+
+
+def test_metrics_refuse_estimates_and_truths_of_different_shapes():
+    for metric in (estimation_error, kendall_tau, pairwise_agreement):
+        with pytest.raises(MdadError, match=r"same runs x targets shape, got \(2, 3\) and \(2, 4\)"):
+            metric(np.zeros((2, 3)), np.zeros((2, 4)))

@@ -71,3 +71,9 @@ def test_every_method_saves_and_estimates_the_same_after_loading(method, tmp_pat
     est = chosen.estimate(matrix).to_numpy()
     assert np.all((est >= -1e-9) & (est <= 1 + 1e-9))
     assert np.corrcoef(est, matrix.accuracy())[0, 1] > 0.5
+
+
+def test_a_size_must_be_a_whole_number(small_sim):
+    with pytest.raises(MdadError, match="size must be a whole number of items, got 10.5"):
+        mdad.select(small_sim, "random", 10.5)
+    assert len(mdad.select(small_sim, "random", np.int64(10)).item_ids) == 10

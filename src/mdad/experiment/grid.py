@@ -41,6 +41,13 @@ class ExperimentConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        # one method, size or number of sources may be given alone
+        for name in ("methods", "sizes", "sources"):
+            value = getattr(self, name)
+            if isinstance(value, (str, int, np.integer)):
+                object.__setattr__(self, name, (value,))
+            else:
+                object.__setattr__(self, name, tuple(value))
         for name in self.methods:
             method_registry.get(name)
         if not self.methods or not self.sizes or not self.sources:

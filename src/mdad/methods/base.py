@@ -140,7 +140,9 @@ class SelectionMethod(ABC):
 
 
 def check_size(k: int, pool: int) -> None:
-    """A size must be a positive number of items no larger than the pool."""
+    """A size must be a positive whole number of items no larger than the pool."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise MdadError(f"A micro-benchmark's size must be a whole number of items, got {k!r}.")
     if k < 1:
         raise MdadError(f"A micro-benchmark needs at least one item, got size {k}.")
     if k > pool:

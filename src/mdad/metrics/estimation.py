@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mdad.metrics.pairwise import pair_differences
+from mdad.metrics.pairwise import matching_arrays, pair_differences
 
 
 def estimation_error(estimates: np.ndarray, truth: np.ndarray) -> float:
     """Mean absolute error over all runs and targets (accuracy units)."""
-    return float(np.mean(np.abs(np.asarray(estimates, float) - np.asarray(truth, float))))
+    est, tru = matching_arrays(estimates, truth)
+    return float(np.mean(np.abs(est - tru)))
 
 
 def kendall_tau(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -18,8 +19,7 @@ def kendall_tau(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:
     Computed on all target pairs at once; equals scipy.stats.kendalltau (tau-b).
     NaN for a run where either side is constant.
     """
-    est = np.atleast_2d(np.asarray(estimates, float))
-    tru = np.atleast_2d(np.asarray(truth, float))
+    est, tru = matching_arrays(estimates, truth)
     return kendall_tau_from_differences(pair_differences(est), pair_differences(tru))
 
 

@@ -11,6 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from mdad.errors import MdadError
+
 # Accuracies are ratios of counts; a tiny tolerance keeps e.g. 0.035 from flooring to 3.0.
 _FLOOR_TOLERANCE = 1e-9
 
@@ -30,6 +32,18 @@ def pair_differences(values: np.ndarray) -> np.ndarray:
     return values[..., i] - values[..., j]
 
 
+def matching_arrays(estimates, truth) -> tuple[np.ndarray, np.ndarray]:
+    """Estimates and truth as float runs x targets arrays, or an error when their shapes differ."""
+    est = np.atleast_2d(np.asarray(estimates, dtype=np.float64))
+    tru = np.atleast_2d(np.asarray(truth, dtype=np.float64))
+    if est.shape != tru.shape or est.ndim != 2:
+        raise MdadError(
+            f"Estimates and true accuracies must be arrays of the same runs x targets shape, got "
+            f"{np.shape(estimates)} and {np.shape(truth)}."
+        )
+    return est, tru
+
+
 def pairwise_agreement(estimates: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For every pair of targets in every run: does the micro-benchmark order it as the truth does?
 
@@ -37,8 +51,8 @@ def pairwise_agreement(estimates: np.ndarray, truth: np.ndarray) -> tuple[np.nda
     estimated difference has the sign of the true difference and is not zero: a tie in
     the estimate, or a true tie, counts as disagreement.
     """
-    de = pair_differences(np.atleast_2d(np.asarray(estimates, float)))
-    dt = pair_differences(np.atleast_2d(np.asarray(truth, float)))
+    est, tru = matching_arrays(estimates, truth)
+    de, dt = pair_differences(est), pair_differences(tru)
     return agreement_from_differences(de, dt), dt * 100.0
 
 
