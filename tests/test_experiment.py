@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from unittest import mock
 
 import numpy as np
 import pandas as pd
 import pytest
-from threadpoolctl import threadpool_info
 
-from mdad.experiment.executors import execute
 
 from mdad.errors import MdadError
 from mdad.experiment import grid
@@ -32,18 +33,36 @@ def test_same_results_whatever_the_number_of_workers(small_sim):
         pd.testing.assert_frame_equal(one[cell], two[cell])
 
 
-def _worker_threads(matrix, splits, task, on_run=None):
+WORKER_THREADS_SCRIPT = """
+import json, sys
+from threadpoolctl import threadpool_info
+from mdad.data import simulate
+from mdad.experiment.executors import execute
+from mdad.experiment.grid import ExperimentConfig, plan_tasks
+from mdad.experiment.splits import make_splits
+
+def worker_threads(matrix, splits, task, on_run=None):
+    import sklearn.cluster  # loads its OpenMP runtime inside the worker, as a task does
     return max(pool["num_threads"] for pool in threadpool_info())
 
+if __name__ == "__main__":
+    assert "sklearn" not in sys.modules
+    matrix = simulate(seed=0, n_models=30, n_items=40, n_subtasks=2)
+    splits = make_splits(matrix, runs=2, n_targets=10)
+    tasks = plan_tasks(ExperimentConfig("random", 10, 10, runs=2, targets=10), runs_per_task=1)
+    print(json.dumps([threads for _, threads in execute(worker_threads, matrix, splits, tasks, 2)]))
+"""
 
-def test_worker_processes_share_the_cores_instead_of_each_taking_all(small_sim):
-    """With as many workers as cores, each worker's BLAS / OpenMP pools get one thread:
-    otherwise every worker's k-means and matrix products start one thread per core."""
-    splits = make_splits(small_sim, runs=2, n_targets=10)
-    tasks = plan_tasks(ExperimentConfig(("random",), (10,), (30,), runs=2, targets=10), runs_per_task=1)
-    workers = 2
-    threads = [threads for _, threads in execute(_worker_threads, small_sim, splits, tasks, workers)]
-    assert threads == [max(1, (os.cpu_count() or 1) // workers)] * len(tasks)
+
+def test_worker_processes_share_the_cores_instead_of_each_taking_all(tmp_path):
+    """With as many workers as cores, each worker's BLAS / OpenMP pools get one thread, also
+    those of libraries a task loads later: otherwise every worker's k-means starts one thread
+    per core. Run in a fresh interpreter, where scikit-learn is not loaded before the workers start."""
+    script = tmp_path / "workers.py"
+    script.write_text(WORKER_THREADS_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(done.stdout) == [max(1, (os.cpu_count() or 1) // 2)] * 2
 
 
 def test_methods_share_splits_and_truths(small_sim):

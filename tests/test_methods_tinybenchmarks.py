@@ -120,8 +120,8 @@ def test_lambda_ingredients_match_independent_computations(prepared):
 def test_lighter_validation_fit_gives_the_bias_of_a_full_fit(prepared, monkeypatch):
     """gp-IRT's held-out fit uses a smaller iteration budget than the main fit; lambda's bias must not notice."""
     view, prep = prepared
-    monkeypatch.setattr(tb, "VALIDATION_ITERATIONS", 160)
-    monkeypatch.setattr(tb, "VALIDATION_ROUNDS", 8)
+    monkeypatch.setattr(tb, "VALIDATION_ITERATIONS", None)  # the main fit's schedule
+    monkeypatch.setattr(tb, "VALIDATION_ROUNDS", None)
     full = tb.pirt_bias(prep.scores, tb.DIMS, np.random.default_rng(prep._validation_seed))
     assert prep.bias == pytest.approx(full, abs=0.001)
 

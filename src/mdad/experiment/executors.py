@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from mdad.errors import MdadError
 
 _PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
 
 def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
@@ -49,7 +50,9 @@ def _init_worker(threads: int, parent: int) -> None:
     asks to be stopped when the parent dies, so a killed run leaves no idle workers behind
     (forked workers hold their own task pipe open and would otherwise wait forever).
     """
-    threadpool_limits(limits=threads)
+    for variable in THREAD_VARIABLES:  # libraries a task loads later (e.g. scikit-learn's OpenMP) read these
+        os.environ[variable] = str(threads)
+    threadpool_limits(limits=threads)  # the libraries already loaded
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
