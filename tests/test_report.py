@@ -16,7 +16,7 @@ from mdad.cli import app
 from mdad.experiment.store import ResultStore
 from mdad.report import figures
 from mdad.report.group import group_differences, group_shares, share_below
-from mdad.report.html import build_outputs, summary_sentences
+from mdad.report.html import build_outputs, comparison_sentences, summary_sentences
 from report_fixture import FIGURE_KEYS, GROUP, built_report_fixture  # noqa: F401  (registers the built_report fixture)
 
 runner = CliRunner()
@@ -110,6 +110,27 @@ def test_summary_sentences_in_plain_words():
     assert sentence == ("With 10 items (4.5% of the seen pool), no accuracy difference is ordered correctly 80% of the time "
                         "(MDAD not reached); with 25 items, anchor-points orders models at least 8 points apart correctly "
                         "80% of the time; with 100 items, models at least 4.5 points apart.")
+
+
+def test_comparison_sentences_name_the_best_method_and_where_random_stands():
+    nan = np.nan
+    summary = pd.DataFrame({
+        "method": ["random", "anchor-points", "diversity"] * 3, "sources": 300, "view": "seen",
+        "size": [10] * 3 + [50] * 3 + [100] * 3,
+        "mdad": [19, 6.5, 15, 7, 5.5, 5.5, 2, 2, 2.5],
+        "mdad_low": [17, 6, 14, 6, 5, 5, 1.5, 1.5, 2], "mdad_high": [21, 7, 16, 8, 6.5, 6, 2.5, 2.5, 3],
+        "mdad_reached": True,
+    })
+    unseen = summary.assign(view="unseen", mdad=nan, mdad_reached=False)  # other views do not count
+    assert comparison_sentences(pd.concat([summary, unseen])) == [
+        "With 10 items, the lowest MDAD is 6.5 points (anchor-points); uniform random: 19 points.",
+        "With 50 items, the lowest MDAD is 5.5 points (anchor-points, diversity); uniform random: 7 points "
+        "(its 95% interval overlaps the best one's: no clear difference).",
+        "With 100 items, the lowest MDAD is 2 points (anchor-points, random), uniform random among them.",
+    ]
+    lost = summary.assign(mdad=nan, mdad_reached=False)[summary["size"] == 10]
+    assert comparison_sentences(lost) == ["With 10 items, no method reaches the threshold (MDAD not reached for all)."]
+    assert comparison_sentences(summary[summary["method"] == "random"]) == []
 
 
 def test_figures_mark_not_reached_and_label_sizes_with_shares():

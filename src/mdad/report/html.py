@@ -188,6 +188,48 @@ def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | Non
     return out
 
 
+def comparison_sentences(summary: pd.DataFrame, baseline: str = "random") -> list[str]:
+    """One sentence per size comparing the methods (seen items, the largest number of source models):
+    the lowest MDAD, by which methods, and where uniform random stands, with whether its 95%
+    interval overlaps the best one's (then the data cannot tell them apart). Empty for one method."""
+    if summary.empty or summary["method"].nunique() < 2:
+        return []
+    seen = summary[(summary["view"] == "seen") & (summary["sources"] == summary["sources"].max())]
+    out = []
+    for size, rows in seen.groupby("size", sort=True):
+        reached = rows[rows["mdad_reached"].astype(bool)]
+        if reached.empty:
+            out.append(f"With {size} items, no method reaches the threshold (MDAD {NOT_REACHED} for all).")
+            continue
+        best_value = reached["mdad"].min()
+        best = reached[reached["mdad"] == best_value]
+        names = ", ".join(sorted(best["method"]))
+        text = f"With {size} items, the lowest MDAD is {best_value:g} points ({names})"
+        base = rows[rows["method"] == baseline]
+        if not base.empty and baseline not in set(best["method"]):
+            b = base.iloc[0]
+            if not b["mdad_reached"]:
+                text += f"; uniform {baseline}: {NOT_REACHED}"
+            else:
+                overlap = any(_intervals_overlap(b, row) for _, row in best.iterrows())
+                text += f"; uniform {baseline}: {b['mdad']:g} points" + (
+                    " (its 95% interval overlaps the best one's: no clear difference)" if overlap else "")
+        elif not base.empty:
+            text += f", uniform {baseline} among them"
+        out.append(text + ".")
+    return out
+
+
+def _intervals_overlap(a: pd.Series, b: pd.Series) -> bool:
+    """Whether two MDAD intervals share a value (an open upper end reaches to infinity)."""
+    def bounds(row):
+        low = row.get("mdad_low", row["mdad"])
+        high = row.get("mdad_high", row["mdad"])
+        return (row["mdad"] if pd.isna(low) else low), (np.inf if pd.isna(high) else high)
+    (a_low, a_high), (b_low, b_high) = bounds(a), bounds(b)
+    return a_low <= b_high and b_low <= a_high
+
+
 def _html_table(frame: pd.DataFrame) -> str:
     return frame.to_html(index=False, border=0, na_rep="-", classes="results")
 
@@ -259,6 +301,7 @@ def build_outputs(
         per_subtask=any(is_per_subtask(m) for m in methods), suffix=SUFFIX, methods=methods,
         size_note=_size_requests_note(config),
         sentences=summary_sentences(summary, threshold, config.get("n_seen")),
+        comparisons=comparison_sentences(summary),
         table_html=_html_table(table) if not table.empty else "<p>No finished cells yet.</p>",
     )
     report = root / "report.html"
