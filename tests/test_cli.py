@@ -24,6 +24,9 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     result = runner.invoke(app, ["run", "--runs", "5", "--sizes", "10,50", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "MDAD seen" in result.output and "random-stratified-equal" in result.output
+    n = len(available())
+    assert (f"simulated (seed 0): 400 models x 1000 items (6 subtasks, 498 seen per run); 5 runs of 50 targets; "
+            f"{n} methods x 2 sizes x 1 source count = {2 * n} cells.") in " ".join(result.output.split())
     for name in ("summary.parquet", "summary.csv", "curves.csv", "table.csv", "report.html", "config.json"):
         assert (out / name).is_file(), name
     summary = pd.read_csv(out / "summary.csv")

@@ -78,6 +78,12 @@ def run(
     pending = sum(len(t.cells) for t in experiment.pending_tasks())
     total = len(method_names) * len(size_list) * len(source_list)
     kept_blocks = store.n_blocks()
+    label = matrix.source if not matrix.simulated or "simulated" in matrix.source else f"{matrix.source} (simulated)"
+    targets_text = f"group {group} as targets" if group else f"{experiment.splits.targets.shape[1]} targets"
+    console.print(f"{label}: {matrix.n_models} models x {matrix.n_items} items ({plural(len(matrix.subtask_names), 'subtask')}, "
+                  f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(method_names), 'method')} x "
+                  f"{plural(len(size_list), 'size')} x {plural(len(source_list), 'source count')} = {plural(total, 'cell')}.",
+                  highlight=False)
     if pending < total or kept_blocks:
         blocks_note = f" (and {kept_blocks} finished blocks of runs of the others)" if kept_blocks else ""
         console.print(f"Resuming: {total - pending} of {total} cells are already in {out}{blocks_note}.")
@@ -98,6 +104,10 @@ def run(
     console.print(f"Results, tables and report: {out}/ (report.html)")
     if outputs.figure_files:
         console.print(f"Figures: {out}/figures/ ({len(outputs.figure_files)} {figures} files)")
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def check_figure_format(figures: str | None) -> None:
