@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -13,6 +14,7 @@ from mdad.cli import app
 from mdad.data import write_npz
 from mdad.errors import MdadError
 from mdad.microbenchmark import SelectedMicroBenchmark
+from lm_eval_samples import DATE, build_known
 
 
 def test_round_trip_and_plain_mean_estimate(small_sim, tmp_path):
@@ -77,3 +79,36 @@ def test_a_size_must_be_a_whole_number(small_sim):
     with pytest.raises(MdadError, match="size must be a whole number of items, got 10.5"):
         mdad.select(small_sim, "random", 10.5)
     assert len(mdad.select(small_sim, "random", np.int64(10)).item_ids) == 10
+
+
+def test_lm_eval_loop_select_writes_samples_that_lm_eval_results_line_up_with(tmp_path):
+    """select -> lm-eval --samples JSON -> a new model evaluated on those documents only -> estimate."""
+    truth = build_known(tmp_path / "all")
+    runner = CliRunner()
+    result = runner.invoke(app, ["select", "--data", str(tmp_path / "all"), "--method", "random", "--size", "3",
+                                 "--out", str(tmp_path / "m.json"), "--lm-eval-samples", str(tmp_path / "s.json"),
+                                 "--metric", "acc"])
+    assert result.exit_code == 0, result.output
+    samples = json.loads((tmp_path / "s.json").read_text())
+    chosen = SelectedMicroBenchmark.load(tmp_path / "m.json")
+    assert sorted(f"{task}/{doc}" for task, docs in samples.items() for doc in docs) == sorted(chosen.item_ids)
+    # what lm-eval --samples logs for a new model: only those documents, under their original doc_id
+    source, new = tmp_path / "all" / "org__model-x", tmp_path / "new" / "org__model-x"
+    new.mkdir(parents=True)
+    for path in source.glob("samples_*.jsonl"):
+        task = path.name.split("_" + DATE)[0].removeprefix("samples_")
+        lines = [line for line in path.read_text().splitlines() if json.loads(line)["doc_id"] in samples.get(task, [])]
+        (new / path.name).write_text("\n".join(lines) + "\n")
+    for path in source.glob("results_*.json"):
+        (new / path.name).write_text(path.read_text())
+    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "new"), "--metric", "acc",
+                                 "--csv", str(tmp_path / "e.csv")])
+    assert result.exit_code == 0, result.output
+    columns = [truth["items"].index(item) for item in chosen.item_ids]
+    estimate = float(pd.read_csv(tmp_path / "e.csv")["estimate"].iloc[0])
+    assert estimate == pytest.approx(truth["acc"][0, columns].mean())
+
+
+def test_lm_eval_samples_need_lm_eval_item_ids(small_sim):
+    with pytest.raises(MdadError, match="not an lm-evaluation-harness '<task>/<doc_id>' id"):
+        mdad.select(small_sim, "random", 5).lm_eval_samples()

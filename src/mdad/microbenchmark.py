@@ -60,6 +60,23 @@ class SelectedMicroBenchmark:
         gold = matrix.gold_prob()[:, cols] if self.micro.uses_gold_prob else None
         return pd.Series(self.micro.estimate(scores, gold), index=pd.Index(matrix.models, name="model"), name="estimate")
 
+    def lm_eval_samples(self) -> dict[str, list[int]]:
+        """The items as lm-evaluation-harness ``--samples`` wants them: task name -> document indices.
+
+        Needs item ids of the form ``<task>/<doc_id>`` with the task as subtask, as mdad's
+        lm-eval reader names them. lm-eval keeps the original indices as doc_id in what it
+        logs, so the new model's results line up with the micro-benchmark's item ids."""
+        samples: dict[str, list[int]] = {}
+        for item, subtask in zip(self.item_ids.tolist(), self.subtasks.tolist()):
+            task, _, doc = item.rpartition("/")
+            if task != subtask or not doc.isdigit():
+                raise MdadError(
+                    f"Item {item!r} (subtask {subtask!r}) is not an lm-evaluation-harness '<task>/<doc_id>' id; "
+                    "lm-eval samples can only be written for a micro-benchmark built from lm-eval results."
+                )
+            samples.setdefault(task, []).append(int(doc))
+        return {task: sorted(docs) for task, docs in samples.items()}
+
     def to_json(self) -> dict:
         return {
             "format": FORMAT, "method": self.method, "size": len(self.item_ids), "seed": self.seed,

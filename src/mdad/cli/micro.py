@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Optional
@@ -34,6 +35,7 @@ def select_command(
     targets: Optional[int] = typer.Option(None, help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100)."),
     threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
     workers: int = typer.Option(0, help="Worker processes for the assessment (default 0: one per CPU core)."),
+    lm_eval_samples: Optional[Path] = typer.Option(None, help="Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new models on them only."),
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
     how reliable the choice is on held-out models."""
@@ -41,8 +43,11 @@ def select_command(
         raise MdadError(f"--assess-runs must be 0 or more, got {assess_runs}.")
     check_workers(workers)
     check_output_file(out, "The output file")
+    if lm_eval_samples is not None:
+        check_output_file(lm_eval_samples, "The lm-eval samples file")
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     chosen = select(matrix, method, size, seed)
+    samples = chosen.lm_eval_samples() if lm_eval_samples is not None else None
     too_few = assess_runs and targets is None and matrix.n_models < MIN_MODELS
     if too_few:
         assess_runs = 0
@@ -56,6 +61,11 @@ def select_command(
                   f"({n_subtasks} subtask{'s' if n_subtasks != 1 else ''}) written to {out}.")
     if chosen.assessment is not None:
         console.print(describe_assessment(chosen.assessment))
+    if samples is not None:
+        lm_eval_samples.write_text(json.dumps(samples) + "\n")
+        console.print(f"lm-eval samples ({', '.join(samples)}) written to {lm_eval_samples}. Evaluate a new model on "
+                      f"these items only with: lm-eval run --model ... --tasks {','.join(samples)} --samples "
+                      f"{lm_eval_samples} --log_samples --output_path NEW; then: mdad estimate {out} NEW", highlight=False)
     if too_few:
         console.print(f"Not assessed: with {matrix.n_models} models there are too few to hold out 2 targets and keep "
                       f"2 source models (at least {MIN_MODELS} are needed).")
