@@ -61,3 +61,7 @@ def test_polars_frames_are_read_like_pandas_ones(small_sim):
     back = mdad.from_frame(long)
     assert back.n_models == small_sim.n_models and back.n_items == small_sim.n_items
     assert back.accuracy().mean() == pytest.approx(small_sim.accuracy().mean(), abs=1e-6)
+    wide = polars.from_pandas(mdad.to_frame(small_sim).reset_index())  # polars: model names in a column
+    back = mdad.from_frame(wide, subtasks=list(small_sim.subtasks))
+    assert back.models.tolist() == small_sim.models.tolist()
+    np.testing.assert_array_equal(back.scores, small_sim.scores)

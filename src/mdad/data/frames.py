@@ -2,7 +2,8 @@
 
 Two shapes are read, as for CSV/parquet files:
 
-- wide: one row per model (the index holds the model names) and one column per item;
+- wide: one row per model and one column per item, the model names in the index (or, with a
+  default index as polars frames have, in a first column of text);
 - long: columns ``model``, ``item``, ``score`` and optionally ``subtask``, one row per result.
 
 Missing values are results that were not evaluated (NaN).
@@ -43,6 +44,8 @@ def from_frame(
 
 
 def _from_wide(frame: pd.DataFrame, subtasks, source: str) -> ResponseMatrix:
+    if isinstance(frame.index, pd.RangeIndex) and not pd.api.types.is_numeric_dtype(frame.iloc[:, 0]):
+        frame = frame.set_index(frame.columns[0])  # model names in the first column (polars has no index)
     models = [str(m) for m in frame.index]
     items = [str(c) for c in frame.columns]
     values = frame.to_numpy()
