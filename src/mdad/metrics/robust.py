@@ -34,7 +34,9 @@ def logistic_fit(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.nd
 
     Newton-Raphson on the two parameters (a, b) for every row at once, each row until its step
     is below ``tol`` (at most ``iterations`` steps); a tiny ridge keeps the parameters finite
-    when the data separate perfectly.
+    when the data separate perfectly. Several rows (bootstrap resamples of one curve) start
+    from the fit of their mean, which is close to each: a few steps then suffice. The ridge
+    makes each fit's optimum unique, so the start does not change the answer.
     """
     agreed = np.atleast_2d(np.asarray(agreed, dtype=np.float64))
     n = np.asarray(pairs, dtype=np.float64)
@@ -42,7 +44,18 @@ def logistic_fit(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.nd
     scale = max(float(np.abs(x).max()), 1.0)
     u = x / scale
     ridge = _RIDGE * n.sum()
-    beta = np.zeros((agreed.shape[0], 2))
+    start = np.zeros((1, 2))
+    if agreed.shape[0] > 1:
+        start = _newton(u, agreed.mean(axis=0, keepdims=True), n, ridge, start, iterations, tol)
+    beta = _newton(u, agreed, n, ridge, np.repeat(start, agreed.shape[0], axis=0), iterations, tol)
+    v = (x if at is None else np.asarray(at, dtype=np.float64)) / scale
+    return 1.0 / (1.0 + np.exp(-(beta[:, :1] + beta[:, 1:] * v[None, :])))
+
+
+def _newton(u: np.ndarray, agreed: np.ndarray, n: np.ndarray, ridge: float, beta: np.ndarray, iterations: int,
+            tol: float) -> np.ndarray:
+    """Ridge-penalised binomial logistic fits (rows of ``agreed``) by Newton steps from ``beta``."""
+    beta = beta.copy()
     active = np.arange(agreed.shape[0])
     for _ in range(iterations):
         b, y = beta[active], agreed[active]
@@ -60,8 +73,7 @@ def logistic_fit(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.nd
         active = active[np.abs(step).max(axis=1) > tol]
         if active.size == 0:
             break
-    v = (x if at is None else np.asarray(at, dtype=np.float64)) / scale
-    return 1.0 / (1.0 + np.exp(-(beta[:, :1] + beta[:, 1:] * v[None, :])))
+    return beta
 
 
 def isotonic_increasing(y: np.ndarray, weights: np.ndarray) -> np.ndarray:
