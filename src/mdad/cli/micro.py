@@ -41,6 +41,8 @@ def select_command(
     how reliable the choice is on held-out models."""
     if assess_runs < 0:
         raise MdadError(f"--assess-runs must be 0 or more, got {assess_runs}.")
+    if not 0 < threshold < 1:
+        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
     check_workers(workers)
     check_output_file(out, "The output file")
     if lm_eval_samples is not None:
