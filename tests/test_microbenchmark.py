@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,8 @@ from mdad.data import write_npz
 from mdad.errors import MdadError
 from mdad.microbenchmark import SelectedMicroBenchmark
 from lm_eval_samples import DATE, build_known
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_round_trip_and_plain_mean_estimate(small_sim, tmp_path):
@@ -109,6 +112,16 @@ def test_lm_eval_loop_select_writes_samples_that_lm_eval_results_line_up_with(tm
     assert estimate == pytest.approx(truth["acc"][0, columns].mean())
 
 
-def test_lm_eval_samples_need_lm_eval_item_ids(small_sim):
-    with pytest.raises(MdadError, match="not an lm-evaluation-harness '<task>/<doc_id>' id"):
+def test_harness_sample_lists_need_harness_item_ids(small_sim):
+    with pytest.raises(MdadError, match="not a '<task>/<id>' id"):
         mdad.select(small_sim, "random", 5).lm_eval_samples()
+    with pytest.raises(MdadError, match="not a '<task>/<id>' id"):
+        mdad.select(small_sim, "random", 5).inspect_commands()
+
+
+def test_inspect_commands_list_each_tasks_sample_ids():
+    matrix = mdad.load(FIXTURES / "inspect")  # sample ids 1, 2, 3 and 'q4' of task tiny_qa
+    chosen = mdad.select(matrix, "random", 4)
+    assert chosen.inspect_commands("logs") == ["inspect eval tiny_qa --model ... --sample-id 1,2,3,q4 --log-dir logs"]
+    with pytest.raises(MdadError, match="tiny_qa/q4 is not an lm-evaluation-harness"):
+        chosen.lm_eval_samples()

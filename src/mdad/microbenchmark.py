@@ -60,22 +60,42 @@ class SelectedMicroBenchmark:
         gold = matrix.gold_prob()[:, cols] if self.micro.uses_gold_prob else None
         return pd.Series(self.micro.estimate(scores, gold), index=pd.Index(matrix.models, name="model"), name="estimate")
 
+    def items_by_task(self) -> dict[str, list[str]]:
+        """The item ids per harness task: ``<task>/<id>`` ids whose task is the item's subtask, as
+        mdad's lm-eval and inspect readers name them (lm-eval: the document index; inspect: the
+        sample id)."""
+        by_task: dict[str, list[str]] = {}
+        for item, subtask in zip(self.item_ids.tolist(), self.subtasks.tolist()):
+            task, _, sample = item.rpartition("/")
+            if task != subtask or not sample:
+                raise MdadError(
+                    f"Item {item!r} (subtask {subtask!r}) is not a '<task>/<id>' id; harness sample lists can only "
+                    "be written for a micro-benchmark built from lm-eval or inspect results."
+                )
+            by_task.setdefault(task, []).append(sample)
+        return by_task
+
     def lm_eval_samples(self) -> dict[str, list[int]]:
         """The items as lm-evaluation-harness ``--samples`` wants them: task name -> document indices.
 
-        Needs item ids of the form ``<task>/<doc_id>`` with the task as subtask, as mdad's
-        lm-eval reader names them. lm-eval keeps the original indices as doc_id in what it
-        logs, so the new model's results line up with the micro-benchmark's item ids."""
-        samples: dict[str, list[int]] = {}
-        for item, subtask in zip(self.item_ids.tolist(), self.subtasks.tolist()):
-            task, _, doc = item.rpartition("/")
-            if task != subtask or not doc.isdigit():
-                raise MdadError(
-                    f"Item {item!r} (subtask {subtask!r}) is not an lm-evaluation-harness '<task>/<doc_id>' id; "
-                    "lm-eval samples can only be written for a micro-benchmark built from lm-eval results."
-                )
-            samples.setdefault(task, []).append(int(doc))
-        return {task: sorted(docs) for task, docs in samples.items()}
+        lm-eval keeps the original indices as doc_id in what it logs, so the new model's results
+        line up with the micro-benchmark's item ids."""
+        samples = {}
+        for task, docs in self.items_by_task().items():
+            bad = [doc for doc in docs if not doc.isdigit()]
+            if bad:
+                raise MdadError(f"Item {task}/{bad[0]} is not an lm-evaluation-harness '<task>/<doc_id>' id "
+                                "(doc_id must be a document index).")
+            samples[task] = sorted(int(doc) for doc in docs)
+        return samples
+
+    def inspect_commands(self, log_dir: str = "NEW") -> list[str]:
+        """One ``inspect eval`` command per task that runs a new model on the micro-benchmark's samples only."""
+        def order(sample: str) -> tuple:
+            return (0, int(sample), "") if sample.isdigit() else (1, 0, sample)
+
+        return [f"inspect eval {task} --model ... --sample-id {','.join(sorted(ids, key=order))} --log-dir {log_dir}"
+                for task, ids in self.items_by_task().items()]
 
     def to_json(self) -> dict:
         return {

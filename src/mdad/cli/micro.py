@@ -36,6 +36,7 @@ def select_command(
     threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
     workers: int = typer.Option(0, help="Worker processes for the assessment (default 0: one per CPU core)."),
     lm_eval_samples: Optional[Path] = typer.Option(None, help="Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new models on them only."),
+    inspect: bool = typer.Option(False, "--inspect", help="Also print the 'inspect eval --sample-id' commands that run new models on the items only."),
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
     how reliable the choice is on held-out models."""
@@ -50,6 +51,7 @@ def select_command(
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     chosen = select(matrix, method, size, seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples is not None else None
+    inspect_commands = chosen.inspect_commands() if inspect else []
     too_few = assess_runs and targets is None and matrix.n_models < MIN_MODELS
     if too_few:
         assess_runs = 0
@@ -68,6 +70,11 @@ def select_command(
         console.print(f"lm-eval samples ({', '.join(samples)}) written to {lm_eval_samples}. Evaluate a new model on "
                       f"these items only with: lm-eval run --model ... --tasks {','.join(samples)} --samples "
                       f"{lm_eval_samples} --log_samples --output_path NEW; then: mdad estimate {out} NEW", highlight=False)
+    if inspect_commands:
+        console.print("Evaluate a new model on these samples only with inspect, then: mdad estimate "
+                      f"{out} NEW", highlight=False)
+        for command in inspect_commands:
+            console.print(f"  {command}", highlight=False, soft_wrap=True)
     if too_few:
         console.print(f"Not assessed: with {matrix.n_models} models there are too few to hold out 2 targets and keep "
                       f"2 source models (at least {MIN_MODELS} are needed).")
