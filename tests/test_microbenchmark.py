@@ -125,3 +125,19 @@ def test_inspect_commands_list_each_tasks_sample_ids():
     assert chosen.inspect_commands("logs") == ["inspect eval tiny_qa --model ... --sample-id 1,2,3,q4 --log-dir logs"]
     with pytest.raises(MdadError, match="tiny_qa/q4 is not an lm-evaluation-harness"):
         chosen.lm_eval_samples()
+
+
+def test_inspect_loop_select_then_estimate_from_logs_of_those_samples_only(tmp_path):
+    matrix = mdad.load(FIXTURES / "inspect")
+    chosen = mdad.select(matrix, "random", 2, seed=3)
+    ids = {item.split("/", 1)[1] for item in chosen.item_ids}
+    source = next(FIXTURES.glob("inspect/*.json"))
+    log = json.loads(source.read_text())  # what `inspect eval --sample-id` logs: those samples only
+    log["samples"] = [sample for sample in log["samples"] if str(sample["id"]) in ids]
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / source.name).write_text(json.dumps(log))
+    estimate = chosen.estimate(mdad.load(tmp_path / "new"))
+    model = log["eval"]["model"]
+    columns = [matrix.items.tolist().index(item) for item in chosen.item_ids]
+    row = matrix.models.tolist().index(model)
+    assert estimate[model] == pytest.approx(matrix.scores[row, columns].mean())
