@@ -220,3 +220,16 @@ def test_one_method_size_or_source_count_may_be_given_alone():
     config = ExperimentConfig("random", 10, 30, runs=2, targets=10)
     assert (config.methods, config.sizes, config.sources) == (("random",), (10,), (30,))
     assert ExperimentConfig(["random"], [10, 20], [30]).sizes == (10, 20)
+
+
+def test_blocks_left_beside_a_finished_cell_are_removed_on_resume(small_sim, tmp_path):
+    """A run killed after writing a cell but before removing its blocks leaves both: the next run tidies up."""
+    config = ExperimentConfig("random", 10, 40, runs=10, targets=12, seed=5)
+    store = ResultStore(tmp_path)
+    Experiment(small_sim, config, store).run()
+    cell = Cell("random", 10, 40)
+    store.write_block(cell, 0, 5, np.zeros((5, 12)))  # as a kill at that moment leaves it
+    assert store.n_blocks() == 1
+    again = Experiment(small_sim, config, store)
+    again.open_store()
+    assert store.n_blocks() == 0 and store.has(cell)

@@ -95,7 +95,8 @@ def run(
             experiment.run(workers=workers or os.cpu_count() or 1, on_cells=lambda n: progress.advance(bar, n),
                            extra_config=extra, scheduler=scheduler)
         except KeyboardInterrupt:
-            err_console.print(f"Interrupted; finished cells are kept in {out}. Run the same command again to resume.")
+            err_console.print(f"Interrupted; finished cells and blocks of runs are kept in {out}. Run the same command "
+                              "again to resume.")
             raise typer.Exit(130) from None
     from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
 

@@ -7,6 +7,7 @@ the executor because every random draw is keyed by (seed, purpose), not by order
 from __future__ import annotations
 
 import ctypes
+import multiprocessing
 import os
 import signal
 import sys
@@ -34,11 +35,25 @@ def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
             per_run = len(task.cells) / splits.n_runs
             yield task, run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
     else:
-        threads = max(1, (os.cpu_count() or 1) // workers)
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid())) as pool:
-            futures = {pool.submit(run_task, matrix, splits, task): task for task in tasks}
-            for future in as_completed(futures):
-                yield _done(futures[future], future.result(), splits, on_cells)
+        yield from _in_processes(run_task, matrix, splits, tasks, workers, on_cells)
+
+
+def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int, on_cells) -> Iterator[tuple]:
+    """Local worker processes. The parent alone handles Ctrl-C (workers ignore it): on any
+    interruption or error it cancels what has not started and stops the workers at once,
+    instead of waiting for every submitted task."""
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid()))
+    try:
+        futures = {pool.submit(run_task, matrix, splits, task): task for task in tasks}
+        for future in as_completed(futures):
+            yield _done(futures[future], future.result(), splits, on_cells)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for child in multiprocessing.active_children():
+            child.terminate()
+        raise
+    pool.shutdown()
 
 
 def _init_worker(threads: int, parent: int) -> None:
@@ -53,6 +68,7 @@ def _init_worker(threads: int, parent: int) -> None:
     for variable in THREAD_VARIABLES:  # libraries a task loads later (e.g. scikit-learn's OpenMP) read these
         os.environ[variable] = str(threads)
     threadpool_limits(limits=threads)  # the libraries already loaded
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent handles it
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)

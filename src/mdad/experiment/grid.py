@@ -189,9 +189,17 @@ class Experiment:
         }
 
     def open_store(self, extra_config: dict | None = None) -> None:
-        """Create the store, or check that it holds this experiment's results (an error otherwise)."""
-        if self.store is not None:
-            self.store.open_for({**self.identity(), **(extra_config or {})})
+        """Create the store, or check that it holds this experiment's results (an error otherwise).
+
+        Blocks of runs left beside a finished cell (a run killed between writing the cell and
+        removing its blocks) are removed."""
+        if self.store is None:
+            return
+        self.store.open_for({**self.identity(), **(extra_config or {})})
+        c = self.config
+        for cell in (Cell(m, k, s) for m in c.methods for k in c.sizes for s in c.sources):
+            if self.store.has(cell):
+                self.store.remove_blocks(cell)
 
     def pending_tasks(self, runs_per_task: int | None = None) -> list[Task]:
         done = self.store.has if self.store is not None else (lambda cell: False)
