@@ -33,6 +33,11 @@ def friendly_errors(func):
     return wrapper
 
 
+def plural(n: int, word: str) -> str:
+    """'1 subtask', '3 subtasks'."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def check_output_file(path: Path, what: str) -> None:
     """An error sentence, before any work, when ``path`` cannot be written as a file."""
     if path.is_dir():

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from mdad.assessment import Assessment, assess
-from mdad.cli.common import app, check_output_file, check_workers, console, friendly_errors, load_matrix
+from mdad.cli.common import app, check_output_file, check_workers, console, friendly_errors, load_matrix, plural
 from mdad.data import load
 from mdad.errors import MdadError
 from mdad.experiment.splits import MIN_MODELS
@@ -62,7 +62,7 @@ def select_command(
     chosen.save(out)
     n_subtasks = len(set(chosen.subtasks.tolist()))
     console.print(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
-                  f"({n_subtasks} subtask{'s' if n_subtasks != 1 else ''}) written to {out}.")
+                  f"({plural(n_subtasks, 'subtask')}) written to {out}.")
     if chosen.assessment is not None:
         console.print(describe_assessment(chosen.assessment))
     if samples is not None:

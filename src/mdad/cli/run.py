@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from mdad import methods as method_registry
-from mdad.cli.common import app, check_workers, console, err_console, friendly_errors, load_matrix, parse_list
+from mdad.cli.common import app, check_workers, console, err_console, friendly_errors, load_matrix, parse_list, plural
 from mdad.errors import MdadError
 from mdad.experiment.grid import PAPER_SIZES, Experiment, ExperimentConfig
 from mdad.experiment.splits import make_splits
@@ -105,10 +105,6 @@ def run(
     console.print(f"Results, tables and report: {out}/ (report.html)")
     if outputs.figure_files:
         console.print(f"Figures: {out}/figures/ ({len(outputs.figure_files)} {figures} files)")
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def check_figure_format(figures: str | None) -> None:
