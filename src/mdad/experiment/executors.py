@@ -52,6 +52,7 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
         pool.shutdown(wait=False, cancel_futures=True)
         for child in multiprocessing.active_children():
             child.terminate()
+        pool.shutdown(wait=True)  # join the pool's manager thread now, not in a race at interpreter exit
         raise
     pool.shutdown()
 
