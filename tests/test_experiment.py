@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from unittest import mock
 
 import numpy as np
@@ -233,3 +235,33 @@ def test_blocks_left_beside_a_finished_cell_are_removed_on_resume(small_sim, tmp
     again = Experiment(small_sim, config, store)
     again.open_store()
     assert store.n_blocks() == 0 and store.has(cell)
+
+
+def test_an_interruption_between_results_stops_the_workers_at_once(small_sim, tmp_path):
+    """Ctrl-C can land while the parent stores a finished block: the workers must stop then, not
+    linger (ignoring Ctrl-C) until the interpreter exits."""
+    import multiprocessing
+
+    config = ExperimentConfig(("random", "anchor-points"), (10,), (40,), runs=40, targets=12, seed=5)
+    store = ResultStore(tmp_path)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with mock.patch.object(store, "write_block", interrupted):
+        with pytest.raises(KeyboardInterrupt):
+            Experiment(small_sim, config, store).run(workers=2)
+    assert multiprocessing.active_children() == []
+
+
+def test_ctrl_c_during_a_store_write_lands_after_it():
+    """A Ctrl-C that arrives while a result file is written is held until the write is done."""
+    from mdad.experiment.store import uninterrupted
+
+    finished = []
+    with pytest.raises(KeyboardInterrupt):
+        with uninterrupted():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            finished.append(True)
+    assert finished == [True]

@@ -13,6 +13,7 @@ accuracy on the whole benchmark.
 from __future__ import annotations
 
 import math
+from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -93,8 +94,8 @@ def assess(
     n_sources = splits.source_pool.shape[1]
     config = ExperimentConfig((method,), (size,), (n_sources,), runs, n_targets, None, seed)
     tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
-    blocks = {task.first_run: next(iter(result.values())) for task, result in
-              execute(run_task, matrix, splits, tasks, workers)}
+    with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
+        blocks = {task.first_run: next(iter(result.values())) for task, result in finished}
     estimates = np.concatenate([blocks[start] for start in sorted(blocks)])
     truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
     key = ("assess", method, size, n_sources)

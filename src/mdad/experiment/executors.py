@@ -50,8 +50,11 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
             yield _done(futures[future], future.result(), splits, on_cells)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        for child in multiprocessing.active_children():
+        workers_alive = multiprocessing.active_children()
+        for child in workers_alive:
             child.terminate()
+        for child in workers_alive:
+            child.join()
         pool.shutdown(wait=True)  # join the pool's manager thread now, not in a race at interpreter exit
         raise
     pool.shutdown()

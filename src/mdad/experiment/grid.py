@@ -9,6 +9,7 @@ tasks can go to local processes or to a cluster.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -254,12 +255,14 @@ class Experiment:
                 add(cell, task.first_run, store.read_block(cell, task.first_run, stop))
             if on_cells is not None:
                 on_cells(len(task.cells) * (stop - task.first_run) / n_runs)
-        for task, estimates in execute(run_task, self.matrix, self.splits, todo, workers, on_cells, scheduler):
-            stop = task.runs(n_runs).stop
-            for cell, runs in estimates.items():
-                if not needed(cell) or task.first_run in blocks.get(cell, {}):
-                    continue
-                if store is not None:
-                    store.write_block(cell, task.first_run, stop, runs)
-                add(cell, task.first_run, runs)
+        # closing: an interruption between two results stops the workers now, not at interpreter exit
+        with closing(execute(run_task, self.matrix, self.splits, todo, workers, on_cells, scheduler)) as finished:
+            for task, estimates in finished:
+                stop = task.runs(n_runs).stop
+                for cell, runs in estimates.items():
+                    if not needed(cell) or task.first_run in blocks.get(cell, {}):
+                        continue
+                    if store is not None:
+                        store.write_block(cell, task.first_run, stop, runs)
+                    add(cell, task.first_run, runs)
         return results

@@ -14,6 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,8 +103,9 @@ class ResultStore:
         path = self.root / cell.relative_path
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp-{os.getpid()}")
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
+        with uninterrupted():
+            frame.to_parquet(tmp, index=False)
+            os.replace(tmp, path)
 
     def read(self, cell: Cell) -> pd.DataFrame:
         return pd.read_parquet(self.root / cell.relative_path)
@@ -114,8 +118,9 @@ class ResultStore:
         path = self.root / cell.block_path(first_run, stop_run)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.tmp-{os.getpid()}.npy")
-        np.save(tmp, np.asarray(estimates, dtype=np.float64), allow_pickle=False)
-        os.replace(tmp, path)
+        with uninterrupted():
+            np.save(tmp, np.asarray(estimates, dtype=np.float64), allow_pickle=False)
+            os.replace(tmp, path)
 
     def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
         path = self.root / cell.block_path(first_run, stop_run)
@@ -148,7 +153,28 @@ class ResultStore:
         return sorted(found)
 
 
+@contextmanager
+def uninterrupted():
+    """Hold Ctrl-C while a file is written, so that it lands after the write instead of inside a
+    library's write call (where it can surface as an unrelated error). Main thread only, where
+    Python runs its signal handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received and callable(previous):
+            previous(signal.SIGINT, None)  # Python's own handler raises KeyboardInterrupt
+        elif received and previous == signal.SIG_DFL:
+            raise KeyboardInterrupt
+
+
 def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_suffix(f".tmp-{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    with uninterrupted():
+        tmp.write_text(text)
+        os.replace(tmp, path)
