@@ -248,10 +248,16 @@ def test_an_interruption_between_results_stops_the_workers_at_once(small_sim, tm
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    with mock.patch.object(store, "write_block", interrupted):
-        with pytest.raises(KeyboardInterrupt):
-            Experiment(small_sim, config, store).run(workers=2)
-    assert multiprocessing.active_children() == []
+    bystander = multiprocessing.Process(target=time.sleep, args=(30,))  # another child of the user's program
+    bystander.start()
+    try:
+        with mock.patch.object(store, "write_block", interrupted):
+            with pytest.raises(KeyboardInterrupt):
+                Experiment(small_sim, config, store).run(workers=2)
+        assert multiprocessing.active_children() == [bystander]  # the workers are gone, the bystander is not
+    finally:
+        bystander.terminate()
+        bystander.join()
 
 
 def test_ctrl_c_during_a_store_write_lands_after_it():

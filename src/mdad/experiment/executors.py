@@ -43,6 +43,7 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
     interruption or error it cancels what has not started and stops the workers at once,
     instead of waiting for every submitted task."""
     threads = max(1, (os.cpu_count() or 1) // workers)
+    others = {child.pid for child in multiprocessing.active_children()}  # not ours to stop
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid()))
     try:
         futures = {pool.submit(run_task, matrix, splits, task): task for task in tasks}
@@ -50,7 +51,7 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
             yield _done(futures[future], future.result(), splits, on_cells)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        workers_alive = multiprocessing.active_children()
+        workers_alive = [child for child in multiprocessing.active_children() if child.pid not in others]
         for child in workers_alive:
             child.terminate()
         for child in workers_alive:
