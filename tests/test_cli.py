@@ -78,14 +78,14 @@ def test_real_data_with_missing_cells_needs_a_policy(shared_data_dir, tmp_path, 
 
 
 @pytest.mark.parametrize("args, message", [
-    (["run", "--workers", "-1", "--out", "{tmp}/o"], "--workers must be 0 (one per CPU core) or more, got -1"),
-    (["run", "--missing", "maybe", "--out", "{tmp}/o"], "--missing must be one of error, drop-items, drop-models"),
-    (["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/file.txt"], "The output folder {tmp}/file.txt is a file"),
+    (["run", "--workers", "-1", "--out", "{tmp}/o"], "Invalid value for '--workers'"),
+    (["run", "--missing", "maybe", "--out", "{tmp}/o"], "Invalid value for '--missing': 'maybe' is not one of 'error', 'drop-items', 'drop-models'"),
+    (["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/file.txt"], "Cannot write the output folder {tmp}/file.txt: it is a file, not a folder"),
     (["select", "--method", "random", "--size", "5", "--out", "{tmp}/no/such/m.json"],
-     "The folder of the output file {tmp}/no/such/m.json does not exist"),
-    (["select", "--method", "random", "--size", "5", "--out", "{tmp}"], "The output file {tmp} is a folder"),
+     "Cannot write the micro-benchmark file {tmp}/no/such/m.json: its folder {tmp}/no/such does not exist"),
+    (["select", "--method", "random", "--size", "5", "--out", "{tmp}"], "Cannot write the micro-benchmark file {tmp}: it is a folder"),
     (["info", "{tmp}/file.npz"], "is not an npz file (a numpy .npz file is a zip archive of arrays)"),
-    (["compare", "--size", "10", "--csv", "{tmp}/no/x.csv"], "The folder of the CSV file {tmp}/no/x.csv does not exist"),
+    (["compare", "--size", "10", "--csv", "{tmp}/no/x.csv"], "Cannot write the CSV file {tmp}/no/x.csv: its folder {tmp}/no does not exist"),
 ])
 def test_bad_outputs_and_options_fail_before_any_work(args, message, tmp_path):
     (tmp_path / "file.txt").write_text("not a folder")

@@ -13,6 +13,7 @@ from mdad import methods as method_registry
 from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
+from mdad.outputs import writing
 from mdad.experiment.store import fingerprint
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.seeding import rng_for
@@ -107,7 +108,8 @@ class SelectedMicroBenchmark:
         }
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=1))
+        with writing(path, "the micro-benchmark file"):
+            Path(path).write_text(json.dumps(self.to_json(), indent=1))
 
     @classmethod
     def load(cls, path: str | Path) -> "SelectedMicroBenchmark":
@@ -118,20 +120,62 @@ class SelectedMicroBenchmark:
             raise MdadError(f"No such file: {path}.") from None
         except json.JSONDecodeError as exc:
             raise MdadError(f"{path} is not valid JSON (line {exc.lineno}).") from None
+        except (UnicodeDecodeError, RecursionError):
+            raise MdadError(f"{path} is not a readable JSON text file.") from None
+        except IsADirectoryError:
+            raise MdadError(f"{path} is a folder, not a micro-benchmark file.") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise MdadError(f"{path} is not an mdad micro-benchmark file (expected format {FORMAT!r}).")
         missing = [k for k in ("method", "items", "subtasks", "pool_positions", "estimator", "seed") if k not in data]
         if missing:
             raise MdadError(f"{path} lacks the field {missing[0]!r} of a micro-benchmark file.")
+        try:
+            loaded = cls._from_json(data)
+        except MdadError as exc:
+            raise MdadError(f"{path}: {exc}") from None
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as exc:
+            raise MdadError(f"{path} is not a valid micro-benchmark file ({type(exc).__name__}: {exc}).") from None
+        problem = loaded._problem()
+        if problem:
+            raise MdadError(f"{path} is not a valid micro-benchmark file: {problem}.")
+        return loaded
+
+    @classmethod
+    def _from_json(cls, data: dict) -> "SelectedMicroBenchmark":
+        if not isinstance(data["estimator"], dict):
+            raise MdadError(f"the estimator must be an object of parameters, not {type(data['estimator']).__name__}")
         items = np.array(data["items"], dtype=str)
+        positions = np.array(data["pool_positions"])
+        if positions.ndim != 1 or (positions.size and positions.dtype.kind not in "iu"):
+            raise MdadError("pool_positions must be a list of integers")
         return cls(
-            method=data["method"], item_ids=items, subtasks=np.array(data["subtasks"], dtype=str),
-            micro=MicroBenchmark.from_params(data["estimator"], np.array(data["pool_positions"], dtype=np.int64)),
-            seed=data["seed"],
-            data_source=data.get("data_source", ""), data_fingerprint=data.get("data_fingerprint", ""),
-            n_pool=data.get("pool_items", len(items)),
+            method=str(data["method"]), item_ids=items, subtasks=np.array(data["subtasks"], dtype=str),
+            micro=MicroBenchmark.from_params(data["estimator"], positions.astype(np.int64)),
+            seed=int(data["seed"]),
+            data_source=str(data.get("data_source", "")), data_fingerprint=str(data.get("data_fingerprint", "")),
+            n_pool=int(data.get("pool_items", len(items))),
             assessment=Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
         )
+
+    def _problem(self) -> str | None:
+        """What makes a loaded micro-benchmark unusable (None: nothing)."""
+        n = len(self.item_ids)
+        if self.item_ids.ndim != 1 or n == 0:
+            return "it lists no items"
+        if len(self.subtasks) != n or len(self.micro.items) != n:
+            return f"it lists {n} items but {len(self.subtasks)} subtasks and {len(self.micro.items)} pool positions"
+        for name, value in vars(self.micro).items():
+            if name == "items" or not isinstance(value, (np.ndarray, float, int)) or isinstance(value, bool):
+                continue
+            array = np.asarray(value)
+            if array.dtype.kind not in "biuf":
+                return f"the estimator's {name!r} must be numbers"
+            if not np.isfinite(array).all():
+                return f"the estimator's {name!r} holds values that are not finite numbers"
+        weights = getattr(self.micro, "weights", None)
+        if weights is not None and np.shape(weights) != (n,):
+            return f"the estimator has {np.size(weights)} weights for {n} items"
+        return None
 
 
 def select(matrix: ResponseMatrix, method: str, size: int, seed: int = 0) -> SelectedMicroBenchmark:

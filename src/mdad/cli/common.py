@@ -1,34 +1,70 @@
-"""Shared pieces of the command line: the app, consoles, error handling, argument parsing."""
+"""Shared pieces of the command line: the app, consoles, error handling, shared options, data loading."""
 
 from __future__ import annotations
 
+import sys
 from functools import wraps
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Literal, Optional
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
+from mdad.cli.text import literal
 from mdad.data import ResponseMatrix, load, load_dataset
+from mdad.data.datasets import SIMULATED
 from mdad.errors import MdadError
 
 MISSING_POLICIES = ("error", "drop-items", "drop-models")
+FIGURE_FORMATS = ("png", "svg", "pdf")  # as mdad.report.figures.FORMATS (imported lazily: matplotlib)
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models.")
 console = Console()
 err_console = Console(stderr=True)
 
 
+def error_line(message: object) -> None:
+    """The one red line every error becomes (the message printed literally)."""
+    err_console.print(f"[red]error:[/red] {literal(message)}", soft_wrap=True, highlight=False)
+
+
+class OneLineErrors(TyperGroup):
+    """Usage errors (unknown option, a value outside its choices, a missing argument) as one red line, exit 2."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except typer.Abort:
+            err_console.print("Aborted.")
+            sys.exit(1)
+        except typer.TyperException as exc:  # click's usage errors, as Typer ships them
+            message = exc.format_message().replace("Value error, ", "").rstrip(".")
+            context = getattr(exc, "ctx", None)
+            error_line(f"{message} (see '{context.command_path} --help')." if context is not None else f"{message}.")
+            sys.exit(getattr(exc, "exit_code", 2))
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True,
+                  help="Build micro-benchmarks and measure how reliably they rank models.")
+
+
 def friendly_errors(func):
-    """Turn MdadError into one red sentence on stderr and exit code 2."""
+    """Turn MdadError, and a failed read or write of a file, into one red sentence on stderr and exit code 2."""
 
     @wraps(func)
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
         except MdadError as exc:
-            err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-            raise typer.Exit(2) from None
+            error_line(exc)
+        except OSError as exc:  # a file that vanished, a full disk, a folder made read-only during the work
+            where = f" {exc.filename}" if exc.filename else ""
+            error_line(f"Could not read or write{where}: {exc.strerror or exc}.")
+        except MemoryError:
+            error_line("Not enough memory for this request; use fewer models, items, runs or sizes.")
+        raise typer.Exit(2)
 
     return wrapper
 
@@ -38,48 +74,60 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def check_output_file(path: Path, what: str) -> None:
-    """An error sentence, before any work, when ``path`` cannot be written as a file."""
-    if path.is_dir():
-        raise MdadError(f"{what} {path} is a folder; give a file name.")
-    if not path.parent.is_dir():
-        raise MdadError(f"The folder of {what[0].lower()}{what[1:]} {path} does not exist.")
+# ---- options shared by several commands (Annotated style) -------------------------------------
+DatasetOption = Annotated[Optional[str], typer.Option(
+    help="Named dataset: 'simulated' (built in, the default) or a folder name in $MDAD_DATA_DIR.", show_default=False)]
+DataOption = Annotated[Optional[Path], typer.Option(help="Your own results: a file or folder in any supported format.")]
+MetricOption = Annotated[Optional[str], typer.Option(
+    help="Metric to read from harness results (e.g. acc_norm); default: each task's main one.")]
+FilterOption = Annotated[Optional[str], typer.Option("--filter", help="lm-eval filter to keep (default: the first).")]
+SeedOption = Annotated[int, typer.Option(help="The one seed behind every random draw.")]
+ThresholdOption = Annotated[float, typer.Option(help="Agreement rate that defines MDAD.")]
+MissingOption = Annotated[Literal[MISSING_POLICIES], typer.Option(help="Cells not evaluated: error, drop-items or drop-models.")]
+WorkersOption = Annotated[int, typer.Option(min=0, help="Local worker processes (default 0: one per CPU core; 1: this process only).")]
+FiguresOption = Annotated[Optional[Literal[FIGURE_FORMATS]], typer.Option(
+    help="Also write every figure to OUT/figures/ in this format.")]
 
 
-def check_missing_policy(missing: str) -> None:
-    if missing not in MISSING_POLICIES:
-        raise MdadError(f"--missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}.")
 
-
-def check_workers(workers: int) -> None:
-    if workers < 0:
-        raise MdadError(f"--workers must be 0 (one per CPU core) or more, got {workers}.")
+def check_threshold(threshold: float) -> None:
+    if not 0 < threshold < 1:
+        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
 
 
 def parse_list(text: str | None, what: str, convert=str) -> list:
+    """A comma-separated option; given but empty (``--methods ''``) is an error, not the default."""
     if text is None:
         return []
     values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values:
+        raise MdadError(f"--{what} is empty; leave it out for the default or give a comma-separated list.")
     try:
         return [convert(v) for v in values]
     except ValueError:
         raise MdadError(f"--{what} must be a comma-separated list of {convert.__name__}s, got {text!r}.") from None
 
 
-def read_data(dataset: str, data: Optional[Path], seed: int = 0, metric: str | None = None,
+def read_data(dataset: str | None, data: Optional[Path], seed: int = 0, metric: str | None = None,
               filter_name: str | None = None) -> ResponseMatrix:
-    """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``."""
+    """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``, not both."""
     if data is not None:
+        if dataset is not None:
+            raise MdadError(f"Give the data once: --data ({data}) or --dataset ({dataset}), not both.")
+        if str(data) in ("", "."):
+            raise MdadError("--data is empty; give a file or folder of results.")
         if not data.exists():
             raise MdadError(f"No such file or folder: {data}.")
         return load(data, metric=metric, filter_name=filter_name)
-    return load_dataset(dataset, seed=seed)
+    if metric is not None or filter_name is not None:
+        which = "--metric" if metric is not None else "--filter"
+        raise MdadError(f"{which} applies to harness results given with --data; the named dataset "
+                        f"{dataset or SIMULATED} is a plain score table.")
+    return load_dataset(dataset or SIMULATED, seed=seed)
 
 
-def load_matrix(dataset: str, data: Optional[Path], seed: int, missing: str, metric: str | None = None,
+def load_matrix(dataset: str | None, data: Optional[Path], seed: int, missing: str, metric: str | None = None,
                 filter_name: str | None = None) -> ResponseMatrix:
     """The response matrix the user named, with missing cells handled as asked."""
-    check_missing_policy(missing)
     return read_data(dataset, data, seed, metric, filter_name).require_complete(missing)
-
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
-from mdad.cli.common import app, console, friendly_errors, read_data
+from mdad.cli.common import DatasetOption, FilterOption, MetricOption, app, console, friendly_errors, read_data
+from mdad.cli.text import literal
 from mdad.data import convert, describe, format_description
 from mdad.errors import MdadError
 
@@ -15,30 +16,31 @@ from mdad.errors import MdadError
 @app.command()
 @friendly_errors
 def info(
-    source: Optional[Path] = typer.Argument(None, help="Results: npz, lm-eval samples folder, lighteval details, inspect logs, CSV/parquet table."),
-    dataset: str = typer.Option("simulated", help="A named dataset instead of SOURCE."),
-    data: Optional[Path] = typer.Option(None, help="The same as SOURCE, spelled as on 'mdad run'."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read (e.g. acc_norm); default: each task's main metric."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    source: Annotated[Optional[Path], typer.Argument(
+        help="Results: npz, lm-eval samples folder, lighteval details, inspect logs, CSV/parquet table.")] = None,
+    dataset: DatasetOption = None,
+    data: Annotated[Optional[Path], typer.Option(help="The same as SOURCE, spelled as on 'mdad run'.")] = None,
+    metric: MetricOption = None,
+    filter_name: FilterOption = None,
 ) -> None:
     """Models, items, subtasks, missing cells and the accuracy range of a results source."""
     if source is not None and data is not None and source != data:
         raise MdadError(f"Give the results once: SOURCE ({source}) or --data ({data}).")
     source = source if source is not None else data
     for line in format_description(describe(read_data(dataset, source, metric=metric, filter_name=filter_name))):
-        console.print(line, soft_wrap=True, highlight=False)
+        console.print(literal(line), soft_wrap=True, highlight=False)
 
 
 @app.command("convert")
 @friendly_errors
 def convert_command(
-    source: Path = typer.Argument(..., help="Results in any supported format."),
-    out: Path = typer.Option(..., help="The .npz file to write."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read (e.g. acc_norm); default: each task's main metric."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    source: Annotated[Path, typer.Argument(help="Results in any supported format.")],
+    out: Annotated[Path, typer.Option(help="The .npz file to write.")],
+    metric: MetricOption = None,
+    filter_name: FilterOption = None,
 ) -> None:
     """Convert results to mdad's npz format (scores, names, subtasks, option probabilities)."""
     if not source.exists():
         raise MdadError(f"No such file or folder: {source}.")
     matrix = convert(source, out, metric=metric, filter_name=filter_name)
-    console.print(f"{matrix.n_models} models x {matrix.n_items} items written to {out}.")
+    console.print(f"{matrix.n_models} models x {matrix.n_items} items written to {literal(out)}.", highlight=False)

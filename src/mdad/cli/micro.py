@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import numpy as np
 import typer
 from rich.table import Table
 
+from mdad import methods as method_registry
 from mdad.assessment import Assessment, assess
-from mdad.cli.common import app, check_output_file, check_workers, console, friendly_errors, load_matrix, plural
+from mdad.cli.common import (
+    DataOption, DatasetOption, FilterOption, MetricOption, MissingOption, SeedOption, ThresholdOption,
+    WorkersOption, app, check_threshold, console, friendly_errors, load_matrix, plural,
+)
+from mdad.cli.text import literal
+from mdad.outputs import check_output_file, write_csv, writing
 from mdad.data import load
 from mdad.errors import MdadError
 from mdad.experiment.splits import MIN_MODELS
@@ -22,32 +28,34 @@ from mdad.microbenchmark import SelectedMicroBenchmark, select
 @app.command("select")
 @friendly_errors
 def select_command(
-    method: str = typer.Option(..., help="Selection method (see 'mdad methods')."),
-    size: int = typer.Option(..., help="Number of items."),
-    out: Path = typer.Option(..., help="Where to write the micro-benchmark (JSON)."),
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' or a folder name in $MDAD_DATA_DIR."),
-    data: Optional[Path] = typer.Option(None, help="Your own results (file or folder)."),
-    seed: int = typer.Option(0, help="Seed of the selection."),
-    missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
-    assess_runs: int = typer.Option(20, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip)."),
-    targets: Optional[int] = typer.Option(None, help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100)."),
-    threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
-    workers: int = typer.Option(0, help="Worker processes for the assessment (default 0: one per CPU core)."),
-    lm_eval_samples: Optional[Path] = typer.Option(None, help="Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new models on them only."),
-    inspect: bool = typer.Option(False, "--inspect", help="Also print the 'inspect eval --sample-id' commands that run new models on the items only."),
+    method: Annotated[str, typer.Option(help="Selection method (see 'mdad methods').")],
+    size: Annotated[int, typer.Option(min=1, help="Number of items.")],
+    out: Annotated[Path, typer.Option(help="Where to write the micro-benchmark (JSON).")],
+    dataset: DatasetOption = None,
+    data: DataOption = None,
+    seed: SeedOption = 0,
+    missing: MissingOption = "error",
+    metric: MetricOption = None,
+    filter_name: FilterOption = None,
+    assess_runs: Annotated[int, typer.Option(
+        min=0, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip).")] = 20,
+    targets: Annotated[Optional[int], typer.Option(
+        help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100).")] = None,
+    threshold: ThresholdOption = 0.8,
+    workers: WorkersOption = 0,
+    lm_eval_samples: Annotated[Optional[Path], typer.Option(help=(
+        "Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new "
+        "models on them only."))] = None,
+    inspect: Annotated[bool, typer.Option("--inspect", help=(
+        "Also print the 'inspect eval --sample-id' commands that run new models on the items only."))] = False,
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
     how reliable the choice is on held-out models."""
-    if assess_runs < 0:
-        raise MdadError(f"--assess-runs must be 0 or more, got {assess_runs}.")
-    if not 0 < threshold < 1:
-        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
-    check_workers(workers)
-    check_output_file(out, "The output file")
+    check_threshold(threshold)
+    method_registry.get(method)  # an unknown name is one clear error, before any work
+    check_output_file(out, "the micro-benchmark file")
     if lm_eval_samples is not None:
-        check_output_file(lm_eval_samples, "The lm-eval samples file")
+        check_output_file(lm_eval_samples, "the lm-eval samples file")
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     chosen = select(matrix, method, size, seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples is not None else None
@@ -56,27 +64,28 @@ def select_command(
     if too_few:
         assess_runs = 0
     if assess_runs:
-        with console.status(f"Assessing {method} with {size} items on {assess_runs} held-out splits..."):
+        with console.status(f"Assessing {method} with {size} items on {plural(assess_runs, 'held-out split')}..."):
             chosen = chosen.with_assessment(assess(matrix, method, size, assess_runs, targets, seed,
                                                    workers or os.cpu_count() or 1, threshold))
     chosen.save(out)
     n_subtasks = len(set(chosen.subtasks.tolist()))
-    console.print(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
-                  f"({plural(n_subtasks, 'subtask')}) written to {out}.")
+    console.print(literal(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
+                          f"({plural(n_subtasks, 'subtask')}) written to {out}."), highlight=False)
     if chosen.assessment is not None:
-        console.print(describe_assessment(chosen.assessment))
+        console.print(literal(describe_assessment(chosen.assessment)), highlight=False)
     if samples is not None:
-        lm_eval_samples.write_text(json.dumps(samples) + "\n")
-        console.print(f"lm-eval samples ({', '.join(samples)}) written to {lm_eval_samples}. Evaluate a new model on "
+        with writing(lm_eval_samples, "the lm-eval samples file"):
+            lm_eval_samples.write_text(json.dumps(samples) + "\n")
+        console.print(literal(f"lm-eval samples ({', '.join(samples)}) written to {lm_eval_samples}. Evaluate a new model on "
                       f"these items only with: lm-eval run --model ... --tasks {','.join(samples)} --samples "
-                      f"{lm_eval_samples} --log_samples --output_path NEW; then: mdad estimate {out} NEW", highlight=False)
+                      f"{lm_eval_samples} --log_samples --output_path NEW; then: mdad estimate {out} NEW"), highlight=False)
     if inspect_commands:
-        console.print("Evaluate a new model on these samples only with inspect, then: mdad estimate "
-                      f"{out} NEW", highlight=False)
+        console.print(literal(f"Evaluate a new model on these samples only with inspect, then: mdad estimate {out} NEW"),
+                      highlight=False)
         for command in inspect_commands:
-            console.print(f"  {command}", highlight=False, soft_wrap=True)
+            console.print(f"  {literal(command)}", highlight=False, soft_wrap=True)
     if too_few:
-        console.print(f"Not assessed: with {matrix.n_models} models there are too few to hold out 2 targets and keep "
+        console.print(f"Not assessed: with {plural(matrix.n_models, 'model')} there are too few to hold out 2 targets and keep "
                       f"2 source models (at least {MIN_MODELS} are needed).")
 
 
@@ -97,20 +106,20 @@ def describe_assessment(a: Assessment) -> str:
 @app.command("estimate")
 @friendly_errors
 def estimate_command(
-    micro: Path = typer.Argument(..., help="A micro-benchmark written by 'mdad select'."),
-    results: Path = typer.Argument(..., help="New models' results on (at least) the micro-benchmark's items."),
-    csv: Optional[Path] = typer.Option(None, help="Also write the estimates to this CSV file."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    micro: Annotated[Path, typer.Argument(help="A micro-benchmark written by 'mdad select'.")],
+    results: Annotated[Path, typer.Argument(help="New models' results on (at least) the micro-benchmark's items.")],
+    csv: Annotated[Optional[Path], typer.Option(help="Also write the estimates to this CSV file.")] = None,
+    metric: MetricOption = None,
+    filter_name: FilterOption = None,
 ) -> None:
     """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark."""
     if csv is not None:
-        check_output_file(csv, "The CSV file")
+        check_output_file(csv, "the CSV file")
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
     estimates = chosen.estimate(load(results, metric=metric, filter_name=filter_name))
-    table = Table(title=f"{chosen.method}, {len(chosen.item_ids)} items (estimated full-benchmark accuracy)")
+    table = Table(title=f"{literal(chosen.method)}, {plural(len(chosen.item_ids), 'item')} (estimated full-benchmark accuracy)")
     table.add_column("model")
     table.add_column("estimate (%)", justify="right")
     assessment = chosen.assessment
@@ -120,7 +129,7 @@ def estimate_command(
     gaps = 100 * (ranked.to_numpy() - np.r_[ranked.to_numpy()[1:], np.nan])
     unreliable = 0
     for (model, value), gap in zip(ranked.items(), gaps):
-        row = [str(model), f"{100 * value:.1f}"]
+        row = [literal(model), f"{100 * value:.1f}"]
         if assessment is not None:
             below = bool(gap < assessment.cautious_mdad)
             unreliable += below
@@ -130,9 +139,9 @@ def estimate_command(
     if assessment is None:
         console.print("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its MDAD).")
     else:
-        console.print(describe_assessment(assessment))
+        console.print(literal(describe_assessment(assessment)), highlight=False)
         if len(ranked) > 1:
             console.print(f"{unreliable} of the {len(ranked) - 1} neighbouring pairs are closer than the MDAD "
                           "(the larger of the two above): their order is not reliable.")
     if csv is not None:
-        estimates.to_csv(csv)
+        write_csv(estimates.to_frame(), csv, index=True)

@@ -9,7 +9,7 @@ a finished `mdad run`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Annotated, List, Literal, Optional
 
 import numpy as np
 import pandas as pd
@@ -18,38 +18,36 @@ from rich import box
 from rich.table import Table
 
 from mdad import methods as method_registry
-from mdad.cli.common import app, check_output_file, console, friendly_errors, read_data
+from mdad.cli.common import (
+    DataOption, DatasetOption, ThresholdOption, app, check_threshold, console, friendly_errors, read_data,
+)
+from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
 from mdad.errors import MdadError
+from mdad.memory import require_memory
 from mdad.metrics import analytic
+from mdad.outputs import check_output_file, write_csv
 from mdad.metrics.pairwise import bin_of
 
 BIN = 0.5
 MISSING_POLICIES = ("pairwise", "error", "drop-items", "drop-models")
 MISSING_HELP = ("Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), "
                 "error, drop-items or drop-models.")
+PAIR_ROW_BYTES = 400  # one row of compare's pair table: numbers, names, sorting and the printed copy
+MissingPairwiseOption = Annotated[Literal[MISSING_POLICIES], typer.Option(help=MISSING_HELP)]
+SeedPlanOption = Annotated[int, typer.Option(
+    help="Seed of the simulated dataset and of the proportional design's allocation draws.")]
 PAIRS_MEANING = ("'Pairs that far apart' are the pairs of models in the data whose full-benchmark accuracy difference "
                  "falls in the same 0.5-point bin as --detect (e.g. 2.0 to 2.5 points); the answer is the smallest size "
                  "at which their probability of being ordered correctly, averaged over those pairs, reaches --threshold.")
 
 
-def load_for_analysis(dataset: str, data: Optional[Path], seed: int, missing: str) -> ResponseMatrix:
+def load_for_analysis(dataset: str | None, data: Optional[Path], seed: int, missing: str) -> ResponseMatrix:
     """The matrix the user named; missing cells kept for pairwise use or handled by the policy."""
-    if missing not in MISSING_POLICIES:
-        raise MdadError(f"Unknown missing-data policy {missing!r}; use {', '.join(MISSING_POLICIES)}.")
     matrix = read_data(dataset, data, seed)
     if missing == "pairwise":
         return matrix
     return matrix.require_complete(missing)
-
-
-def check_threshold(threshold: float) -> None:
-    if not 0 < threshold < 1:
-        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
-
-
-def check_method(method: str) -> None:
-    method_registry.get(method)  # unknown names are one clear error
 
 
 def bin_label(lower: float) -> str:
@@ -90,40 +88,43 @@ def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed
                   "other methods. " + PAIRS_MEANING)
 @friendly_errors
 def plan(
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
-    data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
-    detect: Optional[float] = typer.Option(None, help="Accuracy difference to detect, in points (its 0.5-point bin is used)."),
-    size: Optional[int] = typer.Option(None, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items."),
-    threshold: float = typer.Option(0.8, help="Probability of the correct order that counts as detected."),
-    method: str = typer.Option("random", help="random, random-stratified-equal, random-stratified-proportional (exact), "
-                                              "or any method with --results."),
-    results: Optional[Path] = typer.Option(None, help="Folder of a finished 'mdad run': answer from its simulated curves."),
-    missing: str = typer.Option("pairwise", help=MISSING_HELP),
-    seed: int = typer.Option(0, help="Seed of the simulated dataset and of the proportional design's allocation draws."),
+    dataset: DatasetOption = None,
+    data: DataOption = None,
+    detect: Annotated[Optional[float], typer.Option(
+        min=0, help="Accuracy difference to detect, in points (its 0.5-point bin is used).")] = None,
+    size: Annotated[Optional[int], typer.Option(
+        min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
+    threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = 0.8,
+    method: Annotated[str, typer.Option(help=(
+        "random, random-stratified-equal, random-stratified-proportional (exact), or any method with --results."))
+    ] = "random",
+    results: Annotated[Optional[Path], typer.Option(
+        help="Folder of a finished 'mdad run': answer from its simulated curves.")] = None,
+    missing: MissingPairwiseOption = "pairwise",
+    seed: SeedPlanOption = 0,
 ) -> None:
     check_threshold(threshold)
     if (detect is None) == (size is None):
         raise MdadError("Give either --detect (points to tell apart) or --size (number of items), not both or neither.")
-    if detect is not None and detect < 0:
-        raise MdadError(f"--detect must be a non-negative number of points, got {detect}.")
-    check_method(method)
+    method_registry.get(method)  # the registry is open to new methods: an unknown name is one clear error
     if results is not None:
+        if dataset is not None or data is not None:
+            raise MdadError("--results answers from a finished run's own data; drop --data and --dataset.")
         plan_from_results(results, method, detect, size, threshold)
         return
     if method not in analytic.DESIGNS:
         raise MdadError(f"Method {method!r} has no exact answer; run 'mdad run --methods {method}' and pass its "
                         "output folder with --results.")
     matrix = load_for_analysis(dataset, data, seed, missing)
-    stats = analytic.pair_stats(matrix)
-    name = matrix.source
+    check_pairs(matrix)
+    name = literal(matrix.source)
     if size is not None:
-        plan_size(stats, size, method, threshold, seed, name)
+        plan_size(matrix, size, method, threshold, seed, name)
         return
     lower = float(bin_of(np.array([detect]), BIN)[0]) * BIN
-    in_bin = bin_of(stats.diff_points, BIN) == round(lower / BIN)
-    if not in_bin.any():
-        raise MdadError(f"No pair of models in {name} differs by {bin_label(lower)} points; choose another --detect.")
-    part = stats.subset(in_bin)
+    part = analytic.pairs_within(matrix, lambda stats: bin_of(stats.diff_points, BIN) == round(lower / BIN))
+    if not part.n_pairs:
+        raise MdadError(f"No pair of models in {matrix.source} differs by {bin_label(lower)} points; choose another --detect.")
     k, at_k, below = smallest_size(part, method, threshold, seed)
     head = f"{method} on {name}: pairs of models {bin_label(lower)} points apart ({len(part.first):,} pairs in the data)"
     if k is None:
@@ -141,18 +142,23 @@ def plan(
     console.print(table)
 
 
-def plan_size(stats: analytic.PairStats, size: int, method: str, threshold: float, seed: int, name: str) -> None:
+def check_pairs(matrix: ResponseMatrix) -> None:
+    if matrix.n_models < 2:
+        raise MdadError(f"{matrix.source} holds a single model; comparing needs at least two.")
+
+
+def plan_size(matrix: ResponseMatrix, size: int, method: str, threshold: float, seed: int, name: str) -> None:
     """MDAD at one size from the analytic curve over all pairs, with the bins around it."""
-    probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
-    curve = analytic.expected_curve(probs, stats.diff_points, BIN)
+    curve = analytic.streamed_curve(matrix, size, method, seed=seed)
+    n_pairs = int(curve.pairs.sum())
     mdad = analytic.first_crossing(curve, threshold)
     where = f"first 0.5-point bin of full-benchmark difference whose mean probability of the correct order reaches {threshold:g}"
     if np.isnan(mdad):
         console.print(f"{method} with {size} items on {name}: MDAD [bold]not reached[/bold] (no bin of the "
-                      f"{stats.n_pairs:,} model pairs reaches {threshold:g}). Exact, no simulation.")
+                      f"{n_pairs:,} model pairs reaches {threshold:g}). Exact, no simulation.")
     else:
         console.print(f"{method} with {size} items on {name}: MDAD = [bold]{mdad:g} points[/bold] ({where}; "
-                      f"{stats.n_pairs:,} model pairs). Exact, no simulation.")
+                      f"{n_pairs:,} model pairs). Exact, no simulation.")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for header in ("difference (pts)", "pairs", "P(correct order)"):
         table.add_column(header, justify="right")
@@ -176,7 +182,8 @@ def plan_from_results(results: Path, method: str, detect: float | None, size: in
     rows = summary[(summary["method"] == method) & (summary["view"] == "seen")]
     sources = int(rows["sources"].max())
     rows = rows[rows["sources"] == sources].sort_values("size")
-    note = f"from the simulated curves of {config.get('runs')} runs in {results} (seen items, {sources} source models), not exact"
+    note = literal(f"from the simulated curves of {config.get('runs')} runs in {results} (seen items, {sources} source "
+                   "models), not exact")
     if size is not None:
         row = rows[rows["size"] == size]
         if row.empty:
@@ -205,31 +212,30 @@ def plan_from_results(results: Path, method: str, detect: float | None, size: in
                   "comparisons unlikely to be preserved.")
 @friendly_errors
 def compare(
-    size: int = typer.Option(..., help="Number of items in the micro-benchmark."),
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
-    data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
-    group: Optional[str] = typer.Option(None, help="A named model group (groups.json beside the data)."),
-    models: Optional[List[str]] = typer.Option(None, help="Models to compare (repeat the option or separate names by commas)."),
-    method: str = typer.Option("random", help="random, random-stratified-equal or random-stratified-proportional."),
-    threshold: float = typer.Option(0.8, help="Agreement that defines MDAD."),
-    missing: str = typer.Option("pairwise", help=MISSING_HELP),
-    csv: Optional[Path] = typer.Option(None, help="Also write every pair to this CSV file."),
-    top: int = typer.Option(30, help="Rows to print (closest pairs first); 0 prints all."),
-    seed: int = typer.Option(0, help="Seed of the simulated dataset and of the proportional design's allocation draws."),
+    size: Annotated[int, typer.Option(min=1, help="Number of items in the micro-benchmark.")],
+    dataset: DatasetOption = None,
+    data: DataOption = None,
+    group: Annotated[Optional[str], typer.Option(help="A named model group (groups.json beside the data).")] = None,
+    models: Annotated[Optional[List[str]], typer.Option(
+        help="Models to compare (repeat the option or separate names by commas).")] = None,
+    method: Annotated[Literal[analytic.DESIGNS], typer.Option(help=(
+        "random, random-stratified-equal or random-stratified-proportional."))] = "random",
+    threshold: ThresholdOption = 0.8,
+    missing: MissingPairwiseOption = "pairwise",
+    csv: Annotated[Optional[Path], typer.Option(help="Also write every pair to this CSV file.")] = None,
+    top: Annotated[int, typer.Option(help="Rows to print (closest pairs first); 0 prints all.")] = 30,
+    seed: SeedPlanOption = 0,
 ) -> None:
     check_threshold(threshold)
     if csv is not None:
-        check_output_file(csv, "The CSV file")
-    check_method(method)
-    if method not in analytic.DESIGNS:
-        raise MdadError(f"compare is exact for the random designs only ({', '.join(analytic.DESIGNS)}); for {method!r} "
-                        "use 'mdad run --group ...'.")
+        check_output_file(csv, "the CSV file")
     if group is not None and models:
         raise MdadError("Give --group or --models, not both.")
     matrix = load_for_analysis(dataset, data, seed, missing)
+    check_pairs(matrix)
     if group is not None:
         chosen = matrix.group_index(group)
-        label = f"group {group}"
+        label = f"group {literal(group)}"
     elif models:
         names = [n.strip() for value in models for n in value.split(",") if n.strip()]
         chosen = matrix.model_index(names)
@@ -240,19 +246,20 @@ def compare(
     else:
         chosen = np.arange(matrix.n_models)
         label = f"all {matrix.n_models} models"
-    everyone = analytic.pair_stats(matrix)
-    curve = analytic.expected_curve(analytic.agreement_probabilities(everyone, size, method, seed=seed),
-                                    everyone.diff_points, BIN)
+    n_chosen = len(chosen) * (len(chosen) - 1) // 2
+    require_memory(n_chosen * PAIR_ROW_BYTES, f"A table of {n_chosen:,} pairs of models")
+    curve = analytic.streamed_curve(matrix, size, method, seed=seed)
+    n_everyone = int(curve.pairs.sum())
     mdad = analytic.first_crossing(curve, threshold)
     stats = analytic.pair_stats(matrix, models=chosen)
     probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
     frame = pair_frame(matrix, stats, probs, mdad)
     if csv is not None:
-        frame.to_csv(csv, index=False)
+        write_csv(frame, csv)
     print_pairs(frame, top, size, method)
     mdad_text = "not reached" if np.isnan(mdad) else f"{mdad:g} points"
-    console.print(f"MDAD of a {size}-item {method} micro-benchmark on {matrix.source}: [bold]{mdad_text}[/bold] "
-                  f"(exact; all {everyone.n_pairs:,} model pairs, threshold {threshold:g}).")
+    console.print(f"MDAD of a {size}-item {method} micro-benchmark on {literal(matrix.source)}: [bold]{mdad_text}[/bold] "
+                  f"(exact; all {n_everyone:,} model pairs, threshold {threshold:g}).", highlight=False)
     below = int(frame["below_mdad"].sum())
     reason = "MDAD is not reached at this size" if np.isnan(mdad) else "they differ by less than the MDAD"
     console.print(f"{label}: {len(frame):,} pairs; [bold]{below:,} ({below / len(frame):.0%})[/bold] are unlikely to keep "
@@ -260,7 +267,7 @@ def compare(
                   f"{frame['p_correct_order'].mean():.3f}, {(frame['p_correct_order'] < threshold).mean():.0%} of pairs "
                   f"below {threshold:g}.")
     if csv is not None:
-        console.print(f"Every pair: {csv}")
+        console.print(f"Every pair: {literal(csv)}", highlight=False)
 
 
 def pair_frame(matrix: ResponseMatrix, stats: analytic.PairStats, probs: np.ndarray, mdad: float) -> pd.DataFrame:
@@ -289,7 +296,7 @@ def print_pairs(frame: pd.DataFrame, top: int, size: int, method: str) -> None:
         table.add_column(header, justify="right", no_wrap=True)
     for row in shown.itertuples(index=False):
         tie = row.difference_points == 0
-        table.add_row(str(row.model_a), str(row.model_b), f"{row.difference_points:.2f}",
+        table.add_row(literal(row.model_a), literal(row.model_b), f"{row.difference_points:.2f}",
                       "tie" if tie else f"{row.p_correct_order:.3f}", "yes" if row.below_mdad else "no")
     console.print(table)
     if (shown["difference_points"] == 0).any():

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import numpy as np
 import typer
@@ -14,7 +15,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from mdad import methods as method_registry
-from mdad.cli.common import app, check_workers, console, err_console, friendly_errors, load_matrix, parse_list, plural
+from mdad.cli.common import (
+    DataOption, DatasetOption, FiguresOption, FilterOption, MetricOption, MissingOption, SeedOption, ThresholdOption,
+    WorkersOption, app, check_threshold, console, err_console, friendly_errors, load_matrix, parse_list, plural,
+)
+from mdad.cli.text import literal
+from mdad.outputs import check_output_folder
 from mdad.errors import MdadError
 from mdad.experiment.grid import PAPER_SIZES, Experiment, ExperimentConfig
 from mdad.experiment.splits import make_splits
@@ -29,42 +35,55 @@ from mdad.report.tables import NOT_REACHED, wide_summary
 @friendly_errors
 def run(
     ctx: typer.Context,
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
-    data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
-    methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all)."),
-    sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) items); default: 10,25,50,100,250,500,1000 up to the seen pool."),
-    sources: Optional[str] = typer.Option(None, help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer)."),
-    runs: int = typer.Option(50, help="Random runs per cell."),
-    targets: Optional[int] = typer.Option(None, help="Target models per run (default: 50, or half the models if fewer than 100)."),
-    group: Optional[str] = typer.Option(None, help="Use this named model group (groups.json beside the data) as the targets in every run."),
-    seed: int = typer.Option(0, help="The one seed behind every random draw."),
-    threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
-    per_subtask: bool = typer.Option(False, "--per-subtask", help="Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined benchmark."),
-    curve_sizes: Optional[str] = typer.Option(None, help="Sizes whose agreement curves the report shows (default: the smallest and the largest)."),
-    figures: Optional[str] = typer.Option(None, help="Also write every figure to OUT/figures/ as svg, pdf or png."),
-    missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
-    workers: int = typer.Option(0, help="Local worker processes (default 0: one per CPU core; 1: this process only)."),
-    scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm); default: each task's main one."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
-    out: Path = typer.Option(Path("mdad-out"), help="Output folder (a rerun with the same settings resumes)."),
+    dataset: DatasetOption = None,
+    data: DataOption = None,
+    methods: Annotated[Optional[str], typer.Option(help="Comma-separated selection methods (default: all).")] = None,
+    sizes: Annotated[Optional[str], typer.Option(help=(
+        "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
+        "items); default: 10,25,50,100,250,500,1000 up to the seen pool."))] = None,
+    sources: Annotated[Optional[str], typer.Option(
+        help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer).")] = None,
+    runs: Annotated[int, typer.Option(min=1, help="Random runs per cell.")] = 50,
+    targets: Annotated[Optional[int], typer.Option(
+        help="Target models per run (default: 50, or half the models if fewer than 100).")] = None,
+    group: Annotated[Optional[str], typer.Option(
+        help="Use this named model group (groups.json beside the data) as the targets in every run.")] = None,
+    seed: SeedOption = 0,
+    threshold: ThresholdOption = 0.8,
+    per_subtask: Annotated[bool, typer.Option("--per-subtask", help=(
+        "Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined "
+        "benchmark."))] = False,
+    curve_sizes: Annotated[Optional[str], typer.Option(
+        help="Sizes whose agreement curves the report shows (default: the smallest and the largest).")] = None,
+    figures: FiguresOption = None,
+    missing: MissingOption = "error",
+    workers: WorkersOption = 0,
+    scheduler: Annotated[Optional[str], typer.Option(
+        help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster.")] = None,
+    metric: MetricOption = None,
+    filter_name: FilterOption = None,
+    out: Annotated[Path, typer.Option(help="Output folder (a rerun with the same settings resumes).")] = Path("mdad-out"),
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
-    if not 0 < threshold < 1:
-        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
-    check_figure_format(figures)
-    check_workers(workers)
-    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
+    check_threshold(threshold)
+    if group is not None and targets is not None:
+        raise MdadError("Give --group (a fixed set of targets) or --targets (a number drawn per run), not both.")
+    if scheduler is not None:
+        check_scheduler(scheduler)
+    check_output_folder(out, "the output folder")
     method_names = parse_list(methods, "methods") or method_registry.available()
+    for name in method_names:
+        method_registry.get(name)  # an unknown name is one clear error, before the data is read
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
     probe = make_splits(matrix, 1, n_targets, seed, group)
     n_seen, free = probe.n_seen, probe.source_pool.shape[1]
     if per_subtask:
         method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
-    requests = parse_sizes(sizes, n_seen) if sizes else [SizeRequest(str(k), k) for k in PAPER_SIZES if k <= n_seen]
+    requests = parse_sizes(sizes, n_seen) if sizes is not None else [SizeRequest(str(k), k) for k in PAPER_SIZES if k <= n_seen]
     size_list = unique_counts(requests) or (n_seen,)
     source_list = parse_list(sources, "sources", int) or [min(300, free)]
-    curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes else None
+    curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes is not None else None
     for k in curve_list or []:
         if k not in size_list:
             raise MdadError(f"--curve-sizes: size {k} is not among the sizes run ({', '.join(map(str, size_list))}).")
@@ -74,19 +93,31 @@ def run(
     experiment = Experiment(matrix, config, store)
     extra = {"command": command_line(ctx), "threshold": threshold, "curve_sizes": curve_list,
              "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
-    experiment.open_store(extra)
+    with store.locked():
+        experiment.open_store(extra)
+        run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs)
+
+
+def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs) -> None:
+    """The run itself, while this process holds the output folder's lock."""
+    out = store.root
+    config = experiment.config
     pending = sum(len(t.cells) for t in experiment.pending_tasks())
-    total = len(method_names) * len(size_list) * len(source_list)
+    total = len(config.methods) * len(config.sizes) * len(config.sources)
     kept_blocks = store.n_blocks()
     label = matrix.source if not matrix.simulated or "simulated" in matrix.source else f"{matrix.source} (simulated)"
     targets_text = f"group {group} as targets" if group else f"{experiment.splits.targets.shape[1]} targets"
-    console.print(f"{label}: {matrix.n_models} models x {matrix.n_items} items ({plural(len(matrix.subtask_names), 'subtask')}, "
-                  f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(method_names), 'method')} x "
-                  f"{plural(len(size_list), 'size')} x {plural(len(source_list), 'source count')} = {plural(total, 'cell')}.",
-                  highlight=False)
+    console.print(literal(
+        f"{label}: {matrix.n_models} models x {matrix.n_items} items ({plural(len(matrix.subtask_names), 'subtask')}, "
+        f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(config.methods), 'method')} x "
+        f"{plural(len(config.sizes), 'size')} x {plural(len(config.sources), 'source count')} = {plural(total, 'cell')}."),
+        highlight=False)
+    for sentence in experiment.recovered:
+        err_console.print(f"[yellow]{literal(sentence)}[/yellow]", soft_wrap=True, highlight=False)
     if pending < total or kept_blocks:
-        blocks_note = f" (and {kept_blocks} finished blocks of runs of the others)" if kept_blocks else ""
-        console.print(f"Resuming: {total - pending} of {total} cells are already in {out}{blocks_note}.")
+        blocks_note = f" (and {plural(kept_blocks, 'finished block')} of runs of the others)" if kept_blocks else ""
+        console.print(literal(f"Resuming: {total - pending} of {total} cells are already in {out}{blocks_note}."),
+                      highlight=False)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console,
                   transient=False) as progress:
@@ -95,23 +126,22 @@ def run(
             experiment.run(workers=workers or os.cpu_count() or 1, on_cells=lambda n: progress.advance(bar, n),
                            extra_config=extra, scheduler=scheduler)
         except KeyboardInterrupt:
-            err_console.print(f"Interrupted; finished cells and blocks of runs are kept in {out}. Run the same command "
-                              "again to resume.")
+            err_console.print(literal(f"Interrupted; finished cells and blocks of runs are kept in {out}. Run the same "
+                                      "command again to resume."), highlight=False)
             raise typer.Exit(130) from None
     from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
 
     outputs = build_outputs(out, threshold, figure_format=figures)
     print_table(outputs.summary)
-    console.print(f"Results, tables and report: {out}/ (report.html)")
+    console.print(f"Results, tables and report: {literal(out)}/ (report.html)", highlight=False)
     if outputs.figure_files:
-        console.print(f"Figures: {out}/figures/ ({len(outputs.figure_files)} {figures} files)")
+        console.print(f"Figures: {literal(out)}/figures/ ({len(outputs.figure_files)} {figures} files)", highlight=False)
 
 
-def check_figure_format(figures: str | None) -> None:
-    from mdad.report.figures import FORMATS
-
-    if figures is not None and figures not in FORMATS:
-        raise MdadError(f"--figures must be one of {', '.join(FORMATS)}, got {figures!r}.")
+def check_scheduler(address: str) -> None:
+    """A Dask scheduler address: scheme://host:port or host:port."""
+    if not re.fullmatch(r"([a-z][a-z0-9+.-]*://)?[^\s/:]+(:\d+)?/?", address):
+        raise MdadError(f"--scheduler {address!r} is not a scheduler address (e.g. tcp://host:8786).")
 
 
 def command_line(ctx: typer.Context) -> str:
@@ -134,22 +164,27 @@ def command_line(ctx: typer.Context) -> str:
 @app.command()
 @friendly_errors
 def report(
-    out: Path = typer.Argument(..., help="A folder written by 'mdad run'."),
-    threshold: Optional[float] = typer.Option(None, help="Recompute MDAD at another agreement threshold."),
-    curve_sizes: Optional[str] = typer.Option(None, help="Sizes whose agreement curves the report shows (default: as run)."),
-    figures: Optional[str] = typer.Option(None, help="Also write every figure to OUT/figures/ as svg, pdf or png."),
+    out: Annotated[Path, typer.Argument(help="A folder written by 'mdad run'.")],
+    threshold: Annotated[Optional[float], typer.Option(help="Recompute MDAD at another agreement threshold.")] = None,
+    curve_sizes: Annotated[Optional[str], typer.Option(
+        help="Sizes whose agreement curves the report shows (default: as run).")] = None,
+    figures: FiguresOption = None,
 ) -> None:
     """Rebuild tables and report.html from stored results alone."""
     from mdad.report.html import build_outputs
 
-    check_figure_format(figures)
-    n_seen = ResultStore(out).read_config().get("n_seen") or 0
-    curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes else None
-    outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures)
+    if threshold is not None:
+        check_threshold(threshold)
+    store = ResultStore(out)
+    n_seen = store.read_config().get("n_seen") or 0
+    check_output_folder(out, "the results folder")
+    curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes is not None else None
+    with store.locked():
+        outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures)
     print_table(outputs.summary)
-    console.print(f"Report: {outputs.report}")
+    console.print(f"Report: {literal(outputs.report)}", highlight=False)
     if outputs.figure_files:
-        console.print(f"Figures: {out}/figures/ ({len(outputs.figure_files)} {figures} files)")
+        console.print(f"Figures: {literal(out)}/figures/ ({len(outputs.figure_files)} {figures} files)", highlight=False)
 
 
 def print_table(summary) -> None:
@@ -159,7 +194,7 @@ def print_table(summary) -> None:
         console.print("No finished cells.")
         return
     for (method, n_sources), rows in frame.groupby(["method", "sources"], sort=False):
-        table = Table(title=f"{method} ({n_sources} source models)", title_justify="left", box=box.SIMPLE_HEAD,
+        table = Table(title=f"{literal(method)} ({n_sources} source models)", title_justify="left", box=box.SIMPLE_HEAD,
                       pad_edge=False)
         for header in ("size", "MDAD seen", "MDAD unseen", "error\nseen", "error\nunseen", "tau\nseen", "tau\nunseen"):
             table.add_column(header, justify="right", no_wrap=True)
@@ -188,7 +223,7 @@ def print_overview(summary) -> None:
         for method, row in values.iterrows():
             cells = [NOT_REACHED if np.isnan(v) else f"[bold]{v:g}[/bold]" if v == best[size] else f"{v:g}"
                      for size, v in row.items()]
-            table.add_row(str(method), *cells)
+            table.add_row(literal(method), *cells)
         console.print(table)
 
 
@@ -196,6 +231,6 @@ def print_overview(summary) -> None:
 def list_methods() -> None:
     """List the selection methods."""
     for name, cls in method_registry.REGISTRY.items():
-        console.print(f"[bold]{name}[/bold]: {cls.description}")
+        console.print(f"[bold]{literal(name)}[/bold]: {literal(cls.description)}", highlight=False)
     console.print(f"Every method also runs within each subtask as NAME{PER_SUBTASK} (or add --per-subtask to 'mdad run').")
 

@@ -10,6 +10,7 @@ from mdad.data.npz import read_npz, write_npz
 from mdad.data.readers import read_source
 from mdad.data.simulate import simulate
 from mdad.errors import MdadError
+from mdad.outputs import check_output_file, writing
 
 DATA_DIR_VARIABLE = "MDAD_DATA_DIR"
 SIMULATED = "simulated"
@@ -66,8 +67,8 @@ def convert(source: str | Path, out: str | Path, metric: str | None = None, filt
     out = Path(out)
     if out.suffix != ".npz":
         raise MdadError(f"The output file {out} must end in .npz.")
-    if out.parent and not out.parent.is_dir():
-        raise MdadError(f"The folder of the output file {out} does not exist.")
+    check_output_file(out, "the output file")
     matrix = load(source, metric=metric, filter_name=filter_name)
-    write_npz(matrix, out)
+    with writing(out, "the output file"):
+        write_npz(matrix, out)
     return matrix

@@ -9,7 +9,7 @@ tasks can go to local processes or to a cluster.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -158,6 +158,7 @@ class Experiment:
     config: ExperimentConfig
     store: ResultStore | None = None
     splits: Splits = field(init=False)
+    recovered: list[str] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         matrix, config = self.matrix, self.config
@@ -193,14 +194,18 @@ class Experiment:
         """Create the store, or check that it holds this experiment's results (an error otherwise).
 
         Blocks of runs left beside a finished cell (a run killed between writing the cell and
-        removing its blocks) are removed."""
+        removing its blocks) are removed. Damaged files of this grid are moved aside to be
+        computed again; ``recovered`` says which, one sentence each."""
         if self.store is None:
             return
         self.store.open_for({**self.identity(), **(extra_config or {})})
         c = self.config
-        for cell in (Cell(m, k, s) for m in c.methods for k in c.sizes for s in c.sources):
-            if self.store.has(cell):
-                self.store.remove_blocks(cell)
+        grid = [Cell(m, k, s) for m in c.methods for k in c.sizes for s in c.sources]
+        with self.store.locked():
+            self.recovered += self.store.set_aside_damaged(grid)
+            for cell in grid:
+                if self.store.has(cell):
+                    self.store.remove_blocks(cell)
 
     def pending_tasks(self, runs_per_task: int | None = None) -> list[Task]:
         done = self.store.has if self.store is not None else (lambda cell: False)
@@ -223,6 +228,10 @@ class Experiment:
         a store every finished block is kept until its cell is complete, so an interrupted run
         loses no finished block. Results are the same whatever the split and the executor.
         """
+        with self.store.locked() if self.store is not None else nullcontext():
+            return self._run(workers, on_cells, extra_config, scheduler, runs_per_task)
+
+    def _run(self, workers, on_cells, extra_config, scheduler, runs_per_task) -> dict[Cell, pd.DataFrame]:
         block = runs_per_task or RUNS_PER_TASK
         store = self.store
         self.open_store(extra_config)

@@ -8,6 +8,7 @@ import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
+from mdad.memory import require_memory
 from mdad.seeding import rng_for
 
 SPLIT_STREAM = "splits"
@@ -73,6 +74,8 @@ def make_splits(
     if fixed is not None and len(fixed) > n_models - 2:
         raise MdadError(f"Group {group!r} holds {len(fixed)} of the {n_models} models; fewer than 2 source models "
                         "would be left.")
+    # the draws (runs x models and runs x items, built then stacked) and one cell's frame (runs x targets)
+    require_memory(runs * (16 * (n_models + matrix.n_items) + 48 * n_targets + 400), f"{runs:,} runs")
     codes = matrix.subtask_codes
     members = [np.flatnonzero(codes == s) for s in range(len(matrix.subtask_names))]
     targets, pools, seen, unseen = [], [], [], []

@@ -7,6 +7,11 @@ While a cell is unfinished, each finished block of its runs is kept as a partial
 every finished block; the partial files are removed once the cell file is written.
 Files are written to a temporary name and renamed, so a killed run never leaves a
 half-written file; a rerun skips every cell whose file exists and every stored block.
+
+A stored file that cannot be read back as written (truncated, emptied, overwritten, other
+columns) is damaged: reading it is an error naming the file, and a resumed run moves it aside
+(to ``damaged/``) and computes the cell again. One run at a time writes into a store: a second
+one is refused while the first holds the store's lock.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import threading
 from contextlib import contextmanager
@@ -22,6 +28,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks, runs are not guarded against each other
+    fcntl = None
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
@@ -29,6 +42,11 @@ from mdad.errors import MdadError
 CONFIG_FILE = "config.json"
 CELLS_DIR = "cells"
 PARTIAL_DIR = "partial"
+DAMAGED_DIR = "damaged"
+LOCK_FILE = ".lock"
+CELL_COLUMNS = ("run", "model", "estimate", "seen", "unseen", "full")
+CELL_NAME = re.compile(r"k(\d+)-s(\d+)\.parquet")
+BLOCK_NAME = re.compile(r"k(\d+)-s(\d+)-r(\d+)-(\d+)\.npy")
 # Settings that change every cell's numbers: a store made with other values cannot be resumed.
 IDENTITY_KEYS = ("data_fingerprint", "runs", "targets", "group", "seed")
 
@@ -64,6 +82,7 @@ class ResultStore:
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+        self._lock_depth = 0
 
     # ---- config -------------------------------------------------------------------
     def read_config(self) -> dict:
@@ -71,15 +90,24 @@ class ResultStore:
         if not path.is_file():
             raise MdadError(f"{self.root} holds no mdad results (no {CONFIG_FILE}).")
         try:
-            return json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise MdadError(f"{path} is not valid JSON (line {exc.lineno}).") from None
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            where = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
+            raise MdadError(f"{path} is not valid JSON{where}; it is not an mdad results folder's config.") from None
+        if not isinstance(config, dict):
+            raise MdadError(f"{path} holds a JSON {type(config).__name__}, not the settings of an mdad run.")
+        return config
 
     def open_for(self, config: dict) -> None:
         """Create the store, or check that an existing one was made by the same experiment."""
         if self.root.exists() and not self.root.is_dir():
             raise MdadError(f"The output folder {self.root} is a file; give a folder name.")
         path = self.root / CONFIG_FILE
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self.locked():
+            self._merge_config(path, config)
+
+    def _merge_config(self, path: Path, config: dict) -> None:
         if path.is_file():
             old = self.read_config()
             for key in IDENTITY_KEYS:
@@ -92,8 +120,43 @@ class ResultStore:
             for key in ("methods", "sizes", "sources"):
                 merged[key] = sorted(set(old.get(key, [])) | set(config.get(key, [])), key=str)
             config = merged
-        self.root.mkdir(parents=True, exist_ok=True)
         _atomic_write_text(path, json.dumps(config, indent=2))
+
+    # ---- one writer at a time ------------------------------------------------------
+    @contextmanager
+    def locked(self):
+        """Hold the store's lock (re-entrant within this object); another holder is an error.
+
+        The lock is an advisory lock on a file, so the system releases it when its process ends,
+        however it ends: a killed run never leaves a stale lock.
+        """
+        if fcntl is None or self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        handle = open(self.root / LOCK_FILE, "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip()
+            handle.close()
+            raise MdadError(f"Another mdad run (process {holder or 'unknown'}) is writing into {self.root}; wait for "
+                            "it to finish or write into another folder.") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._lock_depth = 1
+        try:
+            yield
+        finally:
+            self._lock_depth = 0
+            handle.close()  # closing releases the lock
 
     # ---- cells --------------------------------------------------------------------
     def has(self, cell: Cell) -> bool:
@@ -108,7 +171,47 @@ class ResultStore:
             os.replace(tmp, path)
 
     def read(self, cell: Cell) -> pd.DataFrame:
-        return pd.read_parquet(self.root / cell.relative_path)
+        """The cell's frame; a damaged file is an error naming it and how to recover."""
+        path = self.root / cell.relative_path
+        frame, problem = _read_cell(path)
+        if problem is not None:
+            raise MdadError(f"{path} is damaged ({problem}); run the same 'mdad run' command again to recompute that "
+                            "cell (the file is moved aside), or delete it.")
+        return frame
+
+    def damage(self, cell: Cell) -> str | None:
+        """Why the stored file of ``cell`` cannot be used (None: it is sound or absent)."""
+        path = self.root / cell.relative_path
+        return _read_cell(path)[1] if path.is_file() else None
+
+    def set_aside(self, relative: str, problem: str) -> str:
+        """Move a damaged file to damaged/ (keeping its path below) and say so in a sentence."""
+        source = self.root / relative
+        target = self.root / DAMAGED_DIR / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        n = 1
+        while target.exists():
+            n += 1
+            target = target.with_name(f"{Path(relative).name}.{n}")
+        os.replace(source, target)
+        return f"{source} was damaged ({problem}); it was moved to {target} and will be computed again."
+
+    def set_aside_damaged(self, cells) -> list[str]:
+        """Move aside every damaged cell file and block of runs of ``cells``; one sentence per file."""
+        notes = []
+        for cell in cells:
+            problem = self.damage(cell)
+            if problem is not None:
+                notes.append(self.set_aside(cell.relative_path, problem))
+            folder = self.root / CELLS_DIR / cell.method / PARTIAL_DIR
+            for path in sorted(folder.glob(f"k{cell.size}-s{cell.sources}-r*.npy")):
+                match = BLOCK_NAME.fullmatch(path.name)
+                if match is None:
+                    continue
+                problem = _block_problem(path, int(match[4]) - int(match[3]))
+                if problem is not None:
+                    notes.append(self.set_aside(str(path.relative_to(self.root)), problem))
+        return notes
 
     # ---- blocks of runs of unfinished cells -----------------------------------------
     def has_block(self, cell: Cell, first_run: int, stop_run: int) -> bool:
@@ -124,13 +227,10 @@ class ResultStore:
 
     def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
         path = self.root / cell.block_path(first_run, stop_run)
-        try:
-            block = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise MdadError(f"{path} is not a readable block of results ({exc}); delete it to recompute.") from None
-        if block.ndim != 2 or block.shape[0] != stop_run - first_run:
-            raise MdadError(f"{path} holds {block.shape} estimates, not {stop_run - first_run} runs; delete it to recompute.")
-        return block
+        problem = _block_problem(path, stop_run - first_run)
+        if problem is not None:
+            raise MdadError(f"{path} is damaged ({problem}); delete it to recompute those runs.")
+        return np.load(path, allow_pickle=False)
 
     def n_blocks(self) -> int:
         """Stored blocks of runs of unfinished cells."""
@@ -148,9 +248,38 @@ class ResultStore:
         """Every finished cell in the store."""
         found = []
         for path in sorted((self.root / CELLS_DIR).glob("*/k*-s*.parquet")):
-            size, sources = path.stem[1:].split("-s")
-            found.append(Cell(path.parent.name, int(size), int(sources)))
+            match = CELL_NAME.fullmatch(path.name)
+            if match is not None and path.is_file():  # other files (a stray copy, an editor's backup) are no cells
+                found.append(Cell(path.parent.name, int(match[1]), int(match[2])))
         return sorted(found)
+
+
+def _read_cell(path: Path) -> tuple[pd.DataFrame | None, str | None]:
+    """(frame, None) for a sound cell file, (None, what is wrong) for a damaged one."""
+    try:
+        frame = pq.read_table(path).to_pandas()
+    except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return None, f"not a readable parquet file: {reason}"
+    missing = [c for c in CELL_COLUMNS if c not in frame.columns]
+    if missing:
+        return None, f"the column {missing[0]!r} is missing"
+    if frame.empty:
+        return None, "it holds no rows"
+    for column in ("run", "estimate", "seen", "unseen", "full"):
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            return None, f"the column {column!r} does not hold numbers"
+    return frame, None
+
+
+def _block_problem(path: Path, n_runs: int) -> str | None:
+    try:
+        block = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        return f"not a readable numpy file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+    if block.ndim != 2 or block.shape[0] != n_runs or block.dtype.kind != "f":
+        return f"it holds an array of shape {block.shape}, not estimates of {n_runs} runs"
+    return None
 
 
 @contextmanager

@@ -16,6 +16,7 @@ normal approximation.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
@@ -76,35 +77,167 @@ def pair_stats(matrix: ResponseMatrix, models=None, items=None, pairs: tuple[np.
 
     ``pairs`` = (first, second) index arrays into ``models`` picks pairs; by default every
     pair i < j. Cells that are NaN are left out pair by pair (a pair uses the items both answered).
+    Memory grows with the number of pairs; :func:`iter_pair_stats` visits every pair i < j in
+    blocks of bounded size instead.
+    """
+    if pairs is None:
+        blocks = list(iter_pair_stats(matrix, models, items))
+        return concatenate(blocks) if blocks else _empty_stats(matrix, items)
+    models = np.arange(matrix.n_models) if models is None else np.asarray(models)
+    first, second = pairs
+    used = np.unique(np.concatenate([first, second]))
+    position = np.searchsorted(used, first), np.searchsorted(used, second)
+    columns = _Columns(matrix, models[used], items)
+    out = {key: np.empty((len(first), len(columns.strata))) for key in _COUNTS}
+    for col, part in enumerate(columns.strata_parts()):
+        for key, values in part.gram(slice(None), slice(None)).items():
+            out[key][:, col] = values(*position)
+    return _as_stats(out, models[first], models[second], matrix, columns)
+
+
+_COUNTS = ("sizes", "sum_d", "sum_d2", "n_plus", "n_minus")
+PAIR_BLOCK_ELEMENTS = 1 << 21  # pairs x strata held at once by iter_pair_stats (~16 MB per statistic)
+
+
+class _Columns:
+    """The scores of some models on some items, split by subtask, with what the pair sums need."""
+
+    def __init__(self, matrix: ResponseMatrix, models: np.ndarray, items=None):
+        items = np.arange(matrix.n_items) if items is None else np.asarray(items)
+        everything = len(models) == matrix.n_models and np.array_equal(models, np.arange(matrix.n_models))
+        scores = matrix.scores if everything else matrix.scores[models]
+        if not np.array_equal(items, np.arange(matrix.n_items)):
+            scores = scores[:, items]
+        self.binary = matrix.is_binary
+        # 0/1 scores: sums of products are counts below 2**24, exact in float32 (twice as fast as float64)
+        self.scores = scores if self.binary else scores.astype(np.float64)
+        self.codes = matrix.subtask_codes[items]
+        self.strata = np.unique(self.codes)
+
+    def strata_parts(self):
+        for s in self.strata:
+            cols = self.codes == s
+            yield _Stratum(self.scores if cols.all() else self.scores[:, cols], self.binary)
+
+
+class _Stratum:
+    def __init__(self, scores: np.ndarray, binary: bool):
+        self.valid = ~np.isnan(scores)
+        self.complete = bool(self.valid.all())
+        self.z = scores if self.complete else np.where(self.valid, scores, 0).astype(scores.dtype)
+        self.v = None if self.complete else self.valid.astype(scores.dtype)
+        self.z2 = self.z if binary else self.z * self.z
+        self.n = scores.shape[1]
+        if self.complete:
+            self.row_z = self.z.sum(axis=1, dtype=np.float64)
+            self.row_z2 = self.z2.sum(axis=1, dtype=np.float64)
+
+    def gram(self, rows: slice, cols: slice) -> dict:
+        """Per statistic, a function (i, j) -> values for pairs (row i of ``rows``, row j of ``cols``)."""
+        zz = (self.z[rows] @ self.z[cols].T).astype(np.float64)
+        if self.complete:
+            zr, z2r = self.row_z[rows], self.row_z2[rows]
+            zc, z2c = self.row_z[cols], self.row_z2[cols]
+            return {
+                "sizes": lambda i, j: np.full(len(i), float(self.n)),
+                "sum_d": lambda i, j: zr[i] - zc[j],
+                "sum_d2": lambda i, j: z2r[i] + z2c[j] - 2 * zz[i, j],
+                "n_plus": lambda i, j: zr[i] - zz[i, j],
+                "n_minus": lambda i, j: zc[j] - zz[i, j],
+            }
+        zv = (self.z[rows] @ self.v[cols].T).astype(np.float64)  # row model's sum over common items
+        vz = (self.v[rows] @ self.z[cols].T).astype(np.float64)  # column model's sum over common items
+        z2v = (self.z2[rows] @ self.v[cols].T).astype(np.float64)
+        vz2 = (self.v[rows] @ self.z2[cols].T).astype(np.float64)
+        vv = (self.v[rows] @ self.v[cols].T).astype(np.float64)
+        return {
+            "sizes": lambda i, j: vv[i, j],
+            "sum_d": lambda i, j: zv[i, j] - vz[i, j],
+            "sum_d2": lambda i, j: z2v[i, j] + vz2[i, j] - 2 * zz[i, j],
+            "n_plus": lambda i, j: zv[i, j] - zz[i, j],
+            "n_minus": lambda i, j: vz[i, j] - zz[i, j],
+        }
+
+
+def _as_stats(out: dict, first: np.ndarray, second: np.ndarray, matrix: ResponseMatrix, columns: _Columns) -> PairStats:
+    as_int = {key: np.rint(out[key]).astype(np.int64) for key in ("sizes", "n_plus", "n_minus")}
+    return PairStats(first=first, second=second, sizes=as_int["sizes"], n_plus=as_int["n_plus"],
+                     n_minus=as_int["n_minus"], sum_d=out["sum_d"], sum_d2=out["sum_d2"], binary=columns.binary,
+                     strata=matrix.subtask_names[columns.strata])
+
+
+def _empty_stats(matrix: ResponseMatrix, items=None) -> PairStats:
+    codes = matrix.subtask_codes if items is None else matrix.subtask_codes[np.asarray(items)]
+    strata = np.unique(codes)
+    none = np.zeros((0, len(strata)))
+    return PairStats(first=np.zeros(0, np.int64), second=np.zeros(0, np.int64), sizes=none.astype(np.int64),
+                     n_plus=none.astype(np.int64), n_minus=none.astype(np.int64), sum_d=none, sum_d2=none,
+                     binary=matrix.is_binary, strata=matrix.subtask_names[strata])
+
+
+def concatenate(parts: list[PairStats]) -> PairStats:
+    """One PairStats holding the pairs of several (same models' strata)."""
+    take = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ("first", "second", *_COUNTS)}
+    return PairStats(**take, binary=parts[0].binary, strata=parts[0].strata)
+
+
+def iter_pair_stats(matrix: ResponseMatrix, models=None, items=None, *,
+                    block_elements: int = PAIR_BLOCK_ELEMENTS) -> Iterator[PairStats]:
+    """The statistics of every pair i < j of ``models`` (default all) on ``items``, in blocks of pairs.
+
+    The pairs come in the order of ``np.triu_indices``; each block holds the pairs of a run of
+    first models, about ``block_elements`` pairs x strata, so memory does not grow with the
+    number of pairs.
     """
     models = np.arange(matrix.n_models) if models is None else np.asarray(models)
-    items = np.arange(matrix.n_items) if items is None else np.asarray(items)
-    scores = matrix.scores[np.ix_(models, items)].astype(np.float64)
-    codes = matrix.subtask_codes[items]
-    strata = np.unique(codes)
-    valid = ~np.isnan(scores)
-    z = np.where(valid, scores, 0.0)
-    v = valid.astype(np.float64)
-    first, second = pairs if pairs is not None else np.triu_indices(len(models), k=1)
-    out = {key: np.empty((len(first), len(strata))) for key in ("sizes", "sum_d", "sum_d2", "n_plus", "n_minus")}
-    for col, s in enumerate(strata):
-        cols = codes == s
-        zs, vs = z[:, cols], v[:, cols]
-        zv = zs @ vs.T  # sum over common items of the row model's score
-        zz = zs @ zs.T
-        z2v = (zs * zs) @ vs.T
-        out["sizes"][:, col] = (vs @ vs.T)[first, second]
-        out["sum_d"][:, col] = zv[first, second] - zv[second, first]
-        out["sum_d2"][:, col] = z2v[first, second] + z2v[second, first] - 2 * zz[first, second]
-        out["n_plus"][:, col] = zv[first, second] - zz[first, second]
-        out["n_minus"][:, col] = zv[second, first] - zz[first, second]
-    binary = matrix.is_binary
-    as_int = {key: np.rint(val).astype(np.int64) for key, val in out.items() if key in ("sizes", "n_plus", "n_minus")}
-    return PairStats(
-        first=models[first], second=models[second], sizes=as_int["sizes"], n_plus=as_int["n_plus"],
-        n_minus=as_int["n_minus"], sum_d=out["sum_d"], sum_d2=out["sum_d2"], binary=binary,
-        strata=matrix.subtask_names[strata],
-    )
+    columns = _Columns(matrix, models, items)
+    parts = list(columns.strata_parts())
+    n = len(models)
+    rows_per_block = max(1, block_elements // max(1, n * len(parts)))
+    for start in range(0, n - 1, rows_per_block):
+        stop = min(n - 1, start + rows_per_block)
+        r, c = np.triu_indices(stop - start, k=1, m=n - start)
+        out = {key: np.empty((len(r), len(parts))) for key in _COUNTS}
+        for col, part in enumerate(parts):
+            for key, values in part.gram(slice(start, stop), slice(start, n)).items():
+                out[key][:, col] = values(r, c)
+        yield _as_stats(out, models[start + r], models[start + c], matrix, columns)
+
+
+def streamed_curve(matrix: ResponseMatrix, k: int, design: str = "random", *, models=None, bin_width: float = 0.5,
+                   seed: int = 0) -> AgreementCurve:
+    """:func:`analytic_curve` over every pair of ``models``, computed block by block in bounded memory."""
+    pairs, agreed = np.zeros(0), np.zeros(0)
+    law = _law_sizes(matrix, models, design)
+    for stats in iter_pair_stats(matrix, models):
+        probs = agreement_probabilities(stats, k, design, seed=seed, law_sizes=law)
+        bins = bin_of(stats.diff_points, bin_width)
+        width = max(len(pairs), int(bins.max()) + 1 if len(bins) else 0)
+        pairs = np.pad(pairs, (0, width - len(pairs))) + np.bincount(bins, minlength=width)
+        agreed = np.pad(agreed, (0, width - len(agreed))) + np.bincount(bins, weights=probs, minlength=width)
+    keep = pairs > 0
+    return AgreementCurve(lower=np.flatnonzero(keep) * bin_width, pairs=pairs[keep].astype(np.int64),
+                          agreed=agreed[keep], bin_width=bin_width)
+
+
+def pairs_within(matrix: ResponseMatrix, keep, *, models=None) -> PairStats:
+    """The pairs of ``models`` for which ``keep(stats) -> mask`` holds, gathered block by block."""
+    parts = [stats.subset(keep(stats)) for stats in iter_pair_stats(matrix, models)]
+    parts = [p for p in parts if p.n_pairs]
+    return concatenate(parts) if parts else _empty_stats(matrix)
+
+
+def _law_sizes(matrix: ResponseMatrix, models, design: str) -> np.ndarray | None:
+    """For the proportional design with missing cells: the largest size of each subtask over all pairs,
+    the allocation law every pair uses (see :func:`_allocation_groups`), found before the blocks so
+    that every block uses the same law."""
+    if design != "random-stratified-proportional" or not matrix.n_missing or len(matrix.subtask_names) < 2:
+        return None
+    largest = None
+    for stats in iter_pair_stats(matrix, models):
+        top = stats.sizes.max(axis=0)
+        largest = top if largest is None else np.maximum(largest, top)
+    return largest
 
 
 def check_design(design: str) -> None:
@@ -112,7 +245,8 @@ def check_design(design: str) -> None:
         raise MdadError(f"No exact answer for method {design!r}; the analytic methods are {', '.join(DESIGNS)}.")
 
 
-def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: int = 0,
+                       law_sizes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(P(estimate ranks first above second), P(below)) for every pair, for a k-item draw of ``design``.
 
     0/1 scores: exact for random and random-stratified-equal; for random-stratified-proportional
@@ -131,7 +265,7 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
             return exact.sign_probabilities(stats.pool, k, stats.n_plus.sum(axis=1), stats.n_minus.sum(axis=1))
         return _normal_scores(stats, np.full((1, 1), k), np.ones(1), pooled=True)
     pos, neg = np.zeros(stats.n_pairs), np.zeros(stats.n_pairs)
-    for mask, law_sizes in _allocation_groups(design, stats.sizes, k):
+    for mask, law_sizes in _allocation_groups(design, stats.sizes, k, law_sizes):
         exact_equal = stats.binary and design == "random-stratified-equal"
         if not exact_equal:
             rng = rng_for(seed, "analytic-allocation", design, k, *law_sizes.tolist())
@@ -151,18 +285,18 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
     return pos, neg
 
 
-def _allocation_groups(design: str, sizes: np.ndarray, k: int):
+def _allocation_groups(design: str, sizes: np.ndarray, k: int, law_sizes: np.ndarray | None = None):
     """Pairs that share the law of their allocation to subtasks, with subtask sizes that give that law.
 
     Without missing cells every pair has the same subtask sizes: one group, exact. With
     missing cells pairs' sizes differ: the equal design is grouped by its exact allocation
     (the same for most pairs); for the proportional design all pairs use the allocation law
-    of the largest size of each subtask, an approximation of the weights 1/size when a few
-    items are missing.
+    of the largest size of each subtask (``law_sizes`` when given: the largest over all pairs, not
+    only these), an approximation of the weights 1/size when a few items are missing.
     """
     rows, inverse = exact.unique_rows(*sizes.T)
     if len(rows) == 1 or design == "random-stratified-proportional":
-        return [(np.ones(len(sizes), bool), rows.max(axis=0))]
+        return [(np.ones(len(sizes), bool), rows.max(axis=0) if law_sizes is None else law_sizes)]
     laws = [np.concatenate(equal_allocation_base(row, k)).tobytes() for row in rows]
     keys, law_of_row = np.unique(laws, return_inverse=True)
     law_of_pair = law_of_row.ravel()[inverse]
@@ -212,9 +346,10 @@ def _normal_scores(stats: PairStats, allocations: np.ndarray, weights: np.ndarra
     return pos, neg
 
 
-def agreement_probabilities(stats: PairStats, k: int, design: str = "random", truth_sign=None, seed: int = 0) -> np.ndarray:
+def agreement_probabilities(stats: PairStats, k: int, design: str = "random", truth_sign=None, seed: int = 0,
+                            law_sizes: np.ndarray | None = None) -> np.ndarray:
     """P(the k-item micro-benchmark orders each pair as the truth does); truth = the pair's pool by default."""
-    pos, neg = sign_probabilities(stats, k, design, seed)
+    pos, neg = sign_probabilities(stats, k, design, seed, law_sizes)
     truth = np.sign(stats.sum_d.sum(axis=1)) if truth_sign is None else truth_sign
     return exact.agreement(pos, neg, truth)
 

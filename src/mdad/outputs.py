@@ -1,0 +1,92 @@
+"""Writing files users open: check before the work that they can be written, and say which
+path failed when a write does; CSV cells that a spreadsheet would run as a formula are neutralised."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+from mdad.errors import MdadError
+
+# A text cell starting with one of these is a formula (or becomes one) in spreadsheet programs.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _probe_folder(folder: Path, what: str, path: Path) -> None:
+    """An error unless a file can be created in ``folder``."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".mdad-write-check-", dir=folder)
+    except OSError as exc:
+        raise MdadError(f"Cannot write {what} {path}: {exc.strerror or exc} ({folder}).") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _existing_ancestor(path: Path, what: str, target: Path) -> Path:
+    """The nearest folder above ``path`` that exists (an error when it is a file)."""
+    for parent in [path, *path.parents]:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise MdadError(f"Cannot write {what} {target}: {parent} is a file, not a folder.")
+            return parent
+    return Path.cwd()
+
+
+def check_output_file(path: str | Path, what: str) -> None:
+    """An error sentence, before any work, when ``path`` cannot be written as a file."""
+    path = Path(path)
+    if str(path) in ("", "."):
+        raise MdadError(f"Give a file name for {what}.")
+    if path.is_dir():
+        raise MdadError(f"Cannot write {what} {path}: it is a folder; give a file name.")
+    if path.exists() and not path.is_file():
+        raise MdadError(f"Cannot write {what} {path}: it is not a regular file.")
+    if not path.parent.is_dir():
+        raise MdadError(f"Cannot write {what} {path}: its folder {path.parent} does not exist.")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise MdadError(f"Cannot write {what} {path}: the file is read-only.")
+    _probe_folder(path.parent, what, path)
+
+
+def check_output_folder(path: str | Path, what: str) -> None:
+    """An error sentence, before any work, when ``path`` cannot be (created and) written as a folder."""
+    path = Path(path)
+    if str(path).strip() == "":
+        raise MdadError(f"Give a folder name for {what}.")
+    if path.exists() and not path.is_dir():
+        raise MdadError(f"Cannot write {what} {path}: it is a file, not a folder.")
+    _probe_folder(_existing_ancestor(path, what, path), what, path)
+
+
+@contextmanager
+def writing(path: str | Path, what: str = "the file"):
+    """Turn a failed write into one sentence naming the path."""
+    try:
+        yield
+    except OSError as exc:
+        raise MdadError(f"Could not write {what} {exc.filename or path}: {exc.strerror or exc}.") from None
+
+
+def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose text cells (and column names) that start like a formula are prefixed with ``'``."""
+    def safe(value):
+        return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(safe)
+    out.columns = [safe(c) for c in out.columns]
+    if out.index.dtype == object or pd.api.types.is_string_dtype(out.index):
+        out.index = out.index.map(safe).rename(safe(out.index.name))
+    return out
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path, *, index: bool = False, what: str = "the CSV file") -> None:
+    """Write ``frame`` as CSV, formulas neutralised; a failure is one sentence naming the path."""
+    with writing(path, what):
+        neutralise_formulas(frame).to_csv(path, index=index)
