@@ -98,7 +98,7 @@ def test_threshold_and_curve_sizes_on_report(built_report, tmp_path):
     bad = runner.invoke(app, ["report", str(copy), "--curve-sizes", "9"])
     assert bad.exit_code == 2 and "no stored results for size 9" in bad.output
     bad = runner.invoke(app, ["report", str(copy), "--figures", "gif"])
-    assert bad.exit_code == 2 and "--figures must be one of png, svg, pdf" in " ".join(bad.output.split())
+    assert bad.exit_code == 2 and "Invalid value for '--figures': 'gif' is not one of 'png', 'svg', 'pdf'" in " ".join(bad.output.split())
 
 
 def test_summary_sentences_in_plain_words():

@@ -41,7 +41,8 @@ class OneLineErrors(TyperGroup):
         except typer.TyperException as exc:  # click's usage errors, as Typer ships them
             message = exc.format_message().replace("Value error, ", "").rstrip(".")
             context = getattr(exc, "ctx", None)
-            error_line(f"{message} (see '{context.command_path} --help')." if context is not None else f"{message}.")
+            command = " ".join(["mdad", *context.command_path.split()[1:]]) if context is not None else "mdad"
+            error_line(f"{message} (see '{command} --help').")
             sys.exit(getattr(exc, "exit_code", 2))
         sys.exit(code if isinstance(code, int) else 0)
 
