@@ -46,13 +46,21 @@ def from_frame(
 def _from_wide(frame: pd.DataFrame, subtasks, source: str) -> ResponseMatrix:
     if isinstance(frame.index, pd.RangeIndex) and not pd.api.types.is_numeric_dtype(frame.iloc[:, 0]):
         frame = frame.set_index(frame.columns[0])  # model names in the first column (polars has no index)
+    unnamed = pd.isna(frame.index) | (frame.index.astype(str).str.strip() == "")
+    if unnamed.any():
+        raise MdadError(f"In the {source}, row {int(np.argmax(unnamed)) + 1} has no model name (its index label is "
+                        f"{frame.index[int(np.argmax(unnamed))]!r}).")
     models = [str(m) for m in frame.index]
     items = [str(c) for c in frame.columns]
+    for column, dtype in frame.dtypes.items():
+        if dtype.kind not in "biufO" and not pd.api.types.is_string_dtype(dtype):
+            raise MdadError(f"In the {source}, the column {str(column)!r} holds {dtype} values, not scores.")
     values = frame.to_numpy()
     if values.dtype.kind in "biuf":
         scores = values.astype(np.float64)
     else:
-        scores = np.array([pd.to_numeric(frame[c], errors="coerce").to_numpy(np.float64) for c in frame.columns]).T
+        scores = np.array([pd.to_numeric(frame[c].astype(object).map(_real), errors="coerce").to_numpy(np.float64)
+                           for c in frame.columns]).T
         bad = np.isnan(scores) & ~pd.isna(frame).to_numpy()
         if bad.any():
             i, j = np.argwhere(bad)[0]
@@ -60,6 +68,11 @@ def _from_wide(frame: pd.DataFrame, subtasks, source: str) -> ResponseMatrix:
                             f"{values[i, j]!r}, not a number.")
     return ResponseMatrix(scores=scores, models=models, items=items, subtasks=_item_subtasks(subtasks, items),
                           source=source)
+
+
+def _real(value):
+    """A cell as something ``pd.to_numeric`` reads only when it is a real number (complex, timedelta: not)."""
+    return value if isinstance(value, (int, float, str, np.integer, np.floating)) or value is None else "not a number"
 
 
 def _item_subtasks(subtasks, items: list[str]) -> np.ndarray:

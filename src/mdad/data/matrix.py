@@ -54,8 +54,8 @@ class ResponseMatrix:
         n_models, n_items = scores.shape
         if n_models == 0 or n_items == 0:
             raise MdadError(f"The response matrix is empty ({n_models} models x {n_items} items).")
-        if not np.issubdtype(scores.dtype, np.number) and scores.dtype != bool:
-            raise MdadError(f"scores must be numbers, got dtype {scores.dtype}.")
+        if scores.dtype.kind not in "biuf":
+            raise MdadError(f"scores must be real numbers, got dtype {scores.dtype}.")
         scores = scores.astype(np.float32, copy=True)
         finite = scores[~np.isnan(scores)]
         if np.isinf(finite).any():
@@ -75,8 +75,17 @@ class ResponseMatrix:
         if (option_probs is None) != (gold is None):
             raise MdadError("option_probs and gold must be given together (the gold option of every item is needed).")
         if option_probs is not None:
+            if np.asarray(option_probs).dtype.kind not in "biuf":
+                raise MdadError(f"option_probs must be real numbers, got dtype {np.asarray(option_probs).dtype}.")
             option_probs = np.asarray(option_probs, dtype=np.float32).copy()
-            gold = np.asarray(gold).astype(np.int64, copy=True)
+            gold = np.asarray(gold)
+            if gold.dtype.kind not in "biuf":
+                raise MdadError(f"gold must give each item's gold option as a whole number, got dtype {gold.dtype}.")
+            fractional = np.flatnonzero(np.ravel(gold != np.round(gold))) if gold.dtype.kind == "f" else []
+            if len(fractional):
+                raise MdadError(f"gold must give each item's gold option as a whole number; item {items[fractional[0]]!r} "
+                                f"has {np.ravel(gold)[fractional[0]]:g}.")
+            gold = gold.astype(np.int64, copy=True)
             if option_probs.ndim != 3 or option_probs.shape[:2] != (n_models, n_items):
                 raise MdadError(
                     f"option_probs must have shape (models, items, options) = ({n_models}, {n_items}, ...), "
@@ -208,5 +217,5 @@ class ResponseMatrix:
         kind = "simulated" if self.simulated else self.source
         return (
             f"ResponseMatrix({self.n_models} models x {self.n_items} items, "
-            f"{len(self.subtask_names)} subtasks, {kind})"
+            f"{len(self.subtask_names)} subtask{'' if len(self.subtask_names) == 1 else 's'}, {kind})"
         )

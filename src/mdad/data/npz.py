@@ -10,6 +10,7 @@ import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
+from mdad.memory import human, require_memory
 
 
 def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
@@ -20,6 +21,8 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
     path = Path(path)
     if path.is_file() and not zipfile.is_zipfile(path):
         raise MdadError(f"{path} is not an npz file (a numpy .npz file is a zip archive of arrays).")
+    if path.is_file():
+        _check_declared_sizes(path)
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
@@ -50,6 +53,32 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
         )
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None
+
+
+def _check_declared_sizes(path: Path) -> None:
+    """Arrays whose header declares more data than the archive holds are damaged; arrays that would not
+    fit in memory are refused before they are allocated."""
+    total = 0
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if not info.filename.endswith(".npy"):
+                    continue
+                with archive.open(info) as f:
+                    version = np.lib.format.read_magic(f)
+                    shape, _, dtype = (np.lib.format.read_array_header_1_0(f) if version == (1, 0)
+                                       else np.lib.format.read_array_header_2_0(f))
+                if dtype.hasobject:
+                    raise MdadError(f"{path}: the array {info.filename[:-4]!r} holds Python objects; mdad reads npz files "
+                                    "without pickled objects only.")
+                nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if nbytes > info.file_size:
+                    raise MdadError(f"{path}: the array {info.filename[:-4]!r} declares shape {tuple(shape)} "
+                                    f"({human(nbytes)}) but holds {human(info.file_size)}; the file is damaged.")
+                total += nbytes
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+        raise MdadError(f"{path} is not a readable npz file ({exc}).") from None
+    require_memory(3 * total, f"Reading {path}")  # the arrays, and the matrix's own float32 copies
 
 
 def _merge_repeated_models(arrays: dict, path: Path) -> dict:

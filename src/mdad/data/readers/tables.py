@@ -3,6 +3,10 @@
 Long: one row per result with columns model, item, score and optionally subtask.
 Wide: models as rows, items as columns, the first column holding the model name; an
 optional row whose model name is ``subtask`` gives each item's subtask.
+
+A malformed table is an error naming the file and what is wrong, never a guess: a column
+without a name (a trailing comma), a name given twice, a first row of scores where the item
+names belong, a row without a model name, rows of different lengths.
 """
 
 from __future__ import annotations
@@ -15,27 +19,63 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers._cells import Cells
+from mdad.data.readers._cells import _unique_names
 from mdad.errors import MdadError
 
 LONG_COLUMNS = ("model", "item", "score")
 SUBTASK = "subtask"
 DEFAULT_SUBTASK = "all"
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
+BLANK = ("", "nan", "na", "none", "null")
 
 
 def read_frame(path: Path) -> pd.DataFrame:
-    """The table as text cells (parquet through pyarrow; nothing unpickled)."""
+    """The table as text cells (parquet through pyarrow; nothing unpickled), its header checked."""
     try:
         if path.suffix == ".parquet":
-            frame = pq.read_table(path).to_pandas()
+            table = pq.read_table(path)
+            binary = [f.name for f in table.schema if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+            if binary:
+                raise MdadError(f"{path}: the column {binary[0]!r} holds binary data, not text or numbers.")
+            frame = table.to_pandas()
         else:
-            frame = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
-    except (pa.ArrowInvalid, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise MdadError(f"{path} is not a readable table ({str(exc).splitlines()[0]}).") from None
+            raw = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str, keep_default_na=False,
+                              header=None, index_col=False)
+            frame = _with_header(raw, path)
+    except pd.errors.EmptyDataError:
+        raise MdadError(f"{path} is empty.") from None
+    except (pa.ArrowException, OSError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        if isinstance(exc, MdadError):
+            raise
+        raise MdadError(f"{path} is not a readable table ({str(exc).strip().splitlines()[0]}).") from None
     if frame.empty or frame.shape[1] < 2:
         raise MdadError(f"{path} has no scores (expected columns model, item, score or a wide table).")
+    names = [str(c).strip() for c in frame.columns]
+    blank = [j for j, name in enumerate(names) if name.lower() in BLANK or name.startswith("Unnamed:")]
+    if blank:
+        raise MdadError(f"{path}: column {blank[0] + 1} has no name in the header row (a trailing comma or tab?).")
+    repeated = pd.Index(names)[pd.Index(names).duplicated()]
+    if len(repeated):
+        hint = " (does the file lack a header row naming the items?)" if _looks_like_scores(names[1:]) else ""
+        raise MdadError(f"{path}: the column name {repeated[0]!r} appears more than once in the header row{hint}.")
     return frame
+
+
+def _with_header(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """The first row as column names; rows shorter than the header are an error naming the line."""
+    short = raw.isna().any(axis=1).to_numpy()  # keep_default_na=False: only a missing field is NaN
+    if short.any():
+        line = int(np.argmax(short))
+        raise MdadError(f"{path}: line {line + 1} has {int(raw.iloc[line].notna().sum())} fields but the header row "
+                        f"has {raw.shape[1]}.")
+    frame = raw.iloc[1:].reset_index(drop=True)
+    frame.columns = list(raw.iloc[0])
+    return frame
+
+
+def _looks_like_scores(names: list[str]) -> bool:
+    values = pd.to_numeric(pd.Series(names, dtype=object), errors="coerce")
+    return bool(len(names) and values.notna().all() and values.between(0, 1).all())
 
 
 def is_long(frame: pd.DataFrame) -> bool:
@@ -51,10 +91,20 @@ def read_table(path: str | Path) -> ResponseMatrix:
     return _read_wide(frame, path)
 
 
+def _blank(values: pd.Series) -> np.ndarray:
+    """Cells that hold nothing: null, empty, or spelled as a missing value."""
+    text = values.astype(str).str.strip().str.lower()
+    return values.isna().to_numpy() | text.isin(BLANK).to_numpy()
+
+
 def _numbers(values: pd.Series, where) -> np.ndarray:
-    """Cells as floats; blank is NaN; anything else that is not a number is an error naming the cell."""
+    """Cells as floats; blank is NaN; anything else that is not a real number is an error naming the cell."""
+    if values.dtype.kind in "biuf":
+        return values.to_numpy(dtype=np.float64)
+    if values.dtype.kind in "cmM":
+        raise MdadError(f"{where(0)} is {values.iloc[0]!r}, not a score (the column holds {values.dtype} values).")
     text = values.astype(str).str.strip()
-    blank = values.isna().to_numpy() | (text == "").to_numpy() | text.str.lower().isin(["nan", "na", "none"]).to_numpy()
+    blank = _blank(values)
     numbers = pd.to_numeric(text.where(~blank, "nan"), errors="coerce").to_numpy(dtype=np.float64)
     bad = np.isnan(numbers) & ~blank
     if bad.any():
@@ -63,43 +113,71 @@ def _numbers(values: pd.Series, where) -> np.ndarray:
     return numbers
 
 
+def _names(values: pd.Series, what: str, where) -> np.ndarray:
+    """Names as text; a blank one is an error naming the row."""
+    blank = _blank(values)
+    if blank.any():
+        raise MdadError(f"{where(int(np.argmax(blank)))} has no {what} name.")
+    return values.astype(str).str.strip().to_numpy(dtype=object)
+
+
 def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     """A matrix from a long frame (model, item, score and optionally subtask); ``row_label(i)``
-    names the i-th row in error messages (a file line, or a frame's index label)."""
+    names the i-th row in error messages (a file line, or a frame's index label).
+
+    Vectorised: memory grows with the rows' values, not with per-row messages."""
     frame = frame.rename(columns={c: str(c).strip().lower() for c in frame.columns})
-    models = frame["model"].astype(str).str.strip().to_numpy()
-    items = frame["item"].astype(str).str.strip().to_numpy()
-    subtasks = (
-        frame[SUBTASK].astype(str).str.strip().to_numpy() if SUBTASK in frame else np.full(len(frame), DEFAULT_SUBTASK)
-    )
-    scores = _numbers(frame["score"],
-                      lambda i: f"{source} {row_label(i)}, score of model {models[i]!r} on item {items[i]!r},")
-    cells = Cells(source=source)
-    cells.extend(
-        list(models), list(zip(subtasks, items)), list(items), list(subtasks), list(scores),
-        where=[f"{source} {row_label(i)}" for i in range(len(frame))],
-        names=[f"item {i!r} of subtask {s!r}" for s, i in zip(subtasks, items)],
-    )
-    return cells.to_matrix()
+    at = lambda i: f"{source} {row_label(i)}"  # noqa: E731
+    models = _names(frame["model"], "model", at)
+    items = _names(frame["item"], "item", at)
+    subtasks = (_names(frame[SUBTASK], "subtask", at) if SUBTASK in frame
+                else np.full(len(frame), DEFAULT_SUBTASK, dtype=object))
+    scores = _numbers(frame["score"], lambda i: f"{at(i)}, score of model {models[i]!r} on item {items[i]!r},")
+    model_codes, model_names = pd.factorize(models, sort=False)
+    subtask_codes, _ = pd.factorize(subtasks, sort=False)
+    item_codes, _ = pd.factorize(items, sort=False)
+    key_codes, _ = pd.factorize(subtask_codes.astype(np.int64) * (item_codes.max() + 1) + item_codes, sort=False)
+    n_models, n_items = len(model_names), int(key_codes.max()) + 1
+    cell = model_codes.astype(np.int64) * n_items + key_codes
+    order = np.argsort(cell, kind="stable")
+    same = cell[order][1:] == cell[order][:-1]
+    a, b = order[:-1][same], order[1:][same]
+    differ = ~((scores[a] == scores[b]) | (np.isnan(scores[a]) & np.isnan(scores[b])))
+    if differ.any():
+        j, k = int(a[differ][0]), int(b[differ][0])
+        raise MdadError(f"Model {models[j]!r} has conflicting results for item {items[j]!r} of subtask "
+                        f"{subtasks[j]!r}: {scores[j]:g} ({at(j)}) and {scores[k]:g} ({at(k)}).")
+    table = np.full((n_models, n_items), np.nan, dtype=np.float64)
+    table[model_codes, key_codes] = scores
+    first = np.full(n_items, len(cell), dtype=np.int64)
+    np.minimum.at(first, key_codes, np.arange(len(cell)))
+    try:
+        return ResponseMatrix(scores=table, models=np.asarray(model_names, dtype=str),
+                              items=_unique_names(items[first].astype(str)), subtasks=subtasks[first].astype(str),
+                              source=source)
+    except MdadError as exc:
+        raise MdadError(f"{source}: {exc}") from None
 
 
 def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
     first = frame.columns[0]
-    models = frame[first].astype(str).str.strip()
-    is_subtask_row = models.str.lower() == SUBTASK
+    models = _names(frame[first], "model", lambda i: f"{path} row {i + 2}")
+    is_subtask_row = pd.Series(models).str.lower().to_numpy() == SUBTASK
     items = [str(c).strip() for c in frame.columns[1:]]
+    if is_subtask_row.sum() > 1:
+        raise MdadError(f"{path} has {int(is_subtask_row.sum())} rows named 'subtask'; give each item's subtask once.")
     if is_subtask_row.any():
         subtasks = frame.loc[is_subtask_row].iloc[0, 1:].astype(str).str.strip().to_numpy()
     else:
         subtasks = np.full(len(items), DEFAULT_SUBTASK)
     body = frame.loc[~is_subtask_row]
-    names = models[~is_subtask_row].to_numpy()
+    names = models[~is_subtask_row]
     cells = pd.Series(body.iloc[:, 1:].to_numpy(dtype=object).ravel())
     width = len(items)
     scores = _numbers(
         cells, lambda k: f"{path}: the score of model {names[k // width]!r} on item {items[k % width]!r}"
     ).reshape(len(body), width)
     try:
-        return ResponseMatrix(scores=scores, models=names, items=items, subtasks=subtasks, source=str(path))
+        return ResponseMatrix(scores=scores, models=names.astype(str), items=items, subtasks=subtasks, source=str(path))
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None
