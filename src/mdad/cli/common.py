@@ -65,6 +65,8 @@ def friendly_errors(func):
             error_line(f"Could not read or write{where}: {exc.strerror or exc}.")
         except MemoryError:
             error_line("Not enough memory for this request; use fewer models, items, runs or sizes.")
+        except RecursionError:
+            error_line("An input nests data too deeply to be read.")
         raise typer.Exit(2)
 
     return wrapper
@@ -89,6 +91,13 @@ WorkersOption = Annotated[int, typer.Option(min=0, help="Local worker processes 
 FiguresOption = Annotated[Optional[Literal[FIGURE_FORMATS]], typer.Option(
     help="Also write every figure to OUT/figures/ in this format.")]
 
+
+
+def output_path(text: str, what: str) -> Path:
+    """The path of an output the user named; an empty name is an error, not the current folder."""
+    if not text.strip():
+        raise MdadError(f"Give a name for {what}; it is empty.")
+    return Path(text)
 
 
 def check_threshold(threshold: float) -> None:

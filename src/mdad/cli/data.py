@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from mdad.cli.common import DatasetOption, FilterOption, MetricOption, app, console, friendly_errors, read_data
+from mdad.cli.common import DatasetOption, FilterOption, MetricOption, app, console, friendly_errors, output_path, plural, read_data
 from mdad.cli.text import literal
 from mdad.data import convert, describe, format_description
 from mdad.errors import MdadError
@@ -35,12 +35,14 @@ def info(
 @friendly_errors
 def convert_command(
     source: Annotated[Path, typer.Argument(help="Results in any supported format.")],
-    out: Annotated[Path, typer.Option(help="The .npz file to write.")],
+    out: Annotated[str, typer.Option(help="The .npz file to write.")],
     metric: MetricOption = None,
     filter_name: FilterOption = None,
 ) -> None:
     """Convert results to mdad's npz format (scores, names, subtasks, option probabilities)."""
+    out = output_path(out, "the output file")
     if not source.exists():
         raise MdadError(f"No such file or folder: {source}.")
     matrix = convert(source, out, metric=metric, filter_name=filter_name)
-    console.print(f"{matrix.n_models} models x {matrix.n_items} items written to {literal(out)}.", highlight=False)
+    console.print(f"{plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} written to {literal(out)}.",
+                  highlight=False)

@@ -15,7 +15,7 @@ from mdad import methods as method_registry
 from mdad.assessment import Assessment, assess
 from mdad.cli.common import (
     DataOption, DatasetOption, FilterOption, MetricOption, MissingOption, SeedOption, ThresholdOption,
-    WorkersOption, app, check_threshold, console, friendly_errors, load_matrix, plural,
+    WorkersOption, app, check_threshold, console, friendly_errors, load_matrix, output_path, plural,
 )
 from mdad.cli.text import literal
 from mdad.outputs import check_output_file, write_csv, writing
@@ -30,7 +30,7 @@ from mdad.microbenchmark import SelectedMicroBenchmark, select
 def select_command(
     method: Annotated[str, typer.Option(help="Selection method (see 'mdad methods').")],
     size: Annotated[int, typer.Option(min=1, help="Number of items.")],
-    out: Annotated[Path, typer.Option(help="Where to write the micro-benchmark (JSON).")],
+    out: Annotated[str, typer.Option(help="Where to write the micro-benchmark (JSON).")],
     dataset: DatasetOption = None,
     data: DataOption = None,
     seed: SeedOption = 0,
@@ -43,7 +43,7 @@ def select_command(
         help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100).")] = None,
     threshold: ThresholdOption = 0.8,
     workers: WorkersOption = 0,
-    lm_eval_samples: Annotated[Optional[Path], typer.Option(help=(
+    lm_eval_samples: Annotated[Optional[str], typer.Option(help=(
         "Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new "
         "models on them only."))] = None,
     inspect: Annotated[bool, typer.Option("--inspect", help=(
@@ -51,6 +51,8 @@ def select_command(
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
     how reliable the choice is on held-out models."""
+    out = output_path(out, "the micro-benchmark file")
+    lm_eval_samples = None if lm_eval_samples is None else output_path(lm_eval_samples, "the lm-eval samples file")
     check_threshold(threshold)
     method_registry.get(method)  # an unknown name is one clear error, before any work
     check_output_file(out, "the micro-benchmark file")
@@ -108,12 +110,13 @@ def describe_assessment(a: Assessment) -> str:
 def estimate_command(
     micro: Annotated[Path, typer.Argument(help="A micro-benchmark written by 'mdad select'.")],
     results: Annotated[Path, typer.Argument(help="New models' results on (at least) the micro-benchmark's items.")],
-    csv: Annotated[Optional[Path], typer.Option(help="Also write the estimates to this CSV file.")] = None,
+    csv: Annotated[Optional[str], typer.Option(help="Also write the estimates to this CSV file.")] = None,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
 ) -> None:
     """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark."""
     if csv is not None:
+        csv = output_path(csv, "the CSV file")
         check_output_file(csv, "the CSV file")
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():

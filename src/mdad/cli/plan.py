@@ -19,7 +19,7 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.cli.common import (
-    DataOption, DatasetOption, ThresholdOption, app, check_threshold, console, friendly_errors, read_data,
+    DataOption, DatasetOption, ThresholdOption, app, check_threshold, console, friendly_errors, output_path, read_data,
 )
 from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
@@ -222,12 +222,13 @@ def compare(
         "random, random-stratified-equal or random-stratified-proportional."))] = "random",
     threshold: ThresholdOption = 0.8,
     missing: MissingPairwiseOption = "pairwise",
-    csv: Annotated[Optional[Path], typer.Option(help="Also write every pair to this CSV file.")] = None,
+    csv: Annotated[Optional[str], typer.Option(help="Also write every pair to this CSV file.")] = None,
     top: Annotated[int, typer.Option(help="Rows to print (closest pairs first); 0 prints all.")] = 30,
     seed: SeedPlanOption = 0,
 ) -> None:
     check_threshold(threshold)
     if csv is not None:
+        csv = output_path(csv, "the CSV file")
         check_output_file(csv, "the CSV file")
     if group is not None and models:
         raise MdadError("Give --group or --models, not both.")

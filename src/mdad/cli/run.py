@@ -17,7 +17,7 @@ from rich.table import Table
 from mdad import methods as method_registry
 from mdad.cli.common import (
     DataOption, DatasetOption, FiguresOption, FilterOption, MetricOption, MissingOption, SeedOption, ThresholdOption,
-    WorkersOption, app, check_threshold, console, err_console, friendly_errors, load_matrix, parse_list, plural,
+    WorkersOption, app, check_threshold, console, err_console, friendly_errors, load_matrix, output_path, parse_list, plural,
 )
 from mdad.cli.text import literal
 from mdad.outputs import check_output_folder
@@ -62,7 +62,7 @@ def run(
         help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster.")] = None,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
-    out: Annotated[Path, typer.Option(help="Output folder (a rerun with the same settings resumes).")] = Path("mdad-out"),
+    out: Annotated[str, typer.Option(help="Output folder (a rerun with the same settings resumes).")] = "mdad-out",
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
     check_threshold(threshold)
@@ -70,6 +70,7 @@ def run(
         raise MdadError("Give --group (a fixed set of targets) or --targets (a number drawn per run), not both.")
     if scheduler is not None:
         check_scheduler(scheduler)
+    out = output_path(out, "the output folder")
     check_output_folder(out, "the output folder")
     method_names = parse_list(methods, "methods") or method_registry.available()
     for name in method_names:

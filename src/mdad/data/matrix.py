@@ -83,7 +83,7 @@ class ResponseMatrix:
                 raise MdadError(f"gold must give each item's gold option as a whole number, got dtype {gold.dtype}.")
             fractional = np.flatnonzero(np.ravel(gold != np.round(gold))) if gold.dtype.kind == "f" else []
             if len(fractional):
-                raise MdadError(f"gold must give each item's gold option as a whole number; item {items[fractional[0]]!r} "
+                raise MdadError(f"gold must give each item's gold option as a whole number; item {str(items[fractional[0]])!r} "
                                 f"has {np.ravel(gold)[fractional[0]]:g}.")
             gold = gold.astype(np.int64, copy=True)
             if option_probs.ndim != 3 or option_probs.shape[:2] != (n_models, n_items):

@@ -197,9 +197,9 @@ class ResultStore:
         return f"{source} was damaged ({problem}); it was moved to {target} and will be computed again."
 
     def set_aside_damaged(self, cells) -> list[str]:
-        """Move aside every damaged cell file and block of runs of ``cells``; one sentence per file."""
+        """Move aside every damaged cell file of the store and block of runs of ``cells``; one sentence per file."""
         notes = []
-        for cell in cells:
+        for cell in sorted(set(cells) | set(self.cells())):
             problem = self.damage(cell)
             if problem is not None:
                 notes.append(self.set_aside(cell.relative_path, problem))
@@ -259,8 +259,8 @@ def _read_cell(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     try:
         frame = pq.read_table(path).to_pandas()
     except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return None, f"not a readable parquet file: {reason}"
+        reason = re.sub(r"^Could not open Parquet input source '.*?': ", "", str(exc).strip().splitlines()[0]) if str(exc) else ""
+        return None, f"not a readable parquet file: {reason or type(exc).__name__}"
     missing = [c for c in CELL_COLUMNS if c not in frame.columns]
     if missing:
         return None, f"the column {missing[0]!r} is missing"

@@ -18,6 +18,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mdad.errors import MdadError
+from mdad.outputs import write_csv, writing
 from mdad.experiment.evaluate import evaluate_store
 from mdad.experiment.store import ResultStore
 from mdad.methods.per_subtask import SUFFIX, is_per_subtask
@@ -144,7 +145,7 @@ def group_section(d: ReportData) -> Section | None:
         return None
     diffs = group_differences(d.store)
     shares = group_shares(d.summary, diffs, d.headline_sources)
-    shares.to_csv(d.store.root / "group.csv", index=False)
+    write_csv(shares, d.store.root / "group.csv")
     n_models = round((1 + np.sqrt(1 + 8 * len(diffs))) / 2) if len(diffs) else 0  # pairs = n (n - 1) / 2
     return Section(
         "group", f"Fixed group: {group}",
@@ -278,10 +279,11 @@ def build_outputs(
     summary, curves = evaluate_store(store, threshold, config.get("seed", 0))
     root = Path(out_dir)
     for name, frame in (("summary", summary), ("curves", curves)):
-        frame.to_parquet(root / f"{name}.parquet", index=False)
-        frame.to_csv(root / f"{name}.csv", index=False)
+        with writing(root / f"{name}.parquet", "the results file"):
+            frame.to_parquet(root / f"{name}.parquet", index=False)
+        write_csv(frame, root / f"{name}.csv")
     table = wide_summary(summary, config.get("n_seen"))
-    table.to_csv(root / "table.csv", index=False)
+    write_csv(table, root / "table.csv")
 
     sections: list[Section] = []
     if not summary.empty:
@@ -305,7 +307,8 @@ def build_outputs(
         table_html=_html_table(table) if not table.empty else "<p>No finished cells yet.</p>",
     )
     report = root / "report.html"
-    report.write_text(html, encoding="utf-8")
+    with writing(report, "the report"):
+        report.write_text(html, encoding="utf-8")
     return Outputs(summary=summary, curves=curves, report=report, figure_files=tuple(files))
 
 
@@ -323,6 +326,7 @@ def _render_figures(sections: list[Section], root: Path, figure_format: str | No
             fig.figure = None
             if figure_format:
                 path = root / "figures" / f"{fig.key}.{figure_format}"
-                path.write_bytes(rendered[figure_format])
+                with writing(path, "the figure"):
+                    path.write_bytes(rendered[figure_format])
                 files.append(path)
     return files

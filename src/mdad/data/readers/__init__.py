@@ -36,6 +36,8 @@ def detect_format(path: str | Path) -> str:
     path = Path(path)
     if not path.exists():
         raise MdadError(f"No such file or folder: {path}.")
+    if not path.is_file() and not path.is_dir():
+        raise MdadError(f"{path} is neither a file nor a folder (a pipe or a device?); give a results file or folder.")
     return _file_format(path) if path.is_file() else _folder_format(path)
 
 

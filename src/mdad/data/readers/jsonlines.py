@@ -20,6 +20,8 @@ def read_json(path: Path) -> object:
         raise MdadError(f"{path} line {exc.lineno} is not valid JSON ({exc.msg}); the file may be truncated.") from None
     except UnicodeDecodeError:
         raise MdadError(f"{path} is not a UTF-8 text file.") from None
+    except RecursionError:
+        raise MdadError(f"{path} nests JSON too deeply to be a results file.") from None
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, dict]]:
@@ -31,6 +33,8 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict]]:
                     continue
                 try:
                     row = json.loads(line)
+                except RecursionError:
+                    raise MdadError(f"{path} line {number} nests JSON too deeply to be a result.") from None
                 except json.JSONDecodeError as exc:
                     raise MdadError(
                         f"{path} line {number} is not valid JSON ({exc.msg}); the file may be truncated."

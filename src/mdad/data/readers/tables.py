@@ -11,6 +11,7 @@ names belong, a row without a model name, rows of different lengths.
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -39,12 +40,12 @@ def read_frame(path: Path) -> pd.DataFrame:
                 raise MdadError(f"{path}: the column {binary[0]!r} holds binary data, not text or numbers.")
             frame = table.to_pandas()
         else:
-            raw = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str, keep_default_na=False,
-                              header=None, index_col=False)
-            frame = _with_header(raw, path)
+            sep = "\t" if path.suffix == ".tsv" else ","
+            raw = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, header=None, index_col=False)
+            frame = _with_header(raw, path, sep)
     except pd.errors.EmptyDataError:
         raise MdadError(f"{path} is empty.") from None
-    except (pa.ArrowException, OSError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+    except (pa.ArrowException, OSError, pd.errors.ParserError, UnicodeDecodeError, ValueError, csv.Error) as exc:
         if isinstance(exc, MdadError):
             raise
         raise MdadError(f"{path} is not a readable table ({str(exc).strip().splitlines()[0]}).") from None
@@ -61,13 +62,13 @@ def read_frame(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _with_header(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """The first row as column names; rows shorter than the header are an error naming the line."""
-    short = raw.isna().any(axis=1).to_numpy()  # keep_default_na=False: only a missing field is NaN
-    if short.any():
-        line = int(np.argmax(short))
-        raise MdadError(f"{path}: line {line + 1} has {int(raw.iloc[line].notna().sum())} fields but the header row "
-                        f"has {raw.shape[1]}.")
+def _with_header(raw: pd.DataFrame, path: Path, sep: str) -> pd.DataFrame:
+    """The first row as column names; a row with fewer fields than the header is an error naming the line
+    (the parser pads short rows, so they are counted here)."""
+    with open(path, newline="", encoding="utf-8") as f:
+        for number, row in enumerate(csv.reader(f, delimiter=sep), start=1):
+            if row and len(row) < raw.shape[1]:
+                raise MdadError(f"{path}: line {number} has {len(row)} fields but the header row has {raw.shape[1]}.")
     frame = raw.iloc[1:].reset_index(drop=True)
     frame.columns = list(raw.iloc[0])
     return frame
@@ -161,6 +162,10 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
 
 def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
     first = frame.columns[0]
+    header = [str(c).strip() for c in frame.columns[1:]]
+    if _looks_like_scores(header) and any(float(name) not in (0.0, 1.0) for name in header):
+        raise MdadError(f"{path}: the first row holds scores where the item names belong ({', '.join(header[:3])}...); "
+                        "add a header row: model, then one name per item.")
     models = _names(frame[first], "model", lambda i: f"{path} row {i + 2}")
     is_subtask_row = pd.Series(models).str.lower().to_numpy() == SUBTASK
     items = [str(c).strip() for c in frame.columns[1:]]

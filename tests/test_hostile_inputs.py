@@ -1,0 +1,549 @@
+"""Hostile and broken inputs through every entry point: one sentence and exit code 2 (or, where the
+input is legitimate, the right result), never a traceback; in Python the same sentence as MdadError.
+
+Every case is generated here (no binary fixtures): names that look like rich markup or carry
+terminal control codes, unwritable outputs, damaged result stores, malformed tables, requests
+that cannot fit in memory, spreadsheet formulas in names, and conflicting options.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from mdad.cli import app
+from mdad.data import ResponseMatrix, from_frame, read_source, write_npz
+from mdad.errors import MdadError
+from mdad.experiment.grid import Experiment, ExperimentConfig
+from mdad.experiment.store import ResultStore
+from mdad.microbenchmark import SelectedMicroBenchmark, select
+
+runner = CliRunner()
+ESC_TITLE = "\x1b]0;owned\x07"
+MARKUP_NAMES = ["[/]", "[bold]x", "m[/i]", "[red]y[/red]", "=HYPERLINK(\"http://evil\",\"x\")", f"esc{ESC_TITLE}z"]
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def one_error(result, *fragments: str) -> None:
+    """Exit code 2, no traceback, one 'error:' line holding every fragment."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    assert len(errors) == 1, result.output
+    for fragment in fragments:
+        assert fragment in flat(result.output), (fragment, result.output)
+
+
+def small_matrix(names: list[str] | None = None, n_models: int = 12, n_items: int = 40, seed: int = 0) -> ResponseMatrix:
+    rng = np.random.default_rng(seed)
+    ability = np.linspace(-1.5, 1.5, n_models)[:, None]
+    scores = (rng.random((n_models, n_items)) < 1 / (1 + np.exp(-(ability - rng.normal(size=n_items))))).astype(float)
+    models = list(names or []) + [f"model-{i}" for i in range(n_models - len(names or []))]
+    return ResponseMatrix(scores=scores, models=models, items=[f"q{j}" for j in range(n_items)],
+                          subtasks=["a" if j % 2 else "b" for j in range(n_items)], source="small")
+
+
+def wide_csv(path: Path, matrix: ResponseMatrix) -> Path:
+    frame = pd.DataFrame(matrix.scores, columns=matrix.items)
+    frame.insert(0, "model", matrix.models)
+    frame.to_csv(path, index=False)
+    return path
+
+
+# ---- 1. names and paths are printed literally ---------------------------------------------------
+@pytest.mark.parametrize("name", ["data[/b]/ok.csv", "nope[/i].npz", "x[bold]y.csv"])
+def test_missing_paths_that_look_like_markup_are_named_literally(name):
+    one_error(runner.invoke(app, ["info", name]), f"No such file or folder: {name}")
+
+
+def test_file_and_model_names_with_markup_and_control_codes_are_shown_literally(tmp_path):
+    path = wide_csv(tmp_path / "ok[red]x.csv", small_matrix(MARKUP_NAMES))
+    result = runner.invoke(app, ["info", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "ok[red]x.csv" in result.output and "\x1b" not in result.output
+    compare = runner.invoke(app, ["compare", "--data", str(path), "--size", "10", "--top", "0"])
+    assert compare.exit_code == 0, compare.output
+    for name in MARKUP_NAMES[:4]:
+        assert name in compare.output
+    assert "\x1b" not in compare.output and "\x07" not in compare.output
+    assert "\\x1b" in compare.output and "\\x07" in compare.output  # control codes spelled out, not obeyed
+
+
+def test_estimate_prints_markup_names_and_neutralises_formulas_in_csv(tmp_path):
+    matrix = small_matrix(MARKUP_NAMES)
+    data = wide_csv(tmp_path / "data.csv", matrix)
+    micro = tmp_path / "m.json"
+    assert runner.invoke(app, ["select", "--data", str(data), "--method", "random", "--size", "10", "--out", str(micro),
+                               "--assess-runs", "0"]).exit_code == 0
+    csv = tmp_path / "estimates.csv"
+    result = runner.invoke(app, ["estimate", str(micro), str(data), "--csv", str(csv)])
+    assert result.exit_code == 0, result.output
+    assert "[/]" in result.output and "[red]y[/red]" in result.output and "\x1b" not in result.output
+    written = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    assert "'=HYPERLINK(\"http://evil\",\"x\")" in set(written["model"])
+    assert not written["model"].str.match(r"^[=+\-@\t\r]").any()
+    pairs = tmp_path / "pairs.csv"
+    assert runner.invoke(app, ["compare", "--data", str(data), "--size", "10", "--csv", str(pairs)]).exit_code == 0
+    table = pd.read_csv(pairs, dtype=str, keep_default_na=False)
+    for column in ("model_a", "model_b"):
+        assert not table[column].str.match(r"^[=+\-@\t\r]").any()
+    assert (table == "'=HYPERLINK(\"http://evil\",\"x\")").any().any()
+    assert pd.to_numeric(table["difference_points"]).ge(0).all()  # numbers are left as numbers
+
+
+def test_csv_neutralisation_covers_every_formula_start():
+    from mdad.outputs import FORMULA_STARTS, neutralise_formulas
+
+    frame = pd.DataFrame({"name": [f"{c}cmd" for c in FORMULA_STARTS] + ["plain", "-"], "x": [-1.0] * 8})
+    out = neutralise_formulas(frame)
+    assert list(out["name"]) == [f"'{c}cmd" for c in FORMULA_STARTS] + ["plain", "'-"]
+    assert list(out["x"]) == [-1.0] * 8 and list(frame["name"])[0] == "=cmd"  # numbers kept, input untouched
+
+
+def test_run_into_a_folder_whose_name_looks_like_markup(tmp_path):
+    data = wide_csv(tmp_path / "d.csv", small_matrix())
+    out = tmp_path / "o[/b]"
+    result = runner.invoke(app, ["run", "--data", str(data), "--methods", "random", "--sizes", "5", "--runs", "2",
+                                 "--workers", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"{out}/ (report.html)" in flat(result.output) and (out / "report.html").is_file()
+
+
+def test_literal_spells_out_control_characters():
+    from mdad.cli.text import literal, visible
+
+    assert visible("a\x1b[31mb\u202ec\n") == "a\\x1b[31mb\\u202ec\\n"
+    assert literal("[/]") == "\\[/]"
+
+
+# ---- 2. outputs that cannot be written fail before the work, naming the path ---------------------
+def _read_only_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if os.access(folder, os.W_OK):  # root writes anywhere
+        folder.chmod(0o755)
+        pytest.skip("running with rights that ignore read-only folders")
+    return folder
+
+
+def test_read_only_outputs_are_refused_before_any_work(tmp_path):
+    data = wide_csv(tmp_path / "d.csv", small_matrix())
+    ro = _read_only_folder(tmp_path)
+    try:
+        cases = [
+            (["run", "--data", str(data), "--methods", "random", "--sizes", "5", "--runs", "2", "--out", str(ro / "o")],
+             f"Cannot write the output folder {ro}/o"),
+            (["select", "--data", str(data), "--method", "random", "--size", "5", "--out", str(ro / "m.json")],
+             f"Cannot write the micro-benchmark file {ro}/m.json"),
+            (["compare", "--data", str(data), "--size", "5", "--csv", str(ro / "x.csv")], f"Cannot write the CSV file {ro}/x.csv"),
+            (["convert", str(data), "--out", str(ro / "x.npz")], f"Cannot write the output file {ro}/x.npz"),
+        ]
+        for args, message in cases:
+            one_error(runner.invoke(app, args), message)
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)
+
+
+def test_read_only_file_system_is_refused_before_any_work(tmp_path, monkeypatch):
+    """As the issue saw it (OSError: Read-only file system), whatever the rights of the user running the tests."""
+    import mdad.outputs
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(mdad.outputs.tempfile, "mkstemp", read_only)
+    data = wide_csv(tmp_path / "d.csv", small_matrix())
+    for args, message in [
+        (["run", "--data", str(data), "--methods", "random", "--out", str(tmp_path / "o")], "the output folder"),
+        (["select", "--data", str(data), "--method", "random", "--size", "5", "--out", str(tmp_path / "m.json")],
+         "the micro-benchmark file"),
+        (["compare", "--data", str(data), "--size", "5", "--csv", str(tmp_path / "x.csv")], "the CSV file"),
+        (["convert", str(data), "--out", str(tmp_path / "x.npz")], "the output file"),
+    ]:
+        one_error(runner.invoke(app, args), f"Cannot write {message} {args[-1]}: Read-only file system")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"]
+
+
+def test_report_into_a_read_only_results_folder(tmp_path):
+    out = tmp_path / "o"
+    small_store(out)
+    out.chmod(0o555)
+    try:
+        if os.access(out, os.W_OK):
+            pytest.skip("running with rights that ignore read-only folders")
+        one_error(runner.invoke(app, ["report", str(out)]), f"Cannot write the results folder {out}")
+    finally:
+        out.chmod(0o755)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--methods", "random", "--runs", "2", "--out", "/proc/mdad-x"], "Cannot write the output folder /proc/mdad-x"),
+    (["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/afile/sub"], "{tmp}/afile is a file, not a folder"),
+    (["convert", "{tmp}/d.csv", "--out", "{tmp}/folder.npz"], "Cannot write the output file {tmp}/folder.npz: it is a folder"),
+    (["select", "--method", "random", "--size", "5", "--out", "{tmp}/afile/m.json"], "its folder {tmp}/afile does not exist"),
+])
+def test_impossible_outputs(tmp_path, args, message):
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "folder.npz").mkdir()
+    wide_csv(tmp_path / "d.csv", small_matrix())
+    one_error(runner.invoke(app, [a.format(tmp=tmp_path) for a in args]), message.format(tmp=tmp_path))
+
+
+def test_a_write_failing_during_the_work_is_one_sentence(tmp_path, monkeypatch):
+    from mdad.outputs import write_csv
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / "x.csv"))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full_disk)
+    with pytest.raises(MdadError, match=f"Could not write the CSV file {tmp_path}/x.csv: No space left on device"):
+        write_csv(pd.DataFrame({"a": [1]}), tmp_path / "x.csv")
+
+
+# ---- 3. damaged result stores -------------------------------------------------------------------
+def small_store(out: Path) -> tuple[Experiment, dict]:
+    experiment = Experiment(small_matrix(), ExperimentConfig(("random",), (5, 10), (6,), 3, 4, None, 0), ResultStore(out))
+    frames = experiment.run(workers=1)
+    return experiment, frames
+
+
+DAMAGES = {
+    "truncated": lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),
+    "zero-byte": lambda p: p.write_bytes(b""),
+    "garbage": lambda p: p.write_bytes(os.urandom(300)),
+    "wrong columns": lambda p: pd.DataFrame({"x": [1, 2]}).to_parquet(p),
+    "no rows": lambda p: pd.read_parquet(p).iloc[:0].to_parquet(p),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_report_names_a_damaged_cell_and_how_to_recover(tmp_path, damage):
+    out = tmp_path / "o"
+    small_store(out)
+    cell = out / "cells" / "random" / "k10-s6.parquet"
+    DAMAGES[damage](cell)
+    one_error(runner.invoke(app, ["report", str(out)]), f"{cell} is damaged", "run the same 'mdad run' command again")
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_resume_moves_a_damaged_cell_aside_and_recomputes_it(tmp_path, damage):
+    out = tmp_path / "o"
+    _, frames = small_store(out)
+    cell = out / "cells" / "random" / "k10-s6.parquet"
+    original = cell.read_bytes()
+    DAMAGES[damage](cell)
+    damaged = cell.read_bytes()
+    experiment = Experiment(small_matrix(), ExperimentConfig(("random",), (5, 10), (6,), 3, 4, None, 0), ResultStore(out))
+    redone = experiment.run(workers=1)
+    assert [c.size for c in redone] == [10]  # only the damaged cell is computed again
+    assert cell.read_bytes() == original
+    assert (out / "damaged" / "cells" / "random" / "k10-s6.parquet").read_bytes() == damaged
+    assert len(experiment.recovered) == 1 and "was damaged" in experiment.recovered[0]
+
+
+def test_resumed_cli_run_says_which_file_was_damaged(tmp_path):
+    data = wide_csv(tmp_path / "d.csv", small_matrix())
+    out = tmp_path / "o"
+    args = ["run", "--data", str(data), "--methods", "random", "--sizes", "5,10", "--runs", "2", "--workers", "1",
+            "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    cell = out / "cells" / "random" / "k5-s6.parquet"
+    cell.write_bytes(b"PAR1 garbage")
+    stray = out / "cells" / "random" / "kXX-s300.parquet"
+    stray.write_bytes(b"stray")
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"{cell} was damaged" in flat(result.output) and "Resuming: 1 of 2 cells" in flat(result.output)
+    assert runner.invoke(app, ["report", str(out)]).exit_code == 0  # the stray file is no cell
+
+
+def test_a_damaged_block_of_runs_is_set_aside_on_resume(tmp_path):
+    out = tmp_path / "o"
+    experiment = Experiment(small_matrix(), ExperimentConfig(("random",), (5,), (6,), 10, 4, None, 0), ResultStore(out))
+    expected = experiment.run(workers=1, runs_per_task=5)
+    cell = out / "cells" / "random" / "k5-s6.parquet"
+    cell.unlink()
+    block = out / "cells" / "random" / "partial" / "k5-s6-r0-5.npy"
+    block.parent.mkdir(parents=True)
+    block.write_bytes(b"\x93NUMPY garbage")
+    again = Experiment(small_matrix(), ExperimentConfig(("random",), (5,), (6,), 10, 4, None, 0), ResultStore(out))
+    frames = again.run(workers=1, runs_per_task=5)
+    pd.testing.assert_frame_equal(next(iter(frames.values())), next(iter(expected.values())))
+    assert any("k5-s6-r0-5.npy was damaged" in note for note in again.recovered)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[1, 2]", "holds a JSON list, not the settings of an mdad run"),
+    ("{not json", "is not valid JSON"),
+    ("[" * 100_000, "is not valid JSON"),
+])
+def test_broken_config_json(tmp_path, content, message):
+    (tmp_path / "config.json").write_text(content)
+    one_error(runner.invoke(app, ["report", str(tmp_path)]), message)
+
+
+LOCK_HOLDER = """
+import sys, time
+from mdad.experiment.store import ResultStore
+with ResultStore(sys.argv[1]).locked():
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_second_run_into_the_same_folder_is_refused_while_the_first_writes(tmp_path):
+    out = tmp_path / "o"
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        result = runner.invoke(app, ["run", "--methods", "random", "--sizes", "10", "--runs", "2", "--out", str(out)])
+        one_error(result, f"Another mdad run (process {holder.pid}) is writing into {out}")
+        assert not (out / "config.json").exists()
+        with pytest.raises(MdadError, match="Another mdad run"):
+            small_store(out)
+    finally:
+        holder.kill()
+        holder.wait()
+    small_store(out)  # a killed holder leaves no stale lock
+
+
+def test_two_runs_started_together_never_race(tmp_path):
+    """Two processes running the same experiment into one folder: one writes, the other is refused
+    or (when it starts after the first finished) resumes; the store is whole either way."""
+    data = wide_csv(tmp_path / "d.csv", small_matrix())
+    out = tmp_path / "o"
+    args = [sys.executable, "-m", "mdad.cli", "run", "--data", str(data), "--methods", "random", "--sizes", "5,10",
+            "--runs", "3", "--workers", "1", "--out", str(out)]
+    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(p.wait(timeout=300), *p.communicate()) for p in procs]
+    codes = sorted(code for code, _, _ in results)
+    assert codes in ([0, 0], [0, 2]), results
+    for code, stdout, stderr in results:
+        assert "Traceback" not in stdout + stderr
+        if code == 2:
+            assert "Another mdad run" in flat(stderr)
+    assert json.loads((out / "config.json").read_text())["methods"] == ["random"]
+    assert runner.invoke(app, ["report", str(out)]).exit_code == 0
+
+
+# ---- 4. malformed tables ------------------------------------------------------------------------
+def _rows(n_models=4, n_items=3, trailing="", header_trailing=""):
+    head = "model," + ",".join(f"i{j}" for j in range(n_items)) + header_trailing
+    body = [f"m{i}," + ",".join(str((i + j) % 2) for j in range(n_items)) + trailing for i in range(n_models)]
+    return "\n".join([head, *body]) + "\n"
+
+
+MALFORMED_CSV = {
+    "trailing comma on every row": (_rows(trailing=",", header_trailing=","), "column 5 has no name in the header row"),
+    "trailing comma on the rows only": (_rows(trailing=","), "Expected 4 fields in line 2, saw 5"),
+    "duplicate headers": ("model,i0,i0\nm0,1,0\nm1,0,1\n", "the column name 'i0' appears more than once"),
+    "no header (0/1 scores)": ("m0,1,0,1,1\nm1,0,1,1,0\nm2,1,1,0,0\n",
+                               "appears more than once in the header row (does the file lack a header row"),
+    "no header (scores)": ("m0,0.25,0.5\nm1,0.75,0.125\n", "the first row holds scores where the item names belong"),
+    "blank model name": ("model,i0,i1\nm0,1,0\n,0,1\n", "row 3 has no model name"),
+    "short row": ("model,i0,i1\nm0,1,0\nm1,0\n", "line 3 has 2 fields but the header row has 3"),
+    "complex score": ("model,i0,i1\nm0,1,0\nm1,1+2j,1\n", "is '1+2j', not a score"),
+    "empty file": ("", "is empty"),
+    "long table without model": ("model,item,score\nm0,q1,1\n,q2,0\n", "row 3 has no model name"),
+    "long table conflicting": ("model,item,score\nm0,q1,1\nm0,q1,0\nm1,q1,1\n", "Model 'm0' has conflicting results"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_CSV))
+def test_malformed_csv_is_one_sentence_naming_the_file(tmp_path, case):
+    text, message = MALFORMED_CSV[case]
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(MdadError, match=None) as caught:
+        read_source(path)
+    assert str(path) in str(caught.value) and message in str(caught.value), str(caught.value)
+    one_error(runner.invoke(app, ["info", str(path)]), message)
+
+
+@pytest.mark.parametrize("case", ["null model", "null item", "binary cells"])
+def test_malformed_parquet(tmp_path, case):
+    path = tmp_path / "bad.parquet"
+    if case == "binary cells":
+        table = pa.table({"model": pa.array([b"\xff\xfe", b"ok"], pa.binary()), "item": ["a", "b"], "score": [1.0, 0.0]})
+        message = "the column 'model' holds binary data"
+    else:
+        column = "model" if case == "null model" else "item"
+        values = {"model": ["m0", "m1", "m1"], "item": ["a", "a", "b"], "score": [1.0, 0.0, 1.0]}
+        values[column] = [values[column][0], None, values[column][2]]
+        table = pa.table(values)
+        message = f"row 3 has no {column} name"
+    pq.write_table(table, path)
+    with pytest.raises(MdadError, match=message):
+        read_source(path)
+    one_error(runner.invoke(app, ["info", str(path)]), message)
+
+
+@pytest.mark.parametrize("frame, message", [
+    (pd.DataFrame({"a": pd.to_timedelta([1, 2], unit="s"), "b": [1, 0]}, index=["x", "y"]), "holds timedelta64"),
+    (pd.DataFrame({"a": [1.0, 0.0], "b": [1, 0]}, index=["x", np.nan]), "row 2 has no model name"),
+    (pd.DataFrame({"a": [1.0, 0.0], "b": [1, 0]}, index=["x", None]), "row 2 has no model name"),
+    (pd.DataFrame({"a": [1 + 2j, 0], "b": [1, 0]}, index=["x", "y"]), "holds complex128 values"),
+    (pd.DataFrame({"a": [1 + 2j, "0"], "b": [1, 0]}, index=["x", "y"]), "is (1+2j), not a number"),
+])
+def test_from_frame_refuses_what_is_not_scores(frame, message):
+    with pytest.raises(MdadError, match=message.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
+        from_frame(frame)
+
+
+def test_npz_with_complex_scores_or_fractional_gold(tmp_path):
+    np.savez(tmp_path / "c.npz", scores=np.ones((2, 2)) + 1j, models=["a", "b"], items=["i", "j"])
+    with pytest.raises(MdadError, match="scores must be real numbers, got dtype complex128"):
+        read_source(tmp_path / "c.npz")
+    np.savez(tmp_path / "g.npz", scores=np.ones((2, 2)), models=["a", "b"], items=["i", "j"],
+             option_probs=np.full((2, 2, 2), 0.5), gold=np.array([0.7, 1.0]))
+    with pytest.raises(MdadError, match="g.npz: gold must give each item's gold option as a whole number; item 'i' has 0.7"):
+        read_source(tmp_path / "g.npz")
+
+
+# ---- 5. requests that cannot fit are refused up front ------------------------------------------
+def test_runs_that_cannot_fit_are_refused_before_allocating(tmp_path):
+    one_error(runner.invoke(app, ["run", "--runs", "100000000000", "--methods", "random", "--out", str(tmp_path / "o")]),
+              "100,000,000,000 runs would need about", "of memory, but only")
+
+
+def _npz_declaring(path: Path, shape: tuple) -> Path:
+    header = {"descr": "<f4", "fortran_order": False, "shape": shape}
+    with zipfile.ZipFile(path, "w") as z:
+        with z.open("scores.npy", "w") as f:
+            np.lib.format.write_array_header_1_0(f, header)
+            f.write(b"\0" * 64)
+        for name in ("models", "items"):
+            with z.open(f"{name}.npy", "w") as f:
+                np.lib.format.write_array(f, np.array(["a"]))
+    return path
+
+
+def test_npz_declaring_a_huge_shape_is_damaged_not_a_memory_error(tmp_path):
+    path = _npz_declaring(tmp_path / "huge.npz", (10**6, 10**7))
+    with pytest.raises(MdadError, match=r"declares shape \(1000000, 10000000\) \(40.0 TB\) but holds"):
+        read_source(path)
+    one_error(runner.invoke(app, ["info", str(path)]), "the file is damaged")
+
+
+def test_compare_of_every_pair_that_cannot_fit_is_refused(tmp_path, monkeypatch):
+    import mdad.memory
+
+    monkeypatch.setattr(mdad.memory, "available_bytes", lambda: 10_000)
+    data = wide_csv(tmp_path / "d.csv", small_matrix())
+    one_error(runner.invoke(app, ["compare", "--data", str(data), "--size", "5"]),
+              "A table of 66 pairs of models would need about", "of memory, but only 10 kB is available")
+
+
+# ---- 6. the remaining tracebacks ----------------------------------------------------------------
+def test_compare_with_a_single_model(tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("model,i0,i1\nm0,1,0\n")
+    one_error(runner.invoke(app, ["compare", "--data", str(path), "--size", "1"]), "holds a single model")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifo_and_device_links_are_not_results(tmp_path):
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    one_error(runner.invoke(app, ["info", str(fifo)]), f"{fifo} is neither a file nor a folder")
+    link = tmp_path / "zero.npz"
+    link.symlink_to("/dev/zero")
+    one_error(runner.invoke(app, ["info", str(link)]), f"{link} is neither a file nor a folder")
+
+
+def test_json_nested_very_deep(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    one_error(runner.invoke(app, ["info", str(path)]), str(path))
+
+
+def test_scheduler_that_is_not_an_address(tmp_path):
+    one_error(runner.invoke(app, ["run", "--scheduler", "not a url", "--out", str(tmp_path / "o")]),
+              "--scheduler 'not a url' is not a scheduler address")
+
+
+def _micro_file(tmp_path: Path) -> tuple[Path, dict]:
+    chosen = select(small_matrix(), "random", 5, seed=0)
+    path = tmp_path / "m.json"
+    chosen.save(path)
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["estimator"].update(weights=[0.5, 0.5]), "the estimator has 2 weights for 5 items"),
+    (lambda d: d.update(estimator="mean"), "the estimator must be an object of parameters, not str"),
+    (lambda d: d.update(items=[], subtasks=[], pool_positions=[]), "it lists no items"),
+    (lambda d: d["estimator"].update(weights=[float("nan")] * 5), "holds values that are not finite numbers"),
+    (lambda d: d.update(pool_positions=["a"] * 5), "pool_positions must be a list of integers"),
+])
+def test_hand_edited_micro_benchmark_files(tmp_path, edit, message):
+    path, data = _micro_file(tmp_path)
+    edit(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(MdadError, match=message):
+        SelectedMicroBenchmark.load(path)
+    wide_csv(tmp_path / "d.csv", small_matrix())
+    one_error(runner.invoke(app, ["estimate", str(path), str(tmp_path / "d.csv")]), str(path), message)
+
+
+# ---- 8. conflicting options are refused ---------------------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["run", "--data", "{tmp}/d.csv", "--dataset", "simulated"], "Give the data once: --data"),
+    (["plan", "--size", "5", "--data", "{tmp}/d.csv", "--dataset", "simulated"], "Give the data once: --data"),
+    (["run", "--group", "g", "--targets", "5"], "Give --group (a fixed set of targets) or --targets"),
+    (["run", "--metric", "acc_norm"], "--metric applies to harness results given with --data"),
+    (["select", "--method", "random", "--size", "5", "--out", "{tmp}/m.json", "--metric", "acc", "--dataset", "simulated"],
+     "--metric applies to harness results given with --data"),
+    (["run", "--out", ""], "Give a name for the output folder; it is empty"),
+    (["run", "--methods", ""], "--methods is empty"),
+    (["run", "--methods", " , "], "--methods is empty"),
+    (["run", "--sources", ""], "--sources is empty"),
+    (["plan", "--size", "5", "--results", "{tmp}", "--data", "{tmp}/d.csv"], "--results answers from a finished run's"),
+])
+def test_conflicting_or_empty_options_are_refused(tmp_path, args, message):
+    wide_csv(tmp_path / "d.csv", small_matrix())
+    one_error(runner.invoke(app, [a.format(tmp=tmp_path) for a in args]), message)
+
+
+# ---- the corpus as a whole: no command ever prints a traceback ----------------------------------
+def test_usage_errors_are_one_line():
+    one_error(runner.invoke(app, ["run", "--no-such-option"]), "No such option: --no-such-option", "(see 'mdad run --help')")
+    one_error(runner.invoke(app, ["run", "--missing", "sometimes"]),
+              "Invalid value for '--missing': 'sometimes' is not one of 'error', 'drop-items', 'drop-models'")
+    one_error(runner.invoke(app, ["compare", "--size", "5", "--method", "diversity"]), "Invalid value for '--method'")
+    one_error(runner.invoke(app, ["run", "--runs", "0"]), "Invalid value for '--runs'")
+
+
+def test_no_message_says_one_models(tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("model,i0,i1\nm0,1,0\n")
+    result = runner.invoke(app, ["convert", str(path), "--out", str(tmp_path / "x.npz")])
+    assert result.exit_code == 0 and "1 model x 2 items" in flat(result.output)
+    assert "1 subtask," in repr(read_source(path))
+
+
+def test_command_line_entry_point_prints_no_traceback(tmp_path):
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "mdad.cli", "info", "nope[/i].npz"], capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == "error: No such file or folder: nope[/i].npz."
+    assert time.monotonic() - started < 60
