@@ -220,10 +220,13 @@ def test_a_write_failing_during_the_work_is_one_sentence(tmp_path, monkeypatch):
 
 
 # ---- 3. damaged result stores -------------------------------------------------------------------
-def small_store(out: Path) -> tuple[Experiment, dict]:
-    experiment = Experiment(small_matrix(), ExperimentConfig(("random",), (5, 10), (6,), 3, 4, None, 0), ResultStore(out))
-    frames = experiment.run(workers=1)
-    return experiment, frames
+def small_experiment(out: Path, *, sizes=(5, 10), runs=3) -> Experiment:
+    config = ExperimentConfig(methods=("random",), sizes=sizes, sources=(6,), runs=runs, targets=4, seed=0)
+    return Experiment(small_matrix(), config, store=ResultStore(out))
+
+
+def small_store(out: Path) -> dict:
+    return small_experiment(out).run(workers=1).frames
 
 
 DAMAGES = {
@@ -247,15 +250,17 @@ def test_report_names_a_damaged_cell_and_how_to_recover(tmp_path, damage):
 @pytest.mark.parametrize("damage", list(DAMAGES))
 def test_resume_moves_a_damaged_cell_aside_and_recomputes_it(tmp_path, damage):
     out = tmp_path / "o"
-    _, frames = small_store(out)
-    cell = out / "cells" / "random" / "k10-s6.parquet"
-    original = cell.read_bytes()
+    frames = small_store(out)
+    cell, sound = (out / "cells" / "random" / f"k{k}-s6.parquet" for k in (10, 5))
+    original, untouched = cell.read_bytes(), sound.stat().st_mtime_ns
     DAMAGES[damage](cell)
     damaged = cell.read_bytes()
-    experiment = Experiment(small_matrix(), ExperimentConfig(("random",), (5, 10), (6,), 3, 4, None, 0), ResultStore(out))
-    redone = experiment.run(workers=1)
-    assert [c.size for c in redone] == [10]  # only the damaged cell is computed again
+    experiment = small_experiment(out)
+    redone = experiment.run(workers=1).frames
+    assert sound.stat().st_mtime_ns == untouched  # only the damaged cell is computed again
     assert cell.read_bytes() == original
+    for key, frame in frames.items():
+        pd.testing.assert_frame_equal(redone[key], frame)
     assert (out / "damaged" / "cells" / "random" / "k10-s6.parquet").read_bytes() == damaged
     assert len(experiment.recovered) == 1 and "was damaged" in experiment.recovered[0]
 
@@ -278,15 +283,14 @@ def test_resumed_cli_run_says_which_file_was_damaged(tmp_path):
 
 def test_a_damaged_block_of_runs_is_set_aside_on_resume(tmp_path):
     out = tmp_path / "o"
-    experiment = Experiment(small_matrix(), ExperimentConfig(("random",), (5,), (6,), 10, 4, None, 0), ResultStore(out))
-    expected = experiment.run(workers=1, runs_per_task=5)
+    expected = small_experiment(out, sizes=(5,), runs=10).run(workers=1, runs_per_task=5).frames
     cell = out / "cells" / "random" / "k5-s6.parquet"
     cell.unlink()
     block = out / "cells" / "random" / "partial" / "k5-s6-r0-5.npy"
     block.parent.mkdir(parents=True)
     block.write_bytes(b"\x93NUMPY garbage")
-    again = Experiment(small_matrix(), ExperimentConfig(("random",), (5,), (6,), 10, 4, None, 0), ResultStore(out))
-    frames = again.run(workers=1, runs_per_task=5)
+    again = small_experiment(out, sizes=(5,), runs=10)
+    frames = again.run(workers=1, runs_per_task=5).frames
     pd.testing.assert_frame_equal(next(iter(frames.values())), next(iter(expected.values())))
     assert any("k5-s6-r0-5.npy was damaged" in note for note in again.recovered)
 

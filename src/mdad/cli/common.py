@@ -100,11 +100,6 @@ def output_path(text: str, what: str) -> Path:
     return Path(text)
 
 
-def check_threshold(threshold: float) -> None:
-    if not 0 < threshold < 1:
-        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
-
-
 def parse_list(text: str | None, what: str, convert=str) -> list:
     """A comma-separated option; given but empty (``--methods ''``) is an error, not the default."""
     if text is None:

@@ -15,11 +15,12 @@ from mdad import methods as method_registry
 from mdad.assessment import Assessment, assess
 from mdad.cli.common import (
     DataOption, DatasetOption, FilterOption, MetricOption, MissingOption, SeedOption, ThresholdOption,
-    WorkersOption, app, check_threshold, console, friendly_errors, load_matrix, output_path, plural,
+    WorkersOption, app, console, friendly_errors, load_matrix, output_path, plural,
 )
 from mdad.cli.text import literal
 from mdad.outputs import check_output_file, write_csv, writing
 from mdad.data import load
+from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.splits import MIN_MODELS
 from mdad.microbenchmark import SelectedMicroBenchmark, select
@@ -41,7 +42,7 @@ def select_command(
         min=0, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip).")] = 20,
     targets: Annotated[Optional[int], typer.Option(
         help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100).")] = None,
-    threshold: ThresholdOption = 0.8,
+    threshold: ThresholdOption = DEFAULT_THRESHOLD,
     workers: WorkersOption = 0,
     lm_eval_samples: Annotated[Optional[str], typer.Option(help=(
         "Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new "
@@ -59,7 +60,7 @@ def select_command(
     if lm_eval_samples is not None:
         check_output_file(lm_eval_samples, "the lm-eval samples file")
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
-    chosen = select(matrix, method, size, seed)
+    chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples is not None else None
     inspect_commands = chosen.inspect_commands() if inspect else []
     too_few = assess_runs and targets is None and matrix.n_models < MIN_MODELS
@@ -67,8 +68,8 @@ def select_command(
         assess_runs = 0
     if assess_runs:
         with console.status(f"Assessing {method} with {size} items on {plural(assess_runs, 'held-out split')}..."):
-            chosen = chosen.with_assessment(assess(matrix, method, size, assess_runs, targets, seed,
-                                                   workers or os.cpu_count() or 1, threshold))
+            chosen = chosen.with_assessment(assess(matrix, method, size, runs=assess_runs, targets=targets, seed=seed,
+                                                   workers=workers or os.cpu_count() or 1, threshold=threshold))
     chosen.save(out)
     n_subtasks = len(set(chosen.subtasks.tolist()))
     console.print(literal(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "

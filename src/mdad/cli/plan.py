@@ -19,17 +19,18 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.cli.common import (
-    DataOption, DatasetOption, ThresholdOption, app, check_threshold, console, friendly_errors, output_path, read_data,
+    DataOption, DatasetOption, ThresholdOption, app, console, friendly_errors, output_path, read_data,
 )
 from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.memory import require_memory
 from mdad.metrics import analytic
 from mdad.outputs import check_output_file, write_csv
 from mdad.metrics.pairwise import bin_of
 
-BIN = 0.5
+BIN = DEFAULT_BIN_WIDTH
 MISSING_POLICIES = ("pairwise", "error", "drop-items", "drop-models")
 MISSING_HELP = ("Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), "
                 "error, drop-items or drop-models.")
@@ -59,28 +60,24 @@ def bin_agreement(stats: analytic.PairStats, k: int, design: str, seed: int) -> 
 
 
 def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed: int) -> tuple[int | None, float, float]:
-    """The smallest k whose mean agreement over ``stats`` reaches the threshold: doubling k until it
-    does, then bisection (small sizes are cheap, so the whole pool is evaluated only when needed).
+    """The smallest k whose mean agreement over ``stats`` reaches the threshold.
+
+    Agreement does not always rise with k (ties count as errors: with N = 20, n+ = 10, n- = 8 it
+    is 0.717, 0.700, 0.816, 0.763, 1.0 at k = 15..19), so no bisection: k doubles until it reaches
+    the threshold (the whole pool is evaluated only when needed), then every size up to that one is
+    evaluated and the first that reaches it is the answer.
 
     Returns (k or None when even the whole pool does not, agreement at k, agreement at k - 1).
     """
     pool = int(stats.pool.min())
-    lo, at_lo, hi = 0, 0.0, 1
-    while True:
-        at_hi = bin_agreement(stats, hi, design, seed)
-        if at_hi >= threshold:
-            break
+    hi = 1
+    while (at_hi := bin_agreement(stats, hi, design, seed)) < threshold:
         if hi == pool:
             return None, at_hi, at_hi
-        lo, at_lo, hi = hi, at_hi, min(2 * hi, pool)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        value = bin_agreement(stats, mid, design, seed)
-        if value >= threshold:
-            hi, at_hi = mid, value
-        else:
-            lo, at_lo = mid, value
-    return hi, at_hi, at_lo
+        hi = min(2 * hi, pool)
+    values = analytic.mean_agreement_by_size(stats, np.arange(1, hi + 1), design, seed)
+    first = int(np.flatnonzero(values >= threshold)[0])
+    return first + 1, float(values[first]), float(values[first - 1]) if first else 0.0
 
 
 @app.command(help="How many items a micro-benchmark needs to order models --detect points apart (or, with --size, "
@@ -94,7 +91,7 @@ def plan(
         min=0, help="Accuracy difference to detect, in points (its 0.5-point bin is used).")] = None,
     size: Annotated[Optional[int], typer.Option(
         min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
-    threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = 0.8,
+    threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = DEFAULT_THRESHOLD,
     method: Annotated[str, typer.Option(help=(
         "random, random-stratified-equal, random-stratified-proportional (exact), or any method with --results."))
     ] = "random",
@@ -151,7 +148,7 @@ def plan_size(matrix: ResponseMatrix, size: int, method: str, threshold: float, 
     """MDAD at one size from the analytic curve over all pairs, with the bins around it."""
     curve = analytic.streamed_curve(matrix, size, method, seed=seed)
     n_pairs = int(curve.pairs.sum())
-    mdad = analytic.first_crossing(curve, threshold)
+    mdad = curve.crossing(threshold)
     where = f"first 0.5-point bin of full-benchmark difference whose mean probability of the correct order reaches {threshold:g}"
     if np.isnan(mdad):
         console.print(f"{method} with {size} items on {name}: MDAD [bold]not reached[/bold] (no bin of the "
@@ -175,7 +172,7 @@ def plan_from_results(results: Path, method: str, detect: float | None, size: in
 
     store = ResultStore(results)
     config = store.read_config()
-    summary, curves = evaluate_store(store, threshold, config.get("seed", 0))
+    summary, curves = evaluate_store(store, threshold=threshold, seed=config.get("seed", 0))
     if summary.empty or method not in set(summary["method"]):
         stored = ", ".join(sorted(set(summary["method"]))) if not summary.empty else "none"
         raise MdadError(f"{results} holds no results for method {method!r} (stored: {stored}).")
@@ -220,7 +217,7 @@ def compare(
         help="Models to compare (repeat the option or separate names by commas).")] = None,
     method: Annotated[Literal[analytic.DESIGNS], typer.Option(help=(
         "random, random-stratified-equal or random-stratified-proportional."))] = "random",
-    threshold: ThresholdOption = 0.8,
+    threshold: ThresholdOption = DEFAULT_THRESHOLD,
     missing: MissingPairwiseOption = "pairwise",
     csv: Annotated[Optional[str], typer.Option(help="Also write every pair to this CSV file.")] = None,
     top: Annotated[int, typer.Option(help="Rows to print (closest pairs first); 0 prints all.")] = 30,
@@ -251,7 +248,7 @@ def compare(
     require_memory(n_chosen * PAIR_ROW_BYTES, f"A table of {n_chosen:,} pairs of models")
     curve = analytic.streamed_curve(matrix, size, method, seed=seed)
     n_everyone = int(curve.pairs.sum())
-    mdad = analytic.first_crossing(curve, threshold)
+    mdad = curve.crossing(threshold)
     stats = analytic.pair_stats(matrix, models=chosen)
     probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
     frame = pair_frame(matrix, stats, probs, mdad)

@@ -16,7 +16,6 @@ one is refused while the first holds the store's lock.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -36,7 +35,6 @@ try:
 except ImportError:  # Windows: no advisory locks, runs are not guarded against each other
     fcntl = None
 
-from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 
 CONFIG_FILE = "config.json"
@@ -66,15 +64,6 @@ class Cell:
     def block_path(self, first_run: int, stop_run: int) -> str:
         """Where the estimates of runs first_run to stop_run - 1 wait until the cell is finished."""
         return f"{CELLS_DIR}/{self.method}/{PARTIAL_DIR}/k{self.size}-s{self.sources}-r{first_run}-{stop_run}.npy"
-
-
-def fingerprint(matrix: ResponseMatrix) -> str:
-    """A short hash of the data's content (scores, names, subtasks, option probabilities)."""
-    h = hashlib.sha256()
-    for arr in (matrix.scores, matrix.models, matrix.items, matrix.subtasks, matrix.option_probs, matrix.gold):
-        if arr is not None:
-            h.update(np.ascontiguousarray(arr).tobytes())
-    return h.hexdigest()[:16]
 
 
 class ResultStore:
@@ -114,7 +103,7 @@ class ResultStore:
                 if old.get(key) != config.get(key):
                     raise MdadError(
                         f"{self.root} holds results of a different experiment ({key}: {old.get(key)!r} there, "
-                        f"{config.get(key)!r} now); use another --out folder."
+                        f"{config.get(key)!r} now); use another output folder."
                     )
             merged = {**old, **config}
             for key in ("methods", "sizes", "sources"):
