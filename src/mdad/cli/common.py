@@ -15,6 +15,7 @@ from mdad.cli.text import literal
 from mdad.data import ResponseMatrix, load, load_dataset
 from mdad.data.datasets import SIMULATED
 from mdad.errors import MdadError
+from mdad.wording import plural  # noqa: F401  (the CLI's modules import it from here)
 
 MISSING_POLICIES = ("error", "drop-items", "drop-models")
 FIGURE_FORMATS = ("png", "svg", "pdf")  # as mdad.report.figures.FORMATS (imported lazily: matplotlib)
@@ -70,11 +71,6 @@ def friendly_errors(func):
         raise typer.Exit(2)
 
     return wrapper
-
-
-def plural(n: int, word: str) -> str:
-    """'1 subtask', '3 subtasks'."""
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 # ---- options shared by several commands (Annotated style) -------------------------------------

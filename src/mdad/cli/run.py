@@ -114,7 +114,7 @@ def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, 
     label = matrix.source if not matrix.simulated or "simulated" in matrix.source else f"{matrix.source} (simulated)"
     targets_text = f"group {group} as targets" if group else f"{experiment.splits.targets.shape[1]} targets"
     console.print(literal(
-        f"{label}: {matrix.n_models} models x {matrix.n_items} items ({plural(len(matrix.subtask_names), 'subtask')}, "
+        f"{label}: {plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} ({plural(len(matrix.subtask_names), 'subtask')}, "
         f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(config.methods), 'method')} x "
         f"{plural(len(config.sizes), 'size')} x {plural(len(config.sources), 'source count')} = {plural(total, 'cell')}."),
         highlight=False)

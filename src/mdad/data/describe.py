@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.wording import plural
 
 
 def describe(matrix: ResponseMatrix) -> dict:
@@ -58,7 +59,7 @@ def format_description(info: dict) -> list[str]:
         shown = ", ".join(f"{m} ({n})" for m, n in worst[:5]) + (", ..." if len(worst) > 5 else "")
         lines.append(
             f"missing cells: {info['missing_cells']} on {info['items_missing_for_some_model']} items; "
-            f"{len(worst)} models miss items: {shown}"
+            f"{plural(len(worst), 'model')} miss{'es' if len(worst) == 1 else ''} items: {shown}"
         )
     else:
         lines.append("missing cells: none")

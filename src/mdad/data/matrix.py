@@ -9,6 +9,7 @@ from typing import Literal
 import numpy as np
 
 from mdad.errors import MdadError
+from mdad.wording import plural
 
 
 def _as_str_array(values, what: str, length: int) -> np.ndarray:
@@ -55,7 +56,7 @@ class ResponseMatrix:
             raise MdadError(f"scores must be a models x items table, got an array of shape {scores.shape}.")
         n_models, n_items = scores.shape
         if n_models == 0 or n_items == 0:
-            raise MdadError(f"The response matrix is empty ({n_models} models x {n_items} items).")
+            raise MdadError(f"The response matrix is empty ({plural(n_models, 'model')} x {plural(n_items, 'item')}).")
         if scores.dtype.kind not in "biuf":
             raise MdadError(f"scores must be real numbers, got dtype {scores.dtype}.")
         scores = scores.astype(np.float32, copy=True)
@@ -218,8 +219,8 @@ class ResponseMatrix:
     def __repr__(self) -> str:
         kind = "simulated" if self.simulated else self.source
         return (
-            f"ResponseMatrix({self.n_models} models x {self.n_items} items, "
-            f"{len(self.subtask_names)} subtask{'' if len(self.subtask_names) == 1 else 's'}, {kind})"
+            f"ResponseMatrix({plural(self.n_models, 'model')} x {plural(self.n_items, 'item')}, "
+            f"{plural(len(self.subtask_names), 'subtask')}, {kind})"
         )
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.memory import require_memory
+from mdad.wording import plural
 from mdad.seeding import rng_for
 
 SPLIT_STREAM = "splits"
@@ -68,12 +69,12 @@ def make_splits(
     fixed = matrix.group_index(group) if group else None
     if n_models < MIN_MODELS:
         raise MdadError(
-            f"The data has only {n_models} models; an experiment needs at least {MIN_MODELS} "
+            f"The data has only {plural(n_models, 'model')}; an experiment needs at least {MIN_MODELS} "
             "(2 target models and 2 source models)."
         )
     if fixed is None and not 2 <= n_targets <= n_models - 2:
         raise MdadError(
-            f"{n_targets} target models were asked for but the data has {n_models} models "
+            f"{plural(n_targets, 'target model')} were asked for but the data has {plural(n_models, 'model')} "
             "(at least 2 targets and 2 source models are needed)."
         )
     if fixed is not None and len(fixed) > n_models - 2:

@@ -114,12 +114,12 @@ def _numbers(values: pd.Series, where) -> np.ndarray:
     return numbers
 
 
-def _names(values: pd.Series, what: str, where) -> np.ndarray:
-    """Names as text; a blank one is an error naming the row."""
+def _names(values: pd.Series, what: str, where) -> pd.Series:
+    """Names as text (a pandas string column: no Python object per row); a blank one is an error naming the row."""
     blank = _blank(values)
     if blank.any():
         raise MdadError(f"{where(int(np.argmax(blank)))} has no {what} name.")
-    return values.astype(str).str.strip().to_numpy(dtype=object)
+    return values.astype("string").str.strip().reset_index(drop=True)
 
 
 def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
@@ -132,7 +132,7 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     models = _names(frame["model"], "model", at)
     items = _names(frame["item"], "item", at)
     subtasks = (_names(frame[SUBTASK], "subtask", at) if SUBTASK in frame
-                else np.full(len(frame), DEFAULT_SUBTASK, dtype=object))
+                else pd.Series(DEFAULT_SUBTASK, index=range(len(frame)), dtype="string"))
     scores = _numbers(frame["score"], lambda i: f"{at(i)}, score of model {models[i]!r} on item {items[i]!r},")
     model_codes, model_names = pd.factorize(models, sort=False)
     subtask_codes, _ = pd.factorize(subtasks, sort=False)
@@ -154,8 +154,8 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     np.minimum.at(first, key_codes, np.arange(len(cell)))
     try:
         return ResponseMatrix(scores=table, models=np.asarray(model_names, dtype=str),
-                              items=_unique_names(items[first].astype(str)), subtasks=subtasks[first].astype(str),
-                              source=source)
+                              items=_unique_names(items.iloc[first].to_numpy(dtype=str)),
+                              subtasks=subtasks.iloc[first].to_numpy(dtype=str), source=source)
     except MdadError as exc:
         raise MdadError(f"{source}: {exc}") from None
 
