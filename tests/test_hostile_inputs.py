@@ -126,6 +126,15 @@ def test_run_into_a_folder_whose_name_looks_like_markup(tmp_path):
     assert f"{out}/ (report.html)" in flat(result.output) and (out / "report.html").is_file()
 
 
+def test_reader_notes_are_printed_literally(capsys):
+    from mdad.cli.common import print_notes
+
+    matrix = ResponseMatrix(scores=np.ones((2, 2)), models=["a", "b"], items=["i", "j"], subtasks=["s", "s"],
+                            notes=(f"Model [/b]{ESC_TITLE}: 2 older runs dropped.",))
+    print_notes(matrix)
+    assert capsys.readouterr().out.strip() == "Model [/b]\\x1b]0;owned\\x07: 2 older runs dropped."
+
+
 def test_literal_spells_out_control_characters():
     from mdad.cli.text import literal, visible
 
@@ -535,6 +544,13 @@ def test_usage_errors_are_one_line():
               "Invalid value for '--missing': 'sometimes' is not one of 'error', 'drop-items', 'drop-models'")
     one_error(runner.invoke(app, ["compare", "--size", "5", "--method", "diversity"]), "Invalid value for '--method'")
     one_error(runner.invoke(app, ["run", "--runs", "0"]), "Invalid value for '--runs'")
+
+
+def test_figure_formats_offered_are_those_the_report_writes():
+    from mdad.cli.common import FIGURE_FORMATS
+    from mdad.report.figures import FORMATS
+
+    assert set(FIGURE_FORMATS) == set(FORMATS)
 
 
 def test_no_message_says_one_models(tmp_path):

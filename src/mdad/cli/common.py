@@ -88,7 +88,6 @@ FiguresOption = Annotated[Optional[Literal[FIGURE_FORMATS]], typer.Option(
     help="Also write every figure to OUT/figures/ in this format.")]
 
 
-
 def output_path(text: str, what: str) -> Path:
     """The path of an output the user named; an empty name is an error, not the current folder."""
     if not text.strip():
@@ -115,16 +114,21 @@ def read_data(dataset: str | None, data: Optional[Path], seed: int = 0, metric: 
     if data is not None:
         if dataset is not None:
             raise MdadError(f"Give the data once: --data ({data}) or --dataset ({dataset}), not both.")
-        if str(data) in ("", "."):
-            raise MdadError("--data is empty; give a file or folder of results.")
         if not data.exists():
             raise MdadError(f"No such file or folder: {data}.")
-        return load(data, metric=metric, filter_name=filter_name)
+        return print_notes(load(data, metric=metric, filter_name=filter_name))
     if metric is not None or filter_name is not None:
         which = "--metric" if metric is not None else "--filter"
         raise MdadError(f"{which} applies to harness results given with --data; the named dataset "
                         f"{dataset or SIMULATED} is a plain score table.")
-    return load_dataset(dataset or SIMULATED, seed=seed)
+    return print_notes(load_dataset(dataset or SIMULATED, seed=seed))
+
+
+def print_notes(matrix: ResponseMatrix) -> ResponseMatrix:
+    """Say, dimmed and literally, what the reader dropped, merged or chose on the user's behalf."""
+    for note in matrix.notes:
+        console.print(f"[dim]{literal(note)}[/dim]", soft_wrap=True, highlight=False)
+    return matrix
 
 
 def load_matrix(dataset: str | None, data: Optional[Path], seed: int, missing: str, metric: str | None = None,

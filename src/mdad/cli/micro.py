@@ -15,7 +15,7 @@ from mdad import methods as method_registry
 from mdad.assessment import Assessment, assess
 from mdad.cli.common import (
     DataOption, DatasetOption, FilterOption, MetricOption, MissingOption, SeedOption, ThresholdOption,
-    WorkersOption, app, console, friendly_errors, load_matrix, output_path, plural,
+    WorkersOption, app, console, friendly_errors, load_matrix, output_path, plural, print_notes,
 )
 from mdad.cli.text import literal
 from mdad.outputs import check_output_file, write_csv, writing
@@ -122,7 +122,7 @@ def estimate_command(
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
-    estimates = chosen.estimate(load(results, metric=metric, filter_name=filter_name))
+    estimates = chosen.estimate(print_notes(load(results, metric=metric, filter_name=filter_name)))
     table = Table(title=f"{literal(chosen.method)}, {plural(len(chosen.item_ids), 'item')} (estimated full-benchmark accuracy)")
     table.add_column("model")
     table.add_column("estimate (%)", justify="right")
