@@ -1,10 +1,10 @@
 """Peak memory and time of `mdad plan --data` as the number of models grows (pairs grow with its square).
 
-    python benchmarks/bench_plan_memory.py [--models 1000,2500,10000] [--items 30000] [--folder /tmp/mdad-bench]
+    python benchmarks/bench_plan_memory.py [--models 1000,2500,10000] [--items 30000] [--size 100] [--folder /tmp/mdad-bench]
 
 For each number of models, a 0/1 matrix is simulated (a one-dimensional logistic model: ability
 minus difficulty, seeded) and saved as an npz; then `mdad plan --data FILE --size 100` and
-`mdad plan --data FILE --detect 2` run in their own process, and the script prints each one's peak
+`mdad plan --data FILE --detect 2` run in their own process (``--commands`` picks them), and the script prints each one's peak
 resident memory (from the operating system's accounting of that child) and wall time, next to
 the size of the matrix itself (models x items x 4 bytes, as mdad holds it) and the number of pairs.
 Memory that does not grow with the number of pairs is the goal: pairs are processed in blocks
@@ -58,7 +58,8 @@ def main() -> None:
     parser.add_argument("--models", default="1000,2500,10000")
     parser.add_argument("--items", type=int, default=30_000)
     parser.add_argument("--folder", default="/tmp/mdad-bench")
-    parser.add_argument("--commands", default="size,detect", help="size (--size 100), detect (--detect 2) or both")
+    parser.add_argument("--commands", default="size,detect", help="size (--size SIZE), detect (--detect 2) or both")
+    parser.add_argument("--size", default="100", help="the size asked by plan --size (its time grows with it)")
     args = parser.parse_args()
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -69,7 +70,7 @@ def main() -> None:
         simulate_file(path, n_models, args.items)
         pairs = n_models * (n_models - 1) // 2
         matrix_gb = n_models * args.items * 4 / 1e9
-        chosen = {"size": ["--size", "100"], "detect": ["--detect", "2"]}
+        chosen = {"size": ["--size", args.size], "detect": ["--detect", "2"]}
         for command in (chosen[c] for c in args.commands.split(",")):
             peak, seconds, first = measure(["plan", "--data", str(path), *command])
             print(f"| {n_models:,} x {args.items:,} | {pairs:,} | {matrix_gb:.2f} GB | plan {' '.join(command)} | "

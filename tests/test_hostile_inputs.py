@@ -457,6 +457,12 @@ def test_npz_declaring_a_huge_shape_is_damaged_not_a_memory_error(tmp_path):
     one_error(runner.invoke(app, ["info", str(path)]), "the file is damaged")
 
 
+def test_eval_log_of_whitespace_is_one_sentence(tmp_path):
+    path = tmp_path / "blank.eval"
+    path.write_text(" " * 1_000_000)
+    one_error(runner.invoke(app, ["info", str(path)]), str(path))
+
+
 def test_compare_of_every_pair_that_cannot_fit_is_refused(tmp_path, monkeypatch):
     import mdad.memory
 
