@@ -103,5 +103,5 @@ def test_metric_or_filter_on_a_table_is_refused(tmp_path):
     path = _save(_long(), tmp_path / "s.csv")
     with pytest.raises(MdadError, match="no metrics to choose from"):
         read_source(path, metric="acc")
-    with pytest.raises(MdadError, match="Filters belong to lm-evaluation-harness"):
+    with pytest.raises(MdadError, match="plain score table, which has no filters to choose from"):
         read_source(path, filter_name="none")
