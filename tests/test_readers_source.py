@@ -114,5 +114,5 @@ def test_describe_reports_what_the_matrix_holds():
 
 def test_load_keeps_dataset_names_and_refuses_options_for_them():
     assert load("simulated").simulated
-    with pytest.raises(MdadError, match="applies to result files"):
+    with pytest.raises(MdadError, match="apply to result files"):
         load("no-such-thing", metric="acc")
