@@ -1,6 +1,6 @@
 """Regenerate tests/fixtures with the real harnesses (see tests/fixtures/README.md).
 
-    python tests/make_fixtures.py [--venvs DIR] [--only lm_eval,inspect,lighteval]
+    python tests/make_fixtures.py [--venvs DIR] [--only lm_eval,inspect,lighteval] [--folders lm_eval_checkpoints,...]
 
 Installs lm-evaluation-harness 0.4.13, inspect-ai 0.3.285 and lighteval 0.13.0 in throwaway
 virtual environments under DIR (default: a folder in the system's temporary directory), runs
@@ -50,7 +50,7 @@ def run(args: list[str], cwd: Path) -> None:
 LM_EVAL_RUNS = {
     # folder: [(model_args, seed, extra arguments), ...]; each run writes <folder>/<sanitized model name>/
     "lm_eval": [("pretrained=model-a", 1, []), ("pretrained=model-b", 2, []), ("pretrained=model-c", 3, ["--limit", "4"])],
-    "lm_eval_checkpoints": [(f"pretrained=EleutherAI/pythia-160m,revision=step{s}000", s, []) for s in (1, 2, 3)],
+    "lm_eval_checkpoints": [(f"pretrained=EleutherAI/pythia-160m,revision=step{s}000", s, []) for s in (1, 2, 3, 4, 5)],
     "lm_eval_ckpt_folders/ckpt-1000": [("pretrained=/ckpt/model", 11, [])],
     "lm_eval_ckpt_folders/ckpt-2000": [("pretrained=/ckpt/model", 12, [])],
     "lm_eval_ckpt_folders/ckpt-3000": [("pretrained=/ckpt/model", 13, [])],
@@ -62,6 +62,8 @@ LM_EVAL_RUNS = {
 
 def make_lm_eval(python: Path, work: Path) -> None:
     for folder, runs in LM_EVAL_RUNS.items():
+        if ONLY_FOLDERS and folder.split("/")[0] not in ONLY_FOLDERS:
+            continue
         out = work / folder
         for model_args, seed, extra in runs:
             tasks = [] if "--tasks" in extra else ["--tasks", "tiny_mc,tiny_gen"]
@@ -97,6 +99,7 @@ def make_lighteval(python: Path, work: Path) -> None:
     run([str(python), str(work / "lighteval_run.py"), str(HERE / "lighteval")], cwd=work)
 
 
+ONLY_FOLDERS: set[str] = set()
 MAKERS = {"lm_eval": make_lm_eval, "inspect": make_inspect, "lighteval": make_lighteval}
 
 
@@ -104,7 +107,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venvs", type=Path, default=Path(tempfile.gettempdir()) / "mdad-fixture-venvs")
     parser.add_argument("--only", default=",".join(MAKERS))
+    parser.add_argument("--folders", default="", help="lm-eval fixture folders to remake (default: all)")
     args = parser.parse_args()
+    ONLY_FOLDERS.update(f for f in args.folders.split(",") if f)
     for name in args.only.split(","):
         python = venv(args.venvs, name)
         with tempfile.TemporaryDirectory() as tmp:

@@ -79,7 +79,7 @@ def test_run_on_an_lm_eval_folder(tmp_path):
 def test_info_prints_what_the_reader_dropped_merged_or_chose():
     result = runner.invoke(app, ["info", str(FIXTURES / "lm_eval_checkpoints"), "--metric", "acc_norm"])
     assert result.exit_code == 0, result.output
-    assert "models: 3" in result.output
+    assert "models: 5" in result.output
     assert "each run is a model of its own (EleutherAI/pythia-160m,revision=step1000," in result.output
     assert "Task 'tiny_gen' has no metric 'acc_norm'; its metric 'exact_match' is read." in result.output
     one = runner.invoke(app, ["info", str(FIXTURES / "lm_eval" / "model-a")])

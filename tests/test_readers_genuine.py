@@ -34,9 +34,9 @@ def _column(matrix, model: str, items: list[str]) -> np.ndarray:
 
 # ---- 1. checkpoints and revisions are models of their own; reruns follow one policy ----------------
 
-def test_revisions_of_one_model_in_one_folder_are_three_models():
+def test_revisions_of_one_model_in_one_folder_are_models_of_their_own():
     m = read_source(FIXTURES / "lm_eval_checkpoints")
-    names = [f"EleutherAI/pythia-160m,revision=step{s}000" for s in (1, 2, 3)]
+    names = [f"EleutherAI/pythia-160m,revision=step{s}000" for s in (1, 2, 3, 4, 5)]
     assert sorted(m.models) == names
     assert any("each run is a model of its own" in note for note in m.notes)
     folder = FIXTURES / "lm_eval_checkpoints" / "EleutherAI__pythia-160m"
@@ -124,7 +124,7 @@ def test_mixed_task_types_keep_option_probabilities_of_multiple_choice_items(fol
 
 def test_lighteval_option_probabilities_are_the_softmax_of_the_logged_logprobs():
     m = read_source(FIXTURES / "lighteval")
-    for model in ("org/model-a", "org/model-b"):
+    for model in ("org/model-a", "org/model-b", "org/model-d", "org/model-e"):
         (file,) = (FIXTURES / "lighteval" / "details" / model).rglob("details_tiny_mc*.parquet")
         row = m.model_index([model])[0]
         for r in pq.read_table(file).to_pylist():

@@ -121,24 +121,27 @@ class Cells:
             )
 
     def _item_hashes(self, m_idx, i_idx, n_items, model_names) -> np.ndarray | None:
-        """Each item's content hash; two models seeing different content is an error."""
-        if all(h is None for h in self.hashes):
+        """Each item's content hash ("" when unknown); two models seeing different content is an error."""
+        rows = np.fromiter((k for k, h in enumerate(self.hashes) if h is not None), dtype=np.int64)
+        if not rows.size:
             return None
+        names, codes = _codes([self.hashes[k] for k in rows])
+        items = i_idx[rows]
+        first = _first_rows(items, n_items)
+        has = first < len(rows)
+        reference = first[items]
+        differ = (codes != codes[reference]) & (m_idx[rows] != m_idx[rows[reference]])
+        if differ.any():
+            k = int(np.argmax(differ))
+            row, other = int(rows[k]), int(rows[reference[k]])
+            raise MdadError(
+                f"{self.names[row][0].upper()}{self.names[row][1:]} has a different gold answer or document for "
+                f"model {model_names[m_idx[other]]!r} ({self.where[other]}) and model "
+                f"{model_names[m_idx[row]]!r} ({self.where[row]}): the models were evaluated on different "
+                "versions of the task."
+            )
         out = np.full(n_items, "", dtype=object)
-        seen: dict[int, int] = {}
-        for row, content in enumerate(self.hashes):
-            if content is None:
-                continue
-            item = int(i_idx[row])
-            first = seen.setdefault(item, row)
-            if self.hashes[first] != content and m_idx[first] != m_idx[row]:
-                raise MdadError(
-                    f"{self.names[row][0].upper()}{self.names[row][1:]} has a different gold answer or document for "
-                    f"model {model_names[m_idx[first]]!r} ({self.where[first]}) and model "
-                    f"{model_names[m_idx[row]]!r} ({self.where[row]}): the models were evaluated on different "
-                    "versions of the task."
-                )
-            out[item] = content
+        out[has] = names[codes[first[has]]]
         return out.astype(str)
 
     def _option_probs(self, m_idx, i_idx, n_models, n_items):

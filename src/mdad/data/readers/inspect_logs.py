@@ -76,7 +76,7 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
     options = options or ReadOptions()
     files = [path] if path.is_file() else find_logs(path)
     if not files:
-        raise MdadError(f"{path} holds no inspect evaluation logs (.eval, or .json from `inspect log convert`).")
+        raise MdadError(f"{path} holds no inspect evaluation logs (.eval or .json).")
     notes: list[str] = []
     root = path if path.is_dir() else path.parent
     found: dict[tuple, list[tuple[str, tuple[Path, dict, list[dict]]]]] = defaultdict(list)

@@ -10,7 +10,6 @@ Parquet is read with pyarrow only (nothing is unpickled).
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from collections import defaultdict
