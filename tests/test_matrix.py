@@ -121,6 +121,7 @@ def test_repeated_models_with_identical_answers_are_merged(tmp_path):
     np.savez(tmp_path / "r.npz", scores=scores, models=["a", "b", "a"], items=["i", "j", "k"])
     m = read_npz(tmp_path / "r.npz")
     assert m.models.tolist() == ["a", "b"] and np.array_equal(m.scores, scores[:2])
+    assert m.notes == ("Model 'a' appears 2 times in r.npz with identical answers; one row is kept.",)
     scores[2, 0] = 0
     np.savez(tmp_path / "r.npz", scores=scores, models=["a", "b", "a"], items=["i", "j", "k"])
     with pytest.raises(MdadError, match="model 'a' appears 2 times with different answers"):
@@ -130,6 +131,7 @@ def test_repeated_models_with_identical_answers_are_merged(tmp_path):
 def test_musr_loads_with_its_repeated_submissions_merged(shared_data_dir):
     m = read_npz(shared_data_dir / "oll2-musr" / "responses.npz")
     assert m.n_models == 448 - 19 and len(set(m.models)) == m.n_models
+    assert len(m.notes) == 19 and all("with identical answers; one row is kept." in n for n in m.notes)
 
 
 def test_mixed_items_use_option_probabilities_where_present_and_scores_elsewhere():

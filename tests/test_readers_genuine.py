@@ -18,6 +18,7 @@ from scipy.special import softmax
 
 import mdad
 from mdad.data import describe, format_description, read_source
+from mdad.data.readers import one_model_hint
 from mdad.errors import MdadError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -210,10 +211,11 @@ def test_lighteval_changed_generation_answer_is_refused(tmp_path):
 # ---- 10. one model's folder says so ----------------------------------------------------------------
 
 def test_one_models_folder_says_the_folder_above_holds_more():
-    m = read_source(FIXTURES / "lm_eval" / "model-a")
-    assert m.notes[-1] == (f"{FIXTURES / 'lm_eval' / 'model-a'} holds one model ('model-a'); comparing models needs "
-                           f"the folder that holds all of them: {FIXTURES / 'lm_eval'} holds more lm-eval results.")
-    assert not any("holds one model" in n for n in read_source(FIXTURES / "lm_eval").notes)
+    path = FIXTURES / "lm_eval" / "model-a"
+    assert one_model_hint(path, read_source(path)) == (
+        f"{path} holds one model ('model-a'); comparing models needs the folder that holds all of them: "
+        f"{FIXTURES / 'lm_eval'} holds more lm-eval results.")
+    assert one_model_hint(FIXTURES / "lm_eval", read_source(FIXTURES / "lm_eval")) is None
 
 
 # ---- notes survive take() and the npz round trip ---------------------------------------------------

@@ -11,6 +11,7 @@ from mdad.cli.common import (
     FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, console, friendly_errors, plural, print_notes, read_data,
 )
 from mdad.data import convert, describe, format_description
+from mdad.data.readers import one_model_hint
 from mdad.errors import MdadError
 
 
@@ -28,9 +29,12 @@ def info(
     if source is not None and data is not None and source != data:
         raise MdadError(f"Give the results once: SOURCE ({source}) or --data ({data}).")
     source = source if source is not None else data
-    for line in format_description(describe(read_data(dataset, source, metric=metric, filter_name=filter_name,
-                                                      reruns=reruns))):
+    matrix = read_data(dataset, source, metric=metric, filter_name=filter_name, reruns=reruns)
+    for line in format_description(describe(matrix)):
         console.print(line, soft_wrap=True, highlight=False)
+    hint = one_model_hint(source, matrix) if source is not None else None
+    if hint:
+        console.print(hint, soft_wrap=True, highlight=False, markup=False)
 
 
 @app.command("convert")

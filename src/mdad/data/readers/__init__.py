@@ -9,7 +9,6 @@ in ``READERS`` below.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
@@ -27,7 +26,9 @@ READERS: list[Reader] = [
 ]
 FORMATS = tuple(reader.name for reader in READERS)
 
-__all__ = ["FORMATS", "READERS", "RERUN_POLICIES", "Reader", "ReadOptions", "detect_format", "read_source"]
+__all__ = [
+    "FORMATS", "READERS", "RERUN_POLICIES", "Reader", "ReadOptions", "detect_format", "one_model_hint", "read_source",
+]
 
 
 def expected() -> str:
@@ -60,10 +61,7 @@ def read_source(
     if unknown:
         what = "a plain score table" if not reader.options else f"{reader.name} results"
         raise MdadError(f"{path} holds {what}, which has no {unknown[0]}s to choose from.")
-    matrix = reader.read(path, options)
-    if matrix.n_models == 1:
-        matrix = replace(matrix, notes=(*matrix.notes, _one_model_note(path, reader, str(matrix.models[0]))))
-    return matrix
+    return reader.read(path, options)
 
 
 def _reader_for(path: Path) -> Reader:
@@ -82,9 +80,14 @@ def _reader_for(path: Path) -> Reader:
     raise MdadError(f"{path} is not a response file mdad can read (expected {expected()}).")
 
 
-def _one_model_note(path: Path, reader: Reader, model: str) -> str:
-    """Say the path holds one model, and whether the folder above holds more results of its kind."""
-    text = f"{path} holds one model ({model!r}); comparing models needs the folder that holds all of them"
+def one_model_hint(path: str | Path, matrix: ResponseMatrix) -> str | None:
+    """When ``path`` holds a single model: a sentence saying so, naming the folder above when it
+    holds more results of the same format (None otherwise)."""
+    if matrix.n_models != 1:
+        return None
+    path = Path(path)
+    reader = _reader_for(path)
+    text = f"{path} holds one model ({str(matrix.models[0])!r}); comparing models needs the folder that holds all of them"
     parent = path.parent
     siblings = [p for p in sorted(parent.iterdir())[:50] if p != path and not p.name.startswith(".")]
     if any(_claims(reader, p) for p in siblings):

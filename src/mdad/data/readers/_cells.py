@@ -84,7 +84,8 @@ class Cells:
     def to_matrix(self) -> ResponseMatrix:
         """The models x items matrix, items in order of first appearance."""
         if not self.scores:
-            raise MdadError(f"{self.source} holds no results to read.")
+            why = f" ({' '.join(self.notes)})" if self.notes else ""
+            raise MdadError(f"{self.source} holds no results to read.{why}")
         model_names, m_idx = _codes(self.models)
         _, i_idx = _codes(self.keys)
         n_models, n_items = len(model_names), int(i_idx.max()) + 1
