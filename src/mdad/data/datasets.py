@@ -51,9 +51,29 @@ def load(source: str | Path, *, metric: str | None = None, filter_name: str | No
          reruns: str = "latest") -> ResponseMatrix:
     """Load a response matrix from a dataset name or a file/folder in any readable format.
 
-    Paths go through ``read_source`` (npz, lm-eval samples, lighteval details, inspect logs,
-    CSV/parquet tables; ``metric``, ``filter_name`` and ``reruns`` as there); anything that is
-    not an existing path is a dataset name.
+    Parameters
+    ----------
+    source : str or Path
+        An existing file or folder (npz, lm-eval samples, lighteval details, inspect logs, CSV/parquet
+        tables; the format is detected), else the name of a dataset.
+    metric : str, optional
+        The per-item metric of harness results: one name for every task that has it (the others
+        keep their main one), or ``"TASK=METRIC,..."``; default each task's main one.
+    filter_name : str, optional
+        The lm-evaluation-harness filter to keep, in the same forms.
+    reruns : {"latest", "error"}
+        A model run again on a task: keep the latest run (with a note) or refuse.
+
+    Returns
+    -------
+    ResponseMatrix
+        With ``notes`` saying what the reader dropped, merged or chose.
+
+    Examples
+    --------
+    >>> import mdad
+    >>> mdad.load("simulated")
+    ResponseMatrix(400 models x 1000 items, 6 subtasks, simulated)
     """
     path = Path(source)
     if path.exists():

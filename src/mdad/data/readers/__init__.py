@@ -46,13 +46,26 @@ def read_source(
 ) -> ResponseMatrix:
     """The response matrix in ``path`` (a file or folder, format detected).
 
-    ``metric`` chooses the per-item metric of harness outputs (lm-eval: acc, acc_norm,
-    exact_match...; lighteval: a metric column key; inspect: a scorer): one name applies to
-    every task that has it (the others keep their main metric, with a note), "TASK=METRIC,..."
-    (or a mapping) chooses per task. ``filter_name`` chooses the lm-eval filter the same way
-    (default "none" or the task's first). ``reruns`` says what to do with a model run twice on
-    one task: "latest" keeps the latest run (with a note), "error" refuses. The matrix's
-    ``notes`` say what was dropped, merged or chosen.
+    Parameters
+    ----------
+    path : str or Path
+        Results in any format of ``READERS``.
+    metric : str or mapping, optional
+        The per-item metric of harness outputs (lm-eval: acc, acc_norm, exact_match...;
+        lighteval: a metric key; inspect: a scorer). One name applies to every task that has it
+        (the others keep their main metric, with a note); ``"TASK=METRIC,..."`` (or a mapping)
+        chooses per task. A name no task has is an error listing every task's metrics.
+    filter_name : str or mapping, optional
+        The lm-eval filter, in the same forms (default "none", else the task's first).
+    reruns : {"latest", "error"}
+        A model run again on a task (same model arguments and folder): keep the latest run,
+        with a note, or refuse.
+
+    Returns
+    -------
+    ResponseMatrix
+        Its ``notes`` say what was dropped, merged or chosen; ``tasks`` and ``item_hashes``
+        what identifies each task and item (see docs/readers.md).
     """
     path = Path(path)
     reader = _reader_for(path)
