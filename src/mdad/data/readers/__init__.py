@@ -73,7 +73,7 @@ def read_source(
     unknown = [name for name in options.given() if name not in reader.options]
     if unknown:
         what = "a plain score table" if not reader.options else f"{reader.name} results"
-        raise MdadError(f"{path} holds {what}, which has no {unknown[0]}s to choose from.")
+        raise MdadError(f"{path} holds {what}, with no {unknown[0]}s to choose from.")
     return reader.read(path, options)
 
 
