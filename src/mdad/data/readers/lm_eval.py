@@ -1,10 +1,13 @@
-"""lm-evaluation-harness ``--log_samples`` output: one folder per model of samples_<task>_<date>.jsonl.
+"""lm-evaluation-harness ``--log_samples`` output: samples_<task>_<date>.jsonl files.
 
 Each line of a samples file is one document under one filter: doc_id, doc, target, arguments,
 resps, filtered_resps, filter, metrics, doc_hash, prompt_hash, target_hash and one key per
-metric. The results_<date>.json beside it gives the model name, task versions, n-shot, task
-hashes and task configs (output type, target delimiter, main metric). Older files without
-``filter``/``metrics`` keys (and with unsanitised numbers) are read too.
+metric. The results_<date>.json of the same date gives the model name and arguments
+(``config.model_args``: pretrained, revision, ...), task versions, n-shot, task hashes and task
+configs (output type, target delimiter, main metric). lm-eval writes every run of a model name
+into one folder (<output_path>/<sanitised name>/), so a run is told apart by its date, and a
+model by its folder and arguments. Older files without ``filter``/``metrics`` keys (and with
+unsanitised numbers) are read too.
 """
 
 from __future__ import annotations
