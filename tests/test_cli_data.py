@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
@@ -125,3 +126,13 @@ def test_estimate_refuses_logs_of_another_task_version(tmp_path):
     refused = runner.invoke(app, ["estimate", str(micro), str(FIXTURES / "lm_eval_v2")])
     assert refused.exit_code == 2 and "Traceback" not in refused.output
     assert "version 2.0, but the micro-benchmark was built on version 1.0" in refused.output
+
+
+@pytest.mark.parametrize("folder", ["lm_eval_checkpoints", "inspect_eval", "lighteval"])
+def test_run_on_genuine_checkpoints_eval_logs_and_mixed_lighteval(tmp_path, folder):
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", "--data", str(FIXTURES / folder), "--methods", "random,anchor-points",
+                                 "--runs", "2", "--workers", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary["method"]) == {"random", "anchor-points"}
