@@ -1,4 +1,4 @@
-"""Pairwise agreement, agreement curves and MDAD (PROTOCOL.md, "Meta-evaluation").
+"""Pairwise agreement, agreement curves and MDAD (docs/protocol.md#meta-evaluation).
 
 Accuracy differences are reported in points (percentage points); bins are floored to
 ``bin_width`` points (0.5 by default).
