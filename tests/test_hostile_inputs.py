@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
-from mdad.data import ResponseMatrix, from_frame, read_source, write_npz
+from mdad.data import ResponseMatrix, from_frame, read_source
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from mdad.cli.text import literal
+from mdad.cli.text import literal, visible
 from mdad.data import ResponseMatrix, load, load_dataset
 from mdad.data.datasets import SIMULATED
 from mdad.errors import MdadError
@@ -19,6 +19,12 @@ from mdad.wording import plural  # noqa: F401  (the CLI's modules import it from
 
 MISSING_POLICIES = ("error", "drop-items", "drop-models")
 FIGURE_FORMATS = ("png", "svg", "pdf")  # as mdad.report.figures.FORMATS (imported lazily: matplotlib)
+RERUNS_POLICIES = ("latest", "error")
+METRIC_HELP = ("Metric to read from harness results: one name for every task that has it (e.g. acc_norm; "
+               "the others keep their main metric), or TASK=METRIC,...; default: each task's main metric.")
+FILTER_HELP = "lm-eval filter to keep, for every task that has it, or TASK=FILTER,... (default: 'none' or the first)."
+RERUNS_HELP = ("A model run twice on one task (same model arguments and folder): 'latest' keeps the latest run "
+               "and says so, 'error' refuses.")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -77,9 +83,9 @@ def friendly_errors(func):
 DatasetOption = Annotated[Optional[str], typer.Option(
     help="Named dataset: 'simulated' (built in, the default) or a folder name in $MDAD_DATA_DIR.", show_default=False)]
 DataOption = Annotated[Optional[Path], typer.Option(help="Your own results: a file or folder in any supported format.")]
-MetricOption = Annotated[Optional[str], typer.Option(
-    help="Metric to read from harness results (e.g. acc_norm); default: each task's main one.")]
-FilterOption = Annotated[Optional[str], typer.Option("--filter", help="lm-eval filter to keep (default: the first).")]
+MetricOption = Annotated[Optional[str], typer.Option(help=METRIC_HELP)]
+FilterOption = Annotated[Optional[str], typer.Option("--filter", help=FILTER_HELP)]
+RerunsOption = Annotated[Literal[RERUNS_POLICIES], typer.Option(help=RERUNS_HELP)]
 SeedOption = Annotated[int, typer.Option(help="The one seed behind every random draw.")]
 ThresholdOption = Annotated[float, typer.Option(help="Agreement rate that defines MDAD.")]
 MissingOption = Annotated[Literal[MISSING_POLICIES], typer.Option(help="Cells not evaluated: error, drop-items or drop-models.")]
@@ -109,30 +115,32 @@ def parse_list(text: str | None, what: str, convert=str) -> list:
 
 
 def read_data(dataset: str | None, data: Optional[Path], seed: int = 0, metric: str | None = None,
-              filter_name: str | None = None) -> ResponseMatrix:
-    """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``, not both."""
+              filter_name: str | None = None, reruns: str = "latest") -> ResponseMatrix:
+    """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``, not both;
+    its notes are printed."""
     if data is not None:
         if dataset is not None:
             raise MdadError(f"Give the data once: --data ({data}) or --dataset ({dataset}), not both.")
         if not data.exists():
             raise MdadError(f"No such file or folder: {data}.")
-        return print_notes(load(data, metric=metric, filter_name=filter_name))
-    if metric is not None or filter_name is not None:
-        which = "--metric" if metric is not None else "--filter"
-        raise MdadError(f"{which} applies to harness results given with --data; the named dataset "
-                        f"{dataset or SIMULATED} is a plain score table.")
-    return print_notes(load_dataset(dataset or SIMULATED, seed=seed))
-
-
-def print_notes(matrix: ResponseMatrix) -> ResponseMatrix:
-    """Say, dimmed and literally, what the reader dropped, merged or chose on the user's behalf."""
-    for note in matrix.notes:
-        console.print(f"[dim]{literal(note)}[/dim]", soft_wrap=True, highlight=False)
+        matrix = load(data, metric=metric, filter_name=filter_name, reruns=reruns)
+    else:
+        if metric is not None or filter_name is not None:
+            which = "--metric" if metric is not None else "--filter"
+            raise MdadError(f"{which} applies to harness results given with --data; the named dataset "
+                            f"{dataset or SIMULATED} is a plain score table.")
+        matrix = load_dataset(dataset or SIMULATED, seed=seed)
+    print_notes(matrix)
     return matrix
 
 
-def load_matrix(dataset: str | None, data: Optional[Path], seed: int, missing: str, metric: str | None = None,
-                filter_name: str | None = None) -> ResponseMatrix:
-    """The response matrix the user named, with missing cells handled as asked."""
-    return read_data(dataset, data, seed, metric, filter_name).require_complete(missing)
+def print_notes(matrix: ResponseMatrix) -> None:
+    """What the reader dropped, merged or chose on the user's behalf, one dimmed line each (literally)."""
+    for note in matrix.notes:
+        err_console.print(f"note: {visible(note)}", style="dim", soft_wrap=True, highlight=False, markup=False)
 
+
+def load_matrix(dataset: str | None, data: Optional[Path], seed: int, missing: str, metric: str | None = None,
+                filter_name: str | None = None, reruns: str = "latest") -> ResponseMatrix:
+    """The response matrix the user named, with missing cells handled as asked."""
+    return read_data(dataset, data, seed, metric, filter_name, reruns).require_complete(missing)

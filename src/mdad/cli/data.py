@@ -7,9 +7,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from mdad.cli.common import DatasetOption, FilterOption, MetricOption, app, console, friendly_errors, output_path, plural, read_data
+from mdad.cli.common import (
+    DatasetOption, FilterOption, MetricOption, RerunsOption, app, console, friendly_errors, output_path, plural,
+    print_notes, read_data,
+)
 from mdad.cli.text import literal
 from mdad.data import convert, describe, format_description
+from mdad.data.readers import one_model_hint
 from mdad.errors import MdadError
 
 
@@ -22,13 +26,18 @@ def info(
     data: Annotated[Optional[Path], typer.Option(help="The same as SOURCE, spelled as on 'mdad run'.")] = None,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
+    reruns: RerunsOption = "latest",
 ) -> None:
     """Models, items, subtasks, missing cells and the accuracy range of a results source."""
     if source is not None and data is not None and source != data:
         raise MdadError(f"Give the results once: SOURCE ({source}) or --data ({data}).")
     source = source if source is not None else data
-    for line in format_description(describe(read_data(dataset, source, metric=metric, filter_name=filter_name))):
+    matrix = read_data(dataset, source, metric=metric, filter_name=filter_name, reruns=reruns)
+    for line in format_description(describe(matrix)):
         console.print(literal(line), soft_wrap=True, highlight=False)
+    hint = one_model_hint(source, matrix) if source is not None else None
+    if hint:
+        console.print(literal(hint), soft_wrap=True, highlight=False)
 
 
 @app.command("convert")
@@ -38,11 +47,13 @@ def convert_command(
     out: Annotated[str, typer.Option(help="The .npz file to write.")],
     metric: MetricOption = None,
     filter_name: FilterOption = None,
+    reruns: RerunsOption = "latest",
 ) -> None:
     """Convert results to mdad's npz format (scores, names, subtasks, option probabilities)."""
     out = output_path(out, "the output file")
     if not source.exists():
         raise MdadError(f"No such file or folder: {source}.")
-    matrix = convert(source, out, metric=metric, filter_name=filter_name)
+    matrix = convert(source, out, metric=metric, filter_name=filter_name, reruns=reruns)
+    print_notes(matrix)
     console.print(f"{plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} written to {literal(out)}.",
                   highlight=False)

@@ -14,7 +14,7 @@ from rich.table import Table
 from mdad import methods as method_registry
 from mdad.assessment import Assessment, assess
 from mdad.cli.common import (
-    DataOption, DatasetOption, FilterOption, MetricOption, MissingOption, SeedOption, ThresholdOption,
+    DataOption, DatasetOption, FilterOption, MetricOption, MissingOption, RerunsOption, SeedOption, ThresholdOption,
     WorkersOption, app, console, friendly_errors, load_matrix, output_path, plural, print_notes,
 )
 from mdad.cli.text import literal
@@ -38,6 +38,7 @@ def select_command(
     missing: MissingOption = "error",
     metric: MetricOption = None,
     filter_name: FilterOption = None,
+    reruns: RerunsOption = "latest",
     assess_runs: Annotated[int, typer.Option(
         min=0, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip).")] = 20,
     targets: Annotated[Optional[int], typer.Option(
@@ -59,7 +60,7 @@ def select_command(
     check_output_file(out, "the micro-benchmark file")
     if lm_eval_samples is not None:
         check_output_file(lm_eval_samples, "the lm-eval samples file")
-    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples is not None else None
     inspect_commands = chosen.inspect_commands() if inspect else []
@@ -114,6 +115,7 @@ def estimate_command(
     csv: Annotated[Optional[str], typer.Option(help="Also write the estimates to this CSV file.")] = None,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
+    reruns: RerunsOption = "latest",
 ) -> None:
     """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark."""
     if csv is not None:
@@ -122,7 +124,9 @@ def estimate_command(
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
-    estimates = chosen.estimate(print_notes(load(results, metric=metric, filter_name=filter_name)))
+    matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
+    print_notes(matrix)
+    estimates = chosen.estimate(matrix)
     table = Table(title=f"{literal(chosen.method)}, {plural(len(chosen.item_ids), 'item')} (estimated full-benchmark accuracy)")
     table.add_column("model")
     table.add_column("estimate (%)", justify="right")

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.cli.common import (
-    DataOption, DatasetOption, FiguresOption, FilterOption, MetricOption, MissingOption, SeedOption, ThresholdOption,
+    DatasetOption, FiguresOption, FilterOption, MetricOption, MissingOption, RerunsOption, SeedOption, ThresholdOption,
     WorkersOption, app, console, err_console, friendly_errors, load_matrix, output_path, parse_list, plural,
 )
 from mdad.cli.text import literal
@@ -41,7 +41,9 @@ from mdad.report.tables import NOT_REACHED, wide_summary
 def run(
     ctx: typer.Context,
     dataset: DatasetOption = None,
-    data: DataOption = None,
+    data: Annotated[Optional[Path], typer.Option(help=(
+        "Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a "
+        "CSV/parquet table (file or folder)."))] = None,
     methods: Annotated[Optional[str], typer.Option(help="Comma-separated selection methods (default: all).")] = None,
     sizes: Annotated[Optional[str], typer.Option(help=(
         "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
@@ -67,6 +69,7 @@ def run(
         help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster.")] = None,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
+    reruns: RerunsOption = "latest",
     out: Annotated[str, typer.Option(help="Output folder (a rerun with the same settings resumes).")] = "mdad-out",
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
@@ -80,7 +83,7 @@ def run(
     method_names = parse_list(methods, "methods") or method_registry.available()
     for name in method_names:
         method_registry.get(name)  # an unknown name is one clear error, before the data is read
-    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     if per_subtask:
         method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
     method_names = list(dict.fromkeys(method_names))
@@ -97,7 +100,7 @@ def run(
     experiment = Experiment(matrix, config, store=store)
     extra = {"command": command_line(ctx), "threshold": threshold, "curve_sizes": curve_list,
              "data": data_spec(dataset=dataset or SIMULATED, path=data, metric=metric, filter_name=filter_name,
-                               missing=missing, seed=seed),
+                               missing=missing, seed=seed, reruns=reruns),
              "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
     with store.locked():
         experiment.open_store(extra)
