@@ -217,6 +217,11 @@ def test_impossible_outputs(tmp_path, args, message):
     one_error(runner.invoke(app, [a.format(tmp=tmp_path) for a in args]), message.format(tmp=tmp_path))
 
 
+def test_library_store_that_cannot_be_written_is_mdad_error():
+    with pytest.raises(MdadError, match="Could not write the results folder /proc/mdad-nope"):
+        small_experiment(Path("/proc/mdad-nope/o")).run(workers=1)
+
+
 def test_a_write_failing_during_the_work_is_one_sentence(tmp_path, monkeypatch):
     from mdad.outputs import write_csv
 

@@ -36,6 +36,7 @@ except ImportError:  # Windows: no advisory locks, runs are not guarded against 
     fcntl = None
 
 from mdad.errors import MdadError
+from mdad.outputs import writing
 
 CONFIG_FILE = "config.json"
 CELLS_DIR = "cells"
@@ -92,9 +93,10 @@ class ResultStore:
         if self.root.exists() and not self.root.is_dir():
             raise MdadError(f"The output folder {self.root} is a file; give a folder name.")
         path = self.root / CONFIG_FILE
-        self.root.mkdir(parents=True, exist_ok=True)
-        with self.locked():
-            self._merge_config(path, config)
+        with writing(self.root, "the results folder"):
+            self.root.mkdir(parents=True, exist_ok=True)
+            with self.locked():
+                self._merge_config(path, config)
 
     def _merge_config(self, path: Path, config: dict) -> None:
         if path.is_file():
@@ -126,8 +128,9 @@ class ResultStore:
             finally:
                 self._lock_depth -= 1
             return
-        self.root.mkdir(parents=True, exist_ok=True)
-        handle = open(self.root / LOCK_FILE, "a+")
+        with writing(self.root, "the results folder"):
+            self.root.mkdir(parents=True, exist_ok=True)
+            handle = open(self.root / LOCK_FILE, "a+")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
