@@ -92,7 +92,7 @@ def test_reruns_option_refuses_in_one_sentence():
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "Model 'mockllm/alpha' on task 'tiny_qa' was run 2 times" in result.output
     bad = runner.invoke(app, ["info", str(FIXTURES / "inspect_eval"), "--reruns", "first"])
-    assert bad.exit_code == 2 and "Unknown rerun policy 'first'; use latest or error." in bad.output
+    assert bad.exit_code == 2 and "Invalid value for '--reruns': 'first' is not one of 'latest', 'error'" in bad.output
 
 
 def test_convert_of_one_model_says_model_not_models(tmp_path):

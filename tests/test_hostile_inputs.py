@@ -132,7 +132,7 @@ def test_reader_notes_are_printed_literally(capsys):
     matrix = ResponseMatrix(scores=np.ones((2, 2)), models=["a", "b"], items=["i", "j"], subtasks=["s", "s"],
                             notes=(f"Model [/b]{ESC_TITLE}: 2 older runs dropped.",))
     print_notes(matrix)
-    assert capsys.readouterr().out.strip() == "Model [/b]\\x1b]0;owned\\x07: 2 older runs dropped."
+    assert capsys.readouterr().err.strip() == "note: Model [/b]\\x1b]0;owned\\x07: 2 older runs dropped."
 
 
 def test_literal_spells_out_control_characters():
