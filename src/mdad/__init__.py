@@ -3,7 +3,8 @@
 The public API, thin over the library:
 
     import mdad
-    matrix = mdad.load("path/to/responses.npz")           # or mdad.simulate(), mdad.from_frame(df)
+    matrix = mdad.load("gpqa")                             # built in: gpqa, musr, math-hard; or a file,
+                                                           # mdad.simulate(), mdad.from_frame(df)
     micro = mdad.select(matrix, "random", 100)             # one micro-benchmark from all models
     report = mdad.assess(matrix, "random", 100)            # its error and MDAD on held-out models
     frames = mdad.Experiment(matrix, mdad.ExperimentConfig(("random",), (10, 100))).run()

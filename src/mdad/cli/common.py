@@ -9,10 +9,12 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from mdad.data import ResponseMatrix, load, load_dataset
+from mdad.data import DEFAULT_DATASET, ResponseMatrix, load, load_dataset
 from mdad.errors import MdadError
 
 MISSING_POLICIES = ("error", "drop-items", "drop-models")
+DATASET_HELP = ("Named dataset: built in (gpqa, the paper's GPQA matrix; musr; math-hard), 'simulated' (a simulated "
+                "leaderboard with option probabilities) or a folder of $MDAD_DATA_DIR; 'mdad datasets' lists them.")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models.")
 console = Console()

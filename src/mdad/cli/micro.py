@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from mdad.assessment import Assessment, assess
-from mdad.cli.common import app, check_output_file, check_workers, console, friendly_errors, load_matrix, plural
+from mdad.cli.common import DATASET_HELP, DEFAULT_DATASET, app, check_output_file, check_workers, console, friendly_errors, load_matrix, plural
 from mdad.data import load
 from mdad.errors import MdadError
 from mdad.experiment.splits import MIN_MODELS
@@ -25,7 +25,7 @@ def select_command(
     method: str = typer.Option(..., help="Selection method (see 'mdad methods')."),
     size: int = typer.Option(..., help="Number of items."),
     out: Path = typer.Option(..., help="Where to write the micro-benchmark (JSON)."),
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' or a folder name in $MDAD_DATA_DIR."),
+    dataset: str = typer.Option(DEFAULT_DATASET, help=DATASET_HELP),
     data: Optional[Path] = typer.Option(None, help="Your own results (file or folder)."),
     seed: int = typer.Option(0, help="Seed of the selection."),
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),

@@ -14,7 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from mdad import methods as method_registry
-from mdad.cli.common import app, check_workers, console, err_console, friendly_errors, load_matrix, parse_list, plural
+from mdad.cli.common import DATASET_HELP, DEFAULT_DATASET, app, check_workers, console, err_console, friendly_errors, load_matrix, parse_list, plural
+from mdad.data.builtin import builtin_dataset
 from mdad.errors import MdadError
 from mdad.experiment.grid import PAPER_SIZES, Experiment, ExperimentConfig
 from mdad.experiment.splits import make_splits
@@ -29,10 +30,10 @@ from mdad.report.tables import NOT_REACHED, wide_summary
 @friendly_errors
 def run(
     ctx: typer.Context,
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
+    dataset: str = typer.Option(DEFAULT_DATASET, help=DATASET_HELP),
     data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all)."),
-    sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) items); default: 10,25,50,100,250,500,1000 up to the seen pool."),
+    sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) items); default: 10,25,50,100,250,500,1000 up to the seen pool; the paper's 10,25,50,100,200 on gpqa."),
     sources: Optional[str] = typer.Option(None, help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer)."),
     runs: int = typer.Option(50, help="Random runs per cell."),
     targets: Optional[int] = typer.Option(None, help="Target models per run (default: 50, or half the models if fewer than 100)."),
@@ -61,7 +62,9 @@ def run(
     n_seen, free = probe.n_seen, probe.source_pool.shape[1]
     if per_subtask:
         method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
-    requests = parse_sizes(sizes, n_seen) if sizes else [SizeRequest(str(k), k) for k in PAPER_SIZES if k <= n_seen]
+    builtin = builtin_dataset(dataset)
+    default_sizes = builtin.sizes if builtin is not None and data is None and builtin.sizes else PAPER_SIZES
+    requests = parse_sizes(sizes, n_seen) if sizes else [SizeRequest(str(k), k) for k in default_sizes if k <= n_seen]
     size_list = unique_counts(requests) or (n_seen,)
     source_list = parse_list(sources, "sources", int) or [min(300, free)]
     curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes else None
@@ -84,6 +87,8 @@ def run(
                   f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(method_names), 'method')} x "
                   f"{plural(len(size_list), 'size')} x {plural(len(source_list), 'source count')} = {plural(total, 'cell')}.",
                   highlight=False)
+    if builtin is not None and data is None:
+        console.print(f"[dim]{builtin.name}: {builtin.benchmark}, {builtin.origin}.[/dim]", highlight=False)
     if pending < total or kept_blocks:
         blocks_note = f" (and {kept_blocks} finished blocks of runs of the others)" if kept_blocks else ""
         console.print(f"Resuming: {total - pending} of {total} cells are already in {out}{blocks_note}.")
