@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mdad.data import load, simulate
+from mdad.data import BUILTIN, load, simulate
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
@@ -54,13 +54,16 @@ def run_pair_stats(matrix: ResponseMatrix, config: dict) -> tuple[analytic.PairS
 def matrix_of_run(config: dict) -> ResponseMatrix | None:
     """The response matrix a stored run used, found from its config (None when it cannot be found).
 
-    The simulated dataset is regenerated from its seed; a dataset name or file is loaded
-    again; the missing-data policies are tried until the data's fingerprint matches.
+    The simulated dataset is regenerated from its seed; a built-in dataset, a dataset name or
+    a file is loaded again; the missing-data policies are tried until the data's fingerprint matches.
     """
     source = str(config.get("data_source", ""))
+    builtin = next((entry for entry in BUILTIN.values() if entry.label == source), None)
     try:
         if config.get("simulated") and source.startswith("simulated (seed "):
             matrix = simulate(seed=int(source.removeprefix("simulated (seed ").rstrip(")")))
+        elif builtin is not None:
+            matrix = builtin.load()
         else:
             matrix = load(source)
     except (MdadError, ValueError, OSError):
