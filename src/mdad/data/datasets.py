@@ -86,7 +86,8 @@ def load_dataset(name: str = DEFAULT_DATASET, seed: int = 0) -> ResponseMatrix:
     if root is None:
         raise MdadError(
             f"No built-in dataset {name!r} (built in: {', '.join([*BUILTIN, SIMULATED])}); other names are looked up "
-            f"in the folder named by {DATA_DIR_VARIABLE}, which is not set (e.g. {DATA_DIR_VARIABLE}=path/to/data)."
+            f"in the folder named by {DATA_DIR_VARIABLE}, which is not set; set it (e.g. {DATA_DIR_VARIABLE}=path/to/data) "
+            "or give the results file or folder itself."
         )
     path = root / name / "responses.npz"
     if not path.is_file():
@@ -95,21 +96,40 @@ def load_dataset(name: str = DEFAULT_DATASET, seed: int = 0) -> ResponseMatrix:
     return read_npz(path, source=name)
 
 
-def load(source: str | Path, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
+def load(source: str | Path, *, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
     """Load a response matrix from a dataset name or a file/folder in any readable format.
 
-    Paths go through ``read_source`` (npz, lm-eval samples, lighteval details, inspect logs,
-    CSV/parquet tables); anything that is not an existing path is a dataset name.
+    Parameters
+    ----------
+    source : str or Path
+        An existing file or folder (npz, lm-eval samples, lighteval details, inspect logs, CSV/parquet
+        tables; the format is detected), else the name of a dataset.
+    metric : str, optional
+        The per-item metric of harness results (e.g. ``acc_norm``); default each task's main one.
+    filter_name : str, optional
+        The lm-evaluation-harness filter to keep.
+
+    Returns
+    -------
+    ResponseMatrix
+
+    Examples
+    --------
+    >>> import mdad
+    >>> mdad.load("gpqa")
+    ResponseMatrix(420 models x 448 items, 1 subtask, gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2))
+    >>> mdad.load("simulated")
+    ResponseMatrix(400 models x 1000 items, 9 subtasks, simulated)
     """
     path = Path(source)
     if path.exists():
         return read_source(path, metric=metric, filter_name=filter_name)
     if metric is not None or filter_name is not None:
-        raise MdadError(f"No such file or folder: {source} (--metric and --filter apply to result files).")
+        raise MdadError(f"No such file or folder: {source} (a metric and a filter apply to result files).")
     return load_dataset(str(source))
 
 
-def convert(source: str | Path, out: str | Path, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
+def convert(source: str | Path, out: str | Path, *, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
     """Read ``source`` (any readable format) and save it as the npz that ``read_npz`` loads."""
     out = Path(out)
     if out.suffix != ".npz":

@@ -1,7 +1,9 @@
-"""Pairwise agreement, agreement curves and MDAD (PROTOCOL.md, "Meta-evaluation").
+"""Pairwise agreement, agreement curves and MDAD (docs/protocol.md#meta-evaluation).
 
 Accuracy differences are reported in points (percentage points); bins are floored to
-``bin_width`` points (0.5 by default).
+``bin_width`` points (DEFAULT_BIN_WIDTH, 0.5). The binning (:func:`bin_of`) and the rule
+"the first bin whose agreement reaches the threshold" (:func:`first_crossing`) live here
+only; every MDAD of mdad (simulated, exact, fitted) uses them.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from functools import lru_cache
 
 import numpy as np
 
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 
 # Accuracies are ratios of counts; a tiny tolerance keeps e.g. 0.035 from flooring to 3.0.
 _FLOOR_TOLERANCE = 1e-9
+# Agreement rates are ratios or sums of probabilities; one that reaches the threshold up to
+# rounding (0.7999999999999999) counts as reaching it.
+_THRESHOLD_TOLERANCE = 1e-12
 
 
 @lru_cache(maxsize=64)
@@ -47,9 +53,26 @@ def matching_arrays(estimates, truth) -> tuple[np.ndarray, np.ndarray]:
 def pairwise_agreement(estimates: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For every pair of targets in every run: does the micro-benchmark order it as the truth does?
 
-    Returns (agree, true_difference_in_points), both runs x pairs. A pair agrees when the
-    estimated difference has the sign of the true difference and is not zero: a tie in
-    the estimate, or a true tie, counts as disagreement.
+    A pair agrees when the estimated difference has the sign of the true difference and is not
+    zero: a tie in the estimate, or a true tie, counts as disagreement (docs/protocol.md#meta-evaluation).
+
+    Parameters
+    ----------
+    estimates, truth : array_like
+        Accuracies, runs x targets.
+
+    Returns
+    -------
+    agree : numpy.ndarray
+        runs x pairs booleans, pairs i < j in upper-triangle order.
+    difference : numpy.ndarray
+        runs x pairs true differences truth_i - truth_j in points.
+
+    Examples
+    --------
+    >>> agree, diff = pairwise_agreement([[0.5, 0.6, 0.6]], [[0.4, 0.7, 0.5]])
+    >>> agree.tolist(), diff.round(1).tolist()
+    ([[True, True, False]], [[-30.0, -10.0, 20.0]])
     """
     est, tru = matching_arrays(estimates, truth)
     de, dt = pair_differences(est), pair_differences(tru)
@@ -61,12 +84,12 @@ def agreement_from_differences(de: np.ndarray, dt: np.ndarray) -> np.ndarray:
     return (np.sign(de) == np.sign(dt)) & (de != 0)
 
 
-def bin_of(diff_points: np.ndarray, bin_width: float = 0.5) -> np.ndarray:
+def bin_of(diff_points: np.ndarray, bin_width: float = DEFAULT_BIN_WIDTH) -> np.ndarray:
     """Integer bin of each |difference|: floor(|d| / bin_width)."""
     return np.floor(np.abs(diff_points) / bin_width + _FLOOR_TOLERANCE).astype(np.int64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class AgreementCurve:
     """Agreement rate per bin of |true difference| (bins with no pairs are left out)."""
 
@@ -79,9 +102,28 @@ class AgreementCurve:
     def rate(self) -> np.ndarray:
         return self.agreed / self.pairs
 
+    def crossing(self, threshold: float = DEFAULT_THRESHOLD) -> float:
+        """MDAD of the curve: lower edge of the first bin whose agreement reaches ``threshold`` (NaN: none)."""
+        return first_crossing(self.rate, self.lower, threshold)
 
-def agreement_curve(agree: np.ndarray, diff_points: np.ndarray, bin_width: float = 0.5) -> AgreementCurve:
-    """Bin pairs by |true difference| and count agreements per bin."""
+
+def agreement_curve(agree: np.ndarray, diff_points: np.ndarray, *, bin_width: float = DEFAULT_BIN_WIDTH) -> AgreementCurve:
+    """Bin pairs by |true difference| (points, floored to ``bin_width``) and count agreements per bin.
+
+    Parameters
+    ----------
+    agree : array_like of bool
+        Whether each pair was ordered correctly (any shape).
+    diff_points : array_like
+        The pairs' true differences in points (same shape).
+    bin_width : float
+        Width of the bins in points.
+
+    Returns
+    -------
+    AgreementCurve
+        Only bins holding pairs; ``curve.crossing(threshold)`` is the MDAD without interval.
+    """
     bins = bin_of(np.ravel(diff_points), bin_width)
     agree = np.ravel(agree)
     pairs = np.bincount(bins)
@@ -116,23 +158,60 @@ class Mdad:
         return f"{self.value:g} [{self.low:g}, {high}]"
 
 
-def _first_at_least(values: np.ndarray, edges: np.ndarray, threshold: float) -> float:
-    hits = np.flatnonzero(values >= threshold)
-    return float(edges[hits[0]]) if len(hits) else float("nan")
+def first_crossing(values: np.ndarray, edges: np.ndarray, threshold: float = DEFAULT_THRESHOLD):
+    """Lower edge of the first bin whose agreement reaches ``threshold`` (NaN: none does).
+
+    ``values`` holds one agreement rate per bin (``edges`` their lower edges), or rows of
+    them (e.g. bootstrap resamples): then one edge per row is returned.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    edges = np.asarray(edges, dtype=np.float64)
+    hit = values >= threshold - _THRESHOLD_TOLERANCE
+    if values.ndim == 1:
+        hits = np.flatnonzero(hit)
+        return float(edges[hits[0]]) if len(hits) else float("nan")
+    first = hit.argmax(axis=-1)
+    return np.where(hit.any(axis=-1), edges[first], np.nan)
 
 
 def mdad_from_curve(
     curve: AgreementCurve,
-    threshold: float = 0.8,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
     rng: np.random.Generator | None = None,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Mdad:
-    """The smallest bin whose agreement rate reaches ``threshold``, and its interval.
+    """MDAD: the smallest bin whose agreement rate reaches ``threshold``, and its interval.
 
     Each bin's rate is bootstrapped (resampling its pairs, i.e. a binomial draw); the first
     bin whose upper bound reaches the threshold is the interval's low end, the first whose
-    lower bound does is its high end.
+    lower bound does is its high end (docs/protocol.md#mdad).
+
+    Parameters
+    ----------
+    curve : AgreementCurve
+    threshold : float
+        Agreement rate that defines MDAD.
+    rng : numpy.random.Generator, optional
+        Draws the bootstrap (default: a fixed seed).
+    n_boot : int
+        Bootstrap resamples.
+    confidence : float
+        Level of the interval.
+
+    Returns
+    -------
+    Mdad
+        ``value`` NaN when not reached; ``high`` NaN when no bin's lower bound reaches it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> curve = AgreementCurve(lower=np.array([0.0, 0.5, 1.0]), pairs=np.array([50, 50, 50]),
+    ...                        agreed=np.array([30, 42, 49]), bin_width=0.5)
+    >>> mdad_from_curve(curve).value
+    0.5
     """
     rng = rng if rng is not None else np.random.default_rng(0)
     rate = curve.rate
@@ -140,8 +219,8 @@ def mdad_from_curve(
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(boot, [alpha, 1.0 - alpha], axis=1)
     return Mdad(
-        value=_first_at_least(rate, curve.lower, threshold),
-        low=_first_at_least(hi, curve.lower, threshold),
-        high=_first_at_least(lo, curve.lower, threshold),
+        value=first_crossing(rate, curve.lower, threshold),
+        low=first_crossing(hi, curve.lower, threshold),
+        high=first_crossing(lo, curve.lower, threshold),
         threshold=threshold,
     )
