@@ -20,9 +20,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from mdad import methods as method_registry
 from mdad.data import ResponseMatrix, load_dataset, simulate
-from mdad.experiment.evaluate import evaluate_cell
 from mdad.experiment.grid import Experiment, ExperimentConfig
 
 SIZES = (10, 25, 50, 100)
@@ -32,12 +30,9 @@ ANCHORS = ("musr", "math-hard")  # the order the simulation should share at 10 i
 
 def seen_mdad(matrix: ResponseMatrix, runs: int, workers: int) -> pd.DataFrame:
     """MDAD on the seen items, method x size."""
-    sources = min(300, matrix.n_models - 50)
-    config = ExperimentConfig(tuple(method_registry.available()), SIZES, (sources,), runs, 50, None, 0)
-    frames = Experiment(matrix, config).run(workers=workers)
-    rows = [row for cell, frame in frames.items() for row in evaluate_cell(cell, frame, robust=False)[0]
-            if row["view"] == "seen"]
-    return pd.DataFrame(rows).pivot_table(index="method", columns="size", values="mdad")
+    config = ExperimentConfig.for_matrix(matrix, sizes=SIZES, runs=runs, seed=0)  # 50 targets, 300 sources
+    summary = Experiment(matrix, config).run(workers=workers).summary()
+    return summary[summary["view"] == "seen"].pivot_table(index="method", columns="size", values="mdad")
 
 
 def order(values: pd.Series) -> str:

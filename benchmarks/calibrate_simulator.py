@@ -86,7 +86,8 @@ def summarise(name: str) -> dict:
     b = -logits.mean(axis=0)
     b_means = np.array([b[codes == t].mean() for t in range(len(matrix.subtask_names))])
     return {
-        "name": name, "floors": floors, "above_floor": above,
+        "name": name, "floors": floors, "above_floor": above, "general": general, "b_within": b - b_means[codes],
+        "rest": rest,
         "a_median": float(np.median(np.abs(general))), "a_log_sd": float(np.std(np.log(np.abs(general)))),
         "a_negative": float((general < 0).mean()), "specific_ratio": specific, "subtask_share": subtask_share,
         "ability_skew": float(skew(ability[:, 0])),
@@ -103,9 +104,17 @@ def main() -> None:
     for row in rows:
         print(f"{row['name']:16s}" + "".join(f"{row[k]:15.3f}" for k in keys))
         print(f"{'':16s}floors {np.round(row['floors'], 3).tolist()}; accuracy above floor {np.round(row['above_floor'], 3).tolist()}")
-    print("\npooled defaults (median over the matrices, ignoring NaN):")
-    for k in keys:
-        print(f"  {k.upper()} = {np.nanmedian([row[k] for row in rows]):.2f}")
+    # item parameters pooled over the items of the three matrices (the simulation's subtasks are theirs)
+    general = np.concatenate([row["general"] for row in rows])
+    rest = np.concatenate([row["rest"] for row in rows])
+    b_within = np.concatenate([row["b_within"] for row in rows])
+    print("\npooled defaults (item parameters over the items of all three matrices; subtask share: median):")
+    print(f"  DISCRIMINATION_MEDIAN = {np.median(np.abs(general)):.2f}")
+    print(f"  DISCRIMINATION_LOG_SD = {np.std(np.log(np.abs(general))):.2f}")
+    print(f"  NEGATIVE_SHARE = {(general < 0).mean():.2f}")
+    print(f"  SPECIFIC_RATIO = {np.sqrt((rest**2).sum(axis=1).mean()) / np.sqrt((general**2).mean()):.2f}")
+    print(f"  SUBTASK_SHARE = {np.nanmedian([row['subtask_share'] for row in rows]):.2f}")
+    print(f"  DIFFICULTY_SD = {np.std(b_within):.2f}")
     floors = [f for row in rows for f in row["floors"]]
     above = [a for row in rows for a in row["above_floor"]]
     print(f"  SUBTASK_FLOORS = {tuple(round(f, 2) for f in floors)}")

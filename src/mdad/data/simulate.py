@@ -48,12 +48,12 @@ class SimulationParams:
     ``above_floor[t]`` (both lists cycled).
     """
 
-    discrimination_median: float = 0.95
-    discrimination_log_sd: float = 1.05
-    negative_share: float = 0.30
-    specific_ratio: float = 0.58
+    discrimination_median: float = 1.06
+    discrimination_log_sd: float = 1.11
+    negative_share: float = 0.17
+    specific_ratio: float = 0.48
     subtask_share: float = 0.08
-    difficulty_sd: float = 1.42
+    difficulty_sd: float = 1.67
     floors: tuple[float, ...] = (0.23, 0.48, 0.22, 0.24, 0.0, 0.0, 0.0, 0.0, 0.0)
     above_floor: tuple[float, ...] = (0.113, 0.072, 0.155, 0.163, 0.027, 0.02, 0.057, 0.122, 0.024)
 
