@@ -16,9 +16,13 @@ item-centred logit matrix, so the summary does not depend on the fit's arbitrary
 - difficulty: b = -(mean logit over models), its sd within subtasks and between subtasks,
   and each subtask's mean fitted probability of knowing the answer (accuracy above the floor).
 
-It prints each matrix's summary and the pooled defaults (medians over the three matrices; the
-subtask floors and accuracies above the floor as the pooled list the simulator cycles through),
-which are written as constants in ``mdad/data/simulate.py``.
+It prints each matrix's summary and the pooled defaults: the item parameters pooled over the
+2,098 items of the three matrices, the subtask share as the median over the two with subtasks,
+and the floors and accuracies above the floor of the 9 real subtasks, which the simulation's 9
+subtasks take in turn. They are written as the defaults of ``SimulationParams`` in
+``mdad/data/simulate.py`` (a slow test checks that they match). The simulation's abilities have
+the fit's dimensionality (D = 3: a general ability and two specific skills); the skewness of
+the fitted general ability is printed for comparison.
 
     python benchmarks/calibrate_simulator.py
 """
@@ -104,21 +108,25 @@ def main() -> None:
     for row in rows:
         print(f"{row['name']:16s}" + "".join(f"{row[k]:15.3f}" for k in keys))
         print(f"{'':16s}floors {np.round(row['floors'], 3).tolist()}; accuracy above floor {np.round(row['above_floor'], 3).tolist()}")
-    # item parameters pooled over the items of the three matrices (the simulation's subtasks are theirs)
+    print("\npooled defaults (item parameters over the items of all three matrices; subtask share: median):")
+    for key, value in pooled(rows).items():
+        print(f"  {key} = {value}")
+
+
+def pooled(rows: list[dict]) -> dict:
+    """The simulator's defaults (SimulationParams fields, rounded as stored) from the per-matrix summaries."""
     general = np.concatenate([row["general"] for row in rows])
     rest = np.concatenate([row["rest"] for row in rows])
-    b_within = np.concatenate([row["b_within"] for row in rows])
-    print("\npooled defaults (item parameters over the items of all three matrices; subtask share: median):")
-    print(f"  DISCRIMINATION_MEDIAN = {np.median(np.abs(general)):.2f}")
-    print(f"  DISCRIMINATION_LOG_SD = {np.std(np.log(np.abs(general))):.2f}")
-    print(f"  NEGATIVE_SHARE = {(general < 0).mean():.2f}")
-    print(f"  SPECIFIC_RATIO = {np.sqrt((rest**2).sum(axis=1).mean()) / np.sqrt((general**2).mean()):.2f}")
-    print(f"  SUBTASK_SHARE = {np.nanmedian([row['subtask_share'] for row in rows]):.2f}")
-    print(f"  DIFFICULTY_SD = {np.std(b_within):.2f}")
-    floors = [f for row in rows for f in row["floors"]]
-    above = [a for row in rows for a in row["above_floor"]]
-    print(f"  SUBTASK_FLOORS = {tuple(round(f, 2) for f in floors)}")
-    print(f"  SUBTASK_ABOVE_FLOOR = {tuple(round(a, 3) for a in above)}")
+    return {
+        "discrimination_median": round(float(np.median(np.abs(general))), 2),
+        "discrimination_log_sd": round(float(np.std(np.log(np.abs(general)))), 2),
+        "negative_share": round(float((general < 0).mean()), 2),
+        "specific_ratio": round(float(np.sqrt((rest**2).sum(axis=1).mean() / (general**2).mean())), 2),
+        "subtask_share": round(float(np.nanmedian([row["subtask_share"] for row in rows])), 2),
+        "difficulty_sd": round(float(np.std(np.concatenate([row["b_within"] for row in rows]))), 2),
+        "floors": tuple(round(f, 2) for row in rows for f in row["floors"]),
+        "above_floor": tuple(round(a, 3) for row in rows for a in row["above_floor"]),
+    }
 
 
 if __name__ == "__main__":
