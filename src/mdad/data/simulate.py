@@ -17,7 +17,7 @@ P(correct) = P. A subtask without a floor (free response) still shows n options.
 The default parameters (``SimulationParams``) summarise 3-dimensional IRT fits
 (``mdad.irt.fit_irt``) to the three built-in real matrices (gpqa, musr, math-hard):
 ``benchmarks/calibrate_simulator.py`` derives and prints them, and benchmarks/README.md
-compares the MDAD of the methods on the simulation and on the real matrices.
+compares the MDAD of the methods on the simulation and on the real matrices (docs/data.md#calibration).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``gpqa`` is the matrix of the paper mdad follows, so ``mdad run`` reproduces its GPQA
 experiment with no download; ``musr`` and ``math-hard`` are two more Open LLM Leaderboard v2
 benchmarks, with subtasks. The simulator's defaults are calibrated to all three
-(``mdad.data.simulate``).
+(``mdad.data.simulate``). See docs/data.md#built-in-datasets.
 """
 
 from __future__ import annotations
