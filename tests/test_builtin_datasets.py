@@ -96,3 +96,18 @@ def test_default_run_is_the_papers_gpqa_setting(tmp_path):
     config = json.loads((out / "config.json").read_text())
     assert sorted(config["sizes"]) == [10, 25, 50, 100, 200] and config["sources"] == [300] and config["targets"] == 50
     assert config["data_source"].startswith("gpqa (") and not config["simulated"]
+
+
+def test_package_data_ships_every_builtin_file():
+    """A non-editable install copies only what pyproject's package-data names: every bundled file must match it."""
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    root = Path(__file__).resolve().parents[1]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["mdad"]
+    package = root / "src" / "mdad"
+    shipped = {path for pattern in patterns for path in package.glob(pattern)}
+    bundled = {path for entry in BUILTIN.values() for path in (root / "src" / "mdad" / "data" / "builtin" / entry.name).iterdir()
+               if not path.name.startswith("__")}
+    assert len(bundled) == 9 and bundled <= shipped
