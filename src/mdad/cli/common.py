@@ -12,8 +12,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 from mdad.cli.text import literal, visible
-from mdad.data import ResponseMatrix, load, load_dataset
-from mdad.data.datasets import SIMULATED
+from mdad.data import DEFAULT_DATASET, ResponseMatrix, load, load_dataset
 from mdad.errors import MdadError
 from mdad.wording import plural  # noqa: F401  (the CLI's modules import it from here)
 
@@ -80,8 +79,9 @@ def friendly_errors(func):
 
 
 # ---- options shared by several commands (Annotated style) -------------------------------------
-DatasetOption = Annotated[Optional[str], typer.Option(
-    help="Named dataset: 'simulated' (built in, the default) or a folder name in $MDAD_DATA_DIR.", show_default=False)]
+DATASET_HELP = ("Named dataset: built in (gpqa, the paper's GPQA matrix, the default; musr; math-hard), 'simulated' (a "
+                "simulated leaderboard with option probabilities) or a folder of $MDAD_DATA_DIR; 'mdad datasets' lists them.")
+DatasetOption = Annotated[Optional[str], typer.Option(help=DATASET_HELP, show_default=False)]
 DataOption = Annotated[Optional[Path], typer.Option(help="Your own results: a file or folder in any supported format.")]
 MetricOption = Annotated[Optional[str], typer.Option(help=METRIC_HELP)]
 FilterOption = Annotated[Optional[str], typer.Option("--filter", help=FILTER_HELP)]
@@ -128,8 +128,8 @@ def read_data(dataset: str | None, data: Optional[Path], seed: int = 0, metric: 
         if metric is not None or filter_name is not None:
             which = "--metric" if metric is not None else "--filter"
             raise MdadError(f"{which} applies to harness results given with --data; the named dataset "
-                            f"{dataset or SIMULATED} is a plain score table.")
-        matrix = load_dataset(dataset or SIMULATED, seed=seed)
+                            f"{dataset or DEFAULT_DATASET} is a plain score table.")
+        matrix = load_dataset(dataset or DEFAULT_DATASET, seed=seed)
     print_notes(matrix)
     return matrix
 

@@ -1,4 +1,4 @@
-"""`mdad info` and `mdad convert`: look at and convert harness results."""
+"""`mdad datasets`, `mdad info` and `mdad convert`: the named datasets; look at and convert harness results."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich import box
+from rich.table import Table
 
 from mdad.cli.common import (
     DatasetOption, FilterOption, MetricOption, RerunsOption, app, console, friendly_errors, output_path, plural,
     print_notes, read_data,
 )
 from mdad.cli.text import literal
-from mdad.data import convert, describe, format_description
+from mdad.data import convert, dataset_catalogue, describe, format_description
 from mdad.data.readers import one_model_hint
 from mdad.errors import MdadError
 
@@ -57,3 +59,19 @@ def convert_command(
     print_notes(matrix)
     console.print(f"{plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} written to {literal(out)}.",
                   highlight=False)
+
+
+@app.command("datasets")
+@friendly_errors
+def list_datasets() -> None:
+    """The named datasets (for --dataset): built in, simulated and the folders of $MDAD_DATA_DIR, with shapes and sources."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for header, justify in (("name", "left"), ("kind", "left"), ("models x items", "right"), ("subtasks", "right"),
+                            ("source", "left")):
+        table.add_column(header, justify=justify, overflow="fold")
+    for entry in dataset_catalogue():
+        table.add_row(f"[bold]{literal(entry.name)}[/bold]", literal(entry.kind), f"{entry.models} x {entry.items}",
+                      str(entry.subtasks), literal(entry.source))
+    console.print(table)
+    console.print("Built-in datasets hold 0/1 correctness only; 'simulated' also has option probabilities. "
+                  "Add folders holding responses.npz to the folder named by $MDAD_DATA_DIR.", soft_wrap=True)

@@ -21,7 +21,8 @@ from mdad.cli.common import (
     WorkersOption, app, console, err_console, friendly_errors, load_matrix, output_path, parse_list, plural,
 )
 from mdad.cli.text import literal
-from mdad.data.datasets import SIMULATED
+from mdad.data import DEFAULT_DATASET
+from mdad.data.builtin import builtin_dataset
 from mdad.data.provenance import data_spec
 from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.outputs import check_output_folder
@@ -47,7 +48,7 @@ def run(
     methods: Annotated[Optional[str], typer.Option(help="Comma-separated selection methods (default: all).")] = None,
     sizes: Annotated[Optional[str], typer.Option(help=(
         "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
-        "items); default: 10,25,50,100,250,500,1000 up to the seen pool."))] = None,
+        "items); default: 10,25,50,100,250,500,1000 up to the seen pool; the paper's 10,25,50,100,200 on gpqa."))] = None,
     sources: Annotated[Optional[str], typer.Option(
         help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer).")] = None,
     runs: Annotated[int, typer.Option(min=1, help="Random runs per cell.")] = 50,
@@ -87,8 +88,10 @@ def run(
     if per_subtask:
         method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
     method_names = list(dict.fromkeys(method_names))
+    builtin = builtin_dataset(dataset or DEFAULT_DATASET) if data is None else None
     defaults = ExperimentConfig.for_matrix(matrix, methods=method_names, runs=runs, targets=targets, group=group,
-                                           seed=seed, sources=parse_list(sources, "sources", int) or None)
+                                           seed=seed, sources=parse_list(sources, "sources", int) or None,
+                                           sizes=builtin.sizes if builtin is not None else None)
     n_seen = n_seen_items(matrix)
     requests = parse_sizes(sizes, n_seen) if sizes is not None else [SizeRequest(str(k), k) for k in defaults.sizes]
     config = replace(defaults, sizes=unique_counts(requests))
@@ -99,7 +102,7 @@ def run(
     store = ResultStore(out)
     experiment = Experiment(matrix, config, store=store)
     extra = {"command": command_line(ctx), "threshold": threshold, "curve_sizes": curve_list,
-             "data": data_spec(dataset=dataset or SIMULATED, path=data, metric=metric, filter_name=filter_name,
+             "data": data_spec(dataset=dataset or DEFAULT_DATASET, path=data, metric=metric, filter_name=filter_name,
                                missing=missing, seed=seed, reruns=reruns),
              "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
     with store.locked():
