@@ -107,10 +107,11 @@ def run(
              "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
     with store.locked():
         experiment.open_store(extra)
-        run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs)
+        run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs, builtin)
 
 
-def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs) -> None:
+def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs,
+               builtin) -> None:
     """The run itself, while this process holds the output folder's lock."""
     out = store.root
     config = experiment.config
@@ -124,6 +125,8 @@ def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, 
         f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(config.methods), 'method')} x "
         f"{plural(len(config.sizes), 'size')} x {plural(len(config.sources), 'source count')} = {plural(total, 'cell')}."),
         highlight=False)
+    if builtin is not None:
+        console.print(f"[dim]{literal(f'{builtin.name}: {builtin.benchmark}, {builtin.origin}.')}[/dim]", highlight=False)
     for sentence in experiment.recovered:
         err_console.print(f"[yellow]{literal(sentence)}[/yellow]", soft_wrap=True, highlight=False)
     if pending < total or kept_blocks:
