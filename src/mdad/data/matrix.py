@@ -19,6 +19,26 @@ def _as_str_array(values, what: str, length: int) -> np.ndarray:
     return arr.astype(str)
 
 
+def _private_float32(values) -> np.ndarray:
+    """``values`` as a float32 array that nothing else can write to: a copy, unless ``values``
+    already is a frozen float32 array (read-only down to the memory it views, as a reader's
+    fresh array is), kept as is so that a large probability array is not held twice."""
+    if isinstance(values, np.ndarray) and values.dtype == np.float32 and values.flags.c_contiguous and _frozen(values):
+        return values
+    return np.array(values, dtype=np.float32, copy=True)
+
+
+def _frozen(array: np.ndarray) -> bool:
+    """Read-only, and so is every array it is a view of, down to one owning its memory."""
+    while isinstance(array, np.ndarray):
+        if array.flags.writeable:
+            return False
+        if array.flags.owndata:
+            return True
+        array = array.base
+    return False
+
+
 def _first_duplicate(names: np.ndarray) -> str | None:
     uniq, counts = np.unique(names, return_counts=True)
     dup = uniq[counts > 1]
@@ -75,7 +95,7 @@ class ResponseMatrix:
         if (option_probs is None) != (gold is None):
             raise MdadError("option_probs and gold must be given together (the gold option of every item is needed).")
         if option_probs is not None:
-            option_probs = np.asarray(option_probs, dtype=np.float32).copy()
+            option_probs = _private_float32(option_probs)
             gold = np.asarray(gold).astype(np.int64, copy=True)
             if option_probs.ndim != 3 or option_probs.shape[:2] != (n_models, n_items):
                 raise MdadError(
@@ -86,8 +106,8 @@ class ResponseMatrix:
                 raise MdadError(f"gold must give one option per item ({n_items}), got shape {gold.shape}.")
             if gold.min() < 0 or gold.max() >= option_probs.shape[2]:
                 raise MdadError(f"gold options must lie between 0 and {option_probs.shape[2] - 1}.")
-            probs_ok = option_probs[~np.isnan(option_probs)]
-            if probs_ok.size and (probs_ok.min() < 0 or probs_ok.max() > 1 + 1e-5):
+            # fmin/fmax skip NaN without a copy of the array (all NaN gives NaN, which passes)
+            if np.fmin.reduce(option_probs, axis=None) < 0 or np.fmax.reduce(option_probs, axis=None) > 1 + 1e-5:
                 raise MdadError("option_probs must be probabilities in [0, 1].")
             option_probs.setflags(write=False)
             gold.setflags(write=False)
