@@ -44,9 +44,13 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
     instead of waiting for every submitted task."""
     threads = max(1, (os.cpu_count() or 1) // workers)
     others = {child.pid for child in multiprocessing.active_children()}  # not ours to stop
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid()))
+    # the data go to each worker once, with its start-up, not with every task (a 400 x 12,000
+    # matrix with option probabilities is 200 MB to pickle, send and unpickle per task)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid(), run_task, matrix, splits)
+    )
     try:
-        futures = {pool.submit(run_task, matrix, splits, task): task for task in tasks}
+        futures = {pool.submit(_run_in_worker, task): task for task in tasks}
         for future in as_completed(futures):
             yield _done(futures[future], future.result(), splits, on_cells)
     except BaseException:
@@ -61,8 +65,15 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
     pool.shutdown()
 
 
-def _init_worker(threads: int, parent: int) -> None:
-    """Set up a local worker process: its share of the cores, and its end with the parent's.
+_WORKER_DATA: dict = {}  # in a local worker process: the task function, matrix and splits
+
+
+def _run_in_worker(task):
+    return _WORKER_DATA["run_task"](_WORKER_DATA["matrix"], _WORKER_DATA["splits"], task)
+
+
+def _init_worker(threads: int, parent: int, run_task: Callable, matrix, splits) -> None:
+    """Set up a local worker process: the data of its tasks, its share of the cores, and its end with the parent's.
 
     BLAS and OpenMP pools are capped at cores / workers: k-means and matrix products otherwise
     start one thread per core in every worker, and on a machine whose cores the workers already
@@ -73,6 +84,7 @@ def _init_worker(threads: int, parent: int) -> None:
     for variable in THREAD_VARIABLES:  # libraries a task loads later (e.g. scikit-learn's OpenMP) read these
         os.environ[variable] = str(threads)
     threadpool_limits(limits=threads)  # the libraries already loaded
+    _WORKER_DATA.update(run_task=run_task, matrix=matrix, splits=splits)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent handles it
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
