@@ -7,6 +7,7 @@ the executor because every random draw is keyed by (seed, purpose), not by order
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import multiprocessing
 import os
 import signal
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
+import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mdad.errors import MdadError
@@ -99,6 +101,16 @@ def _done(task, result, splits, on_cells):
     return task, result
 
 
+def task_data(matrix):
+    """The part of ``matrix`` that tasks read, for sending over a network: the scores, subtasks and
+    each model's probability of the gold option, kept as a one-option probability array (a tenth
+    of a 10-option array's size; selection and estimation never look at the other options)."""
+    probs = matrix.option_probs
+    if probs is None or probs.shape[2] == 1:
+        return matrix
+    return dataclasses.replace(matrix, option_probs=matrix.gold_prob()[:, :, None], gold=np.zeros(matrix.n_items, np.int64))
+
+
 def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Iterator[dict]:
     try:
         from distributed import Client
@@ -110,7 +122,8 @@ def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Itera
     except (OSError, TimeoutError) as exc:
         raise MdadError(f"Cannot reach the Dask scheduler at {scheduler} ({exc}).") from None
     with client:
-        shared_matrix, shared_splits = client.scatter([matrix, splits], broadcast=True)
+        # sent once to every worker, not with every task; a lost worker's replacement fetches it from another
+        shared_matrix, shared_splits = client.scatter([task_data(matrix), splits], broadcast=True)
         futures = {client.submit(run_task, shared_matrix, shared_splits, task, pure=False): task for task in tasks}
         for future in dask_completed(list(futures)):
             yield _done(futures[future], future.result(), splits, on_cells)

@@ -1,0 +1,21 @@
+"""What the executors send to workers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mdad.data import simulate
+from mdad.experiment.executors import task_data
+
+
+def test_a_cluster_gets_the_gold_option_probabilities_only():
+    matrix = simulate(seed=2, n_models=20, n_items=50, n_subtasks=2)
+    sent = task_data(matrix)
+    assert sent.option_probs.shape == (20, 50, 1)
+    assert sent.option_probs.nbytes * 10 <= matrix.option_probs.nbytes * 1.01  # 10 option columns (padded)
+    np.testing.assert_array_equal(sent.gold_prob(), matrix.gold_prob())
+    np.testing.assert_array_equal(sent.scores, matrix.scores)
+    np.testing.assert_array_equal(sent.subtask_codes, matrix.subtask_codes)
+    assert sent.has_option_probs and list(sent.models) == list(matrix.models)
+    binary = simulate(seed=2, n_models=20, n_items=50, with_option_probs=False)
+    assert task_data(binary) is binary
