@@ -63,14 +63,14 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=448)
     args = parser.parse_args()
     matrix = simulate(seed=0, n_models=400, n_items=args.items, n_subtasks=1)
-    config = ExperimentConfig(METHODS, (10, 25, 50, 100, 200), (300,), runs=args.runs, targets=50, seed=0)
+    config = ExperimentConfig(methods=METHODS, sizes=(10, 25, 50, 100, 200), sources=(300,), runs=args.runs, targets=50, seed=0)
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (machine shared: wall times are noisy)")
     print(f"simulated 400 x {args.items}, {len(METHODS)} methods x 5 sizes x {args.runs} runs, 300 sources\n")
     timings, results = {}, {}
 
     def timed(label, **run_options):
         start = time.perf_counter()
-        results[label] = Experiment(matrix, config).run(**run_options)
+        results[label] = Experiment(matrix, config).run(**run_options).frames
         timings[label] = time.perf_counter() - start
         base = timings["in this process"]
         print(f"{label:34s} {timings[label]:7.1f} s   {base / timings[label]:5.2f}x", flush=True)

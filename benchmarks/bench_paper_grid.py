@@ -11,7 +11,7 @@ paper's: seven methods, sizes 10-1,000 (GPQA 10-200), seven source-model counts 
 50 targets, 50 runs. Every phase runs in a fresh one-thread process (BLAS and OpenMP capped
 at 1 thread), which reports its process CPU time, wall time and peak memory (max RSS):
 
-- data: simulate the matrix and save it as .npz (once), then read it back (what a run does);
+- data: read the matrix from .npz (what a run does; simulating and saving it is not timed);
 - cells, per method: select and estimate every cell of the method, one process;
 - summary: every metric of every cell (error, Kendall tau, agreement curves, MDAD, bootstrap),
   measured on 50 runs' worth of estimates (the runs done repeated up to 50).
@@ -56,15 +56,21 @@ def usage() -> dict:
     return {"cpu": ru.ru_utime + ru.ru_stime, "wall": time.perf_counter(), "peak_mb": ru.ru_maxrss / 1024}
 
 
-def phase_data(bench: str, folder: Path) -> dict:
-    from mdad.data import read_npz, simulate, write_npz
+def phase_simulate(bench: str, folder: Path) -> dict:
+    from mdad.data import simulate, write_npz
 
     items, subtasks, _ = BENCHMARKS[bench]
     path = folder / f"{bench}.npz"
     if not path.exists():
         write_npz(simulate(seed=0, n_models=MODELS, n_items=items, n_subtasks=subtasks), path)
+    return {"bytes": path.stat().st_size}
+
+
+def phase_data(bench: str, folder: Path) -> dict:
+    from mdad.data import read_npz
+
     start = usage()
-    matrix = read_npz(path)
+    matrix = read_npz(folder / f"{bench}.npz")
     end = usage()
     return {"cpu": end["cpu"] - start["cpu"], "wall": end["wall"] - start["wall"], "peak_mb": end["peak_mb"],
             "shape": list(matrix.option_probs.shape)}
@@ -76,9 +82,9 @@ def phase_cells(bench: str, folder: Path, method: str, runs: int) -> dict:
     from mdad.experiment.store import ResultStore
 
     matrix = read_npz(folder / f"{bench}.npz")
-    config = ExperimentConfig((method,), BENCHMARKS[bench][2], SOURCES, runs=runs, targets=TARGETS, seed=0)
+    config = ExperimentConfig(methods=(method,), sizes=BENCHMARKS[bench][2], sources=SOURCES, runs=runs, targets=TARGETS, seed=0)
     start = usage()
-    Experiment(matrix, config, ResultStore(folder / f"{bench}-{runs}")).run(workers=1)
+    Experiment(matrix, config, store=ResultStore(folder / f"{bench}-{runs}")).run(workers=1)
     end = usage()
     return {"cpu": end["cpu"] - start["cpu"], "wall": end["wall"] - start["wall"], "peak_mb": end["peak_mb"]}
 
@@ -88,6 +94,7 @@ def phase_summary(bench: str, folder: Path, runs: int) -> dict:
     50 when fewer were run (the metrics' cost depends on the number of runs, not on the values)."""
     import pandas as pd
 
+    from mdad.defaults import DEFAULT_THRESHOLD
     from mdad.experiment.evaluate import evaluate_cell
     from mdad.experiment.store import ResultStore
 
@@ -99,7 +106,7 @@ def phase_summary(bench: str, folder: Path, runs: int) -> dict:
         frame = pd.concat([frame.assign(run=frame["run"] + i * runs) for i in range(copies)], ignore_index=True)
         frames[cell] = frame[frame["run"] < PAPER_RUNS]
     start = usage()
-    rows = sum(len(evaluate_cell(cell, frame, 0.8, 0)[0]) for cell, frame in frames.items())
+    rows = sum(len(evaluate_cell(cell, frame, threshold=DEFAULT_THRESHOLD)[0]) for cell, frame in frames.items())
     end = usage()
     return {"cpu": end["cpu"] - start["cpu"], "wall": end["wall"] - start["wall"], "peak_mb": end["peak_mb"],
             "rows": rows}
@@ -129,6 +136,7 @@ def report(args) -> None:
     print(line.format("benchmark", "phase", "CPU s", "wall s", "peak MB"))
     for bench in args.benchmarks.split(","):
         shutil.rmtree(folder / f"{bench}-{args.runs}", ignore_errors=True)  # results of an earlier call
+        in_child("simulate", bench, str(folder))
         data = in_child("data", bench, str(folder))
         print(line.format(bench, f"data: read {'x'.join(map(str, data['shape']))}", f"{data['cpu']:.1f}",
                           f"{data['wall']:.1f}", f"{data['peak_mb']:.0f}"), flush=True)
@@ -156,7 +164,9 @@ def report(args) -> None:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--phase":
         phase, bench, folder, *rest = sys.argv[2:]
-        if phase == "data":
+        if phase == "simulate":
+            result = phase_simulate(bench, Path(folder))
+        elif phase == "data":
             result = phase_data(bench, Path(folder))
         elif phase == "cells":
             result = phase_cells(bench, Path(folder), rest[0], int(rest[1]))

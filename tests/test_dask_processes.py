@@ -77,8 +77,8 @@ def kill_a_busy_worker(address: str) -> int:
 
 
 def test_a_worker_killed_mid_run_loses_nothing(small_sim, cluster, tmp_path):
-    config = ExperimentConfig(("random", "anchor-points", "diversity"), (10, 40), (20, 60), runs=6, targets=15, seed=4)
-    here = Experiment(small_sim, config).run()
+    config = ExperimentConfig(methods=("random", "anchor-points", "diversity"), sizes=(10, 40), sources=(20, 60), runs=6, targets=15, seed=4)
+    here = Experiment(small_sim, config).run().frames
     killed = []
 
     def on_cells(_):
@@ -86,7 +86,7 @@ def test_a_worker_killed_mid_run_loses_nothing(small_sim, cluster, tmp_path):
             killed.append(kill_a_busy_worker(cluster))
 
     store = ResultStore(tmp_path / "out")
-    remote = Experiment(small_sim, config, store=store).run(scheduler=cluster, on_cells=on_cells, runs_per_task=1)
+    remote = Experiment(small_sim, config, store=store).run(scheduler=cluster, on_cells=on_cells, runs_per_task=1).frames
     assert killed
     assert here.keys() == remote.keys()
     for cell in here:

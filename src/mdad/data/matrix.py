@@ -240,5 +240,5 @@ def fingerprint(matrix: ResponseMatrix) -> str:
     h = hashlib.sha256()
     for arr in (matrix.scores, matrix.models, matrix.items, matrix.subtasks, matrix.option_probs, matrix.gold):
         if arr is not None:
-            h.update(np.ascontiguousarray(arr).tobytes())
+            h.update(memoryview(np.ascontiguousarray(arr)).cast("B"))  # hashed in place, not copied to bytes
     return h.hexdigest()[:16]
