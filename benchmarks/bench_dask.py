@@ -5,9 +5,10 @@
 Starts a scheduler and one-thread workers on the loopback interface, exactly as on a cluster
 (docs/cluster.md), and times the same grid (simulated 400 models, the paper's seven methods,
 sizes 10-200, 300 sources) in this process, in 2 local worker processes, and on the cluster
-with 1 and 2 worker processes; prints wall times and their ratio to the in-process run and
-checks that every result is identical. Wall times: on a machine shared with other jobs they
-are noisy, so compare the ratios of one call.
+with 1 and 2 worker processes; prints wall and CPU times (this process and its local workers,
+or the Dask workers) with their ratio to the in-process run, and checks that every result is
+identical. On a machine shared with other jobs wall times are noisy; CPU times say what the
+executor costs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -22,10 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import pandas as pd
+for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # one thread per process, as
+    os.environ.setdefault(variable, "1")  # local and Dask workers have: CPU times then compare the work
 
-from mdad.data import simulate
-from mdad.experiment.grid import Experiment, ExperimentConfig
+import pandas as pd  # noqa: E402
+
+from mdad.data import simulate  # noqa: E402
+from mdad.experiment.grid import Experiment, ExperimentConfig  # noqa: E402
 
 METHODS = ("random", "random-stratified-equal", "random-stratified-proportional", "stratified-confidence",
            "anchor-points", "diversity", "tinybenchmarks")
@@ -51,6 +56,12 @@ def start_cluster(folder: Path, workers: int) -> tuple[list[subprocess.Popen], s
     return procs, address
 
 
+def worker_cpu() -> float:
+    """CPU time of the process it runs in (a Dask worker, through Client.run)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def stop_cluster(procs: list[subprocess.Popen]) -> None:
     for proc in reversed(procs):
         os.killpg(proc.pid, signal.SIGTERM)
@@ -67,21 +78,32 @@ def main() -> None:
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (machine shared: wall times are noisy)")
     print(f"simulated 400 x {args.items}, {len(METHODS)} methods x 5 sizes x {args.runs} runs, 300 sources\n")
     timings, results = {}, {}
+    Experiment(matrix, ExperimentConfig(methods=METHODS, sizes=(10,), sources=(300,), runs=1, targets=50)).run()  # imports
 
-    def timed(label, **run_options):
-        start = time.perf_counter()
+    def own_cpu() -> float:
+        ours, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return ours.ru_utime + ours.ru_stime + children.ru_utime + children.ru_stime
+
+    def timed(label, client=None, **run_options):
+        workers_cpu = (lambda: sum(client.run(worker_cpu).values())) if client else (lambda: 0.0)
+        start, cpu_start, remote_start = time.perf_counter(), own_cpu(), workers_cpu()
         results[label] = Experiment(matrix, config).run(**run_options).frames
-        timings[label] = time.perf_counter() - start
-        base = timings["in this process"]
-        print(f"{label:34s} {timings[label]:7.1f} s   {base / timings[label]:5.2f}x", flush=True)
+        wall, cpu = time.perf_counter() - start, own_cpu() - cpu_start + workers_cpu() - remote_start
+        timings[label] = (wall, cpu)
+        base_wall, base_cpu = timings["in this process"]
+        print(f"{label:34s} {wall:7.1f} s {base_wall / wall:6.2f}x {cpu:9.1f} s {cpu / base_cpu:6.2f}x", flush=True)
 
+    print(f"{'':34s} {'wall':>9s} {'ratio':>7s} {'CPU':>11s} {'ratio':>7s}")
     timed("in this process")
     timed("local pool, 2 workers", workers=2)
     with tempfile.TemporaryDirectory() as folder:
         for workers in (1, 2):
             procs, address = start_cluster(Path(folder), workers)
             try:
-                timed(f"dask cluster, {workers} worker process{'es' if workers > 1 else ''}", scheduler=address)
+                from distributed import Client
+
+                with Client(address) as client:
+                    timed(f"dask cluster, {workers} worker process{'es' if workers > 1 else ''}", client, scheduler=address)
             finally:
                 stop_cluster(procs)
     base = results["in this process"]
