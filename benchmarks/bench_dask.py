@@ -7,8 +7,9 @@ Starts a scheduler and one-thread workers on the loopback interface, exactly as 
 sizes 10-200, 300 sources) in this process, in 2 local worker processes, and on the cluster
 with 1 and 2 worker processes; prints wall and CPU times (this process and its local workers,
 or the Dask workers) with their ratio to the in-process run, and checks that every result is
-identical. On a machine shared with other jobs wall times are noisy; CPU times say what the
-executor costs.
+identical. Every process has imported its libraries before the timing (a first task costs
+a fresh Dask worker about a second of imports). On a machine shared with other jobs wall
+times are noisy; CPU times say what the executor costs.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def main() -> None:
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (machine shared: wall times are noisy)")
     print(f"simulated 400 x {args.items}, {len(METHODS)} methods x 5 sizes x {args.runs} runs, 300 sources\n")
     timings, results = {}, {}
-    Experiment(matrix, ExperimentConfig(methods=METHODS, sizes=(10,), sources=(300,), runs=1, targets=50)).run()  # imports
+    warm_up = ExperimentConfig(methods=METHODS, sizes=(10,), sources=(300,), runs=2, targets=50)
+    Experiment(matrix, warm_up).run()  # the libraries' imports, before any timing
 
     def own_cpu() -> float:
         ours, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -103,6 +105,7 @@ def main() -> None:
                 from distributed import Client
 
                 with Client(address) as client:
+                    Experiment(matrix, warm_up).run(scheduler=address, runs_per_task=1)  # imports in every worker
                     timed(f"dask cluster, {workers} worker process{'es' if workers > 1 else ''}", client, scheduler=address)
             finally:
                 stop_cluster(procs)
