@@ -3,6 +3,7 @@
     python benchmarks/bench_paper_grid.py                 # the full grid: 50 runs (hours of CPU)
     python benchmarks/bench_paper_grid.py --runs 5        # a quick look: 5 runs, times extrapolated to 50
     python benchmarks/bench_paper_grid.py --benchmarks mmlu-pro --methods anchor-points,diversity
+    python benchmarks/bench_paper_grid.py --gpqa ../shared/data/oll2-gpqa/responses.npz --benchmarks gpqa
 
 The matrices are SIMULATED (``mdad.simulate``, seed 0, 400 models) with the shapes of the
 paper's Open LLM Leaderboard benchmarks: GPQA 448 items (1 subtask), BBH 5,761 (27),
@@ -112,6 +113,26 @@ def phase_summary(bench: str, folder: Path, runs: int) -> dict:
             "rows": rows}
 
 
+PAPER_CODE_GPQA_SECONDS = 228  # the paper's public code on this GPQA grid, selection + per-pair metrics (issue 16)
+
+
+def phase_gpqa(path: str) -> dict:
+    """The real GPQA grid of the comparison with the paper's code: 6 methods x 5 sizes x 50 runs, 300 sources."""
+    from mdad.data import read_npz
+    from mdad.experiment.grid import Experiment, ExperimentConfig
+
+    matrix = read_npz(path)
+    methods = METHODS[:-1]  # the paper's code has no tinyBenchmarks fit of its own to time (py-irt: days)
+    Experiment(matrix, ExperimentConfig(methods=methods, sizes=(10,), sources=(300,), runs=1)).run()  # imports
+    start = usage()
+    result = Experiment(matrix, ExperimentConfig(methods=methods, sizes=(10, 25, 50, 100, 200), sources=(300,),
+                                                 runs=PAPER_RUNS, targets=TARGETS, seed=0)).run()
+    cells = usage()
+    result.summary()
+    end = usage()
+    return {"cells": cells["cpu"] - start["cpu"], "summary": end["cpu"] - cells["cpu"]}
+
+
 def in_child(*args: str) -> dict:
     """Run one phase in a fresh one-thread process; its measurements."""
     env = {**os.environ, **ONE_THREAD}
@@ -129,6 +150,12 @@ def report(args) -> None:
     if args.runs < PAPER_RUNS:
         print(f"Ran {args.runs} of the paper's {PAPER_RUNS} runs: cells' times are EXTRAPOLATED x{scale:g}.")
     print(f"Simulated matrices ({MODELS} models), sources {SOURCES}, {TARGETS} targets.\n")
+    if args.gpqa:
+        g = in_child("gpqa", "gpqa", args.gpqa)
+        total = g["cells"] + g["summary"]
+        print(f"Real GPQA ({args.gpqa}), 6 methods x 5 sizes x 50 runs, 300 sources: cells {g['cells']:.2f} + summary "
+              f"{g['summary']:.2f} = {total:.2f} CPU s, {PAPER_CODE_GPQA_SECONDS / total:.0f}x less than the paper's "
+              f"code ({PAPER_CODE_GPQA_SECONDS} s, measured in issue 16, not rerun here)\n")
     folder = Path(args.folder or tempfile.mkdtemp(prefix="mdad-paper-grid-"))
     folder.mkdir(parents=True, exist_ok=True)
     totals = {"cpu": 0.0, "two_workers": 0.0}
@@ -164,7 +191,9 @@ def report(args) -> None:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--phase":
         phase, bench, folder, *rest = sys.argv[2:]
-        if phase == "simulate":
+        if phase == "gpqa":
+            result = phase_gpqa(folder)
+        elif phase == "simulate":
             result = phase_simulate(bench, Path(folder))
         elif phase == "data":
             result = phase_data(bench, Path(folder))
@@ -178,6 +207,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=PAPER_RUNS, help="runs to do (times are extrapolated to 50)")
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS))
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--gpqa", metavar="NPZ", help="first time the real GPQA grid of the comparison with the paper's code")
     parser.add_argument("--folder", help="where the matrices and results go (default: a new temporary folder)")
     report(parser.parse_args())
 
