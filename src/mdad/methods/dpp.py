@@ -71,7 +71,7 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
 
     ``basis`` must have orthonormal columns (n x r). Cost O(n r^2): each of the r steps is one
     matrix-vector product with ``basis`` plus a few passes over n values, done in place
-    (about 1.3x the bare products on 5,555 x 1,000; benchmarks/README.md).
+    (1.3-1.4x the bare products on 5,575 x 1,000, the rest being the Gram-Schmidt; benchmarks/README.md).
     """
     basis = np.asarray(basis, dtype=np.float64)
     n, rank = basis.shape
