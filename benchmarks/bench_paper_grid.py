@@ -14,6 +14,7 @@ at 1 thread), which reports its process CPU time, wall time and peak memory (max
 
 - data: read the matrix from .npz (what a run does; simulating and saving it is not timed);
 - cells, per method: select and estimate every cell of the method, one process;
+- with `--tree`: the memory of the process tree of a two-worker run of the heavy methods;
 - summary: every metric of every cell (error, Kendall tau, agreement curves, MDAD, bootstrap),
   measured on 50 runs' worth of estimates (the runs done repeated up to 50).
 
@@ -133,6 +134,59 @@ def phase_gpqa(path: str) -> dict:
     return {"cells": cells["cpu"] - start["cpu"], "summary": end["cpu"] - cells["cpu"]}
 
 
+def tree_memory_mb(pid: int) -> tuple[float, float]:
+    """(RSS, PSS) in MB of a process and all its descendants (Linux /proc); PSS shares pages that
+    forked workers hold in common instead of counting them once per process."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    todo, rss, pss = [pid], 0.0, 0.0
+    while todo:
+        current = todo.pop()
+        todo += children.get(current, [])
+        try:
+            for line in Path(f"/proc/{current}/smaps_rollup").read_text().splitlines():
+                if line.startswith(("Rss:", "Pss:")):
+                    value = int(line.split()[1]) / 1024
+                    rss, pss = (rss + value, pss) if line.startswith("Rss:") else (rss, pss + value)
+        except OSError:
+            continue
+    return rss, pss
+
+
+def phase_tree(bench: str, folder: Path) -> dict:
+    """Peak memory of the process tree of a two-worker run of the heavy methods at the largest size."""
+    import threading
+
+    from mdad.data import read_npz
+    from mdad.experiment.grid import Experiment, ExperimentConfig
+
+    peak = [0.0, 0.0]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            rss, pss = tree_memory_mb(os.getpid())
+            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        matrix = read_npz(folder / f"{bench}.npz")
+        config = ExperimentConfig(methods=("anchor-points", "diversity", "tinybenchmarks"), sizes=(max(BENCHMARKS[bench][2]),),
+                                  sources=(300,), runs=2, targets=TARGETS, seed=0)
+        Experiment(matrix, config).run(workers=2, runs_per_task=1)
+    finally:
+        done.set()
+        sampler.join()
+    return {"rss_mb": peak[0], "pss_mb": peak[1]}
+
+
 def in_child(*args: str) -> dict:
     """Run one phase in a fresh one-thread process; its measurements."""
     env = {**os.environ, **ONE_THREAD}
@@ -183,7 +237,12 @@ def report(args) -> None:
         totals["two_workers"] += two
         tree = data["peak_mb"] + 2 * max(peaks[1:])  # parent holding the data + two workers at their largest
         print(line.format(bench, "TOTAL (CPU; 2 workers est.)", f"{cpu:.0f}", f"{two:.0f}", f"{tree:.0f}*"))
-        print(f"{'':10s} = {two / 60:.1f} min on 2 cores; * process tree with 2 workers (upper bound)\n", flush=True)
+        print(f"{'':10s} = {two / 60:.1f} min on 2 cores; * process tree with 2 workers (upper bound)", flush=True)
+        if args.tree:
+            t = in_child("tree", bench, str(folder))
+            print(f"{'':10s} process tree of a 2-worker run (anchor-points, diversity, tinyBenchmarks at the largest "
+                  f"size): peak {t['pss_mb']:.0f} MB (PSS; RSS summed {t['rss_mb']:.0f} MB)", flush=True)
+        print()
     print(f"All: {totals['cpu'] / 60:.1f} CPU min; {totals['two_workers'] / 60:.1f} min with 2 worker processes"
           + (f" (extrapolated from {args.runs} runs)" if args.runs < PAPER_RUNS else ""))
 
@@ -191,7 +250,9 @@ def report(args) -> None:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--phase":
         phase, bench, folder, *rest = sys.argv[2:]
-        if phase == "gpqa":
+        if phase == "tree":
+            result = phase_tree(bench, Path(folder))
+        elif phase == "gpqa":
             result = phase_gpqa(folder)
         elif phase == "simulate":
             result = phase_simulate(bench, Path(folder))
@@ -208,6 +269,7 @@ def main() -> None:
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS))
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--gpqa", metavar="NPZ", help="first time the real GPQA grid of the comparison with the paper's code")
+    parser.add_argument("--tree", action="store_true", help="also measure a 2-worker run's process-tree memory")
     parser.add_argument("--folder", help="where the matrices and results go (default: a new temporary folder)")
     report(parser.parse_args())
 

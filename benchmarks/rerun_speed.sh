@@ -9,7 +9,7 @@ python benchmarks/bench_hotspots.py
 python benchmarks/bench_dask.py --runs 10
 GPQA="$DATA/oll2-gpqa/responses.npz"
 if [ -f "$GPQA" ]; then
-    python benchmarks/bench_paper_grid.py --runs 5 --gpqa "$GPQA"
+    python benchmarks/bench_paper_grid.py --runs 5 --tree --gpqa "$GPQA"
 else
-    python benchmarks/bench_paper_grid.py --runs 5
+    python benchmarks/bench_paper_grid.py --runs 5 --tree
 fi
