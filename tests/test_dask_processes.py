@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
 
@@ -91,4 +92,30 @@ def test_a_worker_killed_mid_run_loses_nothing(small_sim, cluster, tmp_path):
     assert here.keys() == remote.keys()
     for cell in here:
         pd.testing.assert_frame_equal(here[cell], remote[cell])
+        pd.testing.assert_frame_equal(here[cell], store.read(cell))
+
+
+def test_losing_every_worker_at_once_is_one_sentence_and_the_rerun_resumes(small_sim, cluster, tmp_path):
+    config = ExperimentConfig(methods=("random", "anchor-points"), sizes=(10, 40), sources=(20, 60), runs=6, targets=15, seed=4)
+    killed = []
+
+    def on_cells(_):
+        if not killed:  # the data sent to the workers go with them: the run cannot go on
+            with distributed.Client(cluster, timeout=30) as client:
+                killed.extend(client.run(os.getpid).values())
+            for pid in killed:
+                os.kill(pid, signal.SIGKILL)
+
+    store = ResultStore(tmp_path / "out")
+    with pytest.raises(MdadError, match="lost a task .*running the same experiment again continues"):
+        Experiment(small_sim, config, store=store).run(scheduler=cluster, on_cells=on_cells, runs_per_task=1)
+    assert len(killed) == 2
+    kept = store.n_blocks() + len(store.cells())
+    assert kept >= 1
+    with distributed.Client(cluster, timeout=60) as client:
+        client.wait_for_workers(2, timeout=120)  # the nannies' fresh workers
+    Experiment(small_sim, config, store=store).run(scheduler=cluster, runs_per_task=1)
+    here = Experiment(small_sim, config).run().frames
+    assert sorted(here) == store.cells()
+    for cell in here:
         pd.testing.assert_frame_equal(here[cell], store.read(cell))

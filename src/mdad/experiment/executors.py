@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -113,7 +113,7 @@ def task_data(matrix):
 
 def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Iterator[tuple]:
     try:
-        from distributed import Client
+        from distributed import Client, KilledWorker
         from distributed import as_completed as dask_completed
     except ImportError:
         raise MdadError("Running on a Dask scheduler needs Dask: pip install 'mdad[dask]'.") from None
@@ -126,4 +126,11 @@ def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Itera
         shared_matrix, shared_splits = client.scatter([task_data(matrix), splits], broadcast=True)
         futures = {client.submit(run_task, shared_matrix, shared_splits, task, pure=False): task for task in tasks}
         for future in dask_completed(list(futures)):
-            yield _done(futures[future], future.result(), splits, on_cells)
+            try:
+                result = future.result()
+            except (CancelledError, KilledWorker) as exc:  # every worker lost at once, or a task that kills its workers
+                raise MdadError(
+                    f"The Dask cluster at {scheduler} lost a task ({type(exc).__name__}: {exc}); finished results are "
+                    "kept in the results folder when there is one, and running the same experiment again continues from them."
+                ) from None
+            yield _done(futures[future], result, splits, on_cells)
