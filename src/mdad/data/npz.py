@@ -62,7 +62,8 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
 
 def _read_only(array: np.ndarray) -> np.ndarray:
     """A freshly read array, made read-only: ResponseMatrix then keeps it instead of copying it
-    (reading a 192 MB probability array peaks at about its size, not four times it)."""
+    (reading 193 MB of option probabilities peaks at 1.3 times their size, not 3.3 times;
+    benchmarks/README.md)."""
     view = array
     while isinstance(view, np.ndarray):  # numpy reads into a flat array and returns it reshaped
         view.setflags(write=False)
