@@ -116,12 +116,12 @@ def run_task(
             key = method.preparation or f"method:{name}"
             if key not in prepared:
                 prepared[key] = method.prepare(view, rng_for(splits.seed, "prepare", key, task.sources, run))
-            for k in task.sizes:
-                micro = method.select(view, k, rng_for(splits.seed, "select", name, k, run), prepared[key])
-                items = pool[micro.items]
-                estimates[Cell(name, k, task.sources)].append(
-                    micro.estimate(target_scores[:, items], target_probs[:, items])
-                )
+            outcomes = method.outcomes(
+                view, task.sizes, scores=target_scores[:, pool], gold_prob=target_probs[:, pool],
+                rng_of=lambda k, name=name, run=run: rng_for(splits.seed, "select", name, k, run), prepared=prepared[key],
+            )
+            for k, outcome in outcomes.items():
+                estimates[Cell(name, k, task.sources)].append(outcome.estimates)
         if on_run is not None:
             on_run()
     return {cell: np.array(est) for cell, est in estimates.items()}

@@ -26,7 +26,7 @@ from mdad.irt.model import check_binary, sigmoid
 
 
 def _objective(theta, a, b, y, mask, prior_prec) -> np.ndarray:
-    eta = np.einsum("nkd,nd->nk", a, theta) - b
+    eta = np.matmul(a, theta[:, :, None])[:, :, 0] - b
     nll = np.logaddexp(0.0, eta) - y * eta
     return (mask * nll).sum(axis=1) + 0.5 * prior_prec * np.sum(theta * theta, axis=1)
 
@@ -63,8 +63,8 @@ def map_abilities(
     for _ in range(max_iter):
         ta, tb, ty, tm = a[active], b[active], y[active], mask[active]
         th = theta[active]
-        p = sigmoid(np.einsum("nkd,nd->nk", ta, th) - tb)
-        grad = np.einsum("nk,nkd->nd", tm * (p - ty), ta) + prior_prec * th
+        p = sigmoid(np.matmul(ta, th[:, :, None])[:, :, 0] - tb)
+        grad = np.matmul((tm * (p - ty))[:, None, :], ta)[:, 0, :] + prior_prec * th
         hess = np.matmul((tm * p * (1.0 - p))[:, None, :] * ta.transpose(0, 2, 1), ta) + prior_prec * eye
         step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
         decrement = np.einsum("nd,nd->n", grad, step)
@@ -93,7 +93,7 @@ def posterior_precision(theta: np.ndarray, a: np.ndarray, b: np.ndarray, *, prio
     """I / prior_scale^2 + sum_j w_j a_j a_j' at ``theta`` (models x D) over each model's
     answered items ``a`` (models x t x D), ``b`` (models x t): models x D x D."""
     d = theta.shape[1]
-    w = sigmoid(np.einsum("nkd,nd->nk", a, theta) - b)
+    w = sigmoid(np.matmul(a, theta[:, :, None])[:, :, 0] - b)
     w = w * (1.0 - w)
     return np.matmul(w[:, None, :] * a.transpose(0, 2, 1), a) + np.eye(d) / prior_scale**2
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from mdad.errors import MdadError
+from mdad.methods.adaptive import Adaptive, Adaptive1D
+from mdad.methods.aipw import AIPW
 from mdad.methods.anchor_points import AnchorPoints
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
 from mdad.methods.diversity import Diversity
@@ -23,6 +25,9 @@ REGISTRY: dict[str, type[SelectionMethod]] = {
         TinyBenchmarks,
         TinyBenchmarksPIRT,
         TinyBenchmarksGPIRT,
+        Adaptive,
+        Adaptive1D,
+        AIPW,
     )
 }
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from mdad.errors import MdadError
+
+if TYPE_CHECKING:
+    from mdad.irt.guard import GuardFlags
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,19 @@ class MicroBenchmark:
         values = gold_prob if (self.uses_gold_prob and gold_prob is not None) else scores
         return np.asarray(values, dtype=np.float64) @ self.weights
 
+    def flags(self, scores: np.ndarray) -> GuardFlags | None:
+        """The extrapolation guard of model-based estimates (mdad.irt.guard); None for the others."""
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class Outcome:
+    """What a method gives at one size in one run: every target's estimate, and which of them
+    the extrapolation guard flags (None for methods without a fitted model)."""
+
+    estimates: np.ndarray  # targets
+    flagged: np.ndarray | None = None  # targets, bool
+
 
 MicroBenchmark._kinds[MicroBenchmark.kind] = MicroBenchmark
 
@@ -132,6 +149,32 @@ class SelectionMethod(ABC):
     @abstractmethod
     def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared: Any = None) -> MicroBenchmark:
         """The micro-benchmark of ``k`` pool items (``prepared`` is what ``prepare`` returned)."""
+
+    def outcomes(
+        self,
+        view: SourceView,
+        sizes: Sequence[int],
+        *,
+        scores: np.ndarray,
+        gold_prob: np.ndarray,
+        rng_of: Callable[[int], np.random.Generator],
+        prepared: Any = None,
+    ) -> dict[int, Outcome]:
+        """Every target's estimate at every size, from its answers on the whole pool (``scores``,
+        ``gold_prob``: targets x pool): what the experiment grid asks of every method.
+
+        A static method chooses one micro-benchmark per size (drawing from ``rng_of(k)``) and
+        reads the targets' answers on its items; an adaptive method overrides this to choose
+        items per target from its answers, one pass serving every size.
+        """
+        out = {}
+        for k in sizes:
+            micro = self.select(view, k, rng_of(k), prepared)
+            on_items = scores[:, micro.items]
+            flags = micro.flags(on_items)
+            out[k] = Outcome(micro.estimate(on_items, gold_prob[:, micro.items]),
+                             None if flags is None else flags.flagged)
+        return out
 
     def __call__(self, view: SourceView, k: int, rng: np.random.Generator) -> MicroBenchmark:
         """Prepare and select in one step (for single use outside the experiment grid)."""
