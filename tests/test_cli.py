@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
-from mdad.methods import available
+from mdad.methods import defaults
 
 runner = CliRunner()
 
@@ -24,13 +24,13 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     result = runner.invoke(app, ["run", "--runs", "5", "--sizes", "10,50", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "MDAD seen" in result.output and "random-stratified-equal" in result.output
-    n = len(available())
+    n = len(defaults())
     assert (f"simulated (seed 0): 400 models x 1000 items (6 subtasks, 498 seen per run); 5 runs of 50 targets; "
             f"{n} methods x 2 sizes x 1 source count = {2 * n} cells.") in " ".join(result.output.split())
     for name in ("summary.parquet", "summary.csv", "curves.csv", "table.csv", "report.html", "config.json"):
         assert (out / name).is_file(), name
     summary = pd.read_csv(out / "summary.csv")
-    assert set(summary["method"]) == set(available())  # every method by default
+    assert set(summary["method"]) == set(defaults())  # every method but the adaptive family by default
     assert set(summary["view"]) == {"seen", "unseen"}
     assert {"mdad_robust", "mdad_robust_low", "mdad_robust_high"} <= set(summary.columns)
     html = (out / "report.html").read_text()
@@ -38,7 +38,7 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     # the closing overview: one line per method with its seen MDAD at each size
     overview = result.output.split("MDAD on the seen items")[1]
     seen = summary[summary["view"] == "seen"]
-    for method in available():
+    for method in defaults():
         line = next(row for row in overview.splitlines() if row.split()[:1] == [method])
         values = seen[seen["method"] == method].sort_values("size")
         expected = " ".join(f"{v:g}" if ok else "not reached" for v, ok in zip(values["mdad"], values["mdad_reached"]))

@@ -14,6 +14,8 @@ from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.experiment.store import fingerprint
+from mdad.methods.adaptive import AdaptiveBenchmark
+from mdad.methods.aipw import AIPWBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.seeding import rng_for
 
@@ -34,17 +36,37 @@ class SelectedMicroBenchmark:
     n_pool: int
     assessment: Assessment | None = None  # its reliability, measured on held-out splits (mdad.assess)
 
+    @property
+    def size(self) -> int:
+        """Items each model answers (for an adaptive test: how many it is asked, from the whole pool)."""
+        return self.micro.size
+
+    @property
+    def adaptive(self) -> bool:
+        return isinstance(self.micro, AdaptiveBenchmark)
+
     def with_assessment(self, assessment: Assessment) -> SelectedMicroBenchmark:
-        if (assessment.method, assessment.size) != (self.method, len(self.item_ids)):
+        if (assessment.method, assessment.size) != (self.method, self.size):
             raise MdadError(
                 f"The assessment is of {assessment.method} with {assessment.size} items, but the micro-benchmark "
-                f"is {self.method} with {len(self.item_ids)} items."
+                f"is {self.method} with {self.size} items."
             )
         return replace(self, assessment=assessment)
 
     def estimate(self, matrix: ResponseMatrix) -> pd.Series:
         """Estimated full-benchmark accuracy of every model of ``matrix`` from its answers on the items."""
+        return self.details(matrix)["estimate"]
+
+    def details(self, matrix: ResponseMatrix) -> pd.DataFrame:
+        """Per model of ``matrix``: the estimate and what the estimator adds. Model-based estimators
+        add the extrapolation guard (``flagged``, ``reason``); AIPW its interval (``low``, ``high``);
+        an adaptive test the number of items answered and the item it would ask next (``next_item``,
+        empty once the test is over). A static micro-benchmark needs every model's answer on every
+        item; an adaptive test takes whatever pool items each model answered."""
         lookup = {item: j for j, item in enumerate(matrix.items)}
+        index = pd.Index(matrix.models, name="model")
+        if self.adaptive:
+            return self._adaptive_details(matrix, lookup, index)
         missing = [str(item) for item in self.item_ids if item not in lookup]
         if missing:
             raise MdadError(
@@ -58,7 +80,32 @@ class SelectedMicroBenchmark:
             model = str(matrix.models[np.flatnonzero(unanswered)[0]])
             raise MdadError(f"Model {model!r} has no score on some micro-benchmark items; every item must be answered.")
         gold = matrix.gold_prob()[:, cols] if self.micro.uses_gold_prob else None
-        return pd.Series(self.micro.estimate(scores, gold), index=pd.Index(matrix.models, name="model"), name="estimate")
+        frame = pd.DataFrame({"estimate": self.micro.estimate(scores, gold)}, index=index)
+        if isinstance(self.micro, AIPWBenchmark):
+            interval = self.micro.interval(scores)
+            frame["low"], frame["high"] = interval.low, interval.high
+        return _with_flags(frame, self.micro.flags(scores))
+
+    def first_item(self) -> str:
+        """The item an adaptive test asks every new model first (it starts from one ability)."""
+        if not self.adaptive:
+            raise MdadError(f"{self.method} is not an adaptive test; every model answers all its items.")
+        return str(self.item_ids[self.micro.next_items(np.full((1, len(self.item_ids)), np.nan))[0]])
+
+    def _adaptive_details(self, matrix: ResponseMatrix, lookup: dict, index: pd.Index) -> pd.DataFrame:
+        present = np.array([j for j, item in enumerate(self.item_ids) if item in lookup], dtype=np.int64)
+        if not present.size:
+            raise MdadError(f"None of the adaptive test's {len(self.item_ids)} pool items is in {matrix.source}; "
+                            "item ids must match those the test was built from.")
+        answers = np.full((matrix.n_models, len(self.item_ids)), np.nan)
+        answers[:, present] = matrix.scores[:, [lookup[self.item_ids[j]] for j in present]]
+        nxt = self.micro.next_items(answers)
+        frame = pd.DataFrame({
+            "estimate": self.micro.estimate(answers),
+            "answered": (~np.isnan(answers)).sum(axis=1),
+            "next_item": np.where(nxt >= 0, self.item_ids[np.maximum(nxt, 0)], ""),
+        }, index=index)
+        return _with_flags(frame, self.micro.flags(answers))
 
     def items_by_task(self) -> dict[str, list[str]]:
         """The item ids per harness task: ``<task>/<id>`` ids whose task is the item's subtask, as
@@ -99,7 +146,7 @@ class SelectedMicroBenchmark:
 
     def to_json(self) -> dict:
         return {
-            "format": FORMAT, "method": self.method, "size": len(self.item_ids), "seed": self.seed,
+            "format": FORMAT, "method": self.method, "size": self.size, "seed": self.seed,
             "data_source": self.data_source, "data_fingerprint": self.data_fingerprint, "pool_items": self.n_pool,
             "items": self.item_ids.tolist(), "subtasks": self.subtasks.tolist(),
             "pool_positions": self.micro.items.tolist(), "estimator": self.micro.estimator_params(),
@@ -132,6 +179,14 @@ class SelectedMicroBenchmark:
             n_pool=data.get("pool_items", len(items)),
             assessment=Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
         )
+
+
+def _with_flags(frame: pd.DataFrame, flags) -> pd.DataFrame:
+    """The frame with the extrapolation guard's flag and reason per model (when the estimator has one)."""
+    if flags is not None:
+        frame["flagged"] = flags.flagged
+        frame["reason"] = [flags.reason(i) for i in range(len(frame))]
+    return frame
 
 
 def select(matrix: ResponseMatrix, method: str, size: int, seed: int = 0) -> SelectedMicroBenchmark:

@@ -31,7 +31,7 @@ def run(
     ctx: typer.Context,
     dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
     data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
-    methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all)."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all but adaptive, adaptive-1d and aipw; see 'mdad methods')."),
     sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) items); default: 10,25,50,100,250,500,1000 up to the seen pool."),
     sources: Optional[str] = typer.Option(None, help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer)."),
     runs: int = typer.Option(50, help="Random runs per cell."),
@@ -55,12 +55,13 @@ def run(
     check_figure_format(figures)
     check_workers(workers)
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
-    method_names = parse_list(methods, "methods") or method_registry.available()
+    method_names = parse_list(methods, "methods") or method_registry.defaults()
     n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
     probe = make_splits(matrix, 1, n_targets, seed, group)
     n_seen, free = probe.n_seen, probe.source_pool.shape[1]
     if per_subtask:
-        method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
+        method_names += [f"{m}{PER_SUBTASK}" for m in method_names
+                         if not is_per_subtask(m) and not method_registry.get(m).adaptive]
     requests = parse_sizes(sizes, n_seen) if sizes else [SizeRequest(str(k), k) for k in PAPER_SIZES if k <= n_seen]
     size_list = unique_counts(requests) or (n_seen,)
     source_list = parse_list(sources, "sources", int) or [min(300, free)]
@@ -197,5 +198,6 @@ def list_methods() -> None:
     """List the selection methods."""
     for name, cls in method_registry.REGISTRY.items():
         console.print(f"[bold]{name}[/bold]: {cls.description}")
-    console.print(f"Every method also runs within each subtask as NAME{PER_SUBTASK} (or add --per-subtask to 'mdad run').")
+    console.print(f"Every method but the adaptive ones also runs within each subtask as NAME{PER_SUBTASK} (or add "
+                  "--per-subtask to 'mdad run').")
 

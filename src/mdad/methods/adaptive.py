@@ -122,6 +122,8 @@ class Adaptive(SelectionMethod):
     description = ("Adaptive test per model: 10-D 2PL (shared with tinyBenchmarks), next item by D-optimal "
                    "information, MAP ability after each answer; p-IRT estimate.")
     preparation = "tinybenchmarks-irt"
+    adaptive = True
+    default = False  # costlier than the static methods: run on request
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation | IRTPreparation:
         return TinyPreparation(view, rng)

@@ -60,6 +60,7 @@ class AIPW(SelectionMethod):
     description = ("k random items; cross-fitted AIPW estimate (10-D 2PL prediction of the pool plus the sample's "
                    "mean residual), unbiased even when the prediction is wrong; with a variance and interval.")
     preparation = "tinybenchmarks-irt"
+    default = False  # run on request, with the adaptive methods it is compared with
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation:
         return TinyPreparation(view, rng)

@@ -142,6 +142,8 @@ class SelectionMethod(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     preparation: ClassVar[str | None] = None
+    adaptive: ClassVar[bool] = False  # True: each target gets its own items (see ``outcomes``)
+    default: ClassVar[bool] = True  # run when no methods are named
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         return None
