@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from mdad import methods
 from mdad.data import simulate_with_truth
 from mdad.errors import MdadError
 from mdad.estimators.aipw import aipw
+from mdad.experiment import grid
 from mdad.experiment.grid import Experiment, ExperimentConfig, plan_tasks
 from mdad.experiment.store import Cell, ResultStore
 from mdad.irt import estimate_ability, predict_correct
@@ -27,21 +31,29 @@ def sim():
 
 
 def test_experiment_runs_stores_and_resumes_adaptive_methods(sim, tmp_path):
-    config = ExperimentConfig(("random", "adaptive", "adaptive-1d", "aipw"), (5, 20), (40,), 3, 20, None, 0)
-    first = Experiment(sim, config, ResultStore(tmp_path)).run()
-    assert set(first) == {Cell(m, k, 40) for m in config.methods for k in (5, 20)}
-    for cell, frame in first.items():
+    config = ExperimentConfig(methods=("random", "adaptive", "adaptive-1d", "aipw"), sizes=(5, 20), sources=(40,),
+                              runs=3, targets=20)
+    first = Experiment(sim, config, store=ResultStore(tmp_path)).run()
+    assert set(first.frames) == {Cell(m, k, 40) for m in config.methods for k in (5, 20)}
+    for cell, frame in first.frames.items():
         assert len(frame) == 60 and np.isfinite(frame["estimate"]).all()
         if cell.method != "aipw":  # an unbiased AIPW estimate may leave [0, 1] (docs/adaptive.md)
             assert frame["estimate"].between(0, 1).all()
-    again = Experiment(sim, config, ResultStore(tmp_path)).run()
-    assert again == {}  # every cell was stored: nothing recomputed
+        # the guard's flags are kept for the model-based methods only
+        assert ("flagged" in frame) == (cell.method != "random")
+    summary = first.summary()
+    assert summary.loc[summary["method"] == "random", "flagged_per_run"].isna().all()
+    assert summary.loc[summary["method"] != "random", "flagged_per_run"].between(0, 20).all()
+    with mock.patch.object(grid, "run_task", side_effect=AssertionError("recomputed")):
+        again = Experiment(sim, config, store=ResultStore(tmp_path)).run()
+    for cell, frame in first.frames.items():
+        pd.testing.assert_frame_equal(again.frames[cell], frame)
 
 
 def test_grid_estimates_are_the_adaptive_test_of_each_runs_own_fit(sim):
-    config = ExperimentConfig(("adaptive",), (4, 12), (40,), 2, 10, None, 3)
+    config = ExperimentConfig(methods="adaptive", sizes=(4, 12), sources=40, runs=2, targets=10, seed=3)
     experiment = Experiment(sim, config)
-    result = experiment.run()
+    result = experiment.run().frames
     splits = experiment.splits
     for run in range(2):
         pool, src, tgt = splits.seen[run], splits.sources(40)[run], splits.targets[run]
@@ -54,14 +66,16 @@ def test_grid_estimates_are_the_adaptive_test_of_each_runs_own_fit(sim):
 
 
 def test_sizes_nest_one_pass_serves_every_size(sim):
-    alone = Experiment(sim, ExperimentConfig(("adaptive-1d",), (7,), (40,), 2, 10, None, 1)).run()
-    together = Experiment(sim, ExperimentConfig(("adaptive-1d",), (7, 30), (40,), 2, 10, None, 1)).run()
+    alone = Experiment(sim, ExperimentConfig(methods="adaptive-1d", sizes=7, sources=40, runs=2, targets=10, seed=1)).run()
+    together = Experiment(sim, ExperimentConfig(methods="adaptive-1d", sizes=(7, 30), sources=40, runs=2, targets=10,
+                                                seed=1)).run()
     cell = Cell("adaptive-1d", 7, 40)
-    np.testing.assert_array_equal(alone[cell]["estimate"], together[cell]["estimate"])
+    np.testing.assert_array_equal(alone.frames[cell]["estimate"], together.frames[cell]["estimate"])
 
 
 def test_adaptive_and_aipw_share_the_tinybenchmarks_fit():
-    config = ExperimentConfig(("tinybenchmarks-gpirt", "adaptive", "aipw", "adaptive-1d"), (10,), (40,), 5, 20)
+    config = ExperimentConfig(methods=("tinybenchmarks-gpirt", "adaptive", "aipw", "adaptive-1d"), sizes=10, sources=40,
+                              runs=5, targets=20)
     tasks = plan_tasks(config)
     assert {t.methods for t in tasks} == {("tinybenchmarks-gpirt", "adaptive", "aipw"), ("adaptive-1d",)}
 
@@ -122,3 +136,14 @@ def test_guard_flags_abilities_beyond_the_sources_and_misfitting_answers():
     assert "above every source model" in flags.reason(1)
     assert flags.lz[2] < MISFIT_Z and "fit the IRT model badly" in flags.reason(2)
     assert flags.reason(0) == ""
+
+
+def test_strongest_models_as_targets_are_flagged_more_often_than_random_ones(sim):
+    config = dict(methods="adaptive-1d", sizes=40, sources=40, runs=3, targets=15)
+    top = Experiment(sim, ExperimentConfig(targets_from="top", **config))
+    strongest = np.argsort(-sim.accuracy())[:15]
+    assert all(set(row) == set(strongest) for row in top.splits.targets.tolist())
+    assert not set(strongest) & set(top.splits.sources(40).ravel().tolist())
+    flagged_top = top.run().frames[Cell("adaptive-1d", 40, 40)]["flagged"].mean()
+    flagged_random = Experiment(sim, ExperimentConfig(**config)).run().frames[Cell("adaptive-1d", 40, 40)]["flagged"].mean()
+    assert flagged_top > max(0.2, 2 * flagged_random)

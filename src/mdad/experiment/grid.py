@@ -8,19 +8,22 @@ tasks can go to local processes or to a cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
+from mdad.experiment.evaluate import evaluate_frames
 from mdad.experiment.executors import execute
-from mdad.experiment.splits import Splits, make_splits
-from mdad.experiment.store import Cell, ResultStore, fingerprint
+from mdad.experiment.splits import Splits, make_splits, n_seen_items
+from mdad.data.matrix import fingerprint
+from mdad.experiment.store import BLOCK_DTYPE, Cell, ResultStore
 from mdad.methods.base import SourceView, check_size
 from mdad.methods.per_subtask import allocate, is_per_subtask
 from mdad.seeding import rng_for
@@ -29,9 +32,45 @@ PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
 RUNS_PER_TASK = 5  # runs per task: the unit of parallel work and of what an interrupted run keeps
 
 
-@dataclass(frozen=True)
+def default_targets(n_models: int) -> int:
+    """Target models per run when none are asked for: 50, or half the models when there are fewer than 100."""
+    return min(50, n_models // 2)
+
+
+def default_sources(free: int) -> int:
+    """Source models per run when none are asked for: 300, or every model besides the targets if fewer."""
+    return min(300, free)
+
+
+def default_sizes(n_seen: int) -> tuple[int, ...]:
+    """The paper's sizes that fit in the seen pool (the whole pool when none does)."""
+    return tuple(k for k in PAPER_SIZES if k <= n_seen) or (n_seen,)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ExperimentConfig:
-    """What to run. ``sources`` may list several numbers of source models (a sweep)."""
+    """What to run. ``sources`` may list several numbers of source models (a sweep).
+
+    Use :meth:`for_matrix` to fill the defaults that depend on the data (targets, sources, sizes).
+
+    Parameters
+    ----------
+    methods : tuple of str
+        Selection methods by name (``mdad.methods.available()``; ``NAME@per-subtask`` too).
+    sizes : tuple of int
+        Numbers of items of the micro-benchmarks.
+    sources : tuple of int
+        Numbers of source models.
+    runs, targets : int
+        Random runs per cell and target models per run (ignored with ``group``).
+    group : str, optional
+        A named group of models (groups.json beside the data) as the targets of every run.
+    targets_from : str
+        "random" (a fresh random draw of targets per run) or "top" (the ``targets`` models of
+        highest accuracy on all items are the targets of every run; docs/adaptive.md).
+    seed : int
+        The one seed behind every random draw.
+    """
 
     methods: tuple[str, ...]
     sizes: tuple[int, ...]
@@ -40,6 +79,7 @@ class ExperimentConfig:
     targets: int = 50
     group: str | None = None
     seed: int = 0
+    targets_from: str = "random"
 
     def __post_init__(self) -> None:
         # one method, size or number of sources may be given alone
@@ -53,6 +93,33 @@ class ExperimentConfig:
             method_registry.get(name)
         if not self.methods or not self.sizes or not self.sources:
             raise MdadError("At least one method, one size and one number of source models are needed.")
+
+    @classmethod
+    def for_matrix(
+        cls, matrix: ResponseMatrix, *, methods: Sequence[str] | str | None = None, sizes: Sequence[int] | int | None = None,
+        sources: Sequence[int] | int | None = None, runs: int = 50, targets: int | None = None, group: str | None = None,
+        seed: int = 0, targets_from: str = "random",
+    ) -> "ExperimentConfig":
+        """The configuration for ``matrix`` with the data-dependent defaults filled in.
+
+        Defaults: every method but the adaptive family (``mdad.methods.defaults()``); targets :func:`default_targets`; sources :func:`default_sources` of the
+        models left besides the targets; sizes :func:`default_sizes` of the seen pool.
+
+        Examples
+        --------
+        >>> import mdad
+        >>> config = ExperimentConfig.for_matrix(mdad.simulate(seed=0, n_models=40, n_items=100), methods="random")
+        >>> config.targets, config.sources, config.sizes
+        (20, (20,), (10, 25))
+        """
+        n_targets = default_targets(matrix.n_models) if targets is None else targets
+        probe = make_splits(matrix, 1, n_targets, seed, group, targets_from=targets_from)
+        return cls(
+            methods=tuple(method_registry.defaults()) if methods is None else methods,
+            sizes=default_sizes(n_seen_items(matrix)) if sizes is None else sizes,
+            sources=(default_sources(probe.source_pool.shape[1]),) if sources is None else sources,
+            runs=runs, targets=int(probe.targets.shape[1]), group=group, seed=seed, targets_from=targets_from,
+        )
 
 
 @dataclass(frozen=True)
@@ -98,7 +165,8 @@ def run_task(
     task: Task,
     on_run: Callable[[], None] | None = None,
 ) -> dict[Cell, np.ndarray]:
-    """Select and estimate every cell of ``task`` on its runs: per cell, the estimates (task runs x targets)."""
+    """Select and estimate every cell of ``task`` on its runs: per cell, task runs x targets records
+    of ``BLOCK_DTYPE`` (the estimate and the guard's flag)."""
     scores = matrix.scores
     gold_prob = matrix.gold_prob()
     codes = matrix.subtask_codes
@@ -121,10 +189,13 @@ def run_task(
                 rng_of=lambda k, name=name, run=run: rng_for(splits.seed, "select", name, k, run), prepared=prepared[key],
             )
             for k, outcome in outcomes.items():
-                estimates[Cell(name, k, task.sources)].append(outcome.estimates)
+                record = np.empty(len(tgt), BLOCK_DTYPE)
+                record["estimate"] = outcome.estimates
+                record["flagged"] = np.nan if outcome.flagged is None else outcome.flagged
+                estimates[Cell(name, k, task.sources)].append(record)
         if on_run is not None:
             on_run()
-    return {cell: np.array(est) for cell, est in estimates.items()}
+    return {cell: np.array(est, dtype=BLOCK_DTYPE) for cell, est in estimates.items()}
 
 
 def _truths(matrix: ResponseMatrix, splits: Splits) -> dict[str, np.ndarray]:
@@ -138,24 +209,73 @@ def _truths(matrix: ResponseMatrix, splits: Splits) -> dict[str, np.ndarray]:
     return {key: np.array(value) for key, value in out.items()}
 
 
-def _cell_frame(estimates: np.ndarray, truth: dict[str, np.ndarray], splits: Splits, matrix) -> pd.DataFrame:
-    runs, n_targets = estimates.shape
-    return pd.DataFrame({
+def _cell_frame(records: np.ndarray, truth: dict[str, np.ndarray], splits: Splits, matrix) -> pd.DataFrame:
+    """One row per run and target; a ``flagged`` column when the method has an extrapolation guard."""
+    runs, n_targets = records.shape
+    frame = pd.DataFrame({
         "run": np.repeat(np.arange(runs, dtype=np.int32), n_targets),
         "model": pd.Categorical(matrix.models[splits.targets.ravel()]),
-        "estimate": estimates.ravel(),
+        "estimate": records["estimate"].ravel(),
         "seen": truth["seen"].ravel(),
         "unseen": truth["unseen"].ravel(),
         "full": truth["full"].ravel(),
     })
+    flagged = records["flagged"].ravel()
+    if not np.isnan(flagged).all():
+        frame["flagged"] = flagged == 1
+    return frame
 
 
-@dataclass
+@dataclass(eq=False)
+class ExperimentResult:
+    """The cells of a finished experiment and their meta-evaluation.
+
+    Attributes
+    ----------
+    frames : dict
+        Per :class:`~mdad.experiment.store.Cell`, one row per run and target: the estimate and the
+        target's true accuracy on the seen, unseen and all items.
+    seed : int
+        The experiment's seed (it also seeds the bootstrap intervals of MDAD).
+    """
+
+    frames: dict[Cell, pd.DataFrame]
+    seed: int = 0
+    _evaluated: dict[float, tuple[pd.DataFrame, pd.DataFrame]] = field(default_factory=dict, repr=False)
+
+    def _evaluate(self, threshold: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+        threshold = check_threshold(threshold)
+        if threshold not in self._evaluated:
+            self._evaluated[threshold] = evaluate_frames(self.frames, threshold=threshold, seed=self.seed)
+        return self._evaluated[threshold]
+
+    def summary(self, *, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+        """One row per cell and view (seen, unseen): MDAD with its interval, robust MDAD, error,
+        Kendall tau, pair agreement (docs/protocol.md#meta-evaluation)."""
+        return self._evaluate(threshold)[0]
+
+    def curves(self) -> pd.DataFrame:
+        """Agreement per 0.5-point bin of true accuracy difference, per cell and view."""
+        return self._evaluate(DEFAULT_THRESHOLD)[1]
+
+
+@dataclass(eq=False)
 class Experiment:
-    """The paper's experiment on one response matrix: splits, tasks, execution and storage."""
+    """The paper's experiment on one response matrix: splits, tasks, execution and storage.
+
+    Examples
+    --------
+    >>> import mdad
+    >>> matrix = mdad.simulate(seed=0, n_models=40, n_items=100)
+    >>> config = mdad.ExperimentConfig.for_matrix(matrix, methods="random", sizes=10, runs=5)
+    >>> result = mdad.Experiment(matrix, config).run()
+    >>> result.summary()[["method", "size", "view"]].values.tolist()
+    [['random', 10, 'seen'], ['random', 10, 'unseen']]
+    """
 
     matrix: ResponseMatrix
     config: ExperimentConfig
+    _: KW_ONLY
     store: ResultStore | None = None
     splits: Splits = field(init=False)
 
@@ -166,7 +286,8 @@ class Experiment:
                 f"{matrix.source} has {matrix.n_missing} cells that were not evaluated; "
                 "drop the incomplete items or models first (ResponseMatrix.require_complete)."
             )
-        self.splits = make_splits(matrix, config.runs, config.targets, config.seed, config.group)
+        self.splits = make_splits(matrix, config.runs, config.targets, config.seed, config.group,
+                                  targets_from=config.targets_from)
         seen_per_subtask = np.bincount(matrix.subtask_codes[self.splits.seen[0]])
         for k in config.sizes:
             check_size(k, self.splits.n_seen)
@@ -186,8 +307,13 @@ class Experiment:
             "n_items": self.matrix.n_items, "n_seen": self.splits.n_seen,
             "has_option_probs": self.matrix.has_option_probs,
             "runs": c.runs, "targets": int(self.splits.targets.shape[1]), "group": c.group, "seed": c.seed,
+            "targets_from": c.targets_from,
             "methods": list(c.methods), "sizes": list(c.sizes), "sources": list(c.sources),
         }
+
+    def cells(self) -> list[Cell]:
+        c = self.config
+        return [Cell(m, k, s) for m in c.methods for k in c.sizes for s in c.sources]
 
     def open_store(self, extra_config: dict | None = None) -> None:
         """Create the store, or check that it holds this experiment's results (an error otherwise).
@@ -197,8 +323,7 @@ class Experiment:
         if self.store is None:
             return
         self.store.open_for({**self.identity(), **(extra_config or {})})
-        c = self.config
-        for cell in (Cell(m, k, s) for m in c.methods for k in c.sizes for s in c.sources):
+        for cell in self.cells():
             if self.store.has(cell):
                 self.store.remove_blocks(cell)
 
@@ -208,20 +333,34 @@ class Experiment:
 
     def run(
         self,
+        *,
         workers: int = 1,
         on_cells: Callable[[float], None] | None = None,
         extra_config: dict | None = None,
         scheduler: str | None = None,
         runs_per_task: int | None = None,
-    ) -> dict[Cell, pd.DataFrame]:
+    ) -> ExperimentResult:
         """Run every pending task; finished cells are stored as soon as their last block of runs ends.
 
-        Returns the frames computed now (cells already stored are not recomputed). ``on_cells(n)``
-        is called as work finishes, in cells (for a progress bar). ``workers`` > 1 runs tasks in
-        local processes; ``scheduler`` (a Dask scheduler address) runs them on a cluster. Each
-        task covers a block of ``runs_per_task`` runs (default 5); blocks run in parallel, and with
-        a store every finished block is kept until its cell is complete, so an interrupted run
-        loses no finished block. Results are the same whatever the split and the executor.
+        Parameters
+        ----------
+        workers : int
+            Local worker processes (1: this process only).
+        on_cells : callable, optional
+            Called as work finishes with the amount done, in cells (for a progress bar).
+        extra_config : dict, optional
+            More settings to record in the store's config.json.
+        scheduler : str, optional
+            A Dask scheduler address: run the tasks on that cluster instead.
+        runs_per_task : int, optional
+            Runs per task (default 5): blocks run in parallel, and with a store every finished
+            block is kept until its cell is complete, so an interruption loses no finished block.
+
+        Returns
+        -------
+        ExperimentResult
+            Every cell of the configuration (cells already stored are read, not recomputed).
+            Results are the same whatever the split and the executor.
         """
         block = runs_per_task or RUNS_PER_TASK
         store = self.store
@@ -265,4 +404,6 @@ class Experiment:
                     if store is not None:
                         store.write_block(cell, task.first_run, stop, runs)
                     add(cell, task.first_run, runs)
-        return results
+        if store is not None:
+            results.update({cell: store.read(cell) for cell in self.cells() if cell not in results})
+        return ExperimentResult({cell: results[cell] for cell in self.cells()}, seed=self.config.seed)

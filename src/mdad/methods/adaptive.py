@@ -128,8 +128,7 @@ class Adaptive(SelectionMethod):
     def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation | IRTPreparation:
         return TinyPreparation(view, rng)
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> AdaptiveBenchmark:
-        prepared = prepared if prepared is not None else self.prepare(view, rng)
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AdaptiveBenchmark:
         return adaptive_benchmark(prepared.fit, k)
 
     def outcomes(self, view, sizes, *, scores, gold_prob, rng_of, prepared) -> dict[int, Outcome]:

@@ -65,8 +65,7 @@ class AIPW(SelectionMethod):
     def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation:
         return TinyPreparation(view, rng)
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> AIPWBenchmark:
-        prepared = prepared if prepared is not None else self.prepare(view, rng)
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AIPWBenchmark:
         fit = prepared.fit
         low, high = pool_accuracy_range(fit.theta, fit.a, fit.b)
         items = rng.permutation(view.n_items)[:k]  # draw order kept: the folds follow it
