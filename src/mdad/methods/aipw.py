@@ -17,7 +17,7 @@ import numpy as np
 
 from mdad.estimators.aipw import FOLDS, AIPWEstimate, aipw
 from mdad.irt import check_binary, estimate_ability, predict_correct
-from mdad.irt.guard import GuardFlags, guard, pool_accuracy_range
+from mdad.irt.guard import GuardFlags, guard
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
 from mdad.methods.tinybenchmarks import TinyPreparation
 
@@ -67,7 +67,6 @@ class AIPW(SelectionMethod):
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AIPWBenchmark:
         fit = prepared.fit
-        low, high = pool_accuracy_range(fit.theta, fit.a, fit.b)
         items = rng.permutation(view.n_items)[:k]  # draw order kept: the folds follow it
         return AIPWBenchmark(items=items, weights=np.full(k, 1.0 / k), a=fit.a, b=fit.b, folds=FOLDS,
-                             source_low=low, source_high=high)
+                             **prepared.guard_range)

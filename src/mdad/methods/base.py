@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -98,6 +98,8 @@ class MicroBenchmark:
             if f.name == "items":
                 continue
             if f.name not in params:
+                if f.default is not MISSING:  # a field added later, with a default: older files lack it
+                    continue
                 raise MdadError(f"The saved micro-benchmark lacks the field {f.name!r}.")
             value = params[f.name]
             values[f.name] = np.asarray(value) if isinstance(value, list) else value
