@@ -24,7 +24,7 @@ import numpy as np
 
 from mdad.errors import MdadError
 from mdad.irt import IRTFit, check_binary, fit_irt, sigmoid
-from mdad.irt.adaptive import AdaptiveOutcome, d_optimal_gain, map_abilities, posterior_precision, run_adaptive
+from mdad.irt.adaptive import AdaptiveOutcome, d_optimal_gain, map_abilities, run_adaptive
 from mdad.irt.guard import GuardFlags, guard, pool_accuracy_range
 from mdad.methods.base import MicroBenchmark, Outcome, SelectionMethod, SourceView
 from mdad.methods.tinybenchmarks import TinyPreparation
@@ -81,11 +81,10 @@ class AdaptiveBenchmark(MicroBenchmark):
         """The pool position each model would be asked next (-1 once it answered ``length`` items)."""
         values, theta = self._abilities(scores)
         answered = ~np.isnan(values)
-        n = len(values)
-        precision = np.empty((n, self.a.shape[1], self.a.shape[1]))
-        for i in range(n):  # per model: its answered items differ in number
-            items = np.flatnonzero(answered[i])
-            precision[i] = posterior_precision(theta[i : i + 1], self.a[items][None], self.b[items][None])[0]
+        d = self.a.shape[1]
+        w = sigmoid(theta @ self.a.T - self.b)
+        outer = (self.a[:, :, None] * self.a[:, None, :]).reshape(len(self.b), -1)
+        precision = ((answered * w * (1.0 - w)) @ outer).reshape(-1, d, d) + np.eye(d)
         gain = d_optimal_gain(theta, precision, self.a, self.b)
         gain[answered] = -np.inf
         nxt = np.argmax(gain, axis=1)
