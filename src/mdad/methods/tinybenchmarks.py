@@ -48,7 +48,7 @@ class TinyPreparation:
     """The per-run work shared by the three estimators: the IRT fit, and lambda's ingredients."""
 
     def __init__(self, view: SourceView, rng: np.random.Generator, dims: int = DIMS) -> None:
-        self.scores = check_binary(view.scores, "For tinyBenchmarks the source models' scores")
+        self.scores = check_binary(view.scores, "For the IRT fit of tinyBenchmarks, adaptive and aipw the source models' scores")
         if self.scores.shape[0] < 2 or self.scores.shape[1] < 2:
             raise MdadError(
                 f"tinyBenchmarks needs at least 2 source models and 2 pool items, got {self.scores.shape[0]} "
