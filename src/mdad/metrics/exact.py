@@ -6,7 +6,7 @@ cannot change the order. A micro-benchmark of k items drawn uniformly without
 replacement holds (K+, K-, k - K+ - K-) of them, a multivariate hypergeometric draw, and
 with the plain-mean estimate it ranks the first model above the second exactly when
 K+ > K-. It agrees with the pool when that sign is the pool's; a tie (K+ = K-) is a
-disagreement, as is every pair the pool itself ties (PROTOCOL.md).
+disagreement, as is every pair the pool itself ties (docs/deviations.md#ties).
 
 Every public function here returns a :class:`SignProbabilities` (``higher``, ``lower``) =
 (P(K+ > K-), P(K+ < K-)) for many pairs at once, which unpacks like a pair of arrays;
