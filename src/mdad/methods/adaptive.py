@@ -30,7 +30,7 @@ from mdad.methods.base import MicroBenchmark, Outcome, SelectionMethod, SourceVi
 from mdad.methods.tinybenchmarks import TinyPreparation
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class AdaptiveBenchmark(MicroBenchmark):
     """An adaptive test: ``items`` is the whole pool, ``length`` the number of items each model is asked."""
 

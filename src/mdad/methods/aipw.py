@@ -22,7 +22,7 @@ from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
 from mdad.methods.tinybenchmarks import TinyPreparation
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class AIPWBenchmark(MicroBenchmark):
     """Random items (in draw order) plus the pool's item parameters; estimates by cross-fitted AIPW."""
 
