@@ -93,3 +93,19 @@ def test_bad_input_is_one_clear_error(sim):
         aipw(answers[:2, :3], np.array([0, 0, 1]), 300, irt_predictor(truth.a, truth.b, np.array([0, 0, 1])))
     with pytest.raises(MdadError, match="every sampled item"):
         aipw(np.full((2, 3), np.nan), np.arange(3), 300, irt_predictor(truth.a, truth.b, np.arange(3)))
+
+
+def test_interval_covers_a_target_that_answers_almost_nothing_correctly():
+    rng = np.random.default_rng(5)
+    pool, k = 300, 10
+    answers = np.zeros((1, pool))
+    answers[0, rng.choice(pool, 9, replace=False)] = 1.0  # 3% accuracy
+    prediction = np.full((1, pool), 0.03)  # a predictor that is right on average
+    covered, silent = [], []
+    for _ in range(400):
+        items = rng.permutation(pool)[:k]
+        result = aipw(answers[:, items], items, pool, lambda x: np.repeat(prediction, len(x), 0))
+        covered.append(result.low[0] <= answers.mean() <= result.high[0])
+        silent.append(result.variance[0] < 1e-12)  # every sampled answer wrong: the residuals show no spread
+    assert np.mean(silent) > 0.5
+    assert np.mean(covered) > 0.93

@@ -15,7 +15,14 @@ m is a uniform sample of the items they left, so
 is exactly unbiased for the pool accuracy, and so is their size-weighted mean, which is
 (sum_S y + (N - k) (sum_m (n_m / k) mean_unsampled f^(-m) + mean cross-fitted residual)) / N.
 Its variance estimate is the fixed-predictor formula with the cross-fitted residuals (an
-approximation, measured in benchmarks/README.md). See docs/adaptive.md.
+approximation, measured in benchmarks/README.md).
+
+The interval does not trust a sample variance that the sample cannot show: a target that
+answers almost nothing correctly usually answers every sampled item wrong, and its residuals
+then vary far less than over the pool. So the interval uses the larger of the residuals'
+sample variance and the variance the predictor itself implies for them, the mean of f (1 - f)
+over the sampled items (the expected squared residual when the predictor is right). This only
+widens the interval; ``variance`` stays the plain estimate. See docs/adaptive.md.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ class AIPWEstimate:
     """Per target: the estimate, its variance estimate and the two-sided interval."""
 
     estimate: np.ndarray
-    variance: np.ndarray  # NaN with a single item
+    variance: np.ndarray  # the plain variance estimate; NaN with a single item
     low: np.ndarray
     high: np.ndarray
 
@@ -79,8 +86,11 @@ def aipw(
     rest = pool_size - k
     estimate = (scores.sum(axis=1) + rest * (share @ predicted_rest + residual.mean(axis=1))) / pool_size
     if k > 1:
-        variance = (1.0 - k / pool_size) * residual.var(axis=1, ddof=1) / k
-        half = stats.t.ppf(0.5 + confidence / 2, k - 1) * np.sqrt(variance)
+        finite = 1.0 - k / pool_size
+        variance = finite * residual.var(axis=1, ddof=1) / k
+        on_sample = predicted[fold, :, items].T
+        implied = finite * np.mean(on_sample * (1.0 - on_sample), axis=1) / k
+        half = stats.t.ppf(0.5 + confidence / 2, k - 1) * np.sqrt(np.maximum(variance, implied))
         low, high = np.clip(estimate - half, 0.0, 1.0), np.clip(estimate + half, 0.0, 1.0)
     else:
         variance = np.full(n_targets, np.nan)
