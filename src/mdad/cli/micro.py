@@ -13,7 +13,10 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.assessment import Assessment, assess
-from mdad.cli.common import app, check_output_file, check_workers, console, friendly_errors, load_matrix, plural
+from mdad.cli.common import (
+    FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, check_output_file, check_workers, console, friendly_errors, load_matrix,
+    plural, print_notes,
+)
 from mdad.data import load
 from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
@@ -28,11 +31,12 @@ def select_command(
     size: int = typer.Option(..., help="Number of items."),
     out: Path = typer.Option(..., help="Where to write the micro-benchmark (JSON)."),
     dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' or a folder name in $MDAD_DATA_DIR."),
-    data: Optional[Path] = typer.Option(None, help="Your own results (file or folder)."),
+    data: Optional[Path] = typer.Option(None, help="Your own results (file or folder, any format 'mdad info' reads)."),
     seed: int = typer.Option(0, help="Seed of the selection."),
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    metric: Optional[str] = typer.Option(None, help=METRIC_HELP),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    reruns: str = typer.Option("latest", help=RERUNS_HELP),
     assess_runs: int = typer.Option(20, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip)."),
     targets: Optional[int] = typer.Option(None, help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100)."),
     threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Agreement rate that defines MDAD."),
@@ -52,7 +56,7 @@ def select_command(
     check_output_file(out, "The output file")
     if lm_eval_samples is not None:
         check_output_file(lm_eval_samples, "The lm-eval samples file")
-    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples is not None else None
     inspect_commands = chosen.inspect_commands() if inspect else []
@@ -87,7 +91,7 @@ def select_command(
         for command in inspect_commands:
             console.print(f"  {command}", highlight=False, soft_wrap=True)
     if too_few:
-        console.print(f"Not assessed: with {matrix.n_models} models there are too few to hold out 2 targets and keep "
+        console.print(f"Not assessed: with {plural(matrix.n_models, 'model')} there are too few to hold out 2 targets and keep "
                       f"2 source models (at least {MIN_MODELS} are needed).")
 
 
@@ -111,8 +115,9 @@ def estimate_command(
     micro: Path = typer.Argument(..., help="A micro-benchmark written by 'mdad select'."),
     results: Path = typer.Argument(..., help="New models' results on (at least) the micro-benchmark's items."),
     csv: Optional[Path] = typer.Option(None, help="Also write the estimates to this CSV file."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    metric: Optional[str] = typer.Option(None, help=METRIC_HELP),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    reruns: str = typer.Option("latest", help=RERUNS_HELP),
 ) -> None:
     """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark."""
     if csv is not None:
@@ -120,7 +125,9 @@ def estimate_command(
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
-    details = chosen.details(load(results, metric=metric, filter_name=filter_name))
+    matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
+    print_notes(matrix)
+    details = chosen.details(matrix)
     size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
     table = Table(title=f"{chosen.method}, {size_text} (estimated full-benchmark accuracy)")
     table.add_column("model")
