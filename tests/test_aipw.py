@@ -54,13 +54,17 @@ def sim():
 def test_unbiased_over_random_draws_on_simulated_data(sim, wrong):
     answers, truth = sim
     targets = answers[:8]
-    a, b = (-truth.a, truth.b + 2.0) if wrong else (truth.a, truth.b)  # a deliberately wrong predictor
     rng = np.random.default_rng(3)
     pool, k, draws = answers.shape[1], 20, 600
+    true_p = truth.p_correct[:8]
     estimates, inside = [], []
     for _ in range(draws):
         items = rng.permutation(pool)[:k]
-        result = aipw(targets[:, items], items, pool, irt_predictor(a, b, items))
+        if wrong:  # a deliberately wrong predictor: 2PL abilities from the other folds, items reversed
+            predict = irt_predictor(-truth.a, truth.b + 2.0, items)
+        else:  # a good predictor: the true probabilities (fixed, so no fold may see its own answers)
+            predict = lambda rows: np.tile(true_p, (len(rows) // len(true_p), 1))  # noqa: E731
+        result = aipw(targets[:, items], items, pool, predict)
         estimates.append(result.estimate)
         inside.append((result.low <= targets.mean(axis=1)) & (targets.mean(axis=1) <= result.high))
     estimates = np.array(estimates)
