@@ -121,7 +121,7 @@ def assess(
     config = ExperimentConfig(methods=(method,), sizes=(size,), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
     tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
     with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
-        blocks = {task.first_run: next(iter(result.values())) for task, result in finished}
+        blocks = {task.first_run: next(iter(result.values()))["estimate"] for task, result in finished}
     estimates = np.concatenate([blocks[start] for start in sorted(blocks)])
     truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
     key = ("assess", method, size, n_sources)

@@ -57,6 +57,9 @@ def select_command(
     lm_eval_samples = None if lm_eval_samples is None else output_path(lm_eval_samples, "the lm-eval samples file")
     check_threshold(threshold)
     method_registry.get(method)  # an unknown name is one clear error, before any work
+    if method_registry.get(method).adaptive and (lm_eval_samples is not None or inspect):
+        raise MdadError(f"{method} asks each new model its own items one at a time, so there is no fixed sample list: "
+                        "ask the first item it names, then 'mdad estimate' names the next after each answer.")
     check_output_file(out, "the micro-benchmark file")
     if lm_eval_samples is not None:
         check_output_file(lm_eval_samples, "the lm-eval samples file")
@@ -73,8 +76,15 @@ def select_command(
                                                    workers=workers or os.cpu_count() or 1, threshold=threshold))
     chosen.save(out)
     n_subtasks = len(set(chosen.subtasks.tolist()))
-    console.print(literal(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
-                          f"({plural(n_subtasks, 'subtask')}) written to {out}."), highlight=False)
+    if chosen.adaptive:
+        first = chosen.first_item()
+        console.print(literal(f"{method}: an adaptive test of {size} items from the pool of {matrix.n_items} items of "
+                              f"{matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}. Every new model "
+                              f"starts with item {first}; after each answer 'mdad estimate {out} RESULTS' names its next "
+                              "item."), highlight=False)
+    else:
+        console.print(literal(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
+                              f"({plural(n_subtasks, 'subtask')}) written to {out}."), highlight=False)
     if chosen.assessment is not None:
         console.print(literal(describe_assessment(chosen.assessment)), highlight=False)
     if samples is not None:
@@ -126,23 +136,39 @@ def estimate_command(
         raise MdadError(f"No such file or folder: {results}.")
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
-    estimates = chosen.estimate(matrix)
-    table = Table(title=f"{literal(chosen.method)}, {plural(len(chosen.item_ids), 'item')} (estimated full-benchmark accuracy)")
+    details = chosen.details(matrix)
+    size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
+    table = Table(title=f"{literal(chosen.method)}, {size_text} (estimated full-benchmark accuracy)")
     table.add_column("model")
     table.add_column("estimate (%)", justify="right")
+    has_interval = "low" in details
+    if has_interval:
+        table.add_column("95% interval (%)", justify="right")
+    if chosen.adaptive:
+        table.add_column("answered", justify="right")
+        table.add_column("next item")
     assessment = chosen.assessment
     if assessment is not None:
         table.add_column("gap to next (pts)", justify="right")
-    ranked = estimates.sort_values(ascending=False)
-    gaps = 100 * (ranked.to_numpy() - np.r_[ranked.to_numpy()[1:], np.nan])
+    if "flagged" in details:
+        table.add_column("guard")
+    ranked = details.sort_values("estimate", ascending=False)
+    values = ranked["estimate"].to_numpy()
+    gaps = 100 * (values - np.r_[values[1:], np.nan])
     unreliable = 0
-    for (model, value), gap in zip(ranked.items(), gaps):
-        row = [literal(model), f"{100 * value:.1f}"]
+    for (model, row), gap in zip(ranked.iterrows(), gaps):
+        cells = [literal(model), f"{100 * row['estimate']:.1f}"]
+        if has_interval:
+            cells.append(f"{100 * row['low']:.1f} to {100 * row['high']:.1f}")
+        if chosen.adaptive:
+            cells += [str(row["answered"]), literal(row["next_item"]) if row["next_item"] else "(done)"]
         if assessment is not None:
             below = bool(gap < assessment.cautious_mdad)
             unreliable += below
-            row.append("" if np.isnan(gap) else f"[yellow]{gap:.1f} < MDAD[/yellow]" if below else f"{gap:.1f}")
-        table.add_row(*row)
+            cells.append("" if np.isnan(gap) else f"[yellow]{gap:.1f} < MDAD[/yellow]" if below else f"{gap:.1f}")
+        if "flagged" in details:
+            cells.append("[yellow]extrapolation[/yellow]" if row["flagged"] else "")
+        table.add_row(*cells)
     console.print(table)
     if assessment is None:
         console.print("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its MDAD).")
@@ -151,5 +177,14 @@ def estimate_command(
         if len(ranked) > 1:
             console.print(f"{unreliable} of the {len(ranked) - 1} neighbouring pairs are closer than the MDAD "
                           "(the larger of the two above): their order is not reliable.")
+    if "flagged" in details and details["flagged"].any():
+        flagged = details[details["flagged"]]
+        console.print(f"{plural(len(flagged), 'estimate')} of {len(details)} flagged as extrapolations, unreliable "
+                      "because the source models do not cover them:", highlight=False)
+        for model, row in flagged.iterrows():
+            console.print(f"  {literal(model)}: {literal(row['reason'])}.", highlight=False)
+    if chosen.adaptive and (details["next_item"] != "").any():
+        console.print("Ask each model its next item, then run this command again with the new results.")
+    estimates = details["estimate"]
     if csv is not None:
         write_csv(estimates.to_frame(), csv, index=True)

@@ -7,7 +7,7 @@ import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 import numpy as np
 import typer
@@ -45,7 +45,8 @@ def run(
     data: Annotated[Optional[Path], typer.Option(help=(
         "Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a "
         "CSV/parquet table (file or folder)."))] = None,
-    methods: Annotated[Optional[str], typer.Option(help="Comma-separated selection methods (default: all).")] = None,
+    methods: Annotated[Optional[str], typer.Option(
+        help="Comma-separated selection methods (default: all but adaptive, adaptive-1d and aipw; see 'mdad methods').")] = None,
     sizes: Annotated[Optional[str], typer.Option(help=(
         "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
         "items); default: 10,25,50,100,250,500,1000 up to the seen pool; the paper's 10,25,50,100,200 on gpqa."))] = None,
@@ -56,6 +57,9 @@ def run(
         help="Target models per run (default: 50, or half the models if fewer than 100).")] = None,
     group: Annotated[Optional[str], typer.Option(
         help="Use this named model group (groups.json beside the data) as the targets in every run.")] = None,
+    targets_from: Annotated[Literal["random", "top"], typer.Option(help=(
+        "Where targets come from: 'random' (a fresh draw per run) or 'top' (the strongest models by accuracy on all "
+        "items are the targets of every run, the rest the sources)."))] = "random",
     seed: SeedOption = 0,
     threshold: ThresholdOption = DEFAULT_THRESHOLD,
     per_subtask: Annotated[bool, typer.Option("--per-subtask", help=(
@@ -81,17 +85,19 @@ def run(
         check_scheduler(scheduler)
     out = output_path(out, "the output folder")
     check_output_folder(out, "the output folder")
-    method_names = parse_list(methods, "methods") or method_registry.available()
+    method_names = parse_list(methods, "methods") or method_registry.defaults()
     for name in method_names:
         method_registry.get(name)  # an unknown name is one clear error, before the data is read
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     if per_subtask:
-        method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
+        method_names += [f"{m}{PER_SUBTASK}" for m in method_names
+                         if not is_per_subtask(m) and not method_registry.get(m).adaptive]
     method_names = list(dict.fromkeys(method_names))
     builtin = builtin_dataset(dataset or DEFAULT_DATASET) if data is None else None
     defaults = ExperimentConfig.for_matrix(matrix, methods=method_names, runs=runs, targets=targets, group=group,
                                            seed=seed, sources=parse_list(sources, "sources", int) or None,
-                                           sizes=builtin.sizes if builtin is not None else None)
+                                           sizes=builtin.sizes if builtin is not None else None,
+                                           targets_from=targets_from)
     n_seen = n_seen_items(matrix)
     requests = parse_sizes(sizes, n_seen) if sizes is not None else [SizeRequest(str(k), k) for k in defaults.sizes]
     config = replace(defaults, sizes=unique_counts(requests))
@@ -107,11 +113,12 @@ def run(
              "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
     with store.locked():
         experiment.open_store(extra)
-        run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs, builtin)
+        run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs, builtin,
+                   targets_from)
 
 
 def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs,
-               builtin) -> None:
+               builtin, targets_from) -> None:
     """The run itself, while this process holds the output folder's lock."""
     out = store.root
     config = experiment.config
@@ -119,7 +126,9 @@ def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, 
     total = len(config.methods) * len(config.sizes) * len(config.sources)
     kept_blocks = store.n_blocks()
     label = matrix.source if not matrix.simulated or "simulated" in matrix.source else f"{matrix.source} (simulated)"
-    targets_text = f"group {group} as targets" if group else f"{experiment.splits.targets.shape[1]} targets"
+    targets_text = (f"group {group} as targets" if group else
+                    f"the {experiment.splits.targets.shape[1]} strongest models as targets" if targets_from == "top" else
+                    f"{experiment.splits.targets.shape[1]} targets")
     console.print(literal(
         f"{label}: {plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} ({plural(len(matrix.subtask_names), 'subtask')}, "
         f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(config.methods), 'method')} x "
@@ -217,10 +226,16 @@ def print_table(summary) -> None:
         table.add_column("size", justify="right", no_wrap=True)
         for header, _, _ in columns:
             table.add_column(header, justify="right", no_wrap=True)
+        guarded = "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any()
+        if guarded:
+            table.add_column("flagged\nper run", justify="right", no_wrap=True)
         for _, row in rows.iterrows():
             cells = [row[col] if metric is None else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
-            table.add_row(str(row["size"]), *cells)
+            table.add_row(str(row["size"]), *cells, *([row["flagged targets per run"]] if guarded else []))
         console.print(table)
+    if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
+        console.print("flagged per run: targets whose model-based estimate is an extrapolation (ability outside the "
+                      "source models' range, or answers that fit the IRT model badly).")
     print_overview(summary)
     console.print("MDAD and error in accuracy points; MDAD [95% bootstrap interval].")
 
@@ -250,5 +265,6 @@ def list_methods() -> None:
     """List the selection methods."""
     for name, cls in method_registry.REGISTRY.items():
         console.print(f"[bold]{literal(name)}[/bold]: {literal(cls.description)}", highlight=False)
-    console.print(f"Every method also runs within each subtask as NAME{PER_SUBTASK} (or add --per-subtask to 'mdad run').")
+    console.print(f"Every method but the adaptive ones also runs within each subtask as NAME{PER_SUBTASK} (or add "
+                  "--per-subtask to 'mdad run').")
 

@@ -47,7 +47,11 @@ CELL_COLUMNS = ("run", "model", "estimate", "seen", "unseen", "full")
 CELL_NAME = re.compile(r"k(\d+)-s(\d+)\.parquet")
 BLOCK_NAME = re.compile(r"k(\d+)-s(\d+)-r(\d+)-(\d+)\.npy")
 # Settings that change every cell's numbers: a store made with other values cannot be resumed.
-IDENTITY_KEYS = ("data_fingerprint", "runs", "targets", "group", "seed")
+IDENTITY_KEYS = ("data_fingerprint", "runs", "targets", "group", "seed", "targets_from")
+IDENTITY_DEFAULTS = {"targets_from": "random"}  # what stores written before a key existed used
+# A block of runs holds, per run and target, the estimate and the extrapolation guard's flag
+# (1 flagged, 0 not, NaN for methods without a guard).
+BLOCK_DTYPE = np.dtype([("estimate", np.float64), ("flagged", np.float64)])
 
 
 @dataclass(frozen=True, order=True)
@@ -102,10 +106,11 @@ class ResultStore:
         if path.is_file():
             old = self.read_config()
             for key in IDENTITY_KEYS:
-                if old.get(key) != config.get(key):
+                there, now = (old.get(key, IDENTITY_DEFAULTS.get(key)), config.get(key, IDENTITY_DEFAULTS.get(key)))
+                if there != now:
                     raise MdadError(
-                        f"{self.root} holds results of a different experiment ({key}: {old.get(key)!r} there, "
-                        f"{config.get(key)!r} now); use another output folder."
+                        f"{self.root} holds results of a different experiment ({key}: {there!r} there, "
+                        f"{now!r} now); use another output folder."
                     )
             merged = {**old, **config}
             for key in ("methods", "sizes", "sources"):
@@ -209,12 +214,13 @@ class ResultStore:
     def has_block(self, cell: Cell, first_run: int, stop_run: int) -> bool:
         return (self.root / cell.block_path(first_run, stop_run)).is_file()
 
-    def write_block(self, cell: Cell, first_run: int, stop_run: int, estimates: np.ndarray) -> None:
+    def write_block(self, cell: Cell, first_run: int, stop_run: int, records: np.ndarray) -> None:
+        """Keep the records (runs x targets of BLOCK_DTYPE) of runs first_run to stop_run - 1."""
         path = self.root / cell.block_path(first_run, stop_run)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.tmp-{os.getpid()}.npy")
         with uninterrupted():
-            np.save(tmp, np.asarray(estimates, dtype=np.float64), allow_pickle=False)
+            np.save(tmp, np.asarray(records, dtype=BLOCK_DTYPE), allow_pickle=False)
             os.replace(tmp, path)
 
     def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
@@ -222,7 +228,12 @@ class ResultStore:
         problem = _block_problem(path, stop_run - first_run)
         if problem is not None:
             raise MdadError(f"{path} is damaged ({problem}); delete it to recompute those runs.")
-        return np.load(path, allow_pickle=False)
+        block = np.load(path, allow_pickle=False)
+        if block.dtype.names is None:  # a block of plain estimates, written before blocks held guard flags
+            plain = block.astype(np.float64)
+            block = np.empty(plain.shape, BLOCK_DTYPE)
+            block["estimate"], block["flagged"] = plain, np.nan
+        return block
 
     def n_blocks(self) -> int:
         """Stored blocks of runs of unfinished cells."""
@@ -269,8 +280,8 @@ def _block_problem(path: Path, n_runs: int) -> str | None:
         block = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         return f"not a readable numpy file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-    if block.ndim != 2 or block.shape[0] != n_runs or block.dtype.kind != "f":
-        return f"it holds an array of shape {block.shape}, not estimates of {n_runs} runs"
+    if block.ndim != 2 or block.shape[0] != n_runs or not (block.dtype.kind == "f" or block.dtype == BLOCK_DTYPE):
+        return f"it holds an array of shape {block.shape} ({block.dtype}), not estimates of {n_runs} runs"
     return None
 
 
