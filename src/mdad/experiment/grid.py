@@ -14,7 +14,6 @@ from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
@@ -167,16 +166,7 @@ def run_task(
     on_run: Callable[[], None] | None = None,
 ) -> dict[Cell, np.ndarray]:
     """Select and estimate every cell of ``task`` on its runs: per cell, task runs x targets records
-    of ``BLOCK_DTYPE`` (the estimate and the guard's flag).
-
-    The matrix products run on one BLAS thread whatever the executor: the order of a product's
-    additions depends on the number of threads, so this keeps results bit-identical across
-    ``--workers`` (parallelism comes from running tasks side by side)."""
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _run_task(matrix, splits, task, on_run)
-
-
-def _run_task(matrix: ResponseMatrix, splits: Splits, task: Task, on_run) -> dict[Cell, np.ndarray]:
+    of ``BLOCK_DTYPE`` (the estimate and the guard's flag)."""
     scores = matrix.scores
     gold_prob = matrix.gold_prob()
     codes = matrix.subtask_codes
