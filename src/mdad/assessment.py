@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from contextlib import closing
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -24,6 +24,8 @@ from mdad.experiment.evaluate import view_metrics
 from mdad.experiment.executors import execute
 from mdad.experiment.grid import ExperimentConfig, plan_tasks, run_task
 from mdad.experiment.splits import make_splits
+from mdad.intervals.conformal import ConformalCalibration
+from mdad.intervals.order import OrderCalibration
 from mdad.methods.base import check_size
 from mdad.seeding import rng_for
 
@@ -46,6 +48,9 @@ class Assessment:
     mdad_robust: float
     estimates: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
     truths: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
+    # what intervals and order probabilities of any future model need (kept in the saved file)
+    interval_calibration: ConformalCalibration | None = field(default=None, repr=False, compare=False)
+    order_calibration: OrderCalibration | None = field(default=None, repr=False, compare=False)
 
     @property
     def mdad_reached(self) -> bool:
@@ -59,18 +64,32 @@ class Assessment:
         return math.inf if any(math.isnan(v) for v in values) else max(values)
 
     def to_json(self) -> dict:
-        """The summary numbers (not the per-run arrays); NaN becomes null."""
-        out = asdict(replace(self, estimates=None, truths=None))
-        del out["estimates"], out["truths"]
-        return {key: None if isinstance(value, float) and math.isnan(value) else value for key, value in out.items()}
+        """The summary numbers and the calibrations (not the per-run arrays); NaN becomes null."""
+        out = {name: getattr(self, name) for name in _SUMMARY_FIELDS}
+        out = {key: None if isinstance(value, float) and math.isnan(value) else value for key, value in out.items()}
+        if self.interval_calibration is not None:
+            out["interval_calibration"] = self.interval_calibration.to_json()
+        if self.order_calibration is not None:
+            out["order_calibration"] = self.order_calibration.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> Assessment:
+        """Read what :meth:`to_json` wrote; files without calibrations (older mdad) load without them."""
         try:
-            values = {name: data[name] for name in cls.__dataclass_fields__ if name not in ("estimates", "truths")}
+            values = {name: data[name] for name in _SUMMARY_FIELDS}
         except KeyError as exc:
             raise MdadError(f"The micro-benchmark's assessment lacks the field {exc.args[0]!r}.") from None
-        return cls(**{key: float("nan") if value is None else value for key, value in values.items()})
+        values = {key: float("nan") if value is None else value for key, value in values.items()}
+        intervals = data.get("interval_calibration")
+        order = data.get("order_calibration")
+        return cls(**values,
+                   interval_calibration=ConformalCalibration.from_json(intervals) if intervals else None,
+                   order_calibration=OrderCalibration.from_json(order) if order else None)
+
+
+_SUMMARY_FIELDS = ("method", "size", "runs", "targets", "sources", "threshold", "error", "kendall_tau", "mdad",
+                   "mdad_low", "mdad_high", "mdad_robust")
 
 
 def assess(
@@ -106,4 +125,6 @@ def assess(
         error=metrics["error"], kendall_tau=metrics["kendall_tau"], mdad=metrics["mdad"],
         mdad_low=metrics["mdad_low"], mdad_high=metrics["mdad_high"], mdad_robust=metrics["mdad_robust"],
         estimates=estimates, truths=truths,
+        interval_calibration=ConformalCalibration.fit(estimates, truths),
+        order_calibration=OrderCalibration.fit(estimates, truths),
     )

@@ -14,6 +14,8 @@ from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.experiment.store import fingerprint
+from mdad.intervals.results import EstimateIntervals, OrderProbabilities
+from mdad.intervals.trust import estimate_intervals, neighbour_orders
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.seeding import rng_for
 
@@ -33,6 +35,7 @@ class SelectedMicroBenchmark:
     data_fingerprint: str
     n_pool: int
     assessment: Assessment | None = None  # its reliability, measured on held-out splits (mdad.assess)
+    pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
 
     def with_assessment(self, assessment: Assessment) -> SelectedMicroBenchmark:
         if (assessment.method, assessment.size) != (self.method, len(self.item_ids)):
@@ -44,6 +47,22 @@ class SelectedMicroBenchmark:
 
     def estimate(self, matrix: ResponseMatrix) -> pd.Series:
         """Estimated full-benchmark accuracy of every model of ``matrix`` from its answers on the items."""
+        scores, gold = self.item_scores(matrix)
+        return pd.Series(self.micro.estimate(scores, gold), index=pd.Index(matrix.models, name="model"), name="estimate")
+
+    def intervals(self, matrix: ResponseMatrix, *, level: float = 0.9) -> EstimateIntervals:
+        """Every model's estimate with an interval for its full-benchmark accuracy (mdad.intervals.trust)."""
+        scores, gold = self.item_scores(matrix)
+        return estimate_intervals(self, scores, self.micro.estimate(scores, gold), np.asarray(matrix.models),
+                                  level=level)
+
+    def order_probabilities(self, matrix: ResponseMatrix) -> OrderProbabilities:
+        """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""
+        scores, gold = self.item_scores(matrix)
+        return neighbour_orders(self, scores, self.micro.estimate(scores, gold), np.asarray(matrix.models))
+
+    def item_scores(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray | None]:
+        """The models' scores on the chosen items (models x k) and, if the estimator uses them, gold-option probabilities."""
         lookup = {item: j for j, item in enumerate(matrix.items)}
         missing = [str(item) for item in self.item_ids if item not in lookup]
         if missing:
@@ -58,7 +77,7 @@ class SelectedMicroBenchmark:
             model = str(matrix.models[np.flatnonzero(unanswered)[0]])
             raise MdadError(f"Model {model!r} has no score on some micro-benchmark items; every item must be answered.")
         gold = matrix.gold_prob()[:, cols] if self.micro.uses_gold_prob else None
-        return pd.Series(self.micro.estimate(scores, gold), index=pd.Index(matrix.models, name="model"), name="estimate")
+        return scores, gold
 
     def items_by_task(self) -> dict[str, list[str]]:
         """The item ids per harness task: ``<task>/<id>`` ids whose task is the item's subtask, as
@@ -103,6 +122,7 @@ class SelectedMicroBenchmark:
             "data_source": self.data_source, "data_fingerprint": self.data_fingerprint, "pool_items": self.n_pool,
             "items": self.item_ids.tolist(), "subtasks": self.subtasks.tolist(),
             "pool_positions": self.micro.items.tolist(), "estimator": self.micro.estimator_params(),
+            **({"pool_subtasks": self.pool_subtasks} if self.pool_subtasks is not None else {}),
             **({"assessment": self.assessment.to_json()} if self.assessment is not None else {}),
         }
 
@@ -131,7 +151,16 @@ class SelectedMicroBenchmark:
             data_source=data.get("data_source", ""), data_fingerprint=data.get("data_fingerprint", ""),
             n_pool=data.get("pool_items", len(items)),
             assessment=Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
+            pool_subtasks=_pool_subtasks(data.get("pool_subtasks"), path),
         )
+
+
+def _pool_subtasks(value, path: Path) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(n, int) and n > 0 for n in value.values()):
+        raise MdadError(f"{path}: 'pool_subtasks' must map each subtask to its number of pool items.")
+    return {str(name): n for name, n in value.items()}
 
 
 def select(matrix: ResponseMatrix, method: str, size: int, seed: int = 0) -> SelectedMicroBenchmark:
@@ -147,4 +176,5 @@ def select(matrix: ResponseMatrix, method: str, size: int, seed: int = 0) -> Sel
     return SelectedMicroBenchmark(
         method=method, item_ids=matrix.items[micro.items], subtasks=matrix.subtasks[micro.items], micro=micro,
         seed=seed, data_source=matrix.source, data_fingerprint=fingerprint(matrix), n_pool=matrix.n_items,
+        pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True))},
     )

@@ -99,40 +99,56 @@ def describe_assessment(a: Assessment) -> str:
 def estimate_command(
     micro: Path = typer.Argument(..., help="A micro-benchmark written by 'mdad select'."),
     results: Path = typer.Argument(..., help="New models' results on (at least) the micro-benchmark's items."),
-    csv: Optional[Path] = typer.Option(None, help="Also write the estimates to this CSV file."),
+    csv: Optional[Path] = typer.Option(None, help="Also write one row per model (model, estimate, low, high, level) to this CSV file."),
+    pairs_csv: Optional[Path] = typer.Option(None, help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file."),
+    level: float = typer.Option(0.9, help="Confidence level of the intervals."),
     metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
     filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
 ) -> None:
-    """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark."""
-    if csv is not None:
-        check_output_file(csv, "The CSV file")
+    """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark,
+    with an interval for each and the probability that each neighbouring order holds on the full benchmark."""
+    if not 0 < level < 1:
+        raise MdadError(f"--level must lie strictly between 0 and 1, got {level}.")
+    for path, what in ((csv, "The CSV file"), (pairs_csv, "The pairs CSV file")):
+        if path is not None:
+            check_output_file(path, what)
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
-    estimates = chosen.estimate(load(results, metric=metric, filter_name=filter_name))
-    table = Table(title=f"{chosen.method}, {len(chosen.item_ids)} items (estimated full-benchmark accuracy)")
-    table.add_column("model")
-    table.add_column("estimate (%)", justify="right")
+    matrix = load(results, metric=metric, filter_name=filter_name)
+    intervals = chosen.intervals(matrix, level=level)
+    orders = chosen.order_probabilities(matrix)
     assessment = chosen.assessment
-    if assessment is not None:
-        table.add_column("gap to next (pts)", justify="right")
-    ranked = estimates.sort_values(ascending=False)
-    gaps = 100 * (ranked.to_numpy() - np.r_[ranked.to_numpy()[1:], np.nan])
-    unreliable = 0
-    for (model, value), gap in zip(ranked.items(), gaps):
-        row = [str(model), f"{100 * value:.1f}"]
-        if assessment is not None:
-            below = bool(gap < assessment.cautious_mdad)
-            unreliable += below
-            row.append("" if np.isnan(gap) else f"[yellow]{gap:.1f} < MDAD[/yellow]" if below else f"{gap:.1f}")
+    threshold = assessment.threshold if assessment is not None else 0.8
+    share = f"{100 * level:g}%"
+    table = Table(title=f"{chosen.method}, {len(chosen.item_ids)} items (estimated full-benchmark accuracy)")
+    for name, justify in (("model", "left"), ("estimate (%)", "right"), (f"{share} interval (%)", "right"),
+                          ("gap to next (pts)", "right"), ("P(order holds)", "right")):
+        table.add_column(name, justify=justify)
+    ranked = np.argsort(-intervals.estimate, kind="stable")
+    unsure = 0
+    for position, i in enumerate(ranked):
+        row = [str(intervals.models[i]), f"{100 * intervals.estimate[i]:.1f}",
+               "" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}"]
+        if position < len(orders.gap):
+            p = orders.probability[position]
+            below = bool(p < threshold)
+            unsure += below
+            text = "" if np.isnan(p) else f"{p:.2f}"
+            row += [f"{orders.gap[position]:.1f}", f"[yellow]{text}[/yellow]" if below else text]
+        else:
+            row += ["", ""]
         table.add_row(*row)
     console.print(table)
+    console.print(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.", highlight=False)
+    if len(orders.gap) and np.isfinite(orders.probability).all():
+        console.print(f"{unsure} of the {len(orders.gap)} neighbouring pairs keep their order on the full benchmark "
+                      f"with probability below {100 * threshold:g}%: those orders are not reliable.", highlight=False)
     if assessment is None:
         console.print("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its MDAD).")
     else:
         console.print(describe_assessment(assessment))
-        if len(ranked) > 1:
-            console.print(f"{unreliable} of the {len(ranked) - 1} neighbouring pairs are closer than the MDAD "
-                          "(the larger of the two above): their order is not reliable.")
     if csv is not None:
-        estimates.to_csv(csv)
+        intervals.to_frame().to_csv(csv, index=False)
+    if pairs_csv is not None:
+        orders.to_frame().to_csv(pairs_csv, index=False)
