@@ -121,10 +121,11 @@ def estimate_command(
     assessment = chosen.assessment
     threshold = assessment.threshold if assessment is not None else 0.8
     share = f"{100 * level:g}%"
-    table = Table(title=f"{chosen.method}, {len(chosen.item_ids)} items (estimated full-benchmark accuracy)")
-    for name, justify in (("model", "left"), ("estimate (%)", "right"), (f"{share} interval (%)", "right"),
-                          ("gap to next (pts)", "right"), ("P(order holds)", "right")):
-        table.add_column(name, justify=justify)
+    table = Table(title=f"{chosen.method}, {len(chosen.item_ids)} items: estimated full-benchmark accuracy (%), "
+                        "gap to the next model (points)")
+    table.add_column("model", overflow="fold")
+    for name in ("estimate", f"{share} interval", "gap", "P(order holds)"):
+        table.add_column(name, justify="right", no_wrap=True)
     ranked = np.argsort(-intervals.estimate, kind="stable")
     unsure = 0
     for position, i in enumerate(ranked):
