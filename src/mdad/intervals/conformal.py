@@ -67,7 +67,8 @@ class ConformalCalibration:
         for b, res in enumerate(self.residuals):
             n = len(res)
             here = which == b
-            lo_rank, hi_rank = math.floor((n + 1) * alpha), math.ceil((n + 1) * (1.0 - alpha))
+            lo_rank = math.floor((n + 1) * alpha + 1e-9)  # tolerance: (1 - 0.9) / 2 * 20 is 0.999...
+            hi_rank = math.ceil((n + 1) * (1.0 - alpha) - 1e-9)
             if n and lo_rank >= 1:
                 low[here] = est[here] + res[lo_rank - 1]
             if n and hi_rank <= n:
