@@ -47,6 +47,35 @@ def _strata(chosen: SelectedMicroBenchmark) -> tuple[np.ndarray, np.ndarray, np.
     return None
 
 
+def _per_stratum(values: np.ndarray, codes: np.ndarray, n_strata: int) -> np.ndarray:
+    """Row sums of ``values`` (rows x chosen items) within each stratum: rows x strata whole numbers."""
+    return np.stack([values[:, codes == s].sum(axis=1) for s in range(n_strata)], axis=1).round().astype(np.int64)
+
+
+def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray, *,
+                 level: float) -> tuple[np.ndarray, np.ndarray, str]:
+    """Exact interval (accuracies) of every model from its 0/1 ``scores`` on the chosen items, and how it was made.
+
+    ``sizes``/``drawn``: pool and chosen items per stratum; ``codes``: the stratum of each chosen item."""
+    correct = _per_stratum(scores, codes, len(sizes))
+    if len(sizes) == 1:
+        low, high = count_interval(int(sizes[0]), int(drawn[0]), correct[:, 0], level=level)
+        how = "exact: finite-population (hypergeometric) mid-p interval"
+    else:
+        low, high = stratified_count_interval(sizes, drawn, correct, level=level)
+        how = f"exact per subtask: finite-population mid-p confidence distributions of {len(sizes)} subtasks, combined"
+    return low / sizes.sum(), high / sizes.sum(), how
+
+
+def exact_pair_probabilities(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray,
+                             first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """P(the full benchmark ranks model ``first`` above ``second``) for pairs of rows of 0/1 ``scores``."""
+    a, b = scores[first], scores[second]
+    plus = _per_stratum((a == 1) & (b == 0), codes, len(sizes))
+    minus = _per_stratum((a == 0) & (b == 1), codes, len(sizes))
+    return exact_order_probability(sizes, drawn, plus, minus)
+
+
 def _exact_strata(chosen: SelectedMicroBenchmark, scores: np.ndarray):
     strata = _strata(chosen)
     binary = bool(np.isin(scores, (0.0, 1.0)).all())
@@ -67,16 +96,8 @@ def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estim
     strata = _exact_strata(chosen, scores)
     calibration = chosen.assessment.interval_calibration if chosen.assessment is not None else None
     if strata is not None:
-        sizes, drawn, codes = strata
-        correct = np.stack([scores[:, codes == s].sum(axis=1) for s in range(len(sizes))], axis=1).round()
-        if len(sizes) == 1:
-            low, high = count_interval(int(sizes[0]), int(drawn[0]), correct[:, 0].astype(np.int64), level=level)
-            how = "exact: finite-population (hypergeometric) mid-p interval"
-        else:
-            low, high = stratified_count_interval(sizes, drawn, correct.astype(np.int64), level=level)
-            how = f"exact per subtask: finite-population mid-p confidence distributions of {len(sizes)} subtasks, combined"
-        total = sizes.sum()
-        return EstimateIntervals(models, estimates, low / total, high / total, level, how)
+        low, high, how = exact_bounds(*strata, scores, level=level)
+        return EstimateIntervals(models, estimates, low, high, level, how)
     if calibration is not None:
         low, high = calibration.bounds(estimates, level=level)
         how = (f"split-conformal: {calibration.size} held-out residuals in {len(calibration.residuals)} "
@@ -95,13 +116,7 @@ def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimat
     strata = _exact_strata(chosen, scores)
     calibration = chosen.assessment.order_calibration if chosen.assessment is not None else None
     if strata is not None:
-        sizes, drawn, codes = strata
-        a, b = scores[first], scores[second]
-        only_a = ((a == 1) & (b == 0)).astype(np.int64)
-        only_b = ((a == 0) & (b == 1)).astype(np.int64)
-        plus = np.stack([only_a[:, codes == s].sum(axis=1) for s in range(len(sizes))], axis=1)
-        minus = np.stack([only_b[:, codes == s].sum(axis=1) for s in range(len(sizes))], axis=1)
-        probability = exact_order_probability(sizes, drawn, plus, minus)
+        probability = exact_pair_probabilities(*strata, scores, first, second)
         how = "exact: from the items only one model of the pair got right (finite population)"
     elif calibration is not None:
         probability = calibration.probability(gap)
