@@ -62,10 +62,10 @@ def main() -> None:
     args = parser.parse_args()
     matrix = read_npz(Path(args.data_dir) / "oll2-gpqa" / "responses.npz", source="oll2-gpqa")
     methods = tuple(args.methods.split(","))
-    config = ExperimentConfig(methods, (10, 25, 50, 100, 200), (300,), runs=50, targets=50, seed=0)
+    config = ExperimentConfig(methods=methods, sizes=(10, 25, 50, 100, 200), sources=(300,), runs=50, targets=50, seed=0)
     with threadpool_limits(limits=args.threads):
         t0 = time.perf_counter()
-        frames = Experiment(matrix, config).run()
+        frames = Experiment(matrix, config).run().frames
         t1 = time.perf_counter()
         summaries = {cell: evaluate_cell(cell, frame, robust=False)[0] for cell, frame in frames.items()}
         t2 = time.perf_counter()

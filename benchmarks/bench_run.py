@@ -66,7 +66,7 @@ def timed(label: str, fn):
 
 
 def run_cells(matrix, config, out: Path, workers: int) -> None:
-    Experiment(matrix, config, ResultStore(out)).run(workers=workers, extra_config={"threshold": 0.8})
+    Experiment(matrix, config, store=ResultStore(out)).run(workers=workers, extra_config={"threshold": 0.8})
 
 
 def main() -> None:
@@ -77,7 +77,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, {args.workers} workers, load average {os.getloadavg()[0]:.2f}")
     matrix, t_sim = timed("simulate 400 x 1,000", lambda: simulate(seed=0))
-    config = ExperimentConfig(tuple(method_registry.available()), SIZES, (300,), args.runs, 50, None, 0)
+    config = ExperimentConfig(methods=tuple(method_registry.available()), sizes=SIZES, sources=(300,), runs=args.runs, targets=50, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
         _, t_cells = timed("cells (all methods)", lambda: run_cells(matrix, config, out, args.workers))

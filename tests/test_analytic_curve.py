@@ -108,9 +108,9 @@ def test_pair_stats_equal_a_loop_and_use_common_items():
 
 
 def test_mdad_shrinks_with_size_and_can_be_not_reached(gpqa):
-    values = [analytic.analytic_mdad(gpqa, k) for k in (10, 25, 100, 400)]
+    values = [analytic.analytic_mdad(gpqa, k).value for k in (10, 25, 100, 400)]
     assert values == sorted(values, reverse=True) and values[0] > values[-1]
-    assert np.isnan(analytic.analytic_mdad(gpqa, 1, threshold=0.99))
+    assert not analytic.analytic_mdad(gpqa, 1, threshold=0.99).reached
     with pytest.raises(MdadError, match="Size 1000 must lie between 1 and"):
         analytic.analytic_mdad(gpqa, 1000)
     with pytest.raises(MdadError, match="No exact answer for method 'anchor-points'"):
@@ -127,7 +127,7 @@ def test_stored_run_analytic_curves_match_its_simulated_curves(small_sim, tmp_pa
 
     config = ExperimentConfig(methods=analytic.DESIGNS, sizes=(10, 40), sources=(20,), runs=30, targets=30, seed=1)
     store = ResultStore(tmp_path / "run")
-    Experiment(small_sim, config, store).run(extra_config={"threshold": 0.8})
+    Experiment(small_sim, config, store=store).run(extra_config={"threshold": 0.8})
     exact_curves = analytic_curves_for_store(tmp_path / "run", small_sim)
     _, sim_curves = evaluate_store(store)
     assert set(exact_curves["method"]) == set(analytic.DESIGNS) and set(exact_curves["view"]) == {"seen", "unseen"}
@@ -147,7 +147,7 @@ def test_stored_run_analytic_curves_match_its_simulated_curves(small_sim, tmp_pa
     fig = analytic_vs_simulated(sim_curves, exact_curves, 10)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "random (exact)" in labels and "random (simulated)" in labels
-    figures = analytic_figures(tmp_path / "run", sim_curves, matrix=small_sim)
+    figures, _ = analytic_figures(tmp_path / "run", sim_curves, matrix=small_sim)
     assert [title for title, _ in figures] == [f"Exact and simulated agreement, {k} items (uniform random sampling)" for k in (10, 40)]
     with pytest.raises(MdadError, match="is not the data the stored run used"):
         analytic_curves_for_store(tmp_path / "run", subset(small_sim, 100))
@@ -165,10 +165,11 @@ def test_report_finds_the_data_of_a_simulated_run(tmp_path):
                                       "--out", str(out)])
     assert result.exit_code == 0, result.output
     config = ResultStore(out).read_config()
-    assert matrix_of_run(config) is not None
-    assert matrix_of_run({**config, "data_fingerprint": "other"}) is None
-    figures = analytic_figures(out, pd.read_parquet(out / "curves.parquet"))
-    assert len(figures) == 1
+    assert matrix_of_run(config)[0] is not None
+    matrix, reason = matrix_of_run({**config, "data_fingerprint": "other"})
+    assert matrix is None and "has changed since the run" in reason
+    figures, reason = analytic_figures(out, pd.read_parquet(out / "curves.parquet"))
+    assert len(figures) == 1 and reason == ""
 
 
 @pytest.mark.parametrize("design", ["random-stratified-equal", "random-stratified-proportional"])

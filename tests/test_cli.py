@@ -53,10 +53,10 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["run", "--methods", "random,bogus"], "Unknown method 'bogus'"),
-    (["run", "--sizes", "10,abc"], "--sizes must list whole numbers of items or percentages"),
+    (["run", "--sizes", "10,abc"], "Sizes must be whole numbers of items or percentages"),
     (["run", "--sizes", "100000"], "Size 100000 is larger than the pool"),
     (["run", "--data", "no/such/file.npz"], "No such file or folder: no/such/file.npz"),
-    (["run", "--threshold", "1.5"], "--threshold must lie strictly between 0 and 1"),
+    (["run", "--threshold", "1.5"], "agreement threshold must lie strictly between 0 and 1, got 1.5"),
     (["run", "--group", "nope"], "Unknown model group 'nope'"),
     (["report", "no-such-dir"], "holds no mdad results"),
 ])

@@ -43,7 +43,7 @@ def test_plan_detect_gives_the_smallest_size_reaching_the_threshold(data_dir, gp
 def test_plan_size_gives_the_analytic_mdad(data_dir, gpqa):
     result = runner.invoke(app, ["plan", "--dataset", "oll2-gpqa", "--size", "100"])
     assert result.exit_code == 0, result.output
-    want = analytic.analytic_mdad(gpqa, 100)
+    want = analytic.analytic_mdad(gpqa, 100).value
     assert f"MDAD = {want:g} points" in flat(result.output)
     stratified = runner.invoke(app, ["plan", "--dataset", "oll2-gpqa", "--size", "100", "--method", "random-stratified-equal"])
     assert f"MDAD = {want:g} points" in flat(stratified.output)  # one subtask: the same design
@@ -57,7 +57,7 @@ def test_compare_group_pairs_and_share_below_mdad(data_dir, gpqa, tmp_path):
     frame = pd.read_csv(out)
     assert len(frame) == 50 * 49 // 2
     assert (frame["difference_points"].diff().dropna() >= 0).all()  # closest pairs first
-    mdad = analytic.analytic_mdad(gpqa, 25)
+    mdad = analytic.analytic_mdad(gpqa, 25).value
     np.testing.assert_array_equal(frame["below_mdad"], frame["difference_points"] < mdad)
     share = frame["below_mdad"].mean()
     assert f"({share:.0%})" in flat(result.output) and "higher model" in result.output
@@ -93,7 +93,7 @@ def test_missing_cells_are_used_pairwise_or_as_the_policy_says(data_dir, tmp_pat
     dropped = runner.invoke(app, ["plan", "--dataset", "mmlu-pro-tiger", "--size", "100", "--missing", "drop-items"])
     assert dropped.exit_code == 0, dropped.output
     strict = runner.invoke(app, ["plan", "--dataset", "mmlu-pro-tiger", "--size", "100", "--missing", "error"])
-    assert strict.exit_code == 2 and "choose --missing drop-items or --missing drop-models" in flat(strict.output)
+    assert strict.exit_code == 2 and "missing policy drop-items or drop-models" in flat(strict.output)
 
 
 def test_plan_from_the_simulated_curves_of_a_finished_run(tmp_path):
@@ -124,7 +124,7 @@ def test_plan_on_the_builtin_simulated_data_needs_no_files():
     (["plan"], "Give either --detect (points to tell apart) or --size"),
     (["plan", "--detect", "-1"], "--detect must be a non-negative number of points"),
     (["plan", "--detect", "2", "--method", "bogus"], "Unknown method 'bogus'"),
-    (["plan", "--detect", "2", "--threshold", "1.2"], "--threshold must lie strictly between 0 and 1"),
+    (["plan", "--detect", "2", "--threshold", "1.2"], "agreement threshold must lie strictly between 0 and 1, got 1.2"),
     (["plan", "--detect", "2", "--results", "no-such-dir"], "holds no mdad results"),
     (["plan", "--detect", "99"], "No pair of models in simulated (seed 0) differs by 99 to 99.5 points; choose another --detect."),
     (["plan", "--size", "100000"], "Size 100000 must lie between 1 and the smallest pool of a pair"),
@@ -149,7 +149,7 @@ def test_methods_without_an_exact_answer_say_what_to_do(monkeypatch):
         name = "fancy"
         description = "test method"
 
-        def select(self, view, k, rng, prepared=None):
+        def choose(self, view, k, rng, prepared):
             return plain_mean(np.arange(k))
 
     monkeypatch.setitem(methods.REGISTRY, "fancy", Fancy)

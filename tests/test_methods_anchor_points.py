@@ -118,7 +118,7 @@ def test_reproducible_from_seed(sim_view):
 
 def _mdad(estimates: np.ndarray, truth: np.ndarray) -> float:
     agree, diff = pairwise_agreement(estimates, truth)
-    return mdad_from_curve(agreement_curve(agree, diff), 0.8, np.random.default_rng(0)).value
+    return mdad_from_curve(agreement_curve(agree, diff), rng=np.random.default_rng(0)).value
 
 
 def test_paper_behaviour_with_option_probabilities():
@@ -132,7 +132,7 @@ def test_paper_behaviour_with_option_probabilities():
     sizes = (10, 25, 100, 296)
     config = ExperimentConfig(methods=("random", "anchor-points"), sizes=sizes, sources=(150,), runs=16)
     experiment = Experiment(matrix, config)
-    frames = experiment.run()
+    frames = experiment.run().frames
     mdad = {(c.method, c.size): next(r["mdad"] for r in evaluate_cell(c, f)[0] if r["view"] == "seen")
             for c, f in frames.items()}
     assert mdad["anchor-points", 10] <= 0.6 * mdad["random", 10]
@@ -152,7 +152,7 @@ def test_no_nan_and_no_degradation_on_real_zero_one_data(gpqa):
     the error and MDAD fall as the size grows, up to 200 of the 224 seen items."""
     sizes = (10, 25, 50, 100, 200)
     config = ExperimentConfig(methods=("anchor-points",), sizes=sizes, runs=10)
-    frames = Experiment(gpqa, config).run()
+    frames = Experiment(gpqa, config).run().frames
     rows = {c.size: evaluate_cell(c, f)[0][0] for c, f in frames.items()}
     assert all(np.isfinite(f["estimate"]).all() for f in frames.values())
     errors = [rows[k]["error"] for k in sizes]
@@ -166,7 +166,7 @@ def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim
     matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
                             subtasks=small_sim.subtasks)
     config = ExperimentConfig(methods=("anchor-points",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
-    first, again = Experiment(matrix, config).run(), Experiment(matrix, config).run()
+    first, again = Experiment(matrix, config).run().frames, Experiment(matrix, config).run().frames
     for cell, frame in first.items():
         pd.testing.assert_frame_equal(frame, again[cell])
         rows, _ = evaluate_cell(cell, frame)

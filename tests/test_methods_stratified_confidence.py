@@ -223,7 +223,7 @@ def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim
     matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
                             subtasks=small_sim.subtasks)
     config = ExperimentConfig(methods=("stratified-confidence",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
-    first, again = Experiment(matrix, config).run(), Experiment(matrix, config).run()
+    first, again = Experiment(matrix, config).run().frames, Experiment(matrix, config).run().frames
     for cell, frame in first.items():
         pd.testing.assert_frame_equal(frame, again[cell])
         rows, _ = evaluate_cell(cell, frame)

@@ -168,7 +168,7 @@ def test_one_irt_fit_per_run_for_all_sizes_and_estimators(sim, monkeypatch):
 
     monkeypatch.setattr(tb, "fit_irt", counting_fit)
     config = ExperimentConfig(methods=NAMES, sizes=(5, 10, 20), sources=(40,), runs=2, targets=20, seed=0)
-    frames = Experiment(matrix, config).run()
+    frames = Experiment(matrix, config).run().frames
     assert len(frames) == 9
     main_fits = [shape for shape in calls if shape[0] == 40]
     held_out_fits = [shape for shape in calls if shape[0] == 40 - 8]
@@ -189,7 +189,7 @@ def test_deterministic_selection(sim):
 
 def test_real_gpqa_one_run(gpqa):
     config = ExperimentConfig(methods=NAMES, sizes=(10, 50), sources=(100,), runs=1, targets=30, seed=1)
-    frames = Experiment(gpqa, config).run()
+    frames = Experiment(gpqa, config).run().frames
     for frame in frames.values():
         assert frame["estimate"].between(0, 1).all()
 

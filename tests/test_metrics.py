@@ -45,7 +45,7 @@ def test_ties_count_as_disagreement():
 @settings(max_examples=60, deadline=None)
 def test_kendall_tau_equals_scipy_and_loop(seed, targets):
     est, truth = coarse_arrays(np.random.default_rng(seed), 3, targets, levels=5)
-    taus = kendall_tau(est, truth)
+    taus = kendall_tau(est, truth).per_run
     for r in range(3):
         ref = kendalltau(est[r], truth[r]).statistic
         loop = naive_kendall_tau_b(est[r], truth[r])
@@ -59,7 +59,10 @@ def test_kendall_tau_equals_scipy_and_loop(seed, targets):
 def test_estimation_error_is_mean_absolute_error():
     est = np.array([[0.1, 0.5], [0.3, 0.3]])
     truth = np.array([[0.2, 0.2], [0.3, 0.0]])
-    assert estimation_error(est, truth) == pytest.approx((0.1 + 0.3 + 0.0 + 0.3) / 4)
+    error = estimation_error(est, truth)
+    assert error.mean == pytest.approx((0.1 + 0.3 + 0.0 + 0.3) / 4)
+    assert error.per_run == pytest.approx([0.2, 0.15])
+    assert error.bias == pytest.approx((-0.1 + 0.3 + 0.0 + 0.3) / 4)
 
 
 def test_bins_floor_exact_point_boundaries():
@@ -78,7 +81,7 @@ def test_curve_and_mdad_match_loop(seed, targets, runs, threshold):
     assert curve.lower.tolist() == pytest.approx(list(expected))
     assert curve.pairs.tolist() == [p for p, _ in expected.values()]
     assert curve.agreed.tolist() == [a for _, a in expected.values()]
-    result = mdad_from_curve(curve, threshold, np.random.default_rng(0), n_boot=200)
+    result = mdad_from_curve(curve, threshold=threshold, rng=np.random.default_rng(0), n_boot=200)
     ref = naive_mdad(est, truth, threshold)
     if ref is None:
         assert not result.reached and str(result) == "not reached"

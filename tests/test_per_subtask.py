@@ -102,16 +102,16 @@ def test_one_subtask_per_subtask_equals_the_method_itself():
 
 
 def test_grid_stores_both_variants_as_distinct_cells(small_sim, tmp_path):
-    config = ExperimentConfig(("random", "random@per-subtask"), (8, 40), (30,), runs=3, targets=10, seed=1)
+    config = ExperimentConfig(methods=("random", "random@per-subtask"), sizes=(8, 40), sources=(30,), runs=3, targets=10, seed=1)
     store = ResultStore(tmp_path)
-    frames = Experiment(small_sim, config, store).run()
+    frames = Experiment(small_sim, config, store=store).run().frames
     assert set(store.cells()) == {Cell(m, k, 30) for m in config.methods for k in (8, 40)}
     assert (tmp_path / "cells" / "random@per-subtask" / "k8-s30.parquet").is_file()
     a, b = frames[Cell("random", 40, 30)], frames[Cell("random@per-subtask", 40, 30)]
     assert a[["run", "model", "seen"]].equals(b[["run", "model", "seen"]])
     assert not np.allclose(a["estimate"], b["estimate"])
     with pytest.raises(MdadError, match="size 3 is below the 4 subtasks"):
-        Experiment(small_sim, ExperimentConfig(("random@per-subtask",), (3,), (30,), runs=2, targets=10))
+        Experiment(small_sim, ExperimentConfig(methods=("random@per-subtask",), sizes=(3,), sources=(30,), runs=2, targets=10))
 
 
 def test_a_per_subtask_micro_benchmark_survives_save_and_load(small_sim, tmp_path):

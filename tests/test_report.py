@@ -96,7 +96,7 @@ def test_threshold_and_curve_sizes_on_report(built_report, tmp_path):
     ok = both["mdad_reached_y"]
     assert (both.loc[ok, "mdad_x"] <= both.loc[ok, "mdad_y"]).all()
     bad = runner.invoke(app, ["report", str(copy), "--curve-sizes", "9"])
-    assert bad.exit_code == 2 and "no stored results for size 9" in bad.output
+    assert bad.exit_code == 2 and "No stored results for curve size 9" in bad.output
     bad = runner.invoke(app, ["report", str(copy), "--figures", "gif"])
     assert bad.exit_code == 2 and "--figures must be one of png, svg, pdf" in " ".join(bad.output.split())
 

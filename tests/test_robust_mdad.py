@@ -11,7 +11,6 @@ from sklearn.linear_model import LogisticRegression
 
 from mdad.errors import MdadError
 from mdad.metrics import agreement_curve, pairwise_agreement
-from mdad.metrics.analytic import first_crossing
 from mdad.metrics.pairwise import AgreementCurve
 from mdad.metrics.robust import fit_grid, isotonic_increasing, logistic_fit, monotone_fit, robust_mdad
 
@@ -61,8 +60,8 @@ def test_smooth_well_sampled_curve_gives_the_same_mdad_as_first_crossing():
     pairs = np.full(40, 100_000)
     curve = AgreementCurve(lower=lower, pairs=pairs, agreed=np.round(p * pairs), bin_width=0.5)
     for fit in ("logistic", "isotonic"):
-        robust = robust_mdad(curve, 0.8, np.random.default_rng(0), n_boot=200, fit=fit)
-        assert robust.value == first_crossing(curve, 0.8)
+        robust = robust_mdad(curve, rng=np.random.default_rng(0), n_boot=200, fit=fit)
+        assert robust.value == curve.crossing(0.8)
         assert robust.low <= robust.value <= robust.high
     with pytest.raises(MdadError, match="Unknown fit 'spline'"):
         monotone_fit(curve, "spline")
@@ -70,7 +69,7 @@ def test_smooth_well_sampled_curve_gives_the_same_mdad_as_first_crossing():
 
 def test_not_reached_is_nan_not_a_number():
     curve = AgreementCurve(lower=np.arange(6) * 0.5, pairs=np.full(6, 50), agreed=np.full(6, 20), bin_width=0.5)
-    result = robust_mdad(curve, 0.8, np.random.default_rng(0), n_boot=100)
+    result = robust_mdad(curve, rng=np.random.default_rng(0), n_boot=100)
     assert not result.reached and np.isnan(result.high) and str(result) == "not reached"
 
 
@@ -87,7 +86,7 @@ def test_first_crossing_unstable_with_few_pairs_per_bin_robust_is_not():
     p = 0.5 + 0.5 * (1 - np.exp(-(lower + 0.25) / 4))
     pairs = np.full(40, 20)
     draws = rng.binomial(pairs, p, size=(1000, 40))
-    first = [first_crossing(AgreementCurve(lower, pairs, a, 0.5)) for a in draws]
+    first = [AgreementCurve(lower, pairs, a, 0.5).crossing() for a in draws]
     curve0 = AgreementCurve(lower, pairs, draws[0], 0.5)
     grid = fit_grid(curve0, "logistic")
     robust = [float(grid[np.argmax(f >= 0.8)]) if (f >= 0.8).any() else np.nan
@@ -117,7 +116,7 @@ def test_first_crossing_unstable_when_resampling_few_targets_on_gpqa(gpqa):
         estimates = indicator @ scores[targets].T / k
         truth = np.tile(scores[targets].mean(axis=1), (runs, 1))
         curve = agreement_curve(*pairwise_agreement(estimates, truth))
-        first.append(first_crossing(curve))
+        first.append(curve.crossing())
         robust.append(robust_mdad(curve, rng=boot_rng, n_boot=20).value)
     sd_first, missing_first = spreads(first)
     sd_robust, missing_robust = spreads(robust)

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import view_metrics
 from mdad.experiment.executors import execute
-from mdad.experiment.grid import ExperimentConfig, plan_tasks, run_task
+from mdad.experiment.grid import ExperimentConfig, default_targets, plan_tasks, run_task
 from mdad.experiment.splits import make_splits
 from mdad.intervals.conformal import ConformalCalibration
 from mdad.intervals.order import OrderCalibration
@@ -93,33 +94,58 @@ _SUMMARY_FIELDS = ("method", "size", "runs", "targets", "sources", "threshold", 
 
 
 def assess(
-    matrix: ResponseMatrix, method: str, size: int, runs: int = 20, targets: int | None = None,
-    seed: int = 0, workers: int = 1, threshold: float = 0.8,
+    matrix: ResponseMatrix, method: str, size: int, *, runs: int = 20, targets: int | None = None,
+    seed: int = 0, workers: int = 1, threshold: float = DEFAULT_THRESHOLD,
 ) -> Assessment:
-    """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (module docstring).
+    """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).
 
-    ``targets`` defaults to 50, or half the models when there are fewer than 100; every other
-    model is a source. Results depend on ``seed`` only, not on ``workers``.
+    Parameters
+    ----------
+    matrix : ResponseMatrix
+        Complete results (no missing cells).
+    method : str
+        A selection method (``mdad.methods.available()``).
+    size : int
+        Items of the micro-benchmark.
+    runs : int
+        Held-out splits.
+    targets : int, optional
+        Held-out target models per run (default :func:`~mdad.experiment.grid.default_targets`);
+        every other model is a source.
+    seed, workers : int
+        Results depend on ``seed`` only, not on ``workers``.
+    threshold : float
+        Agreement rate that defines MDAD.
+
+    Returns
+    -------
+    Assessment
+
+    Examples
+    --------
+    >>> import mdad
+    >>> check = mdad.assess(mdad.simulate(seed=0, n_models=40, n_items=100), "random", 10, runs=4)
+    >>> (check.runs, check.targets, check.sources)
+    (4, 20, 20)
     """
     if matrix.n_missing:
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
-    if not 0 < threshold < 1:
-        raise MdadError(f"The agreement threshold must lie strictly between 0 and 1, got {threshold}.")
+    check_threshold(threshold)
     check_size(size, matrix.n_items)
-    n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
+    n_targets = targets if targets is not None else default_targets(matrix.n_models)
     halves = make_splits(matrix, runs, n_targets, seed)
     whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
     splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
     n_sources = splits.source_pool.shape[1]
-    config = ExperimentConfig((method,), (size,), (n_sources,), runs, n_targets, None, seed)
+    config = ExperimentConfig(methods=(method,), sizes=(size,), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
     tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
     with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
         blocks = {task.first_run: next(iter(result.values())) for task, result in finished}
     estimates = np.concatenate([blocks[start] for start in sorted(blocks)])
     truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
     key = ("assess", method, size, n_sources)
-    metrics, _ = view_metrics(estimates, truths, threshold, rng_for(seed, "bootstrap", *key),
-                              rng_for(seed, "robust", *key))
+    metrics, _ = view_metrics(estimates, truths, threshold=threshold, bootstrap_rng=rng_for(seed, "bootstrap", *key),
+                              robust_rng=rng_for(seed, "robust", *key))
     return Assessment(
         method=method, size=size, runs=runs, targets=n_targets, sources=n_sources, threshold=threshold,
         error=metrics["error"], kendall_tau=metrics["kendall_tau"], mdad=metrics["mdad"],

@@ -13,7 +13,7 @@ from mdad import methods as method_registry
 from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
-from mdad.experiment.store import fingerprint
+from mdad.data.matrix import fingerprint
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 from mdad.intervals.trust import estimate_intervals, neighbour_orders
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
@@ -22,7 +22,7 @@ from mdad.seeding import rng_for
 FORMAT = "mdad-microbenchmark/1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SelectedMicroBenchmark:
     """A micro-benchmark chosen from a response matrix: item ids plus its estimator."""
 
@@ -163,8 +163,33 @@ def _pool_subtasks(value, path: Path) -> dict[str, int] | None:
     return {str(name): n for name, n in value.items()}
 
 
-def select(matrix: ResponseMatrix, method: str, size: int, seed: int = 0) -> SelectedMicroBenchmark:
-    """Choose ``size`` items of ``matrix`` with ``method``, using every model as a source model."""
+def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> SelectedMicroBenchmark:
+    """Choose ``size`` items of ``matrix`` with ``method``, using every model as a source model.
+
+    Parameters
+    ----------
+    matrix : ResponseMatrix
+        Complete results (no missing cells): every model is a source, every item is in the pool.
+    method : str
+        A selection method (``mdad.methods.available()``).
+    size : int
+        Items to choose.
+    seed : int
+        Seed of the selection.
+
+    Returns
+    -------
+    SelectedMicroBenchmark
+        The item ids and the estimator; ``.estimate(new_matrix)`` estimates new models' accuracy.
+
+    Examples
+    --------
+    >>> import mdad
+    >>> matrix = mdad.simulate(seed=0, n_models=40, n_items=100)
+    >>> micro = mdad.select(matrix, "random", 10, seed=0)
+    >>> len(micro.item_ids), micro.estimate(matrix).shape
+    (10, (40,))
+    """
     if matrix.n_missing:
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     chosen = method_registry.get(method)

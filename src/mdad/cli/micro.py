@@ -14,6 +14,7 @@ from rich.table import Table
 from mdad.assessment import Assessment, assess
 from mdad.cli.common import app, check_output_file, check_workers, console, friendly_errors, load_matrix, plural
 from mdad.data import load
+from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.splits import MIN_MODELS
 from mdad.microbenchmark import SelectedMicroBenchmark, select
@@ -33,7 +34,7 @@ def select_command(
     filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
     assess_runs: int = typer.Option(20, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip)."),
     targets: Optional[int] = typer.Option(None, help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100)."),
-    threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
+    threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Agreement rate that defines MDAD."),
     workers: int = typer.Option(0, help="Worker processes for the assessment (default 0: one per CPU core)."),
     lm_eval_samples: Optional[Path] = typer.Option(None, help="Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new models on them only."),
     inspect: bool = typer.Option(False, "--inspect", help="Also print the 'inspect eval --sample-id' commands that run new models on the items only."),
@@ -42,14 +43,13 @@ def select_command(
     how reliable the choice is on held-out models."""
     if assess_runs < 0:
         raise MdadError(f"--assess-runs must be 0 or more, got {assess_runs}.")
-    if not 0 < threshold < 1:
-        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
+    check_threshold(threshold)
     check_workers(workers)
     check_output_file(out, "The output file")
     if lm_eval_samples is not None:
         check_output_file(lm_eval_samples, "The lm-eval samples file")
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
-    chosen = select(matrix, method, size, seed)
+    chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples is not None else None
     inspect_commands = chosen.inspect_commands() if inspect else []
     too_few = assess_runs and targets is None and matrix.n_models < MIN_MODELS
@@ -57,8 +57,8 @@ def select_command(
         assess_runs = 0
     if assess_runs:
         with console.status(f"Assessing {method} with {size} items on {assess_runs} held-out splits..."):
-            chosen = chosen.with_assessment(assess(matrix, method, size, assess_runs, targets, seed,
-                                                   workers or os.cpu_count() or 1, threshold))
+            chosen = chosen.with_assessment(assess(matrix, method, size, runs=assess_runs, targets=targets, seed=seed,
+                                                   workers=workers or os.cpu_count() or 1, threshold=threshold))
     chosen.save(out)
     n_subtasks = len(set(chosen.subtasks.tolist()))
     console.print(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
@@ -119,7 +119,7 @@ def estimate_command(
     intervals = chosen.intervals(matrix, level=level)
     orders = chosen.order_probabilities(matrix)
     assessment = chosen.assessment
-    threshold = assessment.threshold if assessment is not None else 0.8
+    threshold = assessment.threshold if assessment is not None else DEFAULT_THRESHOLD
     share = f"{100 * level:g}%"
     table = Table(title=f"{chosen.method}, {len(chosen.item_ids)} items: estimated full-benchmark accuracy (%), "
                         "gap to the next model (points)")

@@ -20,11 +20,12 @@ from rich.table import Table
 from mdad import methods as method_registry
 from mdad.cli.common import app, check_output_file, console, friendly_errors, read_data
 from mdad.data import ResponseMatrix
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.metrics import analytic
 from mdad.metrics.pairwise import bin_of
 
-BIN = 0.5
+BIN = DEFAULT_BIN_WIDTH
 MISSING_POLICIES = ("pairwise", "error", "drop-items", "drop-models")
 MISSING_HELP = ("Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), "
                 "error, drop-items or drop-models.")
@@ -43,11 +44,6 @@ def load_for_analysis(dataset: str, data: Optional[Path], seed: int, missing: st
     return matrix.require_complete(missing)
 
 
-def check_threshold(threshold: float) -> None:
-    if not 0 < threshold < 1:
-        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
-
-
 def check_method(method: str) -> None:
     method_registry.get(method)  # unknown names are one clear error
 
@@ -61,28 +57,24 @@ def bin_agreement(stats: analytic.PairStats, k: int, design: str, seed: int) -> 
 
 
 def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed: int) -> tuple[int | None, float, float]:
-    """The smallest k whose mean agreement over ``stats`` reaches the threshold: doubling k until it
-    does, then bisection (small sizes are cheap, so the whole pool is evaluated only when needed).
+    """The smallest k whose mean agreement over ``stats`` reaches the threshold.
+
+    Agreement does not always rise with k (ties count as errors: with N = 20, n+ = 10, n- = 8 it
+    is 0.717, 0.700, 0.816, 0.763, 1.0 at k = 15..19), so no bisection: k doubles until it reaches
+    the threshold (the whole pool is evaluated only when needed), then every size up to that one is
+    evaluated and the first that reaches it is the answer.
 
     Returns (k or None when even the whole pool does not, agreement at k, agreement at k - 1).
     """
     pool = int(stats.pool.min())
-    lo, at_lo, hi = 0, 0.0, 1
-    while True:
-        at_hi = bin_agreement(stats, hi, design, seed)
-        if at_hi >= threshold:
-            break
+    hi = 1
+    while (at_hi := bin_agreement(stats, hi, design, seed)) < threshold:
         if hi == pool:
             return None, at_hi, at_hi
-        lo, at_lo, hi = hi, at_hi, min(2 * hi, pool)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        value = bin_agreement(stats, mid, design, seed)
-        if value >= threshold:
-            hi, at_hi = mid, value
-        else:
-            lo, at_lo = mid, value
-    return hi, at_hi, at_lo
+        hi = min(2 * hi, pool)
+    values = analytic.mean_agreement_by_size(stats, np.arange(1, hi + 1), design, seed)
+    first = int(np.flatnonzero(values >= threshold)[0])
+    return first + 1, float(values[first]), float(values[first - 1]) if first else 0.0
 
 
 @app.command(help="How many items a micro-benchmark needs to order models --detect points apart (or, with --size, "
@@ -94,7 +86,7 @@ def plan(
     data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
     detect: Optional[float] = typer.Option(None, help="Accuracy difference to detect, in points (its 0.5-point bin is used)."),
     size: Optional[int] = typer.Option(None, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items."),
-    threshold: float = typer.Option(0.8, help="Probability of the correct order that counts as detected."),
+    threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Probability of the correct order that counts as detected."),
     method: str = typer.Option("random", help="random, random-stratified-equal, random-stratified-proportional (exact), "
                                               "or any method with --results."),
     results: Optional[Path] = typer.Option(None, help="Folder of a finished 'mdad run': answer from its simulated curves."),
@@ -144,8 +136,8 @@ def plan(
 def plan_size(stats: analytic.PairStats, size: int, method: str, threshold: float, seed: int, name: str) -> None:
     """MDAD at one size from the analytic curve over all pairs, with the bins around it."""
     probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
-    curve = analytic.expected_curve(probs, stats.diff_points, BIN)
-    mdad = analytic.first_crossing(curve, threshold)
+    curve = analytic.expected_curve(probs, stats.diff_points, bin_width=BIN)
+    mdad = curve.crossing(threshold)
     where = f"first 0.5-point bin of full-benchmark difference whose mean probability of the correct order reaches {threshold:g}"
     if np.isnan(mdad):
         console.print(f"{method} with {size} items on {name}: MDAD [bold]not reached[/bold] (no bin of the "
@@ -169,7 +161,7 @@ def plan_from_results(results: Path, method: str, detect: float | None, size: in
 
     store = ResultStore(results)
     config = store.read_config()
-    summary, curves = evaluate_store(store, threshold, config.get("seed", 0))
+    summary, curves = evaluate_store(store, threshold=threshold, seed=config.get("seed", 0))
     if summary.empty or method not in set(summary["method"]):
         stored = ", ".join(sorted(set(summary["method"]))) if not summary.empty else "none"
         raise MdadError(f"{results} holds no results for method {method!r} (stored: {stored}).")
@@ -211,7 +203,7 @@ def compare(
     group: Optional[str] = typer.Option(None, help="A named model group (groups.json beside the data)."),
     models: Optional[List[str]] = typer.Option(None, help="Models to compare (repeat the option or separate names by commas)."),
     method: str = typer.Option("random", help="random, random-stratified-equal or random-stratified-proportional."),
-    threshold: float = typer.Option(0.8, help="Agreement that defines MDAD."),
+    threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Agreement that defines MDAD."),
     missing: str = typer.Option("pairwise", help=MISSING_HELP),
     csv: Optional[Path] = typer.Option(None, help="Also write every pair to this CSV file."),
     top: int = typer.Option(30, help="Rows to print (closest pairs first); 0 prints all."),
@@ -242,8 +234,8 @@ def compare(
         label = f"all {matrix.n_models} models"
     everyone = analytic.pair_stats(matrix)
     curve = analytic.expected_curve(analytic.agreement_probabilities(everyone, size, method, seed=seed),
-                                    everyone.diff_points, BIN)
-    mdad = analytic.first_crossing(curve, threshold)
+                                    everyone.diff_points, bin_width=BIN)
+    mdad = curve.crossing(threshold)
     stats = analytic.pair_stats(matrix, models=chosen)
     probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
     frame = pair_frame(matrix, stats, probs, mdad)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -15,9 +16,12 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.cli.common import app, check_workers, console, err_console, friendly_errors, load_matrix, parse_list, plural
+from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.data.provenance import data_spec
 from mdad.errors import MdadError
-from mdad.experiment.grid import PAPER_SIZES, Experiment, ExperimentConfig
-from mdad.experiment.splits import make_splits
+from mdad.experiment.evaluate import METRICS, VIEWS
+from mdad.experiment.grid import Experiment, ExperimentConfig
+from mdad.experiment.splits import n_seen_items
 from mdad.experiment.sizes import SizeRequest, parse_sizes, unique_counts
 from mdad.methods.per_subtask import SUFFIX as PER_SUBTASK
 from mdad.methods.per_subtask import is_per_subtask
@@ -38,7 +42,7 @@ def run(
     targets: Optional[int] = typer.Option(None, help="Target models per run (default: 50, or half the models if fewer than 100)."),
     group: Optional[str] = typer.Option(None, help="Use this named model group (groups.json beside the data) as the targets in every run."),
     seed: int = typer.Option(0, help="The one seed behind every random draw."),
-    threshold: float = typer.Option(0.8, help="Agreement rate that defines MDAD."),
+    threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Agreement rate that defines MDAD."),
     per_subtask: bool = typer.Option(False, "--per-subtask", help="Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined benchmark."),
     curve_sizes: Optional[str] = typer.Option(None, help="Sizes whose agreement curves the report shows (default: the smallest and the largest)."),
     figures: Optional[str] = typer.Option(None, help="Also write every figure to OUT/figures/ as svg, pdf or png."),
@@ -50,29 +54,29 @@ def run(
     out: Path = typer.Option(Path("mdad-out"), help="Output folder (a rerun with the same settings resumes)."),
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
-    if not 0 < threshold < 1:
-        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
+    check_threshold(threshold)
     check_figure_format(figures)
     check_workers(workers)
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
     method_names = parse_list(methods, "methods") or method_registry.available()
-    n_targets = targets if targets is not None else min(50, matrix.n_models // 2)
-    probe = make_splits(matrix, 1, n_targets, seed, group)
-    n_seen, free = probe.n_seen, probe.source_pool.shape[1]
     if per_subtask:
         method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
-    requests = parse_sizes(sizes, n_seen) if sizes else [SizeRequest(str(k), k) for k in PAPER_SIZES if k <= n_seen]
-    size_list = unique_counts(requests) or (n_seen,)
-    source_list = parse_list(sources, "sources", int) or [min(300, free)]
+    method_names = list(dict.fromkeys(method_names))
+    defaults = ExperimentConfig.for_matrix(matrix, methods=method_names, runs=runs, targets=targets, group=group,
+                                           seed=seed, sources=parse_list(sources, "sources", int) or None)
+    n_seen = n_seen_items(matrix)
+    requests = parse_sizes(sizes, n_seen) if sizes else [SizeRequest(str(k), k) for k in defaults.sizes]
+    config = replace(defaults, sizes=unique_counts(requests))
     curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes else None
     for k in curve_list or []:
-        if k not in size_list:
-            raise MdadError(f"--curve-sizes: size {k} is not among the sizes run ({', '.join(map(str, size_list))}).")
-    method_names = list(dict.fromkeys(method_names))
-    config = ExperimentConfig(tuple(method_names), size_list, tuple(source_list), runs, n_targets, group, seed)
+        if k not in config.sizes:
+            raise MdadError(f"--curve-sizes: size {k} is not among the sizes run ({', '.join(map(str, config.sizes))}).")
+    size_list, source_list = config.sizes, config.sources
     store = ResultStore(out)
-    experiment = Experiment(matrix, config, store)
+    experiment = Experiment(matrix, config, store=store)
     extra = {"command": command_line(ctx), "threshold": threshold, "curve_sizes": curve_list,
+             "data": data_spec(dataset=dataset, path=data, metric=metric, filter_name=filter_name, missing=missing,
+                               seed=seed),
              "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
     experiment.open_store(extra)
     pending = sum(len(t.cells) for t in experiment.pending_tasks())
@@ -153,20 +157,23 @@ def report(
 
 
 def print_table(summary) -> None:
-    """One compact table per method and number of source models: MDAD [95% CI], error, Kendall tau."""
+    """One compact table per method and number of source models: MDAD [95% CI] and every metric of
+    ``METRICS``, seen and unseen."""
     frame = wide_summary(summary)
     if frame.empty:
         console.print("No finished cells.")
         return
+    columns = [(f"MDAD {view}", f"MDAD {view} (pts)", None) for view in VIEWS]
+    columns += [(f"{metric.label}\n{view}", metric.column(view), metric) for metric in METRICS for view in VIEWS]
     for (method, n_sources), rows in frame.groupby(["method", "sources"], sort=False):
         table = Table(title=f"{method} ({n_sources} source models)", title_justify="left", box=box.SIMPLE_HEAD,
                       pad_edge=False)
-        for header in ("size", "MDAD seen", "MDAD unseen", "error\nseen", "error\nunseen", "tau\nseen", "tau\nunseen"):
+        table.add_column("size", justify="right", no_wrap=True)
+        for header, _, _ in columns:
             table.add_column(header, justify="right", no_wrap=True)
         for _, row in rows.iterrows():
-            table.add_row(str(row["size"]), row["MDAD seen (pts)"], row["MDAD unseen (pts)"],
-                          f"{row['error seen (pts)']:.2f}", f"{row['error unseen (pts)']:.2f}",
-                          f"{row['tau seen']:.3f}", f"{row['tau unseen']:.3f}")
+            cells = [row[col] if metric is None else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
+            table.add_row(str(row["size"]), *cells)
         console.print(table)
     print_overview(summary)
     console.print("MDAD and error in accuracy points; MDAD [95% bootstrap interval].")

@@ -3,13 +3,13 @@
 from mdad.data.datasets import available_datasets, convert, load, load_dataset
 from mdad.data.describe import describe, format_description
 from mdad.data.frames import from_frame, to_frame
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.data.npz import read_npz, write_npz
 from mdad.data.readers import detect_format, read_source
 from mdad.data.simulate import SimulationTruth, simulate, simulate_with_truth
 
 __all__ = [
     "ResponseMatrix", "SimulationTruth", "available_datasets", "convert", "describe", "detect_format",
-    "format_description", "from_frame", "load", "load_dataset", "read_npz", "read_source", "simulate",
+    "fingerprint", "format_description", "from_frame", "load", "load_dataset", "read_npz", "read_source", "simulate",
     "simulate_with_truth", "to_frame", "write_npz",
 ]

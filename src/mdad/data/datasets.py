@@ -38,7 +38,7 @@ def load_dataset(name: str = SIMULATED, seed: int = 0) -> ResponseMatrix:
     if root is None:
         raise MdadError(
             f"Dataset {name!r} is looked up in the folder named by {DATA_DIR_VARIABLE}, which is not set; "
-            f"set it (e.g. {DATA_DIR_VARIABLE}=path/to/data) or pass --data with a file."
+            f"set it (e.g. {DATA_DIR_VARIABLE}=path/to/data) or give the results file or folder itself."
         )
     path = root / name / "responses.npz"
     if not path.is_file():
@@ -57,7 +57,7 @@ def load(source: str | Path, metric: str | None = None, filter_name: str | None 
     if path.exists():
         return read_source(path, metric=metric, filter_name=filter_name)
     if metric is not None or filter_name is not None:
-        raise MdadError(f"No such file or folder: {source} (--metric and --filter apply to result files).")
+        raise MdadError(f"No such file or folder: {source} (a metric and a filter apply to result files).")
     return load_dataset(str(source))
 
 

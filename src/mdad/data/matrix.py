@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,6 +45,7 @@ class ResponseMatrix:
     source: str = "in-memory"
     simulated: bool = False
     groups: dict[str, list[str]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what a reader dropped, merged or chose on the user's behalf, one sentence each
     _subtask_codes: np.ndarray = field(init=False, repr=False)
     _subtask_names: np.ndarray = field(init=False, repr=False)
 
@@ -97,7 +99,7 @@ class ResponseMatrix:
             ("scores", scores), ("models", models), ("items", items), ("subtasks", subtasks),
             ("option_probs", option_probs), ("gold", gold),
             ("_subtask_codes", codes.astype(np.int32)), ("_subtask_names", codes_names),
-            ("groups", groups),
+            ("groups", groups), ("notes", tuple(str(n) for n in self.notes)),
         ):
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
@@ -177,7 +179,7 @@ class ResponseMatrix:
         return ResponseMatrix(
             scores=self.scores[mi][:, ii], models=self.models[mi], items=self.items[ii],
             subtasks=self.subtasks[ii], option_probs=probs, gold=gold,
-            source=self.source, simulated=self.simulated, groups=self.groups,
+            source=self.source, simulated=self.simulated, groups=self.groups, notes=self.notes,
         )
 
     def require_complete(self, missing: Literal["error", "drop-items", "drop-models"] = "error") -> "ResponseMatrix":
@@ -196,7 +198,7 @@ class ResponseMatrix:
             raise MdadError(
                 f"{incomplete} {'model has' if incomplete == 1 else 'models have'} items that were not evaluated "
                 f"(e.g. {str(self.models[worst])!r} misses {int(per_model[worst])} of {self.n_items}); "
-                "choose --missing drop-items or --missing drop-models."
+                "drop the items or the models that have missing cells (missing policy drop-items or drop-models)."
             )
         else:
             raise MdadError(f"Unknown missing-data policy {missing!r}; use error, drop-items or drop-models.")
@@ -210,3 +212,13 @@ class ResponseMatrix:
             f"ResponseMatrix({self.n_models} models x {self.n_items} items, "
             f"{len(self.subtask_names)} subtasks, {kind})"
         )
+
+
+def fingerprint(matrix: ResponseMatrix) -> str:
+    """A short hash of the data's content (scores, names, subtasks, option probabilities): what a
+    stored experiment or a micro-benchmark records to recognise the data it was made from."""
+    h = hashlib.sha256()
+    for arr in (matrix.scores, matrix.models, matrix.items, matrix.subtasks, matrix.option_probs, matrix.gold):
+        if arr is not None:
+            h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()[:16]

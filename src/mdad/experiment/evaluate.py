@@ -1,18 +1,73 @@
-"""From stored cells to the meta-evaluation: error, Kendall tau, agreement curves and MDAD."""
+"""From stored cells to the meta-evaluation: error, Kendall tau, agreement curves and MDAD.
+
+docs/protocol.md#meta-evaluation. The per-view numbers besides MDAD are listed once, in
+``METRICS``: the summary columns, the printed and CSV tables and the report's figure of
+them are all driven by that list, so a new metric is one ``Metric`` entry (docs/extending.md).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad.experiment.store import Cell, ResultStore
-from mdad.metrics import agreement_curve, estimation_error, mdad_from_curve
-from mdad.metrics.estimation import kendall_tau_from_differences
-from mdad.metrics.pairwise import AgreementCurve, agreement_from_differences, pair_differences
+from mdad.metrics.estimation import estimation_error, kendall_tau_from_differences
+from mdad.metrics.pairwise import (
+    AgreementCurve, agreement_curve, agreement_from_differences, mdad_from_curve, pair_differences,
+)
 from mdad.metrics.robust import robust_mdad
 from mdad.seeding import rng_for
 
 VIEWS = ("seen", "unseen")
+
+
+@dataclass(frozen=True, eq=False)
+class ViewData:
+    """What a metric of one view is computed from: runs x targets estimates and truths, and their
+    runs x pairs differences (computed once for every metric)."""
+
+    estimates: np.ndarray
+    truth: np.ndarray
+    estimate_differences: np.ndarray
+    truth_differences: np.ndarray
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number per cell and view besides MDAD: how it is computed and how it is shown.
+
+    ``key`` is the summary column; ``label`` the table header; ``scale`` turns the stored
+    value into the shown one (100: accuracy units to points); ``unit`` follows the label;
+    ``digits`` rounds the shown value; ``better`` is "lower" or "higher" (figure axis label).
+    """
+
+    key: str
+    label: str
+    description: str
+    compute: Callable[[ViewData], float]
+    scale: float = 1.0
+    unit: str = ""
+    digits: int = 3
+    better: str = "higher"
+
+    def column(self, view: str) -> str:
+        """The column of the wide table, e.g. 'error seen (pts)'."""
+        return f"{self.label} {view}" + (f" ({self.unit})" if self.unit else "")
+
+    def shown(self, values):
+        return np.round(self.scale * values, self.digits)
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("error", "error", "mean |estimate - accuracy|", lambda d: estimation_error(d.estimates, d.truth).mean,
+           scale=100.0, unit="pts", digits=2, better="lower"),
+    Metric("kendall_tau", "tau", "Kendall tau with the true ranking",
+           lambda d: kendall_tau_from_differences(d.estimate_differences, d.truth_differences).mean),
+)
 
 
 def cell_arrays(frame: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -22,31 +77,30 @@ def cell_arrays(frame: pd.DataFrame) -> dict[str, np.ndarray]:
 
 
 def view_metrics(
-    estimates: np.ndarray, truth: np.ndarray, threshold: float, bootstrap_rng: np.random.Generator,
-    robust_rng: np.random.Generator | None = None, bin_width: float = 0.5,
+    estimates: np.ndarray, truth: np.ndarray, *, threshold: float = DEFAULT_THRESHOLD,
+    bootstrap_rng: np.random.Generator, robust_rng: np.random.Generator | None = None,
+    bin_width: float = DEFAULT_BIN_WIDTH,
 ) -> tuple[dict, AgreementCurve]:
-    """Error, Kendall tau, pair agreement and MDAD (runs x targets estimates against one truth),
-    and the agreement curve. ``robust_rng`` adds the MDAD of a monotone (logistic) fit of the
-    curve, which is stable when bins hold few pairs."""
+    """Every metric of ``METRICS``, pair agreement and MDAD (runs x targets estimates against one
+    truth), and the agreement curve. ``robust_rng`` adds the MDAD of a monotone (logistic) fit of
+    the curve, which is stable when bins hold few pairs."""
     de, dt = pair_differences(estimates), pair_differences(truth)
+    data = ViewData(estimates, truth, de, dt)
     agree = agreement_from_differences(de, dt)
-    curve = agreement_curve(agree, dt * 100.0, bin_width)
-    mdad = mdad_from_curve(curve, threshold, bootstrap_rng)
-    row = {
-        "mdad": mdad.value, "mdad_low": mdad.low, "mdad_high": mdad.high, "mdad_reached": mdad.reached,
-        "error": estimation_error(estimates, truth),
-        "kendall_tau": float(np.nanmean(kendall_tau_from_differences(de, dt))),
-        "pair_agreement": float(agree.mean()), "runs": estimates.shape[0], "targets": estimates.shape[1],
-    }
+    curve = agreement_curve(agree, dt * 100.0, bin_width=bin_width)
+    mdad = mdad_from_curve(curve, threshold=threshold, rng=bootstrap_rng)
+    row = {"mdad": mdad.value, "mdad_low": mdad.low, "mdad_high": mdad.high, "mdad_reached": mdad.reached}
+    row.update({metric.key: float(metric.compute(data)) for metric in METRICS})
+    row.update({"pair_agreement": float(agree.mean()), "runs": estimates.shape[0], "targets": estimates.shape[1]})
     if robust_rng is not None:
-        fitted = robust_mdad(curve, threshold, robust_rng)
+        fitted = robust_mdad(curve, threshold=threshold, rng=robust_rng)
         row.update(mdad_robust=fitted.value, mdad_robust_low=fitted.low, mdad_robust_high=fitted.high)
     return row, curve
 
 
 def evaluate_cell(
-    cell: Cell, frame: pd.DataFrame, threshold: float = 0.8, seed: int = 0, bin_width: float = 0.5,
-    robust: bool = True,
+    cell: Cell, frame: pd.DataFrame, *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0,
+    bin_width: float = DEFAULT_BIN_WIDTH, robust: bool = True,
 ) -> tuple[list[dict], list[pd.DataFrame]]:
     """Summary rows (one per view) and agreement-curve frames of one cell (see :func:`view_metrics`)."""
     arrays = cell_arrays(frame)
@@ -54,8 +108,8 @@ def evaluate_cell(
     key = (cell.method, cell.size, cell.sources)
     for view in VIEWS:
         metrics, curve = view_metrics(
-            arrays["estimate"], arrays[view], threshold, rng_for(seed, "bootstrap", *key, view),
-            rng_for(seed, "robust", *key, view) if robust else None, bin_width,
+            arrays["estimate"], arrays[view], threshold=threshold, bootstrap_rng=rng_for(seed, "bootstrap", *key, view),
+            robust_rng=rng_for(seed, "robust", *key, view) if robust else None, bin_width=bin_width,
         )
         rows.append({"method": cell.method, "size": cell.size, "sources": cell.sources, "view": view, **metrics})
         curves.append(pd.DataFrame({
@@ -65,12 +119,19 @@ def evaluate_cell(
     return rows, curves
 
 
-def evaluate_store(store: ResultStore, threshold: float = 0.8, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Summary (one row per cell and view) and agreement curves of every stored cell."""
+def evaluate_frames(
+    frames: dict[Cell, pd.DataFrame], *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Summary (one row per cell and view) and agreement curves of cell frames."""
     rows, curves = [], []
-    for cell in store.cells():
-        r, c = evaluate_cell(cell, store.read(cell), threshold, seed)
+    for cell in sorted(frames):
+        r, c = evaluate_cell(cell, frames[cell], threshold=threshold, seed=seed)
         rows += r
         curves += c
-    summary = pd.DataFrame(rows)
-    return summary, (pd.concat(curves, ignore_index=True) if curves else pd.DataFrame())
+    return pd.DataFrame(rows), (pd.concat(curves, ignore_index=True) if curves else pd.DataFrame())
+
+
+def evaluate_store(store: ResultStore, *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Summary (one row per cell and view) and agreement curves of every stored cell."""
+    return evaluate_frames({cell: store.read(cell) for cell in store.cells()}, threshold=threshold, seed=seed)

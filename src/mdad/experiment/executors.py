@@ -87,12 +87,12 @@ def _done(task, result, splits, on_cells):
     return task, result
 
 
-def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Iterator[dict]:
+def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Iterator[tuple]:
     try:
         from distributed import Client
         from distributed import as_completed as dask_completed
     except ImportError:
-        raise MdadError("--scheduler needs Dask: pip install 'mdad[dask]'.") from None
+        raise MdadError("Running on a Dask scheduler needs Dask: pip install 'mdad[dask]'.") from None
     try:
         client = Client(scheduler)  # connect timeout: dask config distributed.comm.timeouts.connect
     except (OSError, TimeoutError) as exc:

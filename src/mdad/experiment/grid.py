@@ -8,19 +8,22 @@ tasks can go to local processes or to a cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
+from mdad.experiment.evaluate import evaluate_frames
 from mdad.experiment.executors import execute
-from mdad.experiment.splits import Splits, make_splits
-from mdad.experiment.store import Cell, ResultStore, fingerprint
+from mdad.experiment.splits import Splits, make_splits, n_seen_items
+from mdad.data.matrix import fingerprint
+from mdad.experiment.store import Cell, ResultStore
 from mdad.methods.base import SourceView, check_size
 from mdad.methods.per_subtask import allocate, is_per_subtask
 from mdad.seeding import rng_for
@@ -29,9 +32,42 @@ PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
 RUNS_PER_TASK = 5  # runs per task: the unit of parallel work and of what an interrupted run keeps
 
 
-@dataclass(frozen=True)
+def default_targets(n_models: int) -> int:
+    """Target models per run when none are asked for: 50, or half the models when there are fewer than 100."""
+    return min(50, n_models // 2)
+
+
+def default_sources(free: int) -> int:
+    """Source models per run when none are asked for: 300, or every model besides the targets if fewer."""
+    return min(300, free)
+
+
+def default_sizes(n_seen: int) -> tuple[int, ...]:
+    """The paper's sizes that fit in the seen pool (the whole pool when none does)."""
+    return tuple(k for k in PAPER_SIZES if k <= n_seen) or (n_seen,)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ExperimentConfig:
-    """What to run. ``sources`` may list several numbers of source models (a sweep)."""
+    """What to run. ``sources`` may list several numbers of source models (a sweep).
+
+    Use :meth:`for_matrix` to fill the defaults that depend on the data (targets, sources, sizes).
+
+    Parameters
+    ----------
+    methods : tuple of str
+        Selection methods by name (``mdad.methods.available()``; ``NAME@per-subtask`` too).
+    sizes : tuple of int
+        Numbers of items of the micro-benchmarks.
+    sources : tuple of int
+        Numbers of source models.
+    runs, targets : int
+        Random runs per cell and target models per run (ignored with ``group``).
+    group : str, optional
+        A named group of models (groups.json beside the data) as the targets of every run.
+    seed : int
+        The one seed behind every random draw.
+    """
 
     methods: tuple[str, ...]
     sizes: tuple[int, ...]
@@ -53,6 +89,33 @@ class ExperimentConfig:
             method_registry.get(name)
         if not self.methods or not self.sizes or not self.sources:
             raise MdadError("At least one method, one size and one number of source models are needed.")
+
+    @classmethod
+    def for_matrix(
+        cls, matrix: ResponseMatrix, *, methods: Sequence[str] | str | None = None, sizes: Sequence[int] | int | None = None,
+        sources: Sequence[int] | int | None = None, runs: int = 50, targets: int | None = None, group: str | None = None,
+        seed: int = 0,
+    ) -> "ExperimentConfig":
+        """The configuration for ``matrix`` with the data-dependent defaults filled in.
+
+        Defaults: every method; targets :func:`default_targets`; sources :func:`default_sources` of the
+        models left besides the targets; sizes :func:`default_sizes` of the seen pool.
+
+        Examples
+        --------
+        >>> import mdad
+        >>> config = ExperimentConfig.for_matrix(mdad.simulate(seed=0, n_models=40, n_items=100), methods="random")
+        >>> config.targets, config.sources, config.sizes
+        (20, (20,), (10, 25))
+        """
+        n_targets = default_targets(matrix.n_models) if targets is None else targets
+        probe = make_splits(matrix, 1, n_targets, seed, group)
+        return cls(
+            methods=tuple(method_registry.available()) if methods is None else methods,
+            sizes=default_sizes(n_seen_items(matrix)) if sizes is None else sizes,
+            sources=(default_sources(probe.source_pool.shape[1]),) if sources is None else sources,
+            runs=runs, targets=int(probe.targets.shape[1]), group=group, seed=seed,
+        )
 
 
 @dataclass(frozen=True)
@@ -150,12 +213,56 @@ def _cell_frame(estimates: np.ndarray, truth: dict[str, np.ndarray], splits: Spl
     })
 
 
-@dataclass
+@dataclass(eq=False)
+class ExperimentResult:
+    """The cells of a finished experiment and their meta-evaluation.
+
+    Attributes
+    ----------
+    frames : dict
+        Per :class:`~mdad.experiment.store.Cell`, one row per run and target: the estimate and the
+        target's true accuracy on the seen, unseen and all items.
+    seed : int
+        The experiment's seed (it also seeds the bootstrap intervals of MDAD).
+    """
+
+    frames: dict[Cell, pd.DataFrame]
+    seed: int = 0
+    _evaluated: dict[float, tuple[pd.DataFrame, pd.DataFrame]] = field(default_factory=dict, repr=False)
+
+    def _evaluate(self, threshold: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+        threshold = check_threshold(threshold)
+        if threshold not in self._evaluated:
+            self._evaluated[threshold] = evaluate_frames(self.frames, threshold=threshold, seed=self.seed)
+        return self._evaluated[threshold]
+
+    def summary(self, *, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+        """One row per cell and view (seen, unseen): MDAD with its interval, robust MDAD, error,
+        Kendall tau, pair agreement (docs/protocol.md#meta-evaluation)."""
+        return self._evaluate(threshold)[0]
+
+    def curves(self) -> pd.DataFrame:
+        """Agreement per 0.5-point bin of true accuracy difference, per cell and view."""
+        return self._evaluate(DEFAULT_THRESHOLD)[1]
+
+
+@dataclass(eq=False)
 class Experiment:
-    """The paper's experiment on one response matrix: splits, tasks, execution and storage."""
+    """The paper's experiment on one response matrix: splits, tasks, execution and storage.
+
+    Examples
+    --------
+    >>> import mdad
+    >>> matrix = mdad.simulate(seed=0, n_models=40, n_items=100)
+    >>> config = mdad.ExperimentConfig.for_matrix(matrix, methods="random", sizes=10, runs=5)
+    >>> result = mdad.Experiment(matrix, config).run()
+    >>> result.summary()[["method", "size", "view"]].values.tolist()
+    [['random', 10, 'seen'], ['random', 10, 'unseen']]
+    """
 
     matrix: ResponseMatrix
     config: ExperimentConfig
+    _: KW_ONLY
     store: ResultStore | None = None
     splits: Splits = field(init=False)
 
@@ -189,6 +296,10 @@ class Experiment:
             "methods": list(c.methods), "sizes": list(c.sizes), "sources": list(c.sources),
         }
 
+    def cells(self) -> list[Cell]:
+        c = self.config
+        return [Cell(m, k, s) for m in c.methods for k in c.sizes for s in c.sources]
+
     def open_store(self, extra_config: dict | None = None) -> None:
         """Create the store, or check that it holds this experiment's results (an error otherwise).
 
@@ -197,8 +308,7 @@ class Experiment:
         if self.store is None:
             return
         self.store.open_for({**self.identity(), **(extra_config or {})})
-        c = self.config
-        for cell in (Cell(m, k, s) for m in c.methods for k in c.sizes for s in c.sources):
+        for cell in self.cells():
             if self.store.has(cell):
                 self.store.remove_blocks(cell)
 
@@ -208,20 +318,34 @@ class Experiment:
 
     def run(
         self,
+        *,
         workers: int = 1,
         on_cells: Callable[[float], None] | None = None,
         extra_config: dict | None = None,
         scheduler: str | None = None,
         runs_per_task: int | None = None,
-    ) -> dict[Cell, pd.DataFrame]:
+    ) -> ExperimentResult:
         """Run every pending task; finished cells are stored as soon as their last block of runs ends.
 
-        Returns the frames computed now (cells already stored are not recomputed). ``on_cells(n)``
-        is called as work finishes, in cells (for a progress bar). ``workers`` > 1 runs tasks in
-        local processes; ``scheduler`` (a Dask scheduler address) runs them on a cluster. Each
-        task covers a block of ``runs_per_task`` runs (default 5); blocks run in parallel, and with
-        a store every finished block is kept until its cell is complete, so an interrupted run
-        loses no finished block. Results are the same whatever the split and the executor.
+        Parameters
+        ----------
+        workers : int
+            Local worker processes (1: this process only).
+        on_cells : callable, optional
+            Called as work finishes with the amount done, in cells (for a progress bar).
+        extra_config : dict, optional
+            More settings to record in the store's config.json.
+        scheduler : str, optional
+            A Dask scheduler address: run the tasks on that cluster instead.
+        runs_per_task : int, optional
+            Runs per task (default 5): blocks run in parallel, and with a store every finished
+            block is kept until its cell is complete, so an interruption loses no finished block.
+
+        Returns
+        -------
+        ExperimentResult
+            Every cell of the configuration (cells already stored are read, not recomputed).
+            Results are the same whatever the split and the executor.
         """
         block = runs_per_task or RUNS_PER_TASK
         store = self.store
@@ -265,4 +389,6 @@ class Experiment:
                     if store is not None:
                         store.write_block(cell, task.first_run, stop, runs)
                     add(cell, task.first_run, runs)
-        return results
+        if store is not None:
+            results.update({cell: store.read(cell) for cell in self.cells() if cell not in results})
+        return ExperimentResult({cell: results[cell] for cell in self.cells()}, seed=self.config.seed)

@@ -2,7 +2,7 @@
 
 A share resolves to a count by the reference implementation's rule,
 ``max(2, floor(share * n_seen))``: at least two items, rounded down. Every size is
-labelled with both its count and its share of the seen pool.
+labelled with both its count and its share of the seen pool (by the report's figures).
 """
 
 from __future__ import annotations
@@ -46,21 +46,13 @@ def parse_sizes(text: str, n_seen: int) -> list[SizeRequest]:
                 out.append(SizeRequest(token, int(token)))
         except ValueError:
             raise MdadError(
-                f"--sizes must list whole numbers of items or percentages of the seen pool (like 10,25,1%), got {token!r}."
+                f"Sizes must be whole numbers of items or percentages of the seen pool (like 10,25,1%), got {token!r}."
             ) from None
     if not out:
-        raise MdadError(f"--sizes lists no size: {text!r}.")
+        raise MdadError(f"No size is given: {text!r}.")
     return out
 
 
 def unique_counts(requests: list[SizeRequest]) -> tuple[int, ...]:
     """The distinct counts, in increasing order (two shares may round to the same count)."""
     return tuple(sorted({r.items for r in requests}))
-
-
-def share_label(k: int, n_seen: int | None) -> str:
-    """'25 (11.2%)': a count with its share of the seen pool."""
-    if not n_seen:
-        return str(k)
-    pct = 100.0 * k / n_seen
-    return f"{k} ({pct:.2g}%)" if pct < 1 else f"{k} ({pct:.1f}%)" if pct < 10 else f"{k} ({pct:.0f}%)"

@@ -1,4 +1,4 @@
-"""Per-run draws of target models, source models and seen/unseen items (PROTOCOL.md, "One run")."""
+"""Per-run draws of target models, source models and seen/unseen items (docs/protocol.md#one-run)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ SPLIT_STREAM = "splits"
 MIN_MODELS = 4  # 2 targets and 2 source models
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Splits:
     """The draws shared by every method: ``runs`` rows of targets, source order and seen items.
 
@@ -46,6 +46,11 @@ class Splits:
                 "models are left besides the targets."
             )
         return self.source_pool[:, :n_sources]
+
+
+def n_seen_items(matrix: ResponseMatrix) -> int:
+    """Size of every run's seen pool: floor(n / 2) items of each subtask of n items."""
+    return int((np.bincount(matrix.subtask_codes) // 2).sum())
 
 
 def make_splits(

@@ -11,7 +11,6 @@ half-written file; a rerun skips every cell whose file exists and every stored b
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -23,7 +22,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 
 CONFIG_FILE = "config.json"
@@ -48,15 +46,6 @@ class Cell:
     def block_path(self, first_run: int, stop_run: int) -> str:
         """Where the estimates of runs first_run to stop_run - 1 wait until the cell is finished."""
         return f"{CELLS_DIR}/{self.method}/{PARTIAL_DIR}/k{self.size}-s{self.sources}-r{first_run}-{stop_run}.npy"
-
-
-def fingerprint(matrix: ResponseMatrix) -> str:
-    """A short hash of the data's content (scores, names, subtasks, option probabilities)."""
-    h = hashlib.sha256()
-    for arr in (matrix.scores, matrix.models, matrix.items, matrix.subtasks, matrix.option_probs, matrix.gold):
-        if arr is not None:
-            h.update(np.ascontiguousarray(arr).tobytes())
-    return h.hexdigest()[:16]
 
 
 class ResultStore:
@@ -86,7 +75,7 @@ class ResultStore:
                 if old.get(key) != config.get(key):
                     raise MdadError(
                         f"{self.root} holds results of a different experiment ({key}: {old.get(key)!r} there, "
-                        f"{config.get(key)!r} now); use another --out folder."
+                        f"{config.get(key)!r} now); use another output folder."
                     )
             merged = {**old, **config}
             for key in ("methods", "sizes", "sources"):

@@ -34,7 +34,7 @@ VARIATIONAL_SCHEDULE = (36, 12)  # L-BFGS iterations in all, rounds (covariance 
 MODE_SCHEDULE = (160, 8)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class IRTFit:
     """A fitted multidimensional 2PL model (approximate posterior means, or the mode)."""
 
@@ -43,8 +43,7 @@ class IRTFit:
     b: np.ndarray  # items difficulties
     priors: Priors  # the item priors used (estimated when hierarchical)
     objective: float  # the minimised objective (negative log posterior, plus the spread term)
-    iterations: int
-    converged: bool
+    iterations: int  # L-BFGS iterations in all rounds (the schedule fixes the count; see fit_irt)
 
     @property
     def dims(self) -> int:
@@ -83,7 +82,7 @@ def check_binary(responses: np.ndarray, what: str = "The response matrix") -> np
     return values
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Priors:
     """Gaussian priors of the item parameters: a_jd ~ N(a_mean[d], a_scale[d]^2), b_j ~ N(b_mean, b_scale^2)."""
 
@@ -322,14 +321,14 @@ def fit_irt(
         x = _initial(values, dims, rng)
         current = Priors(np.full(dims, float(a_prior[0])), np.full(dims, float(a_prior[1])),
                          float(b_prior[0]), float(b_prior[1]))
-        iterations, converged, penalty = 0, False, None
+        iterations, penalty = 0, None
         rounds = max(1, max_rounds) if (hierarchical or variational) else 1
         for _ in range(rounds):
             result = minimize(
                 posterior, x, args=(current, penalty), jac=True, method="L-BFGS-B",
                 options={"maxiter": max(1, max_iter // rounds), "maxcor": 20, "ftol": tol, "gtol": 1e-6},
             )
-            x, iterations, converged = result.x, iterations + int(result.nit), bool(result.success)
+            x, iterations = result.x, iterations + int(result.nit)
             if rounds == 1:
                 break
             spread = posterior.spread(x, current)
@@ -346,5 +345,5 @@ def fit_irt(
         value = posterior(x, current, penalty)[0] + current.normaliser(a.shape[0], hierarchical)
     return IRTFit(
         theta=theta.copy(), a=a.copy(), b=b.copy(), priors=current, objective=value,
-        iterations=iterations, converged=converged,
+        iterations=iterations,
     )

@@ -93,8 +93,7 @@ class AnchorPoints(SelectionMethod):
         np.fill_diagonal(distance, 0.0)
         return distance
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
-        distance = prepared if prepared is not None else self.prepare(view, rng)
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, distance) -> MicroBenchmark:
         n = distance.shape[0]
         if k == n:
             return MicroBenchmark(items=np.arange(n), weights=np.full(n, 1.0 / n), uses_gold_prob=True)

@@ -11,7 +11,7 @@ import numpy as np
 from mdad.errors import MdadError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SourceView:
     """What a selection method may look at: the source models on the pool of seen items.
 
@@ -44,7 +44,7 @@ class SourceView:
         return cls(scores=scores, gold_prob=probs, subtasks=codes, has_option_probs=has)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MicroBenchmark:
     """k chosen pool items and how a target's answers on them become an accuracy estimate.
 
@@ -116,10 +116,11 @@ def plain_mean(items: np.ndarray) -> MicroBenchmark:
 
 class SelectionMethod(ABC):
     """Base of every method: ``prepare`` does the size-independent work once per run,
-    ``select`` builds the micro-benchmark of one size from it.
+    ``choose`` builds the micro-benchmark of one size from it.
 
     Methods with the same ``preparation`` key share one ``prepare`` result per run
-    (e.g. one IRT fit for all tinyBenchmarks estimators).
+    (e.g. one IRT fit for all tinyBenchmarks estimators). Callers use ``select``, which
+    prepares when it is not given what ``prepare`` returned (docs/extending.md).
     """
 
     name: ClassVar[str]
@@ -127,16 +128,24 @@ class SelectionMethod(ABC):
     preparation: ClassVar[str | None] = None
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
+        """The size-independent work of one run on ``view`` (None when there is none)."""
         return None
 
-    @abstractmethod
     def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared: Any = None) -> MicroBenchmark:
-        """The micro-benchmark of ``k`` pool items (``prepared`` is what ``prepare`` returned)."""
+        """The micro-benchmark of ``k`` pool items; ``prepared`` is what ``prepare`` returned for this
+        view (prepared here, from ``rng``, when not given)."""
+        if prepared is None:
+            prepared = self.prepare(view, rng)
+        return self.choose(view, k, rng, prepared)
+
+    @abstractmethod
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared: Any) -> MicroBenchmark:
+        """The micro-benchmark of ``k`` pool items from what ``prepare`` returned."""
 
     def __call__(self, view: SourceView, k: int, rng: np.random.Generator) -> MicroBenchmark:
         """Prepare and select in one step (for single use outside the experiment grid)."""
         check_size(k, view.n_items)
-        return self.select(view, k, rng, self.prepare(view, rng))
+        return self.select(view, k, rng)
 
 
 def check_size(k: int, pool: int) -> None:

@@ -112,8 +112,7 @@ class Diversity(SelectionMethod):
         with _BLAS.limit(limits=1):
             return diversity_features(view.gold_prob)
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
-        features = prepared if prepared is not None else self.prepare(view, rng)
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, features) -> MicroBenchmark:
         if k == view.n_items:
             return plain_mean(np.arange(k))
         if len(features.trimmed) >= k:

@@ -124,11 +124,10 @@ class PerSubtask(SelectionMethod):
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         return [self.base.prepare(sub, rng) for _, sub in subtask_views(view)]
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared: Any = None) -> MicroBenchmark:
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         views = subtask_views(view)
         sizes = np.array([len(idx) for idx, _ in views])
         alloc = allocate(sizes, k)
-        prepared = prepared if prepared is not None else [None] * len(views)
         parts = tuple(self.base.select(sub, int(k_s), rng, prep) for (_, sub), k_s, prep in zip(views, alloc, prepared))
         shares = sizes / sizes.sum()
         items = np.concatenate([idx[p.items] for (idx, _), p in zip(views, parts)])

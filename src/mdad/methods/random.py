@@ -16,7 +16,7 @@ class Random(SelectionMethod):
     name = "random"
     description = "k seen items uniformly at random without replacement; plain mean."
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         return plain_mean(np.sort(rng.choice(view.n_items, size=k, replace=False)))
 
 
@@ -51,7 +51,7 @@ class RandomStratifiedEqual(SelectionMethod):
     name = "random-stratified-equal"
     description = "An equal number of random items from every subtask; plain mean."
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         members = [np.flatnonzero(view.subtasks == s) for s in range(view.n_subtasks)]
         alloc = equal_allocation(np.array([len(m) for m in members]), k, rng)
         chosen = [rng.choice(m, size=n, replace=False) for m, n in zip(members, alloc) if n]
@@ -62,7 +62,7 @@ class RandomStratifiedProportional(SelectionMethod):
     name = "random-stratified-proportional"
     description = "k items drawn with probability proportional to 1/(size of their subtask); plain mean."
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         counts = np.bincount(view.subtasks)
         p = 1.0 / counts[view.subtasks]
         return plain_mean(np.sort(rng.choice(view.n_items, size=k, replace=False, p=p / p.sum())))

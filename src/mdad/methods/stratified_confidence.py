@@ -171,8 +171,7 @@ class StratifiedConfidence(SelectionMethod):
         proxy = np.asarray(view.gold_prob, dtype=np.float64).mean(axis=0)
         return Strata(proxy=proxy, labels=proxy_strata(proxy, N_STRATA, rng))
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
-        strata = prepared if prepared is not None else self.prepare(view, rng)
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, strata) -> MicroBenchmark:
         labels = strata.for_size(k)
         items = sample_strata(labels, allocate(np.bincount(labels), k, rng), rng)
         return MicroBenchmark(items=items, weights=horvitz_thompson(labels, items))

@@ -168,8 +168,7 @@ class TinyBenchmarks(SelectionMethod):
     def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation:
         return TinyPreparation(view, rng)
 
-    def select(self, view: SourceView, k: int, rng: np.random.Generator, prepared=None) -> MicroBenchmark:
-        prepared = prepared if prepared is not None else self.prepare(view, rng)
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         anchors, weights = prepared.anchors(k)
         return self._build(anchors, weights, prepared, k)
 

@@ -23,6 +23,7 @@ from math import comb
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.methods.random import equal_allocation, equal_allocation_base
 from mdad.metrics import exact
@@ -219,7 +220,27 @@ def agreement_probabilities(stats: PairStats, k: int, design: str = "random", tr
     return exact.agreement(pos, neg, truth)
 
 
-def expected_curve(probability: np.ndarray, diff_points: np.ndarray, bin_width: float = 0.5) -> AgreementCurve:
+def mean_agreement_by_size(stats: PairStats, sizes, design: str = "random", seed: int = 0) -> np.ndarray:
+    """Mean over the pairs of ``stats`` of P(correct order), for every size in ``sizes``.
+
+    Uniform sampling of 0/1 scores evaluates all sizes in one broadcast call (pairs sharing
+    (N, k, n+, n-) are computed once); the other designs take one call per size.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64).ravel()
+    truth = np.sign(stats.sum_d.sum(axis=1))
+    if stats.binary and (design == "random" or stats.sizes.shape[1] == 1) and len(sizes):
+        check_design(design)
+        small = int(stats.pool.min())
+        if sizes.min() < 1 or sizes.max() > small:
+            raise MdadError(f"Sizes must lie between 1 and the smallest pool of a pair ({small} items).")
+        k = sizes[:, None]
+        pos, neg = exact.sign_probabilities(stats.pool[None, :], k, stats.n_plus.sum(axis=1)[None, :],
+                                            stats.n_minus.sum(axis=1)[None, :])
+        return exact.agreement(pos, neg, truth[None, :]).mean(axis=1)
+    return np.array([agreement_probabilities(stats, int(k), design, seed=seed).mean() for k in sizes])
+
+
+def expected_curve(probability: np.ndarray, diff_points: np.ndarray, *, bin_width: float = DEFAULT_BIN_WIDTH) -> AgreementCurve:
     """Bins of |true difference| with the expected number of agreeing pairs (a float) per bin."""
     bins = bin_of(np.ravel(diff_points), bin_width)
     pairs = np.bincount(bins)
@@ -229,21 +250,64 @@ def expected_curve(probability: np.ndarray, diff_points: np.ndarray, bin_width: 
 
 
 def analytic_curve(
-    matrix: ResponseMatrix, k: int, design: str = "random", models=None, bin_width: float = 0.5, seed: int = 0
+    matrix: ResponseMatrix, k: int, *, design: str = "random", models=None, bin_width: float = DEFAULT_BIN_WIDTH,
+    seed: int = 0,
 ) -> AgreementCurve:
     """Expected agreement curve of a k-item ``design`` micro-benchmark over all pairs of ``models``."""
     stats = pair_stats(matrix, models)
-    return expected_curve(agreement_probabilities(stats, k, design, seed=seed), stats.diff_points, bin_width)
+    return expected_curve(agreement_probabilities(stats, k, design, seed=seed), stats.diff_points, bin_width=bin_width)
 
 
-def first_crossing(curve: AgreementCurve, threshold: float = 0.8) -> float:
-    """Lower edge of the first bin whose agreement reaches ``threshold`` (NaN: not reached)."""
-    hits = np.flatnonzero(curve.rate >= threshold)
-    return float(curve.lower[hits[0]]) if len(hits) else float("nan")
+@dataclass(frozen=True, eq=False)
+class ExactMdad:
+    """MDAD of a random design computed exactly from the data (no simulation, so no interval).
+
+    Attributes
+    ----------
+    value : float
+        Lower edge (points) of the first bin of true difference whose mean probability of the
+        correct order reaches ``threshold``; NaN when none does ("not reached").
+    threshold : float
+    curve : AgreementCurve
+        The expected agreement curve it was read from (``agreed`` holds expected counts).
+    """
+
+    value: float
+    threshold: float
+    curve: AgreementCurve
+
+    @property
+    def reached(self) -> bool:
+        return not np.isnan(self.value)
+
+    def __float__(self) -> float:
+        return self.value
 
 
 def analytic_mdad(
-    matrix: ResponseMatrix, k: int, design: str = "random", threshold: float = 0.8, models=None, seed: int = 0
-) -> float:
-    """MDAD (points) of a k-item ``design`` micro-benchmark from the analytic curve (NaN: not reached)."""
-    return first_crossing(analytic_curve(matrix, k, design, models, seed=seed), threshold)
+    matrix: ResponseMatrix, k: int, *, design: str = "random", threshold: float = DEFAULT_THRESHOLD, models=None,
+    seed: int = 0,
+) -> ExactMdad:
+    """MDAD of a k-item ``design`` micro-benchmark over all pairs of ``models`` (default all), exactly.
+
+    Parameters
+    ----------
+    matrix : ResponseMatrix
+    k : int
+        Items of the micro-benchmark.
+    design : str
+        One of ``DESIGNS``.
+    threshold : float
+        Probability of the correct order that defines MDAD.
+    models : array_like, optional
+        Indices of the models whose pairs count.
+    seed : int
+        Seeds the allocation draws of the proportional design.
+
+    Returns
+    -------
+    ExactMdad
+    """
+    check_threshold(threshold)
+    curve = analytic_curve(matrix, k, design=design, models=models, seed=seed)
+    return ExactMdad(value=curve.crossing(threshold), threshold=threshold, curve=curve)

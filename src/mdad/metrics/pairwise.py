@@ -1,7 +1,9 @@
-"""Pairwise agreement, agreement curves and MDAD (PROTOCOL.md, "Meta-evaluation").
+"""Pairwise agreement, agreement curves and MDAD (docs/protocol.md#meta-evaluation).
 
 Accuracy differences are reported in points (percentage points); bins are floored to
-``bin_width`` points (0.5 by default).
+``bin_width`` points (DEFAULT_BIN_WIDTH, 0.5). The binning (:func:`bin_of`) and the rule
+"the first bin whose agreement reaches the threshold" (:func:`first_crossing`) live here
+only; every MDAD of mdad (simulated, exact, fitted) uses them.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from functools import lru_cache
 
 import numpy as np
 
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 
 # Accuracies are ratios of counts; a tiny tolerance keeps e.g. 0.035 from flooring to 3.0.
 _FLOOR_TOLERANCE = 1e-9
+# Agreement rates are ratios or sums of probabilities; one that reaches the threshold up to
+# rounding (0.7999999999999999) counts as reaching it.
+_THRESHOLD_TOLERANCE = 1e-12
 
 
 @lru_cache(maxsize=64)
@@ -61,12 +67,12 @@ def agreement_from_differences(de: np.ndarray, dt: np.ndarray) -> np.ndarray:
     return (np.sign(de) == np.sign(dt)) & (de != 0)
 
 
-def bin_of(diff_points: np.ndarray, bin_width: float = 0.5) -> np.ndarray:
+def bin_of(diff_points: np.ndarray, bin_width: float = DEFAULT_BIN_WIDTH) -> np.ndarray:
     """Integer bin of each |difference|: floor(|d| / bin_width)."""
     return np.floor(np.abs(diff_points) / bin_width + _FLOOR_TOLERANCE).astype(np.int64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class AgreementCurve:
     """Agreement rate per bin of |true difference| (bins with no pairs are left out)."""
 
@@ -79,8 +85,12 @@ class AgreementCurve:
     def rate(self) -> np.ndarray:
         return self.agreed / self.pairs
 
+    def crossing(self, threshold: float = DEFAULT_THRESHOLD) -> float:
+        """MDAD of the curve: lower edge of the first bin whose agreement reaches ``threshold`` (NaN: none)."""
+        return first_crossing(self.rate, self.lower, threshold)
 
-def agreement_curve(agree: np.ndarray, diff_points: np.ndarray, bin_width: float = 0.5) -> AgreementCurve:
+
+def agreement_curve(agree: np.ndarray, diff_points: np.ndarray, *, bin_width: float = DEFAULT_BIN_WIDTH) -> AgreementCurve:
     """Bin pairs by |true difference| and count agreements per bin."""
     bins = bin_of(np.ravel(diff_points), bin_width)
     agree = np.ravel(agree)
@@ -116,17 +126,29 @@ class Mdad:
         return f"{self.value:g} [{self.low:g}, {high}]"
 
 
-def _first_at_least(values: np.ndarray, edges: np.ndarray, threshold: float) -> float:
-    hits = np.flatnonzero(values >= threshold)
-    return float(edges[hits[0]]) if len(hits) else float("nan")
+def first_crossing(values: np.ndarray, edges: np.ndarray, threshold: float = DEFAULT_THRESHOLD):
+    """Lower edge of the first bin whose agreement reaches ``threshold`` (NaN: none does).
+
+    ``values`` holds one agreement rate per bin (``edges`` their lower edges), or rows of
+    them (e.g. bootstrap resamples): then one edge per row is returned.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    edges = np.asarray(edges, dtype=np.float64)
+    hit = values >= threshold - _THRESHOLD_TOLERANCE
+    if values.ndim == 1:
+        hits = np.flatnonzero(hit)
+        return float(edges[hits[0]]) if len(hits) else float("nan")
+    first = hit.argmax(axis=-1)
+    return np.where(hit.any(axis=-1), edges[first], np.nan)
 
 
 def mdad_from_curve(
     curve: AgreementCurve,
-    threshold: float = 0.8,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
     rng: np.random.Generator | None = None,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Mdad:
     """The smallest bin whose agreement rate reaches ``threshold``, and its interval.
 
@@ -140,8 +162,8 @@ def mdad_from_curve(
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(boot, [alpha, 1.0 - alpha], axis=1)
     return Mdad(
-        value=_first_at_least(rate, curve.lower, threshold),
-        low=_first_at_least(hi, curve.lower, threshold),
-        high=_first_at_least(lo, curve.lower, threshold),
+        value=first_crossing(rate, curve.lower, threshold),
+        low=first_crossing(hi, curve.lower, threshold),
+        high=first_crossing(lo, curve.lower, threshold),
         threshold=threshold,
     )

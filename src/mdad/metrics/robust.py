@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from mdad.errors import MdadError
-from mdad.metrics.pairwise import AgreementCurve, Mdad
+from mdad.defaults import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
+from mdad.metrics.pairwise import AgreementCurve, Mdad, first_crossing
 
 FITS = ("logistic", "isotonic")
 _RIDGE = 1e-6
@@ -125,19 +126,13 @@ def monotone_fit(curve: AgreementCurve, fit: str = "logistic", agreed: np.ndarra
     raise MdadError(f"Unknown fit {fit!r}; use {' or '.join(FITS)}.")
 
 
-def _crossings(fitted: np.ndarray, edges: np.ndarray, threshold: float) -> np.ndarray:
-    """Lower edge of the first bin of each row whose fit reaches the threshold (NaN: none)."""
-    hit = fitted >= threshold - 1e-12
-    first = hit.argmax(axis=1)
-    return np.where(hit.any(axis=1), edges[first], np.nan)
-
-
 def robust_mdad(
     curve: AgreementCurve,
-    threshold: float = 0.8,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
     rng: np.random.Generator | None = None,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    confidence: float = DEFAULT_CONFIDENCE,
     fit: str = "logistic",
 ) -> Mdad:
     """Lower edge (points) of the first bin where the monotone fit of the agreement curve reaches ``threshold``.
@@ -149,11 +144,11 @@ def robust_mdad(
     """
     rng = rng if rng is not None else np.random.default_rng(0)
     grid = fit_grid(curve, fit)
-    value = float(_crossings(monotone_fit(curve, fit), grid, threshold)[0])
+    value = float(first_crossing(monotone_fit(curve, fit), grid, threshold)[0])
     resamples = rng.binomial(curve.pairs[None, :], curve.rate[None, :], size=(n_boot, len(curve.pairs)))
     chunk = n_boot if fit == "logistic" else max(1, 4_000_000 // max(len(grid) ** 2, 1))  # isotonic: bins^2 per row
     crossings = np.concatenate([
-        _crossings(monotone_fit(curve, fit, resamples[i:i + chunk]), grid, threshold)
+        first_crossing(monotone_fit(curve, fit, resamples[i:i + chunk]), grid, threshold)
         for i in range(0, n_boot, chunk)
     ])
     crossings = np.where(np.isnan(crossings), np.inf, crossings)

@@ -14,14 +14,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mdad.data import load, simulate
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import ResponseMatrix, fingerprint
+from mdad.data.provenance import read_again
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
-from mdad.experiment.store import ResultStore, fingerprint
+from mdad.experiment.store import ResultStore
 from mdad.metrics import analytic
 from mdad.metrics.exact import agreement
-from mdad.report.figures import method_styles, plt, styled
+from mdad.report.figures import method_styles, styled, subplots
 
 CURVE_COLUMNS = ["method", "size", "sources", "view", "diff_low", "pairs", "agreed", "agreement"]
 
@@ -51,31 +52,14 @@ def run_pair_stats(matrix: ResponseMatrix, config: dict) -> tuple[analytic.PairS
     return _stack(seen), np.concatenate(unseen)
 
 
-def matrix_of_run(config: dict) -> ResponseMatrix | None:
-    """The response matrix a stored run used, found from its config (None when it cannot be found).
-
-    The simulated dataset is regenerated from its seed; a dataset name or file is loaded
-    again; the missing-data policies are tried until the data's fingerprint matches.
-    """
-    source = str(config.get("data_source", ""))
-    try:
-        if config.get("simulated") and source.startswith("simulated (seed "):
-            matrix = simulate(seed=int(source.removeprefix("simulated (seed ").rstrip(")")))
-        else:
-            matrix = load(source)
-    except (MdadError, ValueError, OSError):
-        return None
-    for policy in ("error", "drop-items", "drop-models"):
-        try:
-            candidate = matrix.require_complete(policy)
-        except MdadError:
-            continue
-        if fingerprint(candidate) == config.get("data_fingerprint"):
-            return candidate
-    return None
+def matrix_of_run(config: dict) -> tuple[ResponseMatrix | None, str]:
+    """The response matrix a stored run used, read again from what its config records (see
+    :mod:`mdad.data.provenance`): (matrix, "") or (None, a sentence naming why not)."""
+    spec = config.get("data") or {"dataset": config.get("data_source"), "missing": "error"}
+    return read_again(spec, config.get("data_fingerprint", ""))
 
 
-def analytic_curves_for_store(out_dir: str | Path, matrix: ResponseMatrix, bin_width: float = 0.5,
+def analytic_curves_for_store(out_dir: str | Path, matrix: ResponseMatrix, bin_width: float = DEFAULT_BIN_WIDTH,
                               designs: tuple[str, ...] = analytic.DESIGNS) -> pd.DataFrame:
     """Analytic curves (columns as the run's curves frame) for every random-design cell of a stored run.
 
@@ -92,7 +76,7 @@ def analytic_curves_for_store(out_dir: str | Path, matrix: ResponseMatrix, bin_w
     for method, size in sorted({(c.method, c.size) for c in cells}):
         pos, neg = analytic.sign_probabilities(stats, size, method, config.get("seed", 0))
         for view, diff in (("seen", stats.diff_points), ("unseen", unseen_diff)):
-            curve = analytic.expected_curve(agreement(pos, neg, diff), diff, bin_width)
+            curve = analytic.expected_curve(agreement(pos, neg, diff), diff, bin_width=bin_width)
             for sources in sorted({c.sources for c in cells if (c.method, c.size) == (method, size)}):
                 frames.append(pd.DataFrame({
                     "method": method, "size": size, "sources": sources, "view": view, "diff_low": curve.lower,
@@ -103,14 +87,14 @@ def analytic_curves_for_store(out_dir: str | Path, matrix: ResponseMatrix, bin_w
 
 @styled
 def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, size: int, view: str = "seen",
-                          sources: int | None = None, threshold: float = 0.8, max_diff: float = 20.0):
+                          sources: int | None = None, threshold: float = DEFAULT_THRESHOLD, max_diff: float = 20.0):
     """Simulated agreement (points) and analytic expectation (line) against the true difference, per random design."""
     def pick(frame):
         return frame[(frame["view"] == view) & (frame["size"] == size) & (frame["method"].isin(analytic_curves["method"]))]
 
     sim, exact = pick(curves), pick(analytic_curves)
     sources = sources if sources is not None else int(exact["sources"].max()) if len(exact) else None
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = subplots(figsize=(6.4, 4.2))
     styles = method_styles(exact["method"].unique())
     for method, rows in exact[exact["sources"] == sources].groupby("method", sort=True):
         rows = rows[rows["diff_low"] <= max_diff]
@@ -128,18 +112,20 @@ def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, s
     return fig
 
 
-def analytic_figures(out_dir: str | Path, curves: pd.DataFrame, threshold: float = 0.8,
-                     matrix: ResponseMatrix | None = None) -> list[tuple[str, object]]:
+def analytic_figures(out_dir: str | Path, curves: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD,
+                     matrix: ResponseMatrix | None = None) -> tuple[list[tuple[str, object]], str]:
     """(title, figure) pairs setting exact and simulated curves side by side for the smallest and largest
-    size of a stored run (seen items); empty when the run has no random design or its data cannot be found."""
+    size of a stored run (seen items), and why there are none when there are none (a sentence)."""
     config = ResultStore(out_dir).read_config()
-    matrix = matrix if matrix is not None else matrix_of_run(config)
+    reason = ""
     if matrix is None:
-        return []
+        matrix, reason = matrix_of_run(config)
+    if matrix is None:
+        return [], reason
     exact_curves = analytic_curves_for_store(out_dir, matrix, designs=REPORT_DESIGNS)
     if exact_curves.empty:
-        return []
+        return [], "the run has no uniform random cells"
     sizes = sorted(exact_curves["size"].unique())
     return [(f"Exact and simulated agreement, {size} items (uniform random sampling)",
              analytic_vs_simulated(curves, exact_curves, int(size), threshold=threshold))
-            for size in sorted({sizes[0], sizes[-1]})]
+            for size in sorted({sizes[0], sizes[-1]})], ""

@@ -13,17 +13,16 @@ import io
 from functools import wraps
 
 import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
-
-from mdad.methods.per_subtask import base_name, is_per_subtask  # noqa: E402
-from mdad.report.tables import NOT_REACHED  # noqa: E402
+from mdad.experiment.evaluate import METRICS, VIEWS
+from mdad.methods.per_subtask import base_name, is_per_subtask
+from mdad.report.tables import NOT_REACHED
 
 STYLE = {
     "font.size": 9.5, "axes.titlesize": 10.5, "axes.labelsize": 9.5, "legend.fontsize": 9,
@@ -38,12 +37,19 @@ STRIP_COLOR = "#ececec"
 VIEW_WORDS = {"seen": "seen items (the pool it was built from)", "unseen": "unseen items (new items of the same task)"}
 
 
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, **kwargs):
+    """A figure and its axes, made without pyplot: no backend is chosen (a notebook's stays as it
+    is) and nothing is left open; ``render`` draws it on its own Agg canvas."""
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
 def styled(func):
     """Build the figure under the report's matplotlib style."""
 
     @wraps(func)
     def wrapper(*args, **kwargs):
-        with plt.rc_context(STYLE):
+        with matplotlib.rc_context(STYLE):
             return func(*args, **kwargs)
 
     return wrapper
@@ -53,16 +59,15 @@ FORMATS = ("png", "svg", "pdf")
 
 
 def render(fig, formats=("png",)) -> dict[str, bytes]:
-    """The figure as PNG, SVG and/or PDF bytes (reproducible: no dates in the metadata); closes it."""
+    """The figure as PNG, SVG and/or PDF bytes (reproducible: no dates in the metadata)."""
     out = {}
     for fmt in formats:
         buffer = io.BytesIO()
         metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
-        with plt.rc_context(STYLE):
+        with matplotlib.rc_context(STYLE):
             fig.savefig(buffer, format=fmt, bbox_inches="tight", metadata=metadata,
                         dpi=PNG_DPI if fmt == "png" else None)
         out[fmt] = buffer.getvalue()
-    plt.close(fig)
     return out
 
 
@@ -81,7 +86,7 @@ def method_order(methods) -> list[str]:
 def method_styles(methods) -> dict[str, dict]:
     """Colour by base method (stable, alphabetical), dashed line and hollow marker for per-subtask variants."""
     bases = sorted({base_name(m) for m in methods})
-    cmap = plt.get_cmap("tab10" if len(bases) <= 10 else "tab20")
+    cmap = matplotlib.colormaps["tab10" if len(bases) <= 10 else "tab20"]
     colors = {b: cmap(i % cmap.N) for i, b in enumerate(bases)}
     out = {}
     for m in methods:
@@ -94,7 +99,7 @@ def method_styles(methods) -> dict[str, dict]:
 def _grid(n: int, ncols: int, width: float = 10.0, height: float = 3.0, sharey: bool = True):
     ncols = max(1, min(ncols, n))
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows + 0.4), sharey=sharey, squeeze=False)
+    fig, axes = subplots(nrows, ncols, figsize=(width, height * nrows + 0.4), sharey=sharey, squeeze=False)
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
     return fig, list(axes.ravel()[:n])
@@ -278,27 +283,27 @@ def agreement_curves(curves: pd.DataFrame, summary: pd.DataFrame, sizes, n_seen:
 
 @styled
 def error_and_tau(summary: pd.DataFrame, n_seen: int | None = None, sources: int | None = None):
-    """Mean absolute estimation error and Kendall tau against size, on seen and unseen items."""
+    """Every metric of ``METRICS`` (estimation error, Kendall tau) against size, on seen and unseen items."""
     data, sources = _headline(summary, sources)
     styles = method_styles(data["method"].unique())
-    fig, axes = plt.subplots(2, 2, figsize=(10, 6.4), sharex=True, sharey="row", squeeze=False)
-    for col, view in enumerate(("seen", "unseen")):
+    n_rows = len(METRICS)
+    fig, axes = subplots(n_rows, 2, figsize=(10, 3.2 * n_rows), sharex=True, sharey="row", squeeze=False)
+    for col, view in enumerate(VIEWS):
         rows = data[data["view"] == view]
         for method, part in rows.groupby("method", sort=True):
             part = part.sort_values("size")
             st = styles[method]
             kw = {"color": st["color"], "linestyle": st["linestyle"], "marker": st["marker"], "markersize": 4.5,
                   "markerfacecolor": st["markerfacecolor"], "linewidth": 1.6}
-            axes[0, col].plot(part["size"], 100 * part["error"], **kw)
-            axes[1, col].plot(part["size"], part["kendall_tau"], **kw)
+            for row, metric in enumerate(METRICS):
+                axes[row, col].plot(part["size"], metric.scale * part[metric.key], **kw)
         axes[0, col].set_title(f"on the {VIEW_WORDS[view]}")
-        for row in range(2):
+        for row in range(n_rows):
             _size_axis(axes[row, col], rows["size"].unique(), n_seen)
-        axes[1, col].set_xlabel("items in the micro-benchmark (share of the seen pool)")
-    axes[0, 0].set_ylabel("mean |estimate - accuracy|\n(accuracy points, lower is better)")
-    axes[1, 0].set_ylabel("Kendall tau with true ranking\n(higher is better)")
-    axes[0, 0].set_ylim(bottom=0)
-    axes[1, 0].set_ylim(top=1)
+        axes[-1, col].set_xlabel("items in the micro-benchmark (share of the seen pool)")
+    for row, metric in enumerate(METRICS):
+        unit = f"{metric.unit}, " if metric.unit else ""
+        axes[row, 0].set_ylabel(f"{metric.description}\n({unit}{metric.better} is better)")
     fig.suptitle(f"Estimation error and rank correlation by size ({sources} source models)", fontsize=11)
     methods = data["method"].unique()
     _finish(fig, _method_handles(methods, styles))
@@ -363,7 +368,7 @@ def group_histogram(differences: np.ndarray, shares: pd.DataFrame, group: str, n
     """
     methods = method_order(shares["method"].unique())
     sizes = sorted(int(s) for s in shares["size"].unique())
-    cmap = plt.get_cmap("viridis")
+    cmap = matplotlib.colormaps["viridis"]
     size_color = {s: cmap(0.72 * i / max(1, len(sizes) - 1)) for i, s in enumerate(sizes)}
     reached = shares.loc[shares["mdad_reached"].astype(bool), "mdad"].to_numpy(float)
     right = max(float(np.max(differences)) if len(differences) else 1.0, *(reached if reached.size else [0.0])) * 1.06

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import evaluate_store
 from mdad.experiment.store import ResultStore
@@ -98,12 +99,16 @@ def agreement_section(d: ReportData) -> Section:
 
 
 def exact_section(d: ReportData) -> Section | None:
-    """Exact agreement of the random designs beside the simulated runs (when the run's data can be found again)."""
-    pairs = analytic_figures(d.store.root, d.curves, d.threshold)
+    """Exact agreement of the random designs beside the simulated runs; when the run's data cannot be
+    read again, a sentence saying why the section is empty (never a silent gap)."""
+    pairs, reason = analytic_figures(d.store.root, d.curves, d.threshold)
+    title = "Exact agreement of uniform random sampling"
     if not pairs:
-        return None
+        if reason == "the run has no uniform random cells":
+            return None
+        return Section("exact", title, f"Not drawn: {reason}. The rest of this page comes from the stored results alone.")
     return Section(
-        "exact", "Exact agreement of uniform random sampling",
+        "exact", title,
         "For uniform random sampling the probability of ordering each pair correctly can be computed exactly from the "
         "data (hypergeometric sampling of the items on which the two models differ), on the same runs' targets and seen "
         "halves. Line: exact expectation per 0.5-point bin; dots: the simulated runs. They agree up to Monte Carlo error.",
@@ -275,7 +280,7 @@ def _check_curve_sizes(requested: Sequence[int], summary: pd.DataFrame) -> tuple
     stored = sorted(int(s) for s in summary["size"].unique())
     missing = [k for k in requested if k not in stored]
     if missing:
-        raise MdadError(f"--curve-sizes: no stored results for size {missing[0]}; stored sizes: {', '.join(map(str, stored))}.")
+        raise MdadError(f"No stored results for curve size {missing[0]}; stored sizes: {', '.join(map(str, stored))}.")
     return tuple(sorted({int(k) for k in requested}))
 
 
@@ -294,12 +299,10 @@ def build_outputs(
     """
     store = ResultStore(out_dir)
     config = store.read_config()
-    threshold = threshold if threshold is not None else config.get("threshold", 0.8)
-    if not 0 < threshold < 1:
-        raise MdadError(f"--threshold must lie strictly between 0 and 1, got {threshold}.")
+    threshold = check_threshold(threshold if threshold is not None else config.get("threshold", DEFAULT_THRESHOLD))
     if figure_format is not None and figure_format not in figures.FORMATS:
-        raise MdadError(f"--figures must be one of {', '.join(figures.FORMATS)}, got {figure_format!r}.")
-    summary, curves = evaluate_store(store, threshold, config.get("seed", 0))
+        raise MdadError(f"The figure format must be one of {', '.join(figures.FORMATS)}, got {figure_format!r}.")
+    summary, curves = evaluate_store(store, threshold=threshold, seed=config.get("seed", 0))
     root = Path(out_dir)
     for name, frame in (("summary", summary), ("curves", curves)):
         frame.to_parquet(root / f"{name}.parquet", index=False)

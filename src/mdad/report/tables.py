@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from mdad.experiment.evaluate import METRICS, VIEWS
+
 NOT_REACHED = "not reached"
 
 
@@ -31,18 +33,18 @@ def share_of_seen(sizes: pd.Series, n_seen: int | None) -> pd.Series:
 
 
 def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFrame:
-    """One row per (method, size, sources): MDAD with interval, error and Kendall tau, seen and unseen
-    (plus the robust, monotone-fit MDAD on seen items when the summary has it)."""
+    """One row per (method, size, sources): MDAD with interval and every metric of ``METRICS``, seen
+    and unseen (plus the robust, monotone-fit MDAD on seen items when the summary has it)."""
     if summary.empty:
         return pd.DataFrame()
     parts = []
-    for view in ("seen", "unseen"):
+    for view in VIEWS:
         part = summary[summary["view"] == view].set_index(["method", "size", "sources"])
         columns = {f"MDAD {view} (pts)": part.apply(format_mdad, axis=1)}
         if view == "seen" and "mdad_robust" in part:
             columns["robust MDAD seen (pts)"] = part.apply(format_robust, axis=1)
-        columns[f"error {view} (pts)"] = (100 * part["error"]).round(2)
-        columns[f"tau {view}"] = part["kendall_tau"].round(3)
+        for metric in METRICS:
+            columns[metric.column(view)] = metric.shown(part[metric.key])
         parts.append(pd.DataFrame(columns))
     table = pd.concat(parts, axis=1).reset_index()
     table.insert(2, "% of seen", share_of_seen(table["size"], n_seen))

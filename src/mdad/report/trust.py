@@ -14,6 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from matplotlib.lines import Line2D
+
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad.experiment.evaluate import cell_arrays
 from mdad.experiment.store import ResultStore
 from mdad.intervals import ConformalCalibration, OrderCalibration
@@ -21,7 +24,7 @@ from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_diffe
 from mdad.report.figures import _grid, _finish, _method_handles, _size_title, method_styles, styled
 
 LEVELS = (0.9, 0.95)
-BIN_WIDTH = 0.5
+BIN_WIDTH = DEFAULT_BIN_WIDTH
 MIN_PAIRS = 20
 
 
@@ -70,7 +73,7 @@ def coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
 
 
 @styled
-def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources: int, threshold: float = 0.8,
+def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources: int, threshold: float = DEFAULT_THRESHOLD,
                     view: str = "seen"):
     """Per size: P(order holds) against the estimated gap (fit: line; runs not used to fit it: dots), and the
     agreement curve against the true difference (dotted) for comparison."""
@@ -101,8 +104,6 @@ def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources
         ax.set_xlim(0, max(right, 5.0))
     axes[0].set_ylabel("P(order holds on the full benchmark)")
     fig.suptitle(f"Decision curves: estimated gap seen on the micro-benchmark ({sources} source models)", fontsize=11)
-    from matplotlib.lines import Line2D
-
     handles = [*_method_handles(decision["method"].unique(), styles, markers=False),
                Line2D([], [], color="#555", label="fitted P(order holds) by estimated gap"),
                Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", label="share held, unseen runs"),
