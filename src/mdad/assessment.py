@@ -93,6 +93,34 @@ _SUMMARY_FIELDS = ("method", "size", "runs", "targets", "sources", "threshold", 
                    "mdad_low", "mdad_high", "mdad_robust")
 
 
+@dataclass(frozen=True, eq=False)
+class HeldOutRuns:
+    """Estimates (runs x targets, per size) of held-out targets and their full-benchmark accuracies."""
+
+    estimates: dict[int, np.ndarray]
+    truths: np.ndarray
+    targets: int
+    sources: int
+
+
+def held_out_runs(matrix: ResponseMatrix, method: str, sizes, *, runs: int, targets: int | None = None,
+                  seed: int = 0, workers: int = 1) -> HeldOutRuns:
+    """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run)."""
+    n_targets = targets if targets is not None else default_targets(matrix.n_models)
+    halves = make_splits(matrix, runs, n_targets, seed)
+    whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
+    splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
+    n_sources = splits.source_pool.shape[1]
+    config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs,
+                              targets=n_targets, seed=seed)
+    tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
+    with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
+        blocks = {task.first_run: {cell.size: est for cell, est in result.items()} for task, result in finished}
+    estimates = {k: np.concatenate([blocks[start][k] for start in sorted(blocks)]) for k in sizes}
+    truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
+    return HeldOutRuns(estimates=estimates, truths=truths, targets=n_targets, sources=n_sources)
+
+
 def assess(
     matrix: ResponseMatrix, method: str, size: int, *, runs: int = 20, targets: int | None = None,
     seed: int = 0, workers: int = 1, threshold: float = DEFAULT_THRESHOLD,
@@ -132,17 +160,8 @@ def assess(
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     check_threshold(threshold)
     check_size(size, matrix.n_items)
-    n_targets = targets if targets is not None else default_targets(matrix.n_models)
-    halves = make_splits(matrix, runs, n_targets, seed)
-    whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
-    splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
-    n_sources = splits.source_pool.shape[1]
-    config = ExperimentConfig(methods=(method,), sizes=(size,), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
-    tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
-    with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
-        blocks = {task.first_run: next(iter(result.values())) for task, result in finished}
-    estimates = np.concatenate([blocks[start] for start in sorted(blocks)])
-    truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
+    runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers)
+    estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)
     metrics, _ = view_metrics(estimates, truths, threshold=threshold, bootstrap_rng=rng_for(seed, "bootstrap", *key),
                               robust_rng=rng_for(seed, "robust", *key))
