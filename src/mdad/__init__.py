@@ -9,7 +9,7 @@ The public API, thin over the library:
     frames = mdad.Experiment(matrix, mdad.ExperimentConfig(("random",), (10, 100))).run()
 """
 
-from mdad import metrics, methods
+from mdad import intervals, metrics, methods
 from mdad.assessment import Assessment, assess
 from mdad.data import ResponseMatrix, from_frame, load, simulate, to_frame
 from mdad.errors import MdadError
@@ -20,5 +20,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Assessment", "Experiment", "ExperimentConfig", "MdadError", "ResponseMatrix", "SelectedMicroBenchmark",
-    "assess", "from_frame", "load", "methods", "metrics", "select", "simulate", "to_frame",
+    "assess", "from_frame", "intervals", "load", "methods", "metrics", "select", "simulate", "to_frame",
 ]
