@@ -99,3 +99,14 @@ def test_estimate_command_prints_and_writes_intervals_and_pair_probabilities(ass
     assert (pairs["gap"] >= 0).all() and pairs["probability"].between(0, 1).all()
     result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "three.npz"), "--level", "90"])
     assert result.exit_code == 2 and "--level must lie strictly between 0 and 1" in result.output
+
+
+def test_continuous_scores_fall_back_to_the_assessment_or_say_why(small_sim):
+    matrix = small_sim.take(models=np.arange(60))
+    soft = mdad.ResponseMatrix(scores=np.clip(matrix.scores * 0.9 + 0.05, 0, 1), models=matrix.models,
+                               items=matrix.items, subtasks=matrix.subtasks, source="soft scores")
+    chosen = mdad.select(soft, "random", 20, seed=0)
+    result = chosen.intervals(soft)
+    assert not result.available and "need 0/1 scores" in result.calibration
+    calibrated = chosen.with_assessment(mdad.assess(soft, "random", 20, runs=3, seed=0)).intervals(soft)
+    assert calibrated.available and calibrated.calibration.startswith("split-conformal")

@@ -89,8 +89,8 @@ class Assessment:
                    order_calibration=OrderCalibration.from_json(order) if order else None)
 
 
-_SUMMARY_FIELDS = ("method", "size", "runs", "targets", "sources", "threshold", "error", "kendall_tau", "mdad",
-                   "mdad_low", "mdad_high", "mdad_robust")
+_SUMMARY_FIELDS = tuple(name for name in Assessment.__dataclass_fields__
+                        if name not in ("estimates", "truths", "interval_calibration", "order_calibration"))
 
 
 @dataclass(frozen=True, eq=False)

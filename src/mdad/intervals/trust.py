@@ -39,7 +39,7 @@ def _strata(chosen: SelectedMicroBenchmark) -> tuple[np.ndarray, np.ndarray, np.
     design = design_of(chosen.method)
     if design == "uniform":
         return np.array([chosen.n_pool]), np.array([len(chosen.item_ids)]), np.zeros(len(chosen.item_ids), np.int64)
-    if design == "stratified" and chosen.pool_subtasks:
+    if design == "stratified" and chosen.pool_subtasks and set(chosen.subtasks.tolist()) <= set(chosen.pool_subtasks):
         names = sorted(chosen.pool_subtasks)
         codes = np.searchsorted(names, chosen.subtasks)
         sizes = np.array([chosen.pool_subtasks[name] for name in names], dtype=np.int64)
@@ -82,8 +82,11 @@ def _exact_strata(chosen: SelectedMicroBenchmark, scores: np.ndarray):
     return strata if strata is not None and binary else None
 
 
-def _why_not(chosen: SelectedMicroBenchmark) -> str:
-    if design_of(chosen.method) == "stratified" and not chosen.pool_subtasks:
+def _why_not(chosen: SelectedMicroBenchmark, scores: np.ndarray) -> str:
+    if design_of(chosen.method) is not None and not np.isin(scores, (0.0, 1.0)).all():
+        return ("no interval: exact answers need 0/1 scores and the micro-benchmark carries no held-out assessment "
+                "(select it with assessment runs)")
+    if design_of(chosen.method) == "stratified" and _strata(chosen) is None:
         return ("no interval: the file does not record the pool's subtask sizes (saved by an older mdad); "
                 "select it again")
     return "no interval: the micro-benchmark carries no held-out assessment (select it with assessment runs)"
@@ -104,7 +107,7 @@ def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estim
                "bins of the estimate")
         return EstimateIntervals(models, estimates, low, high, level, how)
     nan = np.full(len(estimates), np.nan)
-    return EstimateIntervals(models, estimates, nan, nan, level, _why_not(chosen))
+    return EstimateIntervals(models, estimates, nan, nan, level, _why_not(chosen, scores))
 
 
 def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,
@@ -123,5 +126,5 @@ def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimat
         how = f"calibrated: logistic fit of held-out orders on the estimated gap ({calibration.pairs} pairs)"
     else:
         probability = np.full(len(gap), np.nan)
-        how = _why_not(chosen).replace("no interval", "no order probability")
+        how = _why_not(chosen, scores).replace("no interval", "no order probability")
     return OrderProbabilities(models[first], models[second], gap, probability, how)
