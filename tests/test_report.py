@@ -197,3 +197,34 @@ def test_trust_section_checks_calibration_on_runs_it_did_not_see(built_report):
     assert curve["pairs"].tolist() == [pairs[b] for b in sorted(pairs)]
     np.testing.assert_allclose(curve["held"], [held[b] / pairs[b] for b in sorted(pairs)])
     assert "Trust in single estimates" in (built_report / "report.html").read_text()
+
+
+def test_report_rebuilds_the_same_page_from_another_folder_and_says_when_the_data_is_gone(small_sim, tmp_path,
+                                                                                           monkeypatch):
+    """The run records the absolute path of its data and its reading options; `mdad report` reads the data
+    again from any folder and checks its fingerprint; when the data has changed or gone, the page says so."""
+    from mdad.data import write_npz
+
+    work = tmp_path / "work"
+    work.mkdir()
+    write_npz(small_sim.take(items=np.arange(120)), work / "data.npz")
+    monkeypatch.chdir(work)
+    first = runner.invoke(app, ["run", "--data", "data.npz", "--methods", "random", "--sizes", "10", "--runs", "3",
+                                "--targets", "10", "--sources", "30", "--workers", "1", "--out", "out"])
+    assert first.exit_code == 0, first.output
+    config = json.loads((work / "out" / "config.json").read_text())
+    assert config["data"]["path"] == str((work / "data.npz").resolve()) and config["data"]["missing"] == "error"
+    monkeypatch.chdir(tmp_path)
+    again = runner.invoke(app, ["report", str(work / "out")])
+    assert again.exit_code == 0, again.output
+    html = (work / "out" / "report.html").read_text()
+    assert "Exact and simulated agreement, 10 items" in html and "Not drawn" not in html
+    write_npz(small_sim.take(items=np.arange(100)), work / "data.npz")  # the data changed since the run
+    changed = runner.invoke(app, ["report", str(work / "out")])
+    assert changed.exit_code == 0, changed.output
+    html = " ".join((work / "out" / "report.html").read_text().split())
+    assert "Not drawn: the data at" in html and "has changed since the run" in html
+    (work / "data.npz").unlink()
+    runner.invoke(app, ["report", str(work / "out")])
+    html = " ".join((work / "out" / "report.html").read_text().split())
+    assert "Not drawn: the run&#39;s data" in html and "no longer exists" in html

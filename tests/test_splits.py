@@ -1,4 +1,4 @@
-"""Splits follow PROTOCOL.md: per-subtask halves, disjoint targets and sources, one seed."""
+"""Splits follow docs/protocol.md#splits: per-subtask halves, disjoint targets and sources, one seed."""
 
 from __future__ import annotations
 

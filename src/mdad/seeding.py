@@ -15,7 +15,7 @@ def _key(part: object) -> int:
 
 
 def rng_for(seed: int, *purpose: object) -> np.random.Generator:
-    """A generator for (seed, purpose...), e.g. ``rng_for(0, "select", "random", run, k)``.
+    """A generator for (seed, purpose...), e.g. ``rng_for(0, "select", "random", k, run)``.
 
     The same key always gives the same stream, whatever the order or the worker in which
     work is done, so results do not depend on the number of workers.

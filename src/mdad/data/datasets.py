@@ -47,11 +47,28 @@ def load_dataset(name: str = SIMULATED, seed: int = 0) -> ResponseMatrix:
     return read_npz(path, source=name)
 
 
-def load(source: str | Path, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
+def load(source: str | Path, *, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
     """Load a response matrix from a dataset name or a file/folder in any readable format.
 
-    Paths go through ``read_source`` (npz, lm-eval samples, lighteval details, inspect logs,
-    CSV/parquet tables); anything that is not an existing path is a dataset name.
+    Parameters
+    ----------
+    source : str or Path
+        An existing file or folder (npz, lm-eval samples, lighteval details, inspect logs, CSV/parquet
+        tables; the format is detected), else the name of a dataset.
+    metric : str, optional
+        The per-item metric of harness results (e.g. ``acc_norm``); default each task's main one.
+    filter_name : str, optional
+        The lm-evaluation-harness filter to keep.
+
+    Returns
+    -------
+    ResponseMatrix
+
+    Examples
+    --------
+    >>> import mdad
+    >>> mdad.load("simulated")
+    ResponseMatrix(400 models x 1000 items, 6 subtasks, simulated)
     """
     path = Path(source)
     if path.exists():
@@ -61,7 +78,7 @@ def load(source: str | Path, metric: str | None = None, filter_name: str | None 
     return load_dataset(str(source))
 
 
-def convert(source: str | Path, out: str | Path, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
+def convert(source: str | Path, out: str | Path, *, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
     """Read ``source`` (any readable format) and save it as the npz that ``read_npz`` loads."""
     out = Path(out)
     if out.suffix != ".npz":

@@ -22,13 +22,30 @@ from mdad.errors import MdadError
 
 
 def from_frame(
-    frame, subtasks: Mapping[str, str] | Sequence[str] | None = None, source: str = "data frame"
+    frame, *, subtasks: Mapping[str, str] | Sequence[str] | None = None, source: str = "data frame"
 ) -> ResponseMatrix:
     """A response matrix from a wide or long data frame (module docstring); the frame is not modified.
 
-    For a wide frame ``subtasks`` gives each item's subtask, as a mapping from item to subtask or
-    a sequence in column order (default: one subtask). A long frame carries them in its
-    ``subtask`` column.
+    Parameters
+    ----------
+    frame : pandas.DataFrame or polars.DataFrame
+        Wide (models x items) or long (``model``, ``item``, ``score`` and optionally ``subtask``).
+    subtasks : mapping or sequence, optional
+        For a wide frame, each item's subtask: a mapping from item to subtask or a sequence in
+        column order (default: one subtask). A long frame carries them in its ``subtask`` column.
+    source : str
+        How errors and reports name the data.
+
+    Returns
+    -------
+    ResponseMatrix
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"q1": [1, 0], "q2": [1, 1]}, index=["model-a", "model-b"])
+    >>> from_frame(frame).accuracy().tolist()
+    [1.0, 0.5]
     """
     if not isinstance(frame, pd.DataFrame):
         if not hasattr(frame, "to_pandas"):
@@ -76,7 +93,7 @@ def _item_subtasks(subtasks, items: list[str]) -> np.ndarray:
     return values
 
 
-def to_frame(matrix: ResponseMatrix, long: bool = False) -> pd.DataFrame:
+def to_frame(matrix: ResponseMatrix, *, long: bool = False) -> pd.DataFrame:
     """The scores as a wide frame (models x items; ``columns.name`` 'item', subtasks in
     ``frame.attrs['subtasks']``) or, with ``long``, one row per result (model, item, subtask, score)."""
     if long:

@@ -28,6 +28,8 @@ def read_again(spec: dict, expected_fingerprint: str) -> tuple[ResponseMatrix | 
     """The matrix ``spec`` describes if it still has ``expected_fingerprint``: (matrix, ""), or
     (None, a sentence naming why it cannot be had)."""
     where = spec.get("path") or spec.get("dataset")
+    if spec.get("path") and not Path(spec["path"]).exists():
+        return None, f"the run's data ({where}) no longer exists"
     try:
         if spec.get("path"):
             matrix = load(spec["path"], metric=spec.get("metric"), filter_name=spec.get("filter"))
@@ -35,7 +37,7 @@ def read_again(spec: dict, expected_fingerprint: str) -> tuple[ResponseMatrix | 
             matrix = load_dataset(str(spec.get("dataset")), seed=int(spec.get("seed") or 0))
         matrix = matrix.require_complete(spec.get("missing") or "error")
     except (MdadError, OSError) as exc:
-        return None, f"the run's data ({where}) cannot be read again: {exc}"
+        return None, f"the run's data ({where}) cannot be read again: {str(exc).rstrip('.')}"
     if fingerprint(matrix) != expected_fingerprint:
         return None, (f"the data at {where} is not the data the run used (its fingerprint differs from "
                       f"{expected_fingerprint}): it has changed since the run")

@@ -1,4 +1,4 @@
-"""Per-run draws of target models, source models and seen/unseen items (docs/protocol.md#one-run)."""
+"""Per-run draws of target models, source models and seen/unseen items (docs/protocol.md#splits)."""
 
 from __future__ import annotations
 

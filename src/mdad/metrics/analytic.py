@@ -113,7 +113,7 @@ def check_design(design: str) -> None:
         raise MdadError(f"No exact answer for method {design!r}; the analytic methods are {', '.join(DESIGNS)}.")
 
 
-def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: int = 0) -> exact.SignProbabilities:
     """(P(estimate ranks first above second), P(below)) for every pair, for a k-item draw of ``design``.
 
     0/1 scores: exact for random and random-stratified-equal; for random-stratified-proportional
@@ -123,14 +123,14 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
     """
     check_design(design)
     if stats.n_pairs == 0:
-        return np.zeros(0), np.zeros(0)
+        return exact.SignProbabilities(np.zeros(0), np.zeros(0))
     small = int(stats.pool.min())
     if k < 1 or k > small:
         raise MdadError(f"Size {k} must lie between 1 and the smallest pool of a pair ({small} items).")
     if design == "random" or stats.sizes.shape[1] == 1:
         if stats.binary:
             return exact.sign_probabilities(stats.pool, k, stats.n_plus.sum(axis=1), stats.n_minus.sum(axis=1))
-        return _normal_scores(stats, np.full((1, 1), k), np.ones(1), pooled=True)
+        return exact.SignProbabilities(*_normal_scores(stats, np.full((1, 1), k), np.ones(1), pooled=True))
     pos, neg = np.zeros(stats.n_pairs), np.zeros(stats.n_pairs)
     for mask, law_sizes in _allocation_groups(design, stats.sizes, k):
         exact_equal = stats.binary and design == "random-stratified-equal"
@@ -149,7 +149,7 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
                     part.sizes, part.n_plus, part.n_minus, allocations, weights)
             else:
                 pos[block], neg[block] = _normal_scores(part, allocations, weights, pooled=False)
-    return pos, neg
+    return exact.SignProbabilities(pos, neg)
 
 
 def _allocation_groups(design: str, sizes: np.ndarray, k: int):

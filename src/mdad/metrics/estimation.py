@@ -68,8 +68,9 @@ def estimation_error(estimates: np.ndarray, truth: np.ndarray) -> EstimationErro
 
     Examples
     --------
-    >>> estimation_error([[0.5, 0.7]], [[0.6, 0.7]]).mean
-    0.05
+    >>> error = estimation_error([[0.5, 0.7]], [[0.6, 0.7]])
+    >>> round(error.mean, 3), round(error.bias, 3)
+    (0.05, -0.05)
     """
     est, tru = matching_arrays(estimates, truth)
     diff = est - tru

@@ -6,10 +6,11 @@ cannot change the order. A micro-benchmark of k items drawn uniformly without
 replacement holds (K+, K-, k - K+ - K-) of them, a multivariate hypergeometric draw, and
 with the plain-mean estimate it ranks the first model above the second exactly when
 K+ > K-. It agrees with the pool when that sign is the pool's; a tie (K+ = K-) is a
-disagreement, as is every pair the pool itself ties (PROTOCOL.md).
+disagreement, as is every pair the pool itself ties (docs/deviations.md#ties).
 
-Everything here returns ``(p_pos, p_neg)`` = (P(K+ > K-), P(K+ < K-)) for many pairs at
-once; :func:`agreement` turns them into agreement for a given true order.
+Every public function here returns a :class:`SignProbabilities` (``higher``, ``lower``) =
+(P(K+ > K-), P(K+ < K-)) for many pairs at once, which unpacks like a pair of arrays;
+:func:`agreement` turns them into agreement for a given true order.
 
 - :func:`sign_probabilities`: uniform design, exact. The probabilities are summed over
   the number D of discordant items drawn, with a recursion for P(K+ > D/2 | D) (O(k) per pair);
@@ -35,6 +36,7 @@ once; :func:`agreement` turns them into agreement for a given true order.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 from math import comb, log
 
 import numpy as np
@@ -45,6 +47,14 @@ from mdad.errors import MdadError
 from mdad.methods.random import equal_allocation_base
 
 DEFAULT_EPS = 1e-15
+
+
+class SignProbabilities(NamedTuple):
+    """For every pair: the probability that the micro-benchmark ranks the first model above the
+    second (``higher``: K+ > K-) and below it (``lower``: K+ < K-); a tie has the rest."""
+
+    higher: np.ndarray
+    lower: np.ndarray
 _CHUNK_ELEMENTS = 262_144
 
 
@@ -128,7 +138,7 @@ def _grid_chunks(N, k, n_plus, n_minus, eps):
         start = stop
 
 
-def sign_probabilities(N, k, n_plus, n_minus) -> tuple[np.ndarray, np.ndarray]:
+def sign_probabilities(N, k, n_plus, n_minus) -> SignProbabilities:
     """Exact (P(K+ > K-), P(K+ < K-)) for k of N items drawn uniformly without replacement.
 
     Arguments broadcast together (one entry per pair); pairs sharing (N, k, n+, n-) are
@@ -156,7 +166,7 @@ def sign_probabilities(N, k, n_plus, n_minus) -> tuple[np.ndarray, np.ndarray]:
         n, kk, npl, nmi = (keys[idx, c][:, None] for c in range(4))
         pos[idx], neg[idx] = _sign_chunk(n, kk, npl, nmi, int(top[idx].max()), lf)
         start = stop
-    return np.clip(pos[inverse], 0, 1).reshape(shape), np.clip(neg[inverse], 0, 1).reshape(shape)
+    return SignProbabilities(np.clip(pos[inverse], 0, 1).reshape(shape), np.clip(neg[inverse], 0, 1).reshape(shape))
 
 
 def _sign_chunk(N, k, n_plus, n_minus, d_max, lf) -> tuple[np.ndarray, np.ndarray]:
@@ -201,7 +211,7 @@ def difference_pmf(N, k, n_plus, n_minus, eps: float = DEFAULT_EPS) -> tuple[np.
     return pmf[inverse], offset
 
 
-def normal_sign_probabilities(N, k, n_plus, n_minus) -> tuple[np.ndarray, np.ndarray]:
+def normal_sign_probabilities(N, k, n_plus, n_minus) -> SignProbabilities:
     """Normal approximation of (P(K+ > K-), P(K+ < K-)) with finite-population and continuity corrections.
 
     X = K+ - K- has mean k mu and variance k s2 (N - k) / (N - 1), where mu = (n+ - n-)/N and
@@ -213,7 +223,7 @@ def normal_sign_probabilities(N, k, n_plus, n_minus) -> tuple[np.ndarray, np.nda
     mu = (n_plus - n_minus) / np.maximum(N, 1)
     s2 = (n_plus + n_minus) / np.maximum(N, 1) - mu**2
     var = k * s2 * np.where(N > 1, (N - k) / np.maximum(N - 1, 1), 0.0)
-    return normal_tails(k * mu, var, 0.5)
+    return SignProbabilities(*normal_tails(k * mu, var, 0.5))
 
 
 def normal_tails(mean: np.ndarray, var: np.ndarray, half: float) -> tuple[np.ndarray, np.ndarray]:
@@ -227,7 +237,7 @@ def normal_tails(mean: np.ndarray, var: np.ndarray, half: float) -> tuple[np.nda
 
 def normal_sign_probabilities_scores(
     N, k, mean_diff, var_diff, continuity: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
+) -> SignProbabilities:
     """Normal approximation for any scores: the order of two models' plain means over k of N items.
 
     ``mean_diff`` and ``var_diff`` are the mean and (population) variance over the pool of the
@@ -239,7 +249,7 @@ def normal_sign_probabilities_scores(
     """
     N, k, m, v = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(N, k, mean_diff, var_diff))
     fpc = np.where(N > 1, (N - k) / np.maximum(N - 1, 1), 0.0)
-    return normal_tails(k * m, k * v * fpc, 0.5 if continuity else 0.0)
+    return SignProbabilities(*normal_tails(k * m, k * v * fpc, 0.5 if continuity else 0.0))
 
 
 def agreement(p_pos: np.ndarray, p_neg: np.ndarray, truth_sign: np.ndarray) -> np.ndarray:
@@ -284,7 +294,7 @@ def _check_strata(sizes, n_plus, n_minus):
 
 def stratified_sign_probabilities(
     sizes, n_plus, n_minus, allocations, weights=None, eps: float = DEFAULT_EPS
-) -> tuple[np.ndarray, np.ndarray]:
+) -> SignProbabilities:
     """Exact sign probabilities when every stratum s gets its own uniform draw of alloc[s] items.
 
     ``sizes``, ``n_plus``, ``n_minus``: pairs x strata (``sizes`` may be one row shared by all
@@ -307,12 +317,12 @@ def stratified_sign_probabilities(
         for s, kk in enumerate(alloc):
             prod *= spectra[(s, int(kk))]
         total += prod
-    return _tails_from_spectrum(total, k, length)
+    return SignProbabilities(*_tails_from_spectrum(total, k, length))
 
 
 def equal_design_sign_probabilities(
     sizes, n_plus, n_minus, k: int, pair_sizes=None, eps: float = DEFAULT_EPS
-) -> tuple[np.ndarray, np.ndarray]:
+) -> SignProbabilities:
     """Exact sign probabilities of the subtask-stratified equal design (mdad.methods.random).
 
     Each subtask gets min(size, L) items and r of the R subtasks with room get one more,
@@ -342,7 +352,7 @@ def equal_design_sign_probabilities(
             poly[0] *= f0
         else:
             poly *= f0
-    return _tails_from_spectrum(poly[r] / comb(len(room), r), k, length)
+    return SignProbabilities(*_tails_from_spectrum(poly[r] / comb(len(room), r), k, length))
 
 
 def proportional_allocations(sizes, k: int, rng: np.random.Generator, draws: int = 200) -> tuple[np.ndarray, np.ndarray]:

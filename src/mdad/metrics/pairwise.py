@@ -53,9 +53,26 @@ def matching_arrays(estimates, truth) -> tuple[np.ndarray, np.ndarray]:
 def pairwise_agreement(estimates: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For every pair of targets in every run: does the micro-benchmark order it as the truth does?
 
-    Returns (agree, true_difference_in_points), both runs x pairs. A pair agrees when the
-    estimated difference has the sign of the true difference and is not zero: a tie in
-    the estimate, or a true tie, counts as disagreement.
+    A pair agrees when the estimated difference has the sign of the true difference and is not
+    zero: a tie in the estimate, or a true tie, counts as disagreement (docs/protocol.md#meta-evaluation).
+
+    Parameters
+    ----------
+    estimates, truth : array_like
+        Accuracies, runs x targets.
+
+    Returns
+    -------
+    agree : numpy.ndarray
+        runs x pairs booleans, pairs i < j in upper-triangle order.
+    difference : numpy.ndarray
+        runs x pairs true differences truth_i - truth_j in points.
+
+    Examples
+    --------
+    >>> agree, diff = pairwise_agreement([[0.5, 0.6, 0.6]], [[0.4, 0.7, 0.5]])
+    >>> agree.tolist(), diff.round(1).tolist()
+    ([[True, True, False]], [[-30.0, -10.0, 20.0]])
     """
     est, tru = matching_arrays(estimates, truth)
     de, dt = pair_differences(est), pair_differences(tru)
@@ -91,7 +108,22 @@ class AgreementCurve:
 
 
 def agreement_curve(agree: np.ndarray, diff_points: np.ndarray, *, bin_width: float = DEFAULT_BIN_WIDTH) -> AgreementCurve:
-    """Bin pairs by |true difference| and count agreements per bin."""
+    """Bin pairs by |true difference| (points, floored to ``bin_width``) and count agreements per bin.
+
+    Parameters
+    ----------
+    agree : array_like of bool
+        Whether each pair was ordered correctly (any shape).
+    diff_points : array_like
+        The pairs' true differences in points (same shape).
+    bin_width : float
+        Width of the bins in points.
+
+    Returns
+    -------
+    AgreementCurve
+        Only bins holding pairs; ``curve.crossing(threshold)`` is the MDAD without interval.
+    """
     bins = bin_of(np.ravel(diff_points), bin_width)
     agree = np.ravel(agree)
     pairs = np.bincount(bins)
@@ -150,11 +182,36 @@ def mdad_from_curve(
     n_boot: int = DEFAULT_BOOTSTRAP,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> Mdad:
-    """The smallest bin whose agreement rate reaches ``threshold``, and its interval.
+    """MDAD: the smallest bin whose agreement rate reaches ``threshold``, and its interval.
 
     Each bin's rate is bootstrapped (resampling its pairs, i.e. a binomial draw); the first
     bin whose upper bound reaches the threshold is the interval's low end, the first whose
-    lower bound does is its high end.
+    lower bound does is its high end (docs/protocol.md#mdad).
+
+    Parameters
+    ----------
+    curve : AgreementCurve
+    threshold : float
+        Agreement rate that defines MDAD.
+    rng : numpy.random.Generator, optional
+        Draws the bootstrap (default: a fixed seed).
+    n_boot : int
+        Bootstrap resamples.
+    confidence : float
+        Level of the interval.
+
+    Returns
+    -------
+    Mdad
+        ``value`` NaN when not reached; ``high`` NaN when no bin's lower bound reaches it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> curve = AgreementCurve(lower=np.array([0.0, 0.5, 1.0]), pairs=np.array([50, 50, 50]),
+    ...                        agreed=np.array([30, 42, 49]), bin_width=0.5)
+    >>> mdad_from_curve(curve).value
+    0.5
     """
     rng = rng if rng is not None else np.random.default_rng(0)
     rate = curve.rate

@@ -20,6 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from mdad.defaults import DEFAULT_THRESHOLD
 from mdad.experiment.evaluate import METRICS, VIEWS
 from mdad.methods.per_subtask import base_name, is_per_subtask
 from mdad.report.tables import NOT_REACHED
@@ -197,7 +198,7 @@ def _any_missing(rows: pd.DataFrame) -> bool:
 
 # ---- the figures --------------------------------------------------------------------
 @styled
-def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int | None = None, threshold: float = 0.8):
+def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int | None = None, threshold: float = DEFAULT_THRESHOLD):
     """The paper's main figure: MDAD against the number of items, seen and unseen side by side."""
     data, sources = _headline(summary, sources)
     styles = method_styles(data["method"].unique())
@@ -238,7 +239,7 @@ def _curve_range(data: pd.DataFrame, marks: pd.DataFrame, share: float = 0.995) 
 
 @styled
 def agreement_curves(curves: pd.DataFrame, summary: pd.DataFrame, sizes, n_seen: int | None = None,
-                     view: str = "seen", sources: int | None = None, threshold: float = 0.8, max_diff: float | None = None):
+                     view: str = "seen", sources: int | None = None, threshold: float = DEFAULT_THRESHOLD, max_diff: float | None = None):
     """Probability that the micro-benchmark orders a pair as the full benchmark does, by accuracy difference.
 
     One panel per size; dotted vertical lines mark each method's MDAD; bins with fewer than

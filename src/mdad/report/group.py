@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from mdad.defaults import DEFAULT_BIN_WIDTH
 from mdad.experiment.store import ResultStore
 from mdad.metrics.pairwise import bin_of, pair_differences
 
@@ -24,7 +25,7 @@ def group_differences(store: ResultStore) -> np.ndarray:
     return np.abs(pair_differences(first["full"].to_numpy(np.float64))) * 100.0
 
 
-def share_below(differences: np.ndarray, mdad: float, bin_width: float = 0.5) -> float:
+def share_below(differences: np.ndarray, mdad: float, bin_width: float = DEFAULT_BIN_WIDTH) -> float:
     """Share of pairs whose difference lies in a bin below ``mdad`` (all of them when MDAD is not reached)."""
     if len(differences) == 0:
         return float("nan")
