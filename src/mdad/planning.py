@@ -1,4 +1,4 @@
-"""How many items any method needs to order models D points apart, from a quick simulation.
+"""How many items any method needs to order models D points apart, from a quick simulation (docs/intervals.md#report-and-plan).
 
 The random designs have exact answers (``mdad.metrics.analytic``). Every other method is
 answered the way ``mdad.assess`` measures a micro-benchmark: in each of ``runs`` held-out

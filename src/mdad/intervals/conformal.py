@@ -1,4 +1,4 @@
-"""Split-conformal intervals from held-out residuals (docs: README, "How far to trust an estimate").
+"""Split-conformal intervals from held-out residuals (docs/intervals.md#conformal-intervals).
 
 Methods that learn from source models have no sampling law to invert, but ``mdad.assess``
 measures them: in each held-out run the targets' estimates are compared with their

@@ -1,4 +1,4 @@
-"""Finite-population confidence distributions for the random designs (docs: README, "How far to trust an estimate").
+"""Finite-population confidence distributions for the random designs (docs/intervals.md#exact-intervals).
 
 A uniform random micro-benchmark of k of the N pool items holds X correct answers of a
 model whose pool count is M: X is hypergeometric (N, M, k). Inverting the one-sided tests

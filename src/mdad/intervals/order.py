@@ -1,4 +1,4 @@
-"""The probability that an order seen on a micro-benchmark holds on the full benchmark.
+"""The probability that an order seen on a micro-benchmark holds on the full benchmark (docs/intervals.md).
 
 Random designs (exact, from the pair's own answers). Two models differ on the full benchmark
 only through the items exactly one of them gets right: m pool items, M+ of them right for

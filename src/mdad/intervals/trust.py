@@ -1,4 +1,4 @@
-"""Intervals and order probabilities for one saved micro-benchmark: which calibration applies, and applying it.
+"""Intervals and order probabilities for one saved micro-benchmark: which answer applies (docs/intervals.md#which-answer-applies), and applying it.
 
 - Random designs on 0/1 scores: exact finite-population answers (mdad.intervals.finite and
   mdad.intervals.order), from the pool's size (per subtask for the stratified designs and the

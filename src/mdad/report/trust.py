@@ -1,4 +1,4 @@
-"""How far single estimates of a stored run can be trusted: interval coverage and decision curves.
+"""How far single estimates of a stored run can be trusted: interval coverage and decision curves (docs/intervals.md#report-and-plan).
 
 Every cell's runs are split in two: the first half calibrates, as ``mdad select``'s
 assessment does (split-conformal residuals, logistic fit of "order held" against the
