@@ -99,8 +99,8 @@ def describe_assessment(a: Assessment) -> str:
 def estimate_command(
     micro: Path = typer.Argument(..., help="A micro-benchmark written by 'mdad select'."),
     results: Path = typer.Argument(..., help="New models' results on (at least) the micro-benchmark's items."),
-    csv: Optional[Path] = typer.Option(None, help="Also write one row per model (model, estimate, low, high, level) to this CSV file."),
-    pairs_csv: Optional[Path] = typer.Option(None, help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file."),
+    csv: Optional[Path] = typer.Option(None, help="Also write one row per model (model, estimate, low, high, level) here."),
+    pairs_csv: Optional[Path] = typer.Option(None, help="Also write one row per neighbouring pair (first, second, gap, probability) here."),
     level: float = typer.Option(0.9, help="Confidence level of the intervals."),
     metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
     filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
