@@ -29,6 +29,7 @@ import pandas as pd
 from mdad import methods as method_registry
 from mdad.data import ResponseMatrix, read_npz, simulate
 from mdad.intervals import ConformalCalibration, OrderCalibration
+from mdad.intervals.order import PairPrior
 from mdad.intervals.trust import design_of, exact_bounds, exact_pair_probabilities
 from mdad.methods.base import SourceView
 from mdad.seeding import rng_for
@@ -90,6 +91,7 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
     truth = matrix.scores.astype(np.float64).mean(axis=1)
     calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
     final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
+    prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
     i, j = np.triu_indices(n_new, k=1)
     rows, pairs = [], []
     for (method, k), [(items, est)] in final.items():
@@ -110,7 +112,7 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
         gap = est[i] - est[j]
         keep = gap != 0
         first, second = np.where(gap > 0, i, j)[keep], np.where(gap > 0, j, i)[keep]
-        p = (exact_pair_probabilities(*strata_of(matrix, method, items), scores, first, second) if exact
+        p = (exact_pair_probabilities(*strata_of(matrix, method, items), scores, first, second, prior=prior) if exact
              else order_fit.probability(100 * np.abs(gap[keep])))
         held = truth[new][first] > truth[new][second]
         pairs.append(pd.DataFrame({"dataset": name, "method": method, "size": k, "p": p, "held": held}))

@@ -13,6 +13,7 @@ import mdad
 from mdad.cli import app
 from mdad.data import write_npz
 from mdad.intervals import count_interval, exact_order_probability, stratified_count_interval
+from mdad.intervals.order import PairPrior
 from mdad.microbenchmark import SelectedMicroBenchmark
 
 
@@ -34,7 +35,9 @@ def test_random_design_intervals_and_orders_are_the_exact_ones(small_sim):
     orders = chosen.order_probabilities(small_sim)
     ranked = np.argsort(-result.estimate, kind="stable")
     a, b = scores[ranked[0]], scores[ranked[1]]
-    expected = exact_order_probability([small_sim.n_items], [30], [((a == 1) & (b == 0)).sum()], [((a == 0) & (b == 1)).sum()])
+    assert chosen.pair_prior.density.tolist() == PairPrior.from_scores(small_sim.scores).density.tolist()
+    expected = exact_order_probability([small_sim.n_items], [30], [((a == 1) & (b == 0)).sum()],
+                                       [((a == 0) & (b == 1)).sum()], prior=chosen.pair_prior)
     assert orders.first[0] == small_sim.models[ranked[0]] and orders.probability[0] == pytest.approx(expected[0])
     assert len(orders.gap) == small_sim.n_models - 1 and (orders.gap >= 0).all()
 

@@ -13,6 +13,7 @@ from mdad.intervals import (
     ConformalCalibration, OrderCalibration, count_interval, exact_order_probability, stratified_count_interval,
 )
 from mdad.intervals.finite import hypergeometric_table
+from mdad.intervals.order import PRIOR_BINS, PRIOR_FLOOR, PairPrior
 
 
 def brute_force_interval(N: int, k: int, x: int, level: float, mid_p: bool) -> tuple[int, int]:
@@ -84,15 +85,18 @@ def test_bad_levels_and_counts_get_one_sentence():
         count_interval(10, 3, [4])
 
 
-def brute_force_order_probability(N: int, k: int, plus: int, minus: int) -> float:
-    """Uniform prior over the pool split M+ of m = round(d N / k) discordant items, loop over M+ with scipy."""
+def brute_force_order_probability(N: int, k: int, plus: int, minus: int, prior=None) -> float:
+    """Posterior of the pool split M+ of m = round(d N / k) discordant items, a loop over M+ with scipy."""
     d = plus + minus
     m = min(max(round(d * N / k), d), N - (k - d))
-    weights = np.array([hypergeom.pmf(plus, m, j, d) for j in range(m + 1)])
+    if m == 0:
+        return 0.0
+    before = np.ones(m + 1) if prior is None else np.array([prior(j / m) for j in range(m + 1)])
+    weights = before * np.array([hypergeom.pmf(plus, m, j, d) for j in range(m + 1)])
     return float(weights[np.arange(m + 1) > m / 2].sum() / weights.sum())
 
 
-def test_order_probability_matches_a_loop_and_two_strata_match_enumeration():
+def test_order_probability_matches_a_loop_and_pools_strata():
     cases = [(200, 20, 6, 2), (200, 20, 3, 3), (50, 10, 0, 4), (80, 80, 7, 5), (80, 80, 5, 5)]
     got = exact_order_probability([200], [20], [[6], [3]], [[2], [3]])
     np.testing.assert_allclose(got, [brute_force_order_probability(*c) for c in cases[:2]], atol=1e-12)
@@ -101,35 +105,58 @@ def test_order_probability_matches_a_loop_and_two_strata_match_enumeration():
                                    [brute_force_order_probability(N, k, a, b)], atol=1e-12)
     assert exact_order_probability([80], [80], [[7], [5]], [[5], [5]]).tolist() == [1.0, 0.0]  # whole pool: certain
     assert exact_order_probability([300], [30], [[0]], [[0]]).tolist() == [0.0]  # no discordant item: a tie
-    # two strata: every split of each stratum's discordant items, equally likely beforehand
-    sizes, ks, plus, minus = (100, 60), (10, 6), (3, 1), (1, 2)
-    post = []
-    for N, k, a, b in zip(sizes, ks, plus, minus):
-        d = a + b
-        m = min(max(round(d * N / k), d), N - (k - d))
-        w = np.array([hypergeom.pmf(a, m, j, d) for j in range(m + 1)])
-        post.append((m, w / w.sum()))
-    (m1, w1), (m2, w2) = post
-    expected = sum(w1[i] * w2[j] for i in range(m1 + 1) for j in range(m2 + 1) if i + j > (m1 + m2) / 2)
-    np.testing.assert_allclose(exact_order_probability(sizes, ks, [plus], [minus]), [expected], atol=1e-12)
+    # strata: each stratum's discordant pool estimated on its own, then the counts pooled
+    m = round(4 * 100 / 10) + round(3 * 60 / 6)
+    d, plus = 7, 4
+    weights = np.array([hypergeom.pmf(plus, m, j, d) for j in range(m + 1)])
+    expected = weights[np.arange(m + 1) > m / 2].sum() / weights.sum()
+    np.testing.assert_allclose(exact_order_probability([100, 60], [10, 6], [[3, 1]], [[1, 2]]), [expected], atol=1e-12)
 
 
-def test_order_probability_is_calibrated_when_splits_follow_its_prior():
-    """Draw the pool's split uniformly, then a micro-benchmark: pairs given p keep their order p of the time."""
+def test_a_prior_from_the_leaderboard_weights_the_splits():
+    rng = np.random.default_rng(5)
+    scores = (rng.random((30, 200)) < rng.uniform(0.3, 0.7, size=(30, 1))).astype(float)
+    prior = PairPrior.from_scores(scores)
+    x = scores
+    shares = [((x[a] == 1) & (x[b] == 0)).sum() / ((x[a] != x[b]).sum()) for a in range(30) for b in range(30) if a != b]
+    np.testing.assert_allclose(prior.density, np.histogram(shares, bins=len(prior.density), range=(0, 1))[0] / len(shares))
+    bins = len(prior.density)
+
+    def density(share):
+        return (1 - PRIOR_FLOOR) * prior.density[min(int(share * bins), bins - 1)] + PRIOR_FLOOR / bins
+
+    for case in [(200, 20, 6, 2), (200, 40, 9, 5), (120, 30, 0, 3)]:
+        np.testing.assert_allclose(exact_order_probability([case[0]], [case[1]], [[case[2]]], [[case[3]]], prior=prior),
+                                   [brute_force_order_probability(*case, prior=density)], atol=1e-12)
+    assert PairPrior.from_json(prior.to_json()).density.tolist() == prior.density.tolist()
+
+
+@pytest.mark.parametrize("concentrated", [False, True])
+def test_order_probability_is_calibrated_when_splits_follow_its_prior(concentrated):
+    """Draw the pool's split from a prior, then a micro-benchmark: pairs given p keep their order p of the time.
+
+    With a prior concentrated near 1/2 (close models, as on real leaderboards) the uniform prior is overconfident."""
     rng = np.random.default_rng(0)
     N, k, m = 400, 40, 120
-    M_plus = rng.integers(0, m + 1, size=4000)
+    share = rng.beta(8, 8, size=6000) if concentrated else rng.uniform(size=6000)
+    M_plus = np.minimum((share * (m + 1)).astype(int), m)
     pool = np.zeros((len(M_plus), N), dtype=np.int8)
     pool[:, :m] = -1
     pool[np.arange(N)[None, :] < M_plus[:, None]] = 1
     chosen = np.argsort(rng.random((len(M_plus), N)), axis=1)[:, :k]
     drawn = np.take_along_axis(pool, chosen, axis=1)
     plus, minus = (drawn == 1).sum(axis=1), (drawn == -1).sum(axis=1)
-    p = exact_order_probability([N], [k], plus[:, None], minus[:, None])
+    counts = np.histogram(np.concatenate([share, 1 - share]), bins=PRIOR_BINS, range=(0, 1))[0]
+    prior = PairPrior(counts / counts.sum()) if concentrated else None
+    p = exact_order_probability([N], [k], plus[:, None], minus[:, None], prior=prior)
     held = M_plus > m / 2
     for lo, hi in ((0.0, 0.2), (0.2, 0.5), (0.5, 0.8), (0.8, 1.0)):
         here = (p >= lo) & (p < hi)
         assert abs(held[here].mean() - p[here].mean()) < 0.05, (lo, hi)
+    if concentrated:
+        flat = exact_order_probability([N], [k], plus[:, None], minus[:, None])
+        sure = flat > 0.9
+        assert held[sure].mean() < flat[sure].mean() - 0.05
 
 
 def test_conformal_interval_covers_at_the_nominal_rate_on_simulated_data():

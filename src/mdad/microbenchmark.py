@@ -14,6 +14,7 @@ from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.data.matrix import fingerprint
+from mdad.intervals.order import PairPrior
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 from mdad.intervals.trust import estimate_intervals, neighbour_orders
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
@@ -36,6 +37,7 @@ class SelectedMicroBenchmark:
     n_pool: int
     assessment: Assessment | None = None  # its reliability, measured on held-out splits (mdad.assess)
     pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
+    pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
 
     def with_assessment(self, assessment: Assessment) -> SelectedMicroBenchmark:
         if (assessment.method, assessment.size) != (self.method, len(self.item_ids)):
@@ -123,6 +125,7 @@ class SelectedMicroBenchmark:
             "items": self.item_ids.tolist(), "subtasks": self.subtasks.tolist(),
             "pool_positions": self.micro.items.tolist(), "estimator": self.micro.estimator_params(),
             **({"pool_subtasks": self.pool_subtasks} if self.pool_subtasks is not None else {}),
+            **({"pair_prior": self.pair_prior.to_json()} if self.pair_prior is not None else {}),
             **({"assessment": self.assessment.to_json()} if self.assessment is not None else {}),
         }
 
@@ -152,6 +155,7 @@ class SelectedMicroBenchmark:
             n_pool=data.get("pool_items", len(items)),
             assessment=Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
             pool_subtasks=_pool_subtasks(data.get("pool_subtasks"), path),
+            pair_prior=PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
         )
 
 
@@ -198,8 +202,10 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
     key = chosen.preparation or f"method:{method}"
     prepared = chosen.prepare(view, rng_for(seed, "prepare", key, "all"))
     micro = chosen.select(view, size, rng_for(seed, "select", method, size, "all"), prepared)
+    binary = bool(np.isin(matrix.scores, (0.0, 1.0)).all())
     return SelectedMicroBenchmark(
         method=method, item_ids=matrix.items[micro.items], subtasks=matrix.subtasks[micro.items], micro=micro,
         seed=seed, data_source=matrix.source, data_fingerprint=fingerprint(matrix), n_pool=matrix.n_items,
         pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True))},
+        pair_prior=PairPrior.from_scores(matrix.scores) if binary and matrix.n_models >= 2 else None,
     )

@@ -1,16 +1,16 @@
 """The probability that an order seen on a micro-benchmark holds on the full benchmark (docs/intervals.md).
 
-Random designs (exact, from the pair's own answers). Two models differ on the full benchmark
-only through the items exactly one of them gets right: m pool items, M+ of them right for
-the first model only. The full benchmark ranks the first above the second when M+ > m/2.
-Of the d discordant items among the chosen ones, the first model got K+ right; given d they
-are a uniform draw from the m, so K+ is hypergeometric (m, M+, d). The probability that
-the order holds is the mass above m/2 of the mid-p confidence distribution of M+
-(mdad.intervals.finite), i.e. one minus the mid-p value of the exact test of "the first
-model is not ahead". m is estimated as d N / k (bounded by what the draw allows); with
-strata, each stratum has its own m_s and M+_s and the order holds when the sum of M+_s
-exceeds half the sum of m_s (the confidence distributions are convolved). A stratum without
-chosen items is left out (taken as balanced).
+Random designs (from the pair's own answers; docs/intervals.md#exact-order-probability). Two
+models differ on the full benchmark only through the m pool items exactly one of them gets
+right, M+ of them the first model's; the full benchmark ranks the first above the second when
+M+ > m/2. Of the d such items among the chosen ones the first got K+; given d they are a
+uniform draw of the m, so K+ is hypergeometric (m, M+, d). m is estimated as d N / k per
+subtask (bounded by what the draw allows, so it is d once the whole pool is drawn), and the
+subtasks' counts are pooled. The probability that the order holds is the posterior mass of
+M+ > m/2 under a prior on the share pi = M+/m: the distribution of that share over the pairs of
+models the micro-benchmark was chosen from (:class:`PairPrior`, stored with it), or uniform.
+Leaderboards hold many close pairs (pi near 1/2); a uniform prior then overstates how sure an
+order is, the leaderboard's own distribution does not.
 
 Other methods (calibrated). From the held-out runs of ``mdad.assess``: for every pair of
 calibration targets of a run, the estimated gap |g| (points) and whether the full benchmark
@@ -25,10 +25,63 @@ from dataclasses import dataclass
 import numpy as np
 
 from mdad.errors import MdadError
-from mdad.intervals.finite import _convolve_rows, hypergeometric_table
+from mdad.intervals.finite import hypergeometric_table
 from mdad.metrics.exact import unique_rows
 from mdad.metrics.pairwise import agreement_from_differences, pair_differences
 from mdad.metrics.robust import logistic_coefficients
+
+PRIOR_BINS = 50
+PRIOR_FLOOR = 1e-3  # share of the prior spread uniformly, so that no share is ruled out beforehand
+
+
+@dataclass(frozen=True, eq=False)
+class PairPrior:
+    """Distribution of pi = (items only model A gets right) / (items exactly one of A, B gets right) over pairs.
+
+    Symmetric (each pair counts in both orders), as a histogram of ``PRIOR_BINS`` equal bins on [0, 1].
+    """
+
+    density: np.ndarray  # probability of each bin
+
+    @classmethod
+    def uniform(cls) -> PairPrior:
+        return cls(np.full(PRIOR_BINS, 1.0 / PRIOR_BINS))
+
+    @classmethod
+    def from_scores(cls, scores: np.ndarray) -> PairPrior:
+        """The histogram over every pair of models (rows) of complete 0/1 ``scores``."""
+        x = np.asarray(scores, dtype=np.float64)
+        if x.ndim != 2 or x.shape[0] < 2 or np.isnan(x).any() or not np.isin(x, (0.0, 1.0)).all():
+            raise MdadError("A pair prior needs complete 0/1 scores of at least 2 models.")
+        only = x @ (1.0 - x).T  # only[a, b]: items a gets right and b does not
+        i, j = np.triu_indices(x.shape[0], k=1)
+        plus, minus = only[i, j], only[j, i]
+        m = plus + minus
+        keep = m > 0
+        shares = np.concatenate([plus[keep] / m[keep], minus[keep] / m[keep]])  # both orders of each pair
+        counts = np.histogram(shares, bins=PRIOR_BINS, range=(0.0, 1.0))[0]
+        density = counts / counts.sum() if counts.sum() else np.full(PRIOR_BINS, 1.0 / PRIOR_BINS)
+        return cls(density)
+
+    def weights(self, m: int) -> np.ndarray:
+        """Prior probability of M+ = j for j = 0..m."""
+        share = np.arange(m + 1) / max(m, 1)
+        bins = np.minimum((share * len(self.density)).astype(np.int64), len(self.density) - 1)
+        w = (1.0 - PRIOR_FLOOR) * self.density[bins] + PRIOR_FLOOR / len(self.density)
+        return w / w.sum()
+
+    def to_json(self) -> dict:
+        return {"bins": len(self.density), "density": self.density.tolist()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> PairPrior:
+        try:
+            density = np.asarray(data["density"], dtype=np.float64)
+        except (KeyError, TypeError, ValueError):
+            raise MdadError("The micro-benchmark's pair prior is malformed (a list 'density').") from None
+        if density.ndim != 1 or not len(density) or np.any(density < 0) or not density.sum() > 0:
+            raise MdadError("The micro-benchmark's pair prior must be a non-empty list of non-negative numbers.")
+        return cls(density / density.sum())
 
 
 def discordant_pool_estimate(sizes: np.ndarray, drawn: np.ndarray, discordant: np.ndarray) -> np.ndarray:
@@ -39,35 +92,33 @@ def discordant_pool_estimate(sizes: np.ndarray, drawn: np.ndarray, discordant: n
     return np.where(drawn > 0, np.clip(guess, d, sizes - (drawn - d)), 0)
 
 
-def split_distribution(m: int, d: int, plus: int) -> np.ndarray:
-    """P(M+ = j | K+ = plus) for j = 0..m (one row): uniform prior over j, hypergeometric likelihood."""
-    weights = hypergeometric_table(m, d)[:, plus]
-    return (weights / weights.sum())[None, :]
+def split_posterior(m: int, d: int, plus: int, prior: PairPrior) -> np.ndarray:
+    """P(M+ = j | K+ = plus) for j = 0..m: the prior's weights times the hypergeometric likelihood."""
+    weights = prior.weights(m) * hypergeometric_table(m, d)[:, plus]
+    return weights / weights.sum()
 
 
-def exact_order_probability(sizes, drawn, plus, minus) -> np.ndarray:
+def exact_order_probability(sizes, drawn, plus, minus, *, prior: PairPrior | None = None) -> np.ndarray:
     """P(the full benchmark ranks the first model above the second), one per pair.
 
     ``sizes`` and ``drawn`` (strata,): pool and chosen items per stratum; ``plus`` and
     ``minus`` (pairs x strata, or pairs for one stratum): chosen items only the first /
-    only the second model got right.
+    only the second model got right. ``prior``: the distribution of the share of discordant
+    items the first model wins (default uniform).
     """
+    prior = prior if prior is not None else PairPrior.uniform()
     sizes = np.atleast_1d(np.asarray(sizes, dtype=np.int64))
     drawn = np.atleast_1d(np.asarray(drawn, dtype=np.int64))
     plus = np.asarray(plus, dtype=np.int64).reshape(-1, len(sizes))
     minus = np.asarray(minus, dtype=np.int64).reshape(-1, len(sizes))
     if plus.shape != minus.shape or np.any(plus < 0) or np.any(minus < 0) or np.any(plus + minus > drawn):
         raise MdadError("Discordant counts must be non-negative, one per pair and stratum, and at most the items drawn.")
-    d = plus + minus
-    m = discordant_pool_estimate(sizes[None, :], drawn[None, :], d)
-    keys, inverse = unique_rows(*m.T, *d.T, *plus.T)
-    S = len(sizes)
+    m = discordant_pool_estimate(sizes[None, :], drawn[None, :], plus + minus).sum(axis=1)
+    keys, inverse = unique_rows(m, (plus + minus).sum(axis=1), plus.sum(axis=1))
     out = np.empty(len(keys))
-    for row, key in enumerate(keys):
-        m_s, d_s, p_s = key[:S], key[S:2 * S], key[2 * S:]
-        total = _convolve_rows([split_distribution(int(mm), int(dd), int(pp)) for mm, dd, pp in zip(m_s, d_s, p_s)])[0]
-        half = m_s.sum() / 2.0
-        out[row] = total[np.arange(len(total)) > half].sum()
+    for row, (mm, dd, pp) in enumerate(keys):
+        posterior = split_posterior(int(mm), int(dd), int(pp), prior)
+        out[row] = posterior[np.arange(mm + 1) > mm / 2.0].sum()
     return np.clip(out[inverse], 0.0, 1.0)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mdad.intervals.finite import check_level, count_interval, stratified_count_interval
-from mdad.intervals.order import exact_order_probability
+from mdad.intervals.order import PairPrior, exact_order_probability
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 from mdad.methods.per_subtask import base_name, is_per_subtask
 
@@ -68,12 +68,12 @@ def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores
 
 
 def exact_pair_probabilities(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray,
-                             first: np.ndarray, second: np.ndarray) -> np.ndarray:
+                             first: np.ndarray, second: np.ndarray, *, prior: PairPrior | None = None) -> np.ndarray:
     """P(the full benchmark ranks model ``first`` above ``second``) for pairs of rows of 0/1 ``scores``."""
     a, b = scores[first], scores[second]
     plus = _per_stratum((a == 1) & (b == 0), codes, len(sizes))
     minus = _per_stratum((a == 0) & (b == 1), codes, len(sizes))
-    return exact_order_probability(sizes, drawn, plus, minus)
+    return exact_order_probability(sizes, drawn, plus, minus, prior=prior)
 
 
 def _exact_strata(chosen: SelectedMicroBenchmark, scores: np.ndarray):
@@ -119,8 +119,9 @@ def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimat
     strata = _exact_strata(chosen, scores)
     calibration = chosen.assessment.order_calibration if chosen.assessment is not None else None
     if strata is not None:
-        probability = exact_pair_probabilities(*strata, scores, first, second)
-        how = "exact: from the items only one model of the pair got right (finite population)"
+        probability = exact_pair_probabilities(*strata, scores, first, second, prior=chosen.pair_prior)
+        how = ("exact: from the items only one model of the pair got right (finite population), with "
+               + ("the source leaderboard's pairs as prior" if chosen.pair_prior is not None else "a uniform prior"))
     elif calibration is not None:
         probability = calibration.probability(gap)
         how = f"calibrated: logistic fit of held-out orders on the estimated gap ({calibration.pairs} pairs)"
