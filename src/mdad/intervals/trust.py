@@ -1,8 +1,8 @@
 """Intervals and order probabilities for one saved micro-benchmark: which answer applies (docs/intervals.md#which-answer-applies), and applying it.
 
-- Random designs on 0/1 scores: exact finite-population answers (mdad.intervals.finite and
+- Random designs on 0/1 scores: finite-population answers (mdad.intervals.finite and
   mdad.intervals.order), from the pool's size (per subtask for the stratified designs and the
-  per-subtask variants) and the model's answers alone: nothing is calibrated.
+  per-subtask variants) and the model's answers alone: nothing is calibrated on held-out runs.
 - Every other method, and any method on continuous scores: the calibration of its held-out
   assessment (split-conformal residuals, logistic order fit), stored with the micro-benchmark.
 - Neither available: NaN, and the sentence says why.
@@ -63,7 +63,8 @@ def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores
         how = "exact: finite-population (hypergeometric) mid-p interval"
     else:
         low, high = stratified_count_interval(sizes, drawn, correct, level=level)
-        how = f"exact per subtask: finite-population mid-p confidence distributions of {len(sizes)} subtasks, combined"
+        how = (f"finite-population mid-p interval of the {len(sizes)}-subtask stratified estimate, with Kish's "
+               "effective number of items")
     return low / sizes.sum(), high / sizes.sum(), how
 
 
