@@ -145,7 +145,14 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=6)
     parser.add_argument("--cal-runs", type=int, default=10)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--tables", type=Path, nargs="*", default=None,
+                        help="Only print the tables of earlier --out files (several runs combined).")
     args = parser.parse_args()
+    if args.tables:
+        frame = pd.concat([pd.read_csv(p) for p in args.tables], ignore_index=True)
+        pair_frame = pd.concat([pd.read_parquet(p.with_suffix(".pairs.parquet")) for p in args.tables], ignore_index=True)
+        print_tables(frame, pair_frame, [d for d in DATASETS if d in set(frame["dataset"])])
+        return
     methods, sizes = args.methods.split(","), [int(s) for s in args.sizes.split(",")]
     rows, pairs = [], []
     for name in args.datasets.split(","):
@@ -157,15 +164,17 @@ def main() -> None:
             pairs += p
         print(f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions "
               f"in {time.perf_counter() - start:.0f} s", flush=True)
-    frame = pd.DataFrame(rows)
-    pair_frame = pd.concat(pairs, ignore_index=True)
-    if args.out is not None:
-        frame.to_csv(args.out, index=False)
-        pair_frame.to_parquet(args.out.with_suffix(".pairs.parquet"))
+        if args.out is not None:  # after every dataset, so that an interrupted run keeps what it finished
+            pd.DataFrame(rows).to_csv(args.out, index=False)
+            pd.concat(pairs, ignore_index=True).to_parquet(args.out.with_suffix(".pairs.parquet"))
+    print_tables(pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), args.datasets.split(","))
+
+
+def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str]) -> None:
     summary = frame.groupby(["method", "size", "dataset"])[["cover90", "cover95", "width90", "width95"]].mean()
     cells = summary.apply(lambda r: f"{100 * r.cover90:.0f} / {100 * r.cover95:.0f} ({100 * r.width90:.0f})", axis=1)
     print("\nCoverage of nominal 90% / 95% intervals on new models, % (mean 90% width, points)\n")
-    print(markdown(cells.unstack("dataset").reindex(columns=[d for d in args.datasets.split(",")])))
+    print(markdown(cells.unstack("dataset").reindex(columns=datasets)))
     width = frame.groupby(["method", "size"])["width90"].mean().unstack("size") * 100
     overall = frame.groupby("method")[["cover90", "cover95"]].mean() * 100
     print("\nPer method: coverage over every dataset and size (%), mean 90% width by size (points)\n")
