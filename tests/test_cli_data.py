@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
@@ -29,7 +30,8 @@ def test_info_reports_models_items_and_missing_cells():
 
 def test_info_unknown_metric_lists_available_ones():
     result = runner.invoke(app, ["info", str(FIXTURES / "lm_eval"), "--metric", "f1"])
-    assert result.exit_code == 2 and "available" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "No task has the metric 'f1'; the tasks have tiny_gen: exact_match; tiny_mc: acc, acc_norm." in result.output
 
 
 def test_convert_writes_an_npz_that_reads_back_identically(tmp_path):
@@ -73,3 +75,64 @@ def test_run_on_an_lm_eval_folder(tmp_path):
     summary = pd.read_csv(out / "summary.csv")
     assert sorted(summary["size"].unique()) == [10, 30] and (summary["sources"] == 20).all()
     assert "option probabilities" in (out / "report.html").read_text()
+
+
+def test_info_prints_what_the_reader_dropped_merged_or_chose():
+    result = runner.invoke(app, ["info", str(FIXTURES / "lm_eval_checkpoints"), "--metric", "acc_norm"])
+    assert result.exit_code == 0, result.output
+    assert "models: 5" in result.output
+    assert "each run is a model of its own (EleutherAI/pythia-160m,revision=step1000," in result.output
+    assert "Task 'tiny_gen' has no metric 'acc_norm'; its metric 'exact_match' is read." in result.output
+    one = runner.invoke(app, ["info", str(FIXTURES / "lm_eval" / "model-a")])
+    assert one.exit_code == 0 and "holds one model ('model-a')" in one.output
+
+
+def test_reruns_option_refuses_in_one_sentence():
+    result = runner.invoke(app, ["info", str(FIXTURES / "inspect_eval"), "--reruns", "error"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "Model 'mockllm/alpha' on task 'tiny_qa' was run 2 times" in result.output
+    bad = runner.invoke(app, ["info", str(FIXTURES / "inspect_eval"), "--reruns", "first"])
+    assert bad.exit_code == 2 and "Unknown rerun policy 'first'; use latest or error." in bad.output
+
+
+def test_convert_of_one_model_says_model_not_models(tmp_path):
+    result = runner.invoke(app, ["convert", str(FIXTURES / "lm_eval" / "model-a"), "--out", str(tmp_path / "a.npz")])
+    assert result.exit_code == 0 and "1 model x 10 items written" in result.output
+
+
+def test_run_help_says_data_takes_every_format():
+    result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "300"})
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "--data" in text and "lm-eval samples, lighteval details, inspect logs" in text
+
+
+def test_select_and_estimate_on_inspect_default_eval_logs(tmp_path):
+    micro = tmp_path / "micro.json"
+    result = runner.invoke(app, ["select", "--data", str(FIXTURES / "inspect_eval"), "--method", "random", "--size", "3",
+                                 "--out", str(micro), "--assess-runs", "0", "--inspect"])
+    assert result.exit_code == 0, result.output
+    assert "inspect eval tasks.py@tiny_qa --model ... --sample-id" in result.output
+    assert "Skipped" in result.output and "status is 'error'" in result.output
+    estimate = runner.invoke(app, ["estimate", str(micro), str(FIXTURES / "inspect")])
+    assert estimate.exit_code == 0, estimate.output
+    assert "mockllm/gamma" in estimate.output
+
+
+def test_estimate_refuses_logs_of_another_task_version(tmp_path):
+    micro = tmp_path / "micro.json"
+    result = runner.invoke(app, ["select", "--data", str(FIXTURES / "lm_eval"), "--method", "random", "--size", "4",
+                                 "--out", str(micro), "--assess-runs", "0", "--missing", "drop-items"])
+    assert result.exit_code == 0, result.output
+    refused = runner.invoke(app, ["estimate", str(micro), str(FIXTURES / "lm_eval_v2")])
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert "version 2.0, but the micro-benchmark was built on version 1.0" in refused.output
+
+
+@pytest.mark.parametrize("folder", ["lm_eval_checkpoints", "inspect_eval", "lighteval"])
+def test_run_on_genuine_checkpoints_eval_logs_and_mixed_lighteval(tmp_path, folder):
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", "--data", str(FIXTURES / folder), "--methods", "random,anchor-points",
+                                 "--runs", "2", "--workers", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary["method"]) == {"random", "anchor-points"}

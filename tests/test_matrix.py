@@ -121,6 +121,7 @@ def test_repeated_models_with_identical_answers_are_merged(tmp_path):
     np.savez(tmp_path / "r.npz", scores=scores, models=["a", "b", "a"], items=["i", "j", "k"])
     m = read_npz(tmp_path / "r.npz")
     assert m.models.tolist() == ["a", "b"] and np.array_equal(m.scores, scores[:2])
+    assert m.notes == ("Model 'a' appears 2 times in r.npz with identical answers; one row is kept.",)
     scores[2, 0] = 0
     np.savez(tmp_path / "r.npz", scores=scores, models=["a", "b", "a"], items=["i", "j", "k"])
     with pytest.raises(MdadError, match="model 'a' appears 2 times with different answers"):
@@ -130,3 +131,28 @@ def test_repeated_models_with_identical_answers_are_merged(tmp_path):
 def test_musr_loads_with_its_repeated_submissions_merged(shared_data_dir):
     m = read_npz(shared_data_dir / "oll2-musr" / "responses.npz")
     assert m.n_models == 448 - 19 and len(set(m.models)) == m.n_models
+    assert len(m.notes) == 19 and all("with identical answers; one row is kept." in n for n in m.notes)
+
+
+def test_mixed_items_use_option_probabilities_where_present_and_scores_elsewhere():
+    """Multiple-choice items (gold >= 0) carry option probabilities, generation items (gold -1) do not:
+    gold_prob and the methods built on it use each where it applies."""
+    import mdad
+
+    rng = np.random.default_rng(3)
+    n_models, n_items = 12, 10
+    probs = rng.dirichlet(np.ones(3), size=(n_models, n_items))
+    gold = np.where(np.arange(n_items) < 6, rng.integers(0, 3, n_items), -1)
+    probs[:, gold < 0] = np.nan
+    scores = (rng.random((n_models, n_items)) < 0.5).astype(float)
+    m = ResponseMatrix(scores=scores, models=[f"m{i}" for i in range(n_models)], items=[f"i{j}" for j in range(n_items)],
+                       subtasks=["mc"] * 6 + ["gen"] * 4, option_probs=probs, gold=gold)
+    expected = np.array([[probs[a, j, gold[j]] if gold[j] >= 0 else scores[a, j] for j in range(n_items)]
+                         for a in range(n_models)])
+    np.testing.assert_allclose(m.gold_prob(), expected, rtol=1e-6)
+    np.testing.assert_array_equal(m.option_items, gold >= 0)
+    chosen = mdad.select(m, "anchor-points", 4)
+    cols = [list(m.items).index(i) for i in chosen.item_ids]
+    weights = np.asarray(chosen.micro.weights)
+    np.testing.assert_allclose(chosen.estimate(m).to_numpy(), expected[:, cols] @ weights, rtol=1e-5)
+    assert m.take(items=np.arange(6, 10)).option_probs is None  # generation items only: no option probabilities

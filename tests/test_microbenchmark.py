@@ -122,7 +122,9 @@ def test_harness_sample_lists_need_harness_item_ids(small_sim):
 def test_inspect_commands_list_each_tasks_sample_ids():
     matrix = mdad.load(FIXTURES / "inspect")  # sample ids 1, 2, 3 and 'q4' of task tiny_qa
     chosen = mdad.select(matrix, "random", 4)
-    assert chosen.inspect_commands("logs") == ["inspect eval tiny_qa --model ... --sample-id 1,2,3,q4 --log-dir logs"]
+    # the task file the logs recorded, so that the command runs as printed
+    assert chosen.inspect_commands("logs") == [
+        "inspect eval tasks.py@tiny_qa --model ... --sample-id 1,2,3,q4 --log-dir logs"]
     with pytest.raises(MdadError, match="tiny_qa/q4 is not an lm-evaluation-harness"):
         chosen.lm_eval_samples()
 

@@ -126,7 +126,7 @@ def test_missing_examples_and_unknown_metric(tmp_path):
     pq.write_table(table.slice(0, 2), file)
     m = read_source(tmp_path)
     assert describe(m)["models_missing_items"] == {"org/model-2": 1}
-    with pytest.raises(MdadError, match=r"no metric 'em'; available: acc, acc_norm"):
+    with pytest.raises(MdadError, match=r"No task has the metric 'em'; the tasks have .*: acc, acc_norm\."):
         read_source(tmp_path, metric="em")
 
 

@@ -76,7 +76,7 @@ def test_genuine_filter_choice(tmp_path):
     strict = read_source(FIXTURE, filter_name="strict")
     lower = read_source(FIXTURE, filter_name="lower")
     assert strict.n_items == lower.n_items == 10
-    with pytest.raises(MdadError, match=r"no filter 'flexible'; available: strict, lower"):
+    with pytest.raises(MdadError, match=r"No task has the filter 'flexible'; the tasks have tiny_gen: strict, lower; tiny_mc: none\."):
         read_source(FIXTURE, filter_name="flexible")
 
 
@@ -191,7 +191,7 @@ def test_conflicting_duplicates_name_model_task_and_doc(tmp_path):
 
 def test_unknown_metric_lists_the_available_ones(tmp_path):
     build_known(tmp_path)
-    with pytest.raises(MdadError, match=r"no metric 'exact_match'; available: acc, acc_norm"):
+    with pytest.raises(MdadError, match=r"No task has the metric 'exact_match'; the tasks have mmlu_a: acc, acc_norm; mmlu_b: acc, acc_norm\."):
         read_source(tmp_path, metric="exact_match")
 
 
@@ -221,7 +221,7 @@ def test_a_different_target_for_the_same_document_is_refused(tmp_path):
     rows = [json.loads(x) for x in file.read_text().splitlines()]
     rows[1]["target_hash"] = "f" * 64
     write_jsonl(file, rows)
-    with pytest.raises(MdadError, match=r"Task 'mmlu_a' doc 1 has a different target .* different versions"):
+    with pytest.raises(MdadError, match=r"Task 'mmlu_a' doc 1 has a different gold answer or document .* different versions"):
         read_source(tmp_path)
 
 

@@ -101,7 +101,7 @@ def test_scores_outside_zero_one_are_refused(tmp_path):
 
 def test_metric_or_filter_on_a_table_is_refused(tmp_path):
     path = _save(_long(), tmp_path / "s.csv")
-    with pytest.raises(MdadError, match="no metrics to choose from"):
+    with pytest.raises(MdadError, match="plain score table, with no metrics to choose from"):
         read_source(path, metric="acc")
-    with pytest.raises(MdadError, match="Filters belong to lm-evaluation-harness"):
+    with pytest.raises(MdadError, match="plain score table, with no filters to choose from"):
         read_source(path, filter_name="none")

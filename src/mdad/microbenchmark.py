@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,7 @@ from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.seeding import rng_for
 
 FORMAT = "mdad-microbenchmark/1"
+TASK_IDENTITY = ("harness", "version", "n_shot")  # what must match between the data and later results
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,6 +37,8 @@ class SelectedMicroBenchmark:
     data_fingerprint: str
     n_pool: int
     assessment: Assessment | None = None  # its reliability, measured on held-out splits (mdad.assess)
+    tasks: dict = field(default_factory=dict)  # subtask -> what identifies its task (version, n-shot, task file)
+    item_hashes: np.ndarray | None = None  # each item's content hash (document and gold answer), "" unknown
     pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
     pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
 
@@ -48,7 +51,11 @@ class SelectedMicroBenchmark:
         return replace(self, assessment=assessment)
 
     def estimate(self, matrix: ResponseMatrix) -> pd.Series:
-        """Estimated full-benchmark accuracy of every model of ``matrix`` from its answers on the items."""
+        """Estimated full-benchmark accuracy of every model of ``matrix`` from its answers on the items.
+
+        Refuses results of another task version than the micro-benchmark was built on: a task
+        whose version or n-shot differs, or an item whose document or gold answer differs.
+        """
         scores, gold = self.item_scores(matrix)
         return pd.Series(self.micro.estimate(scores, gold), index=pd.Index(matrix.models, name="model"), name="estimate")
 
@@ -73,6 +80,7 @@ class SelectedMicroBenchmark:
                 f"(e.g. {missing[0]!r}); item ids must match those the micro-benchmark was built from."
             )
         cols = np.array([lookup[item] for item in self.item_ids])
+        self._check_same_tasks(matrix, cols)
         scores = matrix.scores[:, cols]
         unanswered = np.isnan(scores).any(axis=1)
         if unanswered.any():
@@ -80,6 +88,26 @@ class SelectedMicroBenchmark:
             raise MdadError(f"Model {model!r} has no score on some micro-benchmark items; every item must be answered.")
         gold = matrix.gold_prob()[:, cols] if self.micro.uses_gold_prob else None
         return scores, gold
+
+    def _check_same_tasks(self, matrix: ResponseMatrix, cols: np.ndarray) -> None:
+        for subtask in dict.fromkeys(self.subtasks.tolist()):
+            built, new = self.tasks.get(subtask, {}), matrix.tasks.get(subtask, {})
+            for key in TASK_IDENTITY:
+                if key in built and key in new and built[key] != new[key]:
+                    raise MdadError(
+                        f"Task {subtask!r} in {matrix.source} has {key.replace('_', '-')} {new[key]}, but the "
+                        f"micro-benchmark was built on {key.replace('_', '-')} {built[key]}; its estimates do not apply."
+                    )
+        if self.item_hashes is None or matrix.item_hashes is None:
+            return
+        new = matrix.item_hashes[cols]
+        differ = (self.item_hashes != "") & (new != "") & (self.item_hashes != new)
+        if differ.any():
+            item = str(self.item_ids[np.argmax(differ)])
+            raise MdadError(
+                f"Item {item!r} in {matrix.source} has another document or gold answer than when the micro-benchmark "
+                f"was built ({int(differ.sum())} of {len(differ)} items differ): the task changed; its estimates do not apply."
+            )
 
     def items_by_task(self) -> dict[str, list[str]]:
         """The item ids per harness task: ``<task>/<id>`` ids whose task is the item's subtask, as
@@ -111,12 +139,17 @@ class SelectedMicroBenchmark:
         return samples
 
     def inspect_commands(self, log_dir: str = "NEW") -> list[str]:
-        """One ``inspect eval`` command per task that runs a new model on the micro-benchmark's samples only."""
+        """One ``inspect eval FILE@TASK`` command per task that runs a new model on the micro-benchmark's
+        samples only (FILE: the task file the logs recorded; the bare task name when they did not)."""
         def order(sample: str) -> tuple:
             return (0, int(sample), "") if sample.isdigit() else (1, 0, sample)
 
-        return [f"inspect eval {task} --model ... --sample-id {','.join(sorted(ids, key=order))} --log-dir {log_dir}"
-                for task, ids in self.items_by_task().items()]
+        def target(task: str) -> str:
+            task_file = self.tasks.get(task, {}).get("task_file")
+            return f"{task_file}@{task}" if task_file else task
+
+        return [f"inspect eval {target(task)} --model ... --sample-id {','.join(sorted(ids, key=order))} "
+                f"--log-dir {log_dir}" for task, ids in self.items_by_task().items()]
 
     def to_json(self) -> dict:
         return {
@@ -124,6 +157,8 @@ class SelectedMicroBenchmark:
             "data_source": self.data_source, "data_fingerprint": self.data_fingerprint, "pool_items": self.n_pool,
             "items": self.item_ids.tolist(), "subtasks": self.subtasks.tolist(),
             "pool_positions": self.micro.items.tolist(), "estimator": self.micro.estimator_params(),
+            "tasks": self.tasks,
+            **({"item_hashes": self.item_hashes.tolist()} if self.item_hashes is not None else {}),
             **({"pool_subtasks": self.pool_subtasks} if self.pool_subtasks is not None else {}),
             **({"pair_prior": self.pair_prior.to_json()} if self.pair_prior is not None else {}),
             **({"assessment": self.assessment.to_json()} if self.assessment is not None else {}),
@@ -154,6 +189,8 @@ class SelectedMicroBenchmark:
             data_source=data.get("data_source", ""), data_fingerprint=data.get("data_fingerprint", ""),
             n_pool=data.get("pool_items", len(items)),
             assessment=Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
+            tasks=data.get("tasks") or {},
+            item_hashes=np.array(data["item_hashes"], dtype=str) if data.get("item_hashes") is not None else None,
             pool_subtasks=_pool_subtasks(data.get("pool_subtasks"), path),
             pair_prior=PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
         )
@@ -206,6 +243,8 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
     return SelectedMicroBenchmark(
         method=method, item_ids=matrix.items[micro.items], subtasks=matrix.subtasks[micro.items], micro=micro,
         seed=seed, data_source=matrix.source, data_fingerprint=fingerprint(matrix), n_pool=matrix.n_items,
+        tasks={s: matrix.tasks[s] for s in dict.fromkeys(matrix.subtasks[micro.items].tolist()) if s in matrix.tasks},
+        item_hashes=None if matrix.item_hashes is None else matrix.item_hashes[micro.items],
         pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True))},
         pair_prior=PairPrior.from_scores(matrix.scores) if binary and matrix.n_models >= 2 else None,
     )

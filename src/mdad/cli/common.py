@@ -13,6 +13,11 @@ from mdad.data import ResponseMatrix, load, load_dataset
 from mdad.errors import MdadError
 
 MISSING_POLICIES = ("error", "drop-items", "drop-models")
+METRIC_HELP = ("Metric to read from harness results: one name for every task that has it (e.g. acc_norm; "
+               "the others keep their main metric), or TASK=METRIC,...; default: each task's main metric.")
+FILTER_HELP = "lm-eval filter to keep, for every task that has it, or TASK=FILTER,... (default: 'none' or the first)."
+RERUNS_HELP = ("A model run twice on one task (same model arguments and folder): 'latest' keeps the latest run "
+               "and says so, 'error' refuses.")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models.")
 console = Console()
@@ -66,20 +71,30 @@ def parse_list(text: str | None, what: str, convert=str) -> list:
         raise MdadError(f"--{what} must be a comma-separated list of {convert.__name__}s, got {text!r}.") from None
 
 
+def print_notes(matrix: ResponseMatrix) -> None:
+    """What the reader dropped, merged or chose on the user's behalf, one dimmed line each."""
+    for note in matrix.notes:
+        err_console.print(f"note: {note}", style="dim", soft_wrap=True, highlight=False, markup=False)
+
+
 def read_data(dataset: str, data: Optional[Path], seed: int = 0, metric: str | None = None,
-              filter_name: str | None = None) -> ResponseMatrix:
-    """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``."""
+              filter_name: str | None = None, reruns: str = "latest") -> ResponseMatrix:
+    """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``;
+    its notes are printed."""
     if data is not None:
         if not data.exists():
             raise MdadError(f"No such file or folder: {data}.")
-        return load(data, metric=metric, filter_name=filter_name)
-    return load_dataset(dataset, seed=seed)
+        matrix = load(data, metric=metric, filter_name=filter_name, reruns=reruns)
+    else:
+        matrix = load_dataset(dataset, seed=seed)
+    print_notes(matrix)
+    return matrix
 
 
 def load_matrix(dataset: str, data: Optional[Path], seed: int, missing: str, metric: str | None = None,
-                filter_name: str | None = None) -> ResponseMatrix:
+                filter_name: str | None = None, reruns: str = "latest") -> ResponseMatrix:
     """The response matrix the user named, with missing cells handled as asked."""
     check_missing_policy(missing)
-    return read_data(dataset, data, seed, metric, filter_name).require_complete(missing)
+    return read_data(dataset, data, seed, metric, filter_name, reruns).require_complete(missing)
 
 

@@ -12,7 +12,10 @@ import typer
 from rich.table import Table
 
 from mdad.assessment import Assessment, assess
-from mdad.cli.common import app, check_output_file, check_workers, console, friendly_errors, load_matrix, plural
+from mdad.cli.common import (
+    FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, check_output_file, check_workers, console, friendly_errors, load_matrix,
+    plural, print_notes,
+)
 from mdad.data import load
 from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
@@ -27,11 +30,12 @@ def select_command(
     size: int = typer.Option(..., help="Number of items."),
     out: Path = typer.Option(..., help="Where to write the micro-benchmark (JSON)."),
     dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' or a folder name in $MDAD_DATA_DIR."),
-    data: Optional[Path] = typer.Option(None, help="Your own results (file or folder)."),
+    data: Optional[Path] = typer.Option(None, help="Your own results (file or folder, any format 'mdad info' reads)."),
     seed: int = typer.Option(0, help="Seed of the selection."),
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    metric: Optional[str] = typer.Option(None, help=METRIC_HELP),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    reruns: str = typer.Option("latest", help=RERUNS_HELP),
     assess_runs: int = typer.Option(20, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip)."),
     targets: Optional[int] = typer.Option(None, help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100)."),
     threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Agreement rate that defines MDAD."),
@@ -48,7 +52,7 @@ def select_command(
     check_output_file(out, "The output file")
     if lm_eval_samples is not None:
         check_output_file(lm_eval_samples, "The lm-eval samples file")
-    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples is not None else None
     inspect_commands = chosen.inspect_commands() if inspect else []
@@ -76,7 +80,7 @@ def select_command(
         for command in inspect_commands:
             console.print(f"  {command}", highlight=False, soft_wrap=True)
     if too_few:
-        console.print(f"Not assessed: with {matrix.n_models} models there are too few to hold out 2 targets and keep "
+        console.print(f"Not assessed: with {plural(matrix.n_models, 'model')} there are too few to hold out 2 targets and keep "
                       f"2 source models (at least {MIN_MODELS} are needed).")
 
 
@@ -102,8 +106,9 @@ def estimate_command(
     csv: Optional[Path] = typer.Option(None, help="Also write one row per model (model, estimate, low, high, level) here."),
     pairs_csv: Optional[Path] = typer.Option(None, help="Also write one row per neighbouring pair (first, second, gap, probability) here."),
     level: float = typer.Option(0.9, help="Confidence level of the intervals."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm)."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    metric: Optional[str] = typer.Option(None, help=METRIC_HELP),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    reruns: str = typer.Option("latest", help=RERUNS_HELP),
 ) -> None:
     """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark,
     with an interval for each and the probability that each neighbouring order holds on the full benchmark."""
@@ -115,7 +120,8 @@ def estimate_command(
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
-    matrix = load(results, metric=metric, filter_name=filter_name)
+    matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
+    print_notes(matrix)
     intervals = chosen.intervals(matrix, level=level)
     orders = chosen.order_probabilities(matrix)
     assessment = chosen.assessment

@@ -15,7 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from mdad import methods as method_registry
-from mdad.cli.common import app, check_workers, console, err_console, friendly_errors, load_matrix, parse_list, plural
+from mdad.cli.common import (
+    FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, check_workers, console, err_console, friendly_errors, load_matrix,
+    parse_list, plural,
+)
 from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.data.provenance import data_spec
 from mdad.errors import MdadError
@@ -34,7 +37,7 @@ from mdad.report.tables import NOT_REACHED, wide_summary
 def run(
     ctx: typer.Context,
     dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
-    data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
+    data: Optional[Path] = typer.Option(None, help="Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a CSV/parquet table (file or folder)."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all)."),
     sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) items); default: 10,25,50,100,250,500,1000 up to the seen pool."),
     sources: Optional[str] = typer.Option(None, help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer)."),
@@ -49,15 +52,16 @@ def run(
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),
     workers: int = typer.Option(0, help="Local worker processes (default 0: one per CPU core; 1: this process only)."),
     scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster."),
-    metric: Optional[str] = typer.Option(None, help="Metric to read from harness results (e.g. acc_norm); default: each task's main one."),
-    filter_name: Optional[str] = typer.Option(None, "--filter", help="lm-eval filter to keep (default: the first)."),
+    metric: Optional[str] = typer.Option(None, help=METRIC_HELP),
+    filter_name: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
+    reruns: str = typer.Option("latest", help=RERUNS_HELP),
     out: Path = typer.Option(Path("mdad-out"), help="Output folder (a rerun with the same settings resumes)."),
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
     check_threshold(threshold)
     check_figure_format(figures)
     check_workers(workers)
-    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name)
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     method_names = parse_list(methods, "methods") or method_registry.available()
     if per_subtask:
         method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
@@ -76,7 +80,7 @@ def run(
     experiment = Experiment(matrix, config, store=store)
     extra = {"command": command_line(ctx), "threshold": threshold, "curve_sizes": curve_list,
              "data": data_spec(dataset=dataset, path=data, metric=metric, filter_name=filter_name, missing=missing,
-                               seed=seed),
+                               seed=seed, reruns=reruns),
              "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
     experiment.open_store(extra)
     pending = sum(len(t.cells) for t in experiment.pending_tasks())
@@ -84,7 +88,7 @@ def run(
     kept_blocks = store.n_blocks()
     label = matrix.source if not matrix.simulated or "simulated" in matrix.source else f"{matrix.source} (simulated)"
     targets_text = f"group {group} as targets" if group else f"{experiment.splits.targets.shape[1]} targets"
-    console.print(f"{label}: {matrix.n_models} models x {matrix.n_items} items ({plural(len(matrix.subtask_names), 'subtask')}, "
+    console.print(f"{label}: {plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} ({plural(len(matrix.subtask_names), 'subtask')}, "
                   f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(method_names), 'method')} x "
                   f"{plural(len(size_list), 'size')} x {plural(len(source_list), 'source count')} = {plural(total, 'cell')}.",
                   highlight=False)

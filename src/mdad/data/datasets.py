@@ -47,7 +47,8 @@ def load_dataset(name: str = SIMULATED, seed: int = 0) -> ResponseMatrix:
     return read_npz(path, source=name)
 
 
-def load(source: str | Path, *, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
+def load(source: str | Path, *, metric: str | None = None, filter_name: str | None = None,
+         reruns: str = "latest") -> ResponseMatrix:
     """Load a response matrix from a dataset name or a file/folder in any readable format.
 
     Parameters
@@ -56,13 +57,17 @@ def load(source: str | Path, *, metric: str | None = None, filter_name: str | No
         An existing file or folder (npz, lm-eval samples, lighteval details, inspect logs, CSV/parquet
         tables; the format is detected), else the name of a dataset.
     metric : str, optional
-        The per-item metric of harness results (e.g. ``acc_norm``); default each task's main one.
+        The per-item metric of harness results: one name for every task that has it (the others
+        keep their main one), or ``"TASK=METRIC,..."``; default each task's main one.
     filter_name : str, optional
-        The lm-evaluation-harness filter to keep.
+        The lm-evaluation-harness filter to keep, in the same forms.
+    reruns : {"latest", "error"}
+        A model run again on a task: keep the latest run (with a note) or refuse.
 
     Returns
     -------
     ResponseMatrix
+        With ``notes`` saying what the reader dropped, merged or chose.
 
     Examples
     --------
@@ -72,19 +77,20 @@ def load(source: str | Path, *, metric: str | None = None, filter_name: str | No
     """
     path = Path(source)
     if path.exists():
-        return read_source(path, metric=metric, filter_name=filter_name)
+        return read_source(path, metric=metric, filter_name=filter_name, reruns=reruns)
     if metric is not None or filter_name is not None:
         raise MdadError(f"No such file or folder: {source} (a metric and a filter apply to result files).")
     return load_dataset(str(source))
 
 
-def convert(source: str | Path, out: str | Path, *, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
+def convert(source: str | Path, out: str | Path, *, metric: str | None = None, filter_name: str | None = None,
+            reruns: str = "latest") -> ResponseMatrix:
     """Read ``source`` (any readable format) and save it as the npz that ``read_npz`` loads."""
     out = Path(out)
     if out.suffix != ".npz":
         raise MdadError(f"The output file {out} must end in .npz.")
     if out.parent and not out.parent.is_dir():
         raise MdadError(f"The folder of the output file {out} does not exist.")
-    matrix = load(source, metric=metric, filter_name=filter_name)
+    matrix = load(source, metric=metric, filter_name=filter_name, reruns=reruns)
     write_npz(matrix, out)
     return matrix

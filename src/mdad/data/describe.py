@@ -36,6 +36,7 @@ def describe(matrix: ResponseMatrix) -> dict:
         },
         "scores": "binary" if matrix.is_binary else "continuous",
         "option_probs": matrix.has_option_probs,
+        "items_with_option_probs": int(matrix.option_items.sum()),
         "options": int(matrix.option_probs.shape[2]) if matrix.has_option_probs else None,
         "simulated": matrix.simulated,
     }
@@ -48,8 +49,7 @@ def format_description(info: dict) -> list[str]:
         f"source: {info['source']}",
         f"models: {info['models']}   items: {info['items']}   subtasks: {len(info['subtasks'])}",
         "subtasks: " + ", ".join(f"{name} ({count})" for name, count in info["subtasks"].items()),
-        f"scores: {info['scores']}   option probabilities: "
-        + (f"yes ({info['options']} options)" if info["option_probs"] else "no"),
+        f"scores: {info['scores']}   option probabilities: " + _option_text(info),
     ]
     if acc["min"] is not None:
         lines.append(f"accuracy: {acc['min']:.3f} to {acc['max']:.3f} (mean {acc['mean']:.3f})")
@@ -58,8 +58,17 @@ def format_description(info: dict) -> list[str]:
         shown = ", ".join(f"{m} ({n})" for m, n in worst[:5]) + (", ..." if len(worst) > 5 else "")
         lines.append(
             f"missing cells: {info['missing_cells']} on {info['items_missing_for_some_model']} items; "
-            f"{len(worst)} models miss items: {shown}"
+            f"{len(worst)} {'model misses' if len(worst) == 1 else 'models miss'} items: {shown}"
         )
     else:
         lines.append("missing cells: none")
     return lines
+
+
+def _option_text(info: dict) -> str:
+    if not info["option_probs"]:
+        return "no"
+    if info["items_with_option_probs"] == info["items"]:
+        return f"yes ({info['options']} options)"
+    return (f"on {info['items_with_option_probs']} of {info['items']} items ({info['options']} options; "
+            "the others use their 0/1 scores)")

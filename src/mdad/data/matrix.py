@@ -33,7 +33,14 @@ class ResponseMatrix:
     ``scores`` is float32 in [0, 1] (0/1 correctness or a continuous score); NaN marks
     a cell that was not evaluated. ``option_probs`` (models x items x options, padded
     with 0) and ``gold`` (gold option per item) are present for multiple-choice data
-    that carries the model's probability of every option.
+    that carries the model's probability of every option; in data mixing multiple-choice
+    and generation items, an item without options has gold -1 and NaN probabilities.
+
+    ``notes`` holds one plain sentence per thing the reader dropped, merged or chose on the
+    user's behalf. ``tasks`` says what identifies each subtask's task (e.g. its version and
+    n-shot, as the harness logged them) and ``item_hashes`` each item's content (document and
+    gold answer, hashed; "" where unknown), so that results read later can be checked to come
+    from the same task.
     """
 
     scores: np.ndarray
@@ -46,6 +53,8 @@ class ResponseMatrix:
     simulated: bool = False
     groups: dict[str, list[str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what a reader dropped, merged or chose on the user's behalf, one sentence each
+    tasks: dict[str, dict[str, str]] = field(default_factory=dict)
+    item_hashes: np.ndarray | None = None
     _subtask_codes: np.ndarray = field(init=False, repr=False)
     _subtask_names: np.ndarray = field(init=False, repr=False)
 
@@ -86,20 +95,28 @@ class ResponseMatrix:
                 )
             if gold.shape != (n_items,):
                 raise MdadError(f"gold must give one option per item ({n_items}), got shape {gold.shape}.")
-            if gold.min() < 0 or gold.max() >= option_probs.shape[2]:
-                raise MdadError(f"gold options must lie between 0 and {option_probs.shape[2] - 1}.")
+            if gold.min() < -1 or gold.max() >= option_probs.shape[2]:
+                raise MdadError(
+                    f"gold options must lie between 0 and {option_probs.shape[2] - 1} (-1: an item without options)."
+                )
             probs_ok = option_probs[~np.isnan(option_probs)]
             if probs_ok.size and (probs_ok.min() < 0 or probs_ok.max() > 1 + 1e-5):
                 raise MdadError("option_probs must be probabilities in [0, 1].")
-            option_probs.setflags(write=False)
-            gold.setflags(write=False)
+            if not (gold >= 0).any():
+                option_probs = gold = None
+            else:
+                option_probs.setflags(write=False)
+                gold.setflags(write=False)
         groups = {str(k): [str(m) for m in v] for k, v in dict(self.groups).items()}
+        notes = tuple(str(n) for n in self.notes)
+        tasks = {str(k): {str(a): str(b) for a, b in dict(v).items()} for k, v in dict(self.tasks).items()}
+        item_hashes = None if self.item_hashes is None else _as_str_array(self.item_hashes, "item_hashes", n_items)
         codes_names, codes = np.unique(subtasks, return_inverse=True)
         for name, value in (
             ("scores", scores), ("models", models), ("items", items), ("subtasks", subtasks),
             ("option_probs", option_probs), ("gold", gold),
             ("_subtask_codes", codes.astype(np.int32)), ("_subtask_names", codes_names),
-            ("groups", groups), ("notes", tuple(str(n) for n in self.notes)),
+            ("groups", groups), ("notes", notes), ("tasks", tasks), ("item_hashes", item_hashes),
         ):
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
@@ -135,7 +152,15 @@ class ResponseMatrix:
 
     @property
     def has_option_probs(self) -> bool:
+        """Whether any item carries option probabilities (see ``option_items`` for which)."""
         return self.option_probs is not None
+
+    @property
+    def option_items(self) -> np.ndarray:
+        """Boolean mask of the items that carry option probabilities."""
+        if self.gold is None:
+            return np.zeros(self.n_items, dtype=bool)
+        return self.gold >= 0
 
     @property
     def is_binary(self) -> bool:
@@ -149,13 +174,15 @@ class ResponseMatrix:
     def gold_prob(self) -> np.ndarray:
         """Each model's probability of the gold option (models x items).
 
-        Without option probabilities this is the score itself (0/1 correctness),
-        the fallback every probability-based method uses on 0/1 data.
+        Items without option probabilities (all items of 0/1 data, the generation items of
+        mixed data) give the score itself (0/1 correctness), the fallback every
+        probability-based method uses.
         """
         if self.option_probs is None:
             return self.scores
-        idx = np.broadcast_to(self.gold[None, :, None], (self.n_models, self.n_items, 1))
-        return np.take_along_axis(self.option_probs, idx, axis=2)[:, :, 0]
+        idx = np.broadcast_to(np.maximum(self.gold, 0)[None, :, None], (self.n_models, self.n_items, 1))
+        probs = np.take_along_axis(self.option_probs, idx, axis=2)[:, :, 0]
+        return np.where(self.option_items[None, :], probs, self.scores)
 
     def accuracy(self) -> np.ndarray:
         """Full-benchmark accuracy of each model (mean over evaluated items)."""
@@ -180,6 +207,7 @@ class ResponseMatrix:
             scores=self.scores[mi][:, ii], models=self.models[mi], items=self.items[ii],
             subtasks=self.subtasks[ii], option_probs=probs, gold=gold,
             source=self.source, simulated=self.simulated, groups=self.groups, notes=self.notes,
+            tasks=self.tasks, item_hashes=None if self.item_hashes is None else self.item_hashes[ii],
         )
 
     def require_complete(self, missing: Literal["error", "drop-items", "drop-models"] = "error") -> "ResponseMatrix":

@@ -13,9 +13,11 @@ from mdad.errors import MdadError
 
 
 def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
-    """Load ``scores``, ``models``, ``items`` and optional ``subtasks``, ``option_probs``, ``gold``.
+    """Load ``scores``, ``models``, ``items`` and optional ``subtasks``, ``option_probs``, ``gold``,
+    ``notes``, ``tasks`` (JSON text) and ``item_hashes``.
 
-    A ``groups.json`` beside the file names fixed model groups.
+    A ``groups.json`` beside the file names fixed model groups. A model listed several times
+    with identical answers is kept once, with a note; with different answers it is an error.
     """
     path = Path(path)
     if path.is_file() and not zipfile.is_zipfile(path):
@@ -41,26 +43,31 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
             raise MdadError(f"{groups_file} is not valid JSON (line {exc.lineno}).") from None
         if not isinstance(groups, dict) or not all(isinstance(v, list) for v in groups.values()):
             raise MdadError(f"{groups_file} must map each group name to a list of model names.")
-    arrays = _merge_repeated_models(arrays, path)
+    arrays, merged = _merge_repeated_models(arrays, path)
+    notes = [str(n) for n in np.atleast_1d(arrays.get("notes", np.array([], dtype=str))).tolist()] + merged
+    try:
+        tasks = json.loads(str(arrays["tasks"])) if "tasks" in arrays else {}
+    except json.JSONDecodeError:
+        raise MdadError(f"{path}: the array 'tasks' is not JSON text.") from None
     try:
         return ResponseMatrix(
             scores=arrays["scores"], models=arrays["models"], items=arrays["items"], subtasks=subtasks,
             option_probs=arrays.get("option_probs"), gold=arrays.get("gold"),
-            source=source or str(path), groups=groups,
+            source=source or str(path), groups=groups, notes=tuple(notes), tasks=tasks if isinstance(tasks, dict) else {},
+            item_hashes=arrays.get("item_hashes"),
         )
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None
 
 
-def _merge_repeated_models(arrays: dict, path: Path) -> dict:
-    """Keep one row of a model listed several times with identical answers (repeated submissions).
-
-    Repeats whose answers differ are a conflict the user must resolve: an error names the model.
-    """
+def _merge_repeated_models(arrays: dict, path: Path) -> tuple[dict, list[str]]:
+    """Keep one row of a model listed several times with identical answers (repeated
+    submissions), with a note per model; repeats whose answers differ are a conflict the user
+    must resolve: an error names the model."""
     models = np.asarray(arrays["models"]).astype(str)
     names, first, counts = np.unique(models, return_index=True, return_counts=True)
     if (counts == 1).all():
-        return arrays
+        return arrays, []
     scores = np.asarray(arrays["scores"])
     probs = arrays.get("option_probs")
     for name, row in zip(names[counts > 1], first[counts > 1]):
@@ -74,7 +81,9 @@ def _merge_repeated_models(arrays: dict, path: Path) -> dict:
     merged = dict(arrays, models=models[keep], scores=scores[keep])
     if probs is not None:
         merged["option_probs"] = np.asarray(probs)[keep]
-    return merged
+    notes = [f"Model {str(name)!r} appears {int(n)} times in {path.name} with identical answers; one row is kept."
+             for name, n in zip(names[counts > 1], counts[counts > 1])]
+    return merged, notes
 
 
 def write_npz(matrix: ResponseMatrix, path: str | Path) -> None:
@@ -82,4 +91,10 @@ def write_npz(matrix: ResponseMatrix, path: str | Path) -> None:
     arrays = dict(scores=matrix.scores, models=matrix.models, items=matrix.items, subtasks=matrix.subtasks)
     if matrix.option_probs is not None:
         arrays.update(option_probs=matrix.option_probs, gold=matrix.gold)
+    if matrix.notes:
+        arrays["notes"] = np.array(matrix.notes, dtype=str)
+    if matrix.tasks:
+        arrays["tasks"] = np.array(json.dumps(matrix.tasks, sort_keys=True))
+    if matrix.item_hashes is not None:
+        arrays["item_hashes"] = matrix.item_hashes
     np.savez_compressed(Path(path), **arrays)

@@ -67,7 +67,7 @@ def make_splits(
     fixed = matrix.group_index(group) if group else None
     if n_models < MIN_MODELS:
         raise MdadError(
-            f"The data has only {n_models} models; an experiment needs at least {MIN_MODELS} "
+            f"The data has only {n_models} {'model' if n_models == 1 else 'models'}; an experiment needs at least {MIN_MODELS} "
             "(2 target models and 2 source models)."
         )
     if fixed is None and not 2 <= n_targets <= n_models - 2:

@@ -1,9 +1,11 @@
 """Collect per-(model, item) results from any reader and assemble them into one ResponseMatrix.
 
 Every reader turns its rows into cells: a model, an item (an alignment key plus a display
-name and subtask), a score, and optionally the model's log-score of every answer option and
-the gold option. Assembly aligns items across models (missing cells become NaN), rejects
-conflicting duplicates, and turns option log-scores into probabilities by a softmax.
+name and subtask), a score, and optionally the model's log-score of every answer option, the
+gold option and a hash of the item's content (document and gold answer). Assembly aligns items
+across models (missing cells become NaN), rejects conflicting duplicates and items whose
+content differs between models, and turns option log-scores into probabilities by a softmax
+(items without options, such as generation items, get none).
 """
 
 from __future__ import annotations
@@ -31,15 +33,20 @@ class Cells:
     where: list[str] = field(default_factory=list)
     option_scores: list[Sequence[float] | None] = field(default_factory=list)
     gold: list[int | None] = field(default_factory=list)
+    hashes: list[str | None] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    tasks: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def add(
         self, model: str, key: Hashable, item: str, subtask: str, score: float, where: str,
         name: str | None = None, option_scores: Sequence[float] | None = None, gold: int | None = None,
+        content: str | None = None,
     ) -> None:
         """One result of ``model`` on the item aligned by ``key`` and called ``item``.
 
         ``name`` says the item in errors (default ``item 'ID'``, e.g. "task 'arc' doc 3"),
-        ``where`` the file and line the result came from.
+        ``where`` the file and line the result came from, ``content`` a hash of the item's
+        document and gold answer (every model must have the same).
         """
         self.models.append(model)
         self.keys.append(key)
@@ -50,6 +57,12 @@ class Cells:
         self.where.append(where)
         self.option_scores.append(option_scores)
         self.gold.append(gold)
+        self.hashes.append(content)
+
+    def note(self, text: str) -> None:
+        """One sentence saying what was dropped, merged or chosen (kept once)."""
+        if text not in self.notes:
+            self.notes.append(text)
 
     def extend(self, models: list[str], keys: list[Hashable], items: list[str], subtasks: list[str],
                scores: list[float], where: list[str], names: list[str]) -> None:
@@ -63,6 +76,7 @@ class Cells:
         self.names += names
         self.option_scores += [None] * len(scores)
         self.gold += [None] * len(scores)
+        self.hashes += [None] * len(scores)
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -70,13 +84,15 @@ class Cells:
     def to_matrix(self) -> ResponseMatrix:
         """The models x items matrix, items in order of first appearance."""
         if not self.scores:
-            raise MdadError(f"{self.source} holds no results to read.")
+            why = f" ({' '.join(self.notes)})" if self.notes else ""
+            raise MdadError(f"{self.source} holds no results to read.{why}")
         model_names, m_idx = _codes(self.models)
         _, i_idx = _codes(self.keys)
         n_models, n_items = len(model_names), int(i_idx.max()) + 1
         first = _first_rows(i_idx, n_items)
         scores = np.asarray(self.scores, dtype=np.float64)
         self._reject_conflicts(m_idx, i_idx, n_items, scores, model_names)
+        item_hashes = self._item_hashes(m_idx, i_idx, n_items, model_names)
         table = np.full((n_models, n_items), np.nan, dtype=np.float64)
         table[m_idx, i_idx] = scores
         ids = np.asarray(self.items, dtype=object)[first].astype(str)
@@ -85,7 +101,8 @@ class Cells:
         try:
             return ResponseMatrix(
                 scores=table, models=model_names, items=_unique_names(ids), subtasks=subtasks,
-                option_probs=probs, gold=gold, source=self.source,
+                option_probs=probs, gold=gold, source=self.source, notes=tuple(self.notes),
+                tasks=self.tasks, item_hashes=item_hashes,
             )
         except MdadError as exc:
             raise MdadError(f"{self.source}: {exc}") from None
@@ -104,32 +121,77 @@ class Cells:
                 f"{scores[j]:g} ({self.where[j]}) and {scores[k]:g} ({self.where[k]})."
             )
 
+    def _item_hashes(self, m_idx, i_idx, n_items, model_names) -> np.ndarray | None:
+        """Each item's content hash ("" when unknown); two models seeing different content is an error."""
+        rows = np.fromiter((k for k, h in enumerate(self.hashes) if h is not None), dtype=np.int64)
+        if not rows.size:
+            return None
+        names, codes = _codes([self.hashes[k] for k in rows])
+        items = i_idx[rows]
+        first = _first_rows(items, n_items)
+        has = first < len(rows)
+        reference = first[items]
+        differ = (codes != codes[reference]) & (m_idx[rows] != m_idx[rows[reference]])
+        if differ.any():
+            k = int(np.argmax(differ))
+            row, other = int(rows[k]), int(rows[reference[k]])
+            raise MdadError(
+                f"{self.names[row][0].upper()}{self.names[row][1:]} has a different gold answer or document for "
+                f"model {model_names[m_idx[other]]!r} ({self.where[other]}) and model "
+                f"{model_names[m_idx[row]]!r} ({self.where[row]}): the models were evaluated on different "
+                "versions of the task."
+            )
+        out = np.full(n_items, "", dtype=object)
+        out[has] = names[codes[first[has]]]
+        return out.astype(str)
+
     def _option_probs(self, m_idx, i_idx, n_models, n_items):
-        """Softmax of the option log-scores, when every row has them and a gold option."""
-        if any(o is None for o in self.option_scores) or any(g is None for g in self.gold):
+        """Softmax of the option log-scores of the items that have them (gold -1 elsewhere).
+
+        An item has options when every model that answered it logged them with a gold option;
+        when only some did, the item keeps its scores alone, with a note.
+        """
+        has = np.fromiter(
+            (o is not None and g is not None for o, g in zip(self.option_scores, self.gold)), dtype=bool, count=len(self)
+        )
+        if not has.any():
             return None, None
+        answered = ~np.isnan(np.asarray(self.scores, dtype=np.float64))
+        lacking = np.zeros(n_items, dtype=bool)
+        np.logical_or.at(lacking, i_idx, answered & ~has)
+        with_options = np.zeros(n_items, dtype=bool)
+        with_options[i_idx[has]] = True
+        partial = with_options & lacking
+        if partial.any():
+            self.note(f"{int(partial.sum())} items have option probabilities for some models only "
+                      "(e.g. " + self.names[int(np.flatnonzero(partial[i_idx] & has)[0])]
+                      + "); their 0/1 scores are used.")
+        rows = np.flatnonzero(has & ~partial[i_idx])
+        if not rows.size:
+            return None, None
+        row_gold = np.array([self.gold[r] for r in rows], dtype=np.int64)
         gold = np.full(n_items, -1, dtype=np.int64)
-        gold[i_idx] = self.gold
-        clash = np.asarray(self.gold) != gold[i_idx]
+        gold[i_idx[rows]] = row_gold
+        clash = row_gold != gold[i_idx[rows]]
         if clash.any():
-            j = int(np.argmax(clash))
+            j = int(rows[np.argmax(clash)])
             raise MdadError(
                 f"The gold answer of {self.names[j]} differs between models ({self.where[j]}); "
                 "the results come from different versions of the task."
             )
-        n_options = np.fromiter((len(o) for o in self.option_scores), dtype=np.int64, count=len(self))
-        outside = (np.asarray(self.gold) < 0) | (np.asarray(self.gold) >= n_options)
+        n_options = np.fromiter((len(self.option_scores[r]) for r in rows), dtype=np.int64, count=len(rows))
+        outside = (row_gold < 0) | (row_gold >= n_options)
         if outside.any():
-            j = int(np.argmax(outside))
+            j = int(rows[np.argmax(outside)])
             raise MdadError(f"The gold option of {self.names[j]} is not among its options ({self.where[j]}).")
         width = int(n_options.max())
-        logits = np.full((len(self), width), -np.inf)
-        for row, opts in enumerate(self.option_scores):
-            logits[row, : len(opts)] = opts
+        logits = np.full((len(rows), width), -np.inf)
+        for k, r in enumerate(rows):
+            logits[k, : n_options[k]] = self.option_scores[r]
         logits -= logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         probs = np.full((n_models, n_items, width), np.nan, dtype=np.float64)
-        probs[m_idx, i_idx] = weights / weights.sum(axis=1, keepdims=True)
+        probs[m_idx[rows], i_idx[rows]] = weights / weights.sum(axis=1, keepdims=True)
         return probs, gold
 
 

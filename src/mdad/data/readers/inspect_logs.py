@@ -2,26 +2,37 @@
 
 An EvalLog holds ``eval`` (task, task_version, model, ...) and ``samples``, each with ``id``,
 ``epoch`` and ``scores`` {scorer: {value, answer, explanation, metadata}}; a .eval file is a
-zip holding header.json (the same ``eval``) and samples/<id>_epoch_<n>.json. Values follow
+zip holding header.json (the same ``eval``) and samples/<id>_epoch_<n>.json, its members
+compressed with zstd (inspect's default) or deflate; zstd members are read with the
+``zstandard`` package, inspect itself is not needed. Values follow
 inspect's value_to_float: "C" 1, "P" 0.5, "I" and "N" 0, yes/true 1, no/false 0, numbers as
 they are. Several epochs of a sample are averaged (inspect's default reducer, mean).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import struct
 import zipfile
 from collections import defaultdict
 from pathlib import Path
 
+import zstandard
+
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
+from mdad.data.readers.base import (
+    Reader, ReadOptions, RunIdentity, content_hash, flat_args, model_names, pick_latest, relative_label,
+)
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
 
 LETTER_VALUES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 WORD_VALUES = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+ZIP_ZSTANDARD = 93  # the zip compression method inspect writes .eval members with
+LOCAL_HEADER = struct.Struct("<4s5HL2L2H")
 
 
 def is_eval_log(data: object) -> bool:
@@ -40,70 +51,128 @@ def find_logs(root: Path) -> list[Path]:
     return found
 
 
-def read_inspect(path: str | Path, metric: str | None = None) -> ResponseMatrix:
+def detect(path: Path) -> bool:
+    if path.is_dir():
+        return bool(find_logs(path))
+    suffix = path.suffix.lower()
+    return suffix == ".eval" or (suffix == ".json" and is_eval_log(read_json(path)))
+
+
+def read(path: Path, options: ReadOptions) -> ResponseMatrix:
+    return read_inspect(path, options=options)
+
+
+def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> ResponseMatrix:
     """A matrix of every model on every sample of every task (subtask = task name).
 
-    ``metric`` names a scorer (default: each log's first scorer); a scorer whose value is a
-    dict is chosen as "scorer.key". Samples without a score (errors) are missing cells.
+    A model is its name, model arguments and folder: logs differing in any of them are models
+    of their own. A model's later log of the same task is a rerun (``options.reruns``: keep
+    the latest, with a note, or refuse). Logs whose status is not "success" (an error, a
+    cancelled run) are skipped with a note naming them. The metric names a scorer (default:
+    each task's first); a scorer whose value is a dict is chosen as "scorer.key". Samples
+    without a score (errors) are missing cells.
     """
     path = Path(path)
+    options = options or ReadOptions()
     files = [path] if path.is_file() else find_logs(path)
     if not files:
-        raise MdadError(f"{path} holds no inspect evaluation logs (.eval, or .json from `inspect log convert`).")
-    per_sample: dict[tuple[str, str, str], dict[int, tuple[float, str]]] = defaultdict(dict)
-    versions: dict[str, tuple[object, str, Path]] = {}
+        raise MdadError(f"{path} holds no inspect evaluation logs (.eval or .json).")
+    notes: list[str] = []
+    root = path if path.is_dir() else path.parent
+    found: dict[tuple, list[tuple[str, tuple[Path, dict, list[dict]]]]] = defaultdict(list)
     for file in files:
-        spec, samples = _load(file)
+        log, samples = _load(file)
+        spec = log["eval"]
         model, task = str(spec["model"]), str(spec.get("task", file.stem))
-        version = spec.get("task_version", 0)
-        seen = versions.setdefault(task, (version, model, file))
-        if seen[0] != version:
-            raise MdadError(
-                f"Task {task!r} has version {seen[0]} for model {seen[1]!r} ({seen[2]}) but {version} for "
-                f"model {model!r} ({file}); mixed task versions cannot be compared."
-            )
-        chosen = metric
-        for position, sample in enumerate(samples):
-            where = f"{file.name} sample {position}"
-            scores = _scores_of(sample)
-            if not scores:
-                continue
-            chosen = chosen or next(iter(scores))
-            value = _value(scores, chosen, task, file, where)
-            sample_id, epoch = str(sample.get("id", position)), int(sample.get("epoch", 1))
-            epochs = per_sample[(model, task, sample_id)]
-            if epoch in epochs and epochs[epoch][0] != value and not (math.isnan(value) and math.isnan(epochs[epoch][0])):
-                raise MdadError(
-                    f"Model {model!r} has conflicting results for task {task!r} sample {sample_id} epoch {epoch}: "
-                    f"{epochs[epoch][0]:g} ({epochs[epoch][1]}) and {value:g} ({where})."
-                )
-            epochs[epoch] = (value, where)
+        status = str(log.get("status", "success"))
+        if status != "success":
+            error = log.get("error") if isinstance(log.get("error"), dict) else {}
+            why = str(error.get("message") or "").strip().splitlines()
+            notes.append(f"Skipped {file.name} (model {model!r}, task {task!r}): its status is {status!r}"
+                         + (f" ({why[0][:120]})." if why else "."))
+            continue
+        args = flat_args({**(spec.get("model_args") or {}), "base_url": spec.get("model_base_url") or ""})
+        identity = RunIdentity(model, args, relative_label(file.parent, root))
+        found[(identity, task)].append((str(spec.get("created", "")), (file, spec, samples)))
+    names, identity_notes = model_names({identity for identity, _ in found})
+    kept, rerun_notes = pick_latest(
+        found, reruns=options.reruns,
+        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].name,
+    )
     cells = Cells(source=str(path))
-    for (model, task, sample_id), epochs in per_sample.items():
+    cells.notes += notes + identity_notes + rerun_notes
+    versions: dict[str, tuple[object, str, Path]] = {}
+    for (identity, task), (file, spec, samples) in sorted(kept.items(), key=lambda kv: (names[kv[0][0]], kv[0][1])):
+        _add_log(cells, names[identity], task, file, spec, samples, options, versions)
+    for note in options.metrics.finish():
+        cells.note(note)
+    return cells.to_matrix()
+
+
+def _add_log(cells: Cells, model: str, task: str, file: Path, spec: dict, samples: list[dict],
+             options: ReadOptions, versions: dict) -> None:
+    """One log's samples, epochs averaged (inspect's default reducer, mean)."""
+    version = spec.get("task_version", 0)
+    seen = versions.setdefault(task, (version, model, file))
+    if seen[0] != version:
+        raise MdadError(
+            f"Task {task!r} has version {seen[0]} for model {seen[1]!r} ({seen[2]}) but {version} for "
+            f"model {model!r} ({file}); mixed task versions cannot be compared."
+        )
+    cells.tasks.setdefault(task, {
+        "harness": "inspect", "version": str(version),
+        **({"task_file": str(spec["task_file"])} if spec.get("task_file") else {}),
+    })
+    chosen = None
+    per_sample: dict[str, dict[int, tuple[float, str]]] = defaultdict(dict)
+    content: dict[str, str] = {}
+    unscored = 0
+    for position, sample in enumerate(samples):
+        where = f"{file.name} sample {position}"
+        sample_id, epoch = str(sample.get("id", position)), int(sample.get("epoch", 1))
+        content.setdefault(sample_id, content_hash(
+            json.dumps(sample.get("input"), sort_keys=True, default=str),
+            json.dumps(sample.get("target"), sort_keys=True, default=str)))
+        scores = _scores_of(sample)
+        if not scores:
+            unscored += 1
+            per_sample[sample_id].setdefault(epoch, (math.nan, where))
+            continue
+        if chosen is None:
+            available = _names(scores)
+            chosen = options.metrics.choose(task, available, available[0] if available else None, str(file))
+        value = _value(scores, chosen, task, file, where)
+        epochs = per_sample[sample_id]
+        old = epochs.get(epoch)
+        if old is not None and not math.isnan(old[0]) and old[0] != value and not math.isnan(value):
+            raise MdadError(
+                f"Model {model!r} has conflicting results for task {task!r} sample {sample_id} epoch {epoch}: "
+                f"{old[0]:g} ({old[1]}) and {value:g} ({where})."
+            )
+        epochs[epoch] = (value, where)
+    if unscored:
+        cells.note(f"Model {model!r}: {unscored} {'sample' if unscored == 1 else 'samples'} of task {task!r} "
+                   f"in {file.name} have no score (errors); those cells are missing.")
+    for sample_id, epochs in per_sample.items():
         values = [v for v, _ in epochs.values() if not math.isnan(v)]
         score = sum(values) / len(values) if values else math.nan
         cells.add(
             model, (task, sample_id), f"{task}/{sample_id}", task, score, next(iter(epochs.values()))[1],
-            name=f"task {task!r} sample {sample_id}",
+            name=f"task {task!r} sample {sample_id}", content=content[sample_id],
         )
-    return cells.to_matrix()
 
 
 def _load(file: Path) -> tuple[dict, list[dict]]:
-    """(eval spec, samples) of a JSON or zipped .eval log."""
+    """(log without samples, samples) of a JSON or zipped .eval log (deflate or zstd members)."""
     if zipfile.is_zipfile(file):
         try:
-            with zipfile.ZipFile(file) as z:
+            with zipfile.ZipFile(file) as z, open(file, "rb") as raw:
                 names = z.namelist()
                 head_name = "header.json" if "header.json" in names else "_journal/start.json"
-                header = json.loads(z.read(head_name))
-                samples = [json.loads(z.read(n)) for n in sorted(names) if n.startswith("samples/") and n.endswith(".json")]
-        except NotImplementedError:
-            raise MdadError(
-                f"{file} is compressed with a method this Python cannot read (zstd, used by recent inspect); "
-                "convert it with `inspect log convert --to json` and read the JSON log."
-            ) from None
-        except (KeyError, json.JSONDecodeError, zipfile.BadZipFile) as exc:
+                header = json.loads(_member(z, raw, head_name))
+                samples = [json.loads(_member(z, raw, n)) for n in sorted(names)
+                           if n.startswith("samples/") and n.endswith(".json")]
+        except (KeyError, json.JSONDecodeError, zipfile.BadZipFile, zstandard.ZstdError, UnicodeDecodeError) as exc:
             raise MdadError(f"{file} is not a readable inspect .eval log ({exc}).") from None
     else:
         header = read_json(file)
@@ -113,7 +182,22 @@ def _load(file: Path) -> tuple[dict, list[dict]]:
         raise MdadError(f"{file} is not an inspect evaluation log (no eval.model).")
     if not isinstance(samples, list) or not all(isinstance(s, dict) for s in samples):
         raise MdadError(f"{file}: samples must be a list of objects.")
-    return header["eval"], samples
+    return header, samples
+
+
+def _member(z: zipfile.ZipFile, raw, name: str) -> bytes:
+    """One member's bytes; zstd members (which zipfile cannot read) are decompressed with zstandard."""
+    info = z.getinfo(name)
+    if info.compress_type != ZIP_ZSTANDARD:
+        return z.read(name)
+    raw.seek(info.header_offset)
+    fields = LOCAL_HEADER.unpack(raw.read(LOCAL_HEADER.size))
+    if fields[0] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"bad local header of {name}")
+    raw.seek(fields[-2] + fields[-1], io.SEEK_CUR)
+    data = raw.read(info.compress_size)
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
+        return reader.read()
 
 
 def _scores_of(sample: dict) -> dict:
@@ -162,3 +246,8 @@ def _to_float(value, metric: str, where: str) -> float:
         except ValueError:
             pass
     raise MdadError(f"{where}: the value {str(value)[:40]!r} of scorer {metric!r} is not a score.")
+
+
+READER = Reader(
+    "inspect", detect, read, options=frozenset({"metric"}), expects="inspect logs (.eval or .json)",
+)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,8 @@ import pyarrow.parquet as pq
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
+from mdad.data.readers.base import Reader, ReadOptions, RunIdentity, content_hash, flat_args, model_names, pick_latest
+from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
 
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
@@ -38,30 +41,76 @@ def find_details_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("details_*.parquet") if DETAILS_FILE.match(p.name))
 
 
-def read_lighteval(path: str | Path, metric: str | None = None) -> ResponseMatrix:
+def detect(path: Path) -> bool:
+    if path.is_dir():
+        return bool(find_details_files(path))
+    return path.suffix.lower() == ".parquet" and is_details_table(parquet_columns(path))
+
+
+def parquet_columns(path: Path) -> set[str]:
+    try:
+        return set(pq.read_schema(path).names)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise MdadError(f"{path} is not a readable parquet file ({exc}).") from None
+
+
+def read(path: Path, options: ReadOptions) -> ResponseMatrix:
+    return read_lighteval(path, options=options)
+
+
+def read_lighteval(path: str | Path, *, options: ReadOptions | None = None) -> ResponseMatrix:
     """A matrix of every model on every example of every task (subtask = lighteval task name).
 
     The model is the folder path between ``details/`` and the date folder (lighteval writes
-    details/<org>/<model>/<date>/); items are aligned by (task, doc id), or by row position
-    when ids are absent. ``metric`` defaults to acc (else exact match, else the first one).
-    Loglikelihood multiple-choice tasks also give option probabilities (softmax of the choice
-    logprobs, divided by the choice length in characters for *norm* metrics).
+    details/<org>/<model>/<date>/), told apart by its model configuration (revision, ...) in
+    the results/<org>/<model>/results_<date>.json beside it when two runs of one name differ.
+    A model's later run of the same task is a rerun (``options.reruns``: keep the latest, with
+    a note, or refuse). Items are aligned by (task, doc id), or by row position when ids are
+    absent; every model must have the same gold answer for each item. The metric defaults to
+    acc (else exact match, else the first one). Loglikelihood multiple-choice tasks also give
+    option probabilities (softmax of the choice logprobs, divided by the choice length in
+    characters for *norm* metrics); generation tasks give none.
     """
     path = Path(path)
+    options = options or ReadOptions()
     files = [path] if path.is_file() else find_details_files(path)
     if not files:
         raise MdadError(f"{path} holds no lighteval details_<task>_<date>.parquet files.")
-    latest: dict[tuple[str, str], tuple[str, Path]] = {}
+    found: dict[tuple, list[tuple[str, tuple[Path, dict]]]] = defaultdict(list)
     for file in files:
         m = DETAILS_FILE.match(file.name)
         task, date = (m["task"], m["date"]) if m else (file.stem, "")
         model = _model_of(file)
-        if (model, task) not in latest or date > latest[(model, task)][0]:
-            latest[(model, task)] = (date, file)
+        summary = _results_of(file, model, date)
+        config = (summary.get("config_general") or {}).get("model_config") or {}
+        identity = RunIdentity(model, flat_args(config))
+        found[(identity, task)].append((date, (file, summary)))
+    names, notes = model_names({identity for identity, _ in found})
+    kept, rerun_notes = pick_latest(
+        found, reruns=options.reruns,
+        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].parent.name,
+    )
     cells = Cells(source=str(path))
-    for (model, task), (_, file) in sorted(latest.items()):
-        _read_file(file, model, task, metric, cells)
+    cells.notes += notes + rerun_notes
+    for (identity, task), (file, summary) in sorted(kept.items(), key=lambda kv: (names[kv[0][0]], kv[0][1])):
+        version = ((summary.get("config_tasks") or {}).get(task) or {}).get("version")
+        cells.tasks.setdefault(task, {"harness": "lighteval", **({"version": str(version)} if version is not None else {})})
+        _read_file(file, names[identity], task, options, cells)
+    for note in options.metrics.finish():
+        cells.note(note)
     return cells.to_matrix()
+
+
+def _results_of(file: Path, model: str, date: str) -> dict:
+    """The results_<date>.json lighteval wrote beside details/ for this run ({} when absent)."""
+    for folder in file.parents:
+        if folder.name == "details":
+            summary = folder.parent / "results" / model / f"results_{date}.json"
+            if summary.is_file():
+                data = read_json(summary)
+                return data if isinstance(data, dict) else {}
+            break
+    return {}
 
 
 def _model_of(file: Path) -> str:
@@ -77,7 +126,7 @@ def _model_of(file: Path) -> str:
     return folder.name
 
 
-def _read_file(file: Path, model: str, task: str, metric: str | None, cells: Cells) -> None:
+def _read_file(file: Path, model: str, task: str, options: ReadOptions, cells: Cells) -> None:
     try:
         rows = pq.read_table(file).to_pylist()
     except (pa.ArrowInvalid, OSError) as exc:
@@ -90,7 +139,8 @@ def _read_file(file: Path, model: str, task: str, metric: str | None, cells: Cel
     if not all(isinstance(row.get(metric_column), dict) for row in rows):
         raise MdadError(f"{file}: the {metric_column!r} column does not hold a name-to-score mapping on every row.")
     available = list(rows[0][metric_column].keys())
-    chosen = _choose_metric(available, metric, task, file)
+    main = next((c for c in [*PREFERRED_METRICS, *available] if c in available), None)
+    chosen = options.metrics.choose(task, available, main, str(file))
     for position, row in enumerate(rows):
         where = f"{file.name} row {position}"
         doc = (row["doc"] if isinstance(row.get("doc"), dict) else {}) if current else row
@@ -99,11 +149,27 @@ def _read_file(file: Path, model: str, task: str, metric: str | None, cells: Cel
         values = row[metric_column]
         if chosen not in values:
             raise MdadError(f"{where} lacks the metric {chosen!r} that the first row of task {task!r} has.")
-        options, gold = _options(row, doc, current, chosen)
+        option_scores, gold = _options(row, doc, current, chosen)
         cells.add(
             model, (task, doc_id), f"{task}/{doc_id}", task, _score(values[chosen], chosen, where), where,
-            name=f"task {task!r} example {doc_id}", option_scores=options, gold=gold,
+            name=f"task {task!r} example {doc_id}", option_scores=option_scores, gold=gold, content=_content(doc),
         )
+
+
+def _content(doc: dict) -> str | None:
+    """The example's question and gold answer(s), hashed; None when the row names no gold."""
+    choices = doc.get("choices") or []
+    gold = doc.get("gold_index")
+    if gold is None and doc.get("gold") is None:
+        return None
+    indices = gold if isinstance(gold, (list, tuple)) else [gold]
+    try:
+        answers = [str(choices[int(i)]) for i in indices if i is not None]
+    except (IndexError, TypeError, ValueError):
+        answers = [str(gold)]
+    if doc.get("gold") is not None:
+        answers.append(str(doc["gold"]))
+    return content_hash(doc.get("query", doc.get("example", "")), *answers)
 
 
 def _literal(value):
@@ -117,19 +183,6 @@ def _literal(value):
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return value
     return value
-
-
-def _choose_metric(available: list[str], metric: str | None, task: str, file: Path) -> str:
-    if metric is not None:
-        if metric not in available:
-            raise MdadError(
-                f"Task {task!r} ({file}) has no metric {metric!r}; available: {', '.join(available) or 'none'}."
-            )
-        return metric
-    for candidate in [*PREFERRED_METRICS, *available]:
-        if candidate in available:
-            return candidate
-    raise MdadError(f"Task {task!r} ({file}) has no per-example metric to read.")
 
 
 def _options(row: dict, doc: dict, current: bool, metric: str) -> tuple[np.ndarray | None, int | None]:
@@ -160,3 +213,8 @@ def _score(value, metric: str, where: str) -> float:
     if isinstance(value, (bool, int, float)):
         return float(value)
     raise MdadError(f"{where}: metric {metric!r} is not a per-example number (found {str(value)[:40]!r}).")
+
+
+READER = Reader(
+    "lighteval", detect, read, options=frozenset({"metric"}), expects="lighteval details_<task>_<date>.parquet files",
+)

@@ -1,10 +1,13 @@
-"""lm-evaluation-harness ``--log_samples`` output: one folder per model of samples_<task>_<date>.jsonl.
+"""lm-evaluation-harness ``--log_samples`` output: samples_<task>_<date>.jsonl files.
 
 Each line of a samples file is one document under one filter: doc_id, doc, target, arguments,
 resps, filtered_resps, filter, metrics, doc_hash, prompt_hash, target_hash and one key per
-metric. The results_<date>.json beside it gives the model name, task versions, n-shot, task
-hashes and task configs (output type, target delimiter, main metric). Older files without
-``filter``/``metrics`` keys (and with unsanitised numbers) are read too.
+metric. The results_<date>.json of the same date gives the model name and arguments
+(``config.model_args``: pretrained, revision, ...), task versions, n-shot, task hashes and task
+configs (output type, target delimiter, main metric). lm-eval writes every run of a model name
+into one folder (<output_path>/<sanitised name>/), so a run is told apart by its date, and a
+model by its folder and arguments. Older files without ``filter``/``metrics`` keys (and with
+unsanitised numbers) are read too.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from pathlib import Path
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
+from mdad.data.readers.base import (
+    Reader, ReadOptions, RunIdentity, content_hash, model_names, pick_latest, relative_label,
+)
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
 
@@ -35,13 +41,29 @@ LOGLIKS, CONTINUATIONS = "_logliks", "_continuations"
 
 @dataclass
 class _Run:
-    """What results_<date>.json says about one run of one model."""
+    """One run of lm-eval: a results_<date>.json and the samples files of the same date.
 
-    model: str | None = None
+    Its model is what distinguishes it from other runs: the folder, the model type and the
+    model arguments (pretrained name, revision, ...); two runs differing in any of them are
+    different models, never merged.
+    """
+
+    folder: Path
+    date: str = ""
+    model_name: str | None = None
+    model_type: str = ""
+    model_args: str = ""
+    sanitized: str = ""
     versions: dict = field(default_factory=dict)
     n_shot: dict = field(default_factory=dict)
     task_hashes: dict = field(default_factory=dict)
     configs: dict = field(default_factory=dict)
+
+    def identity(self, root: Path) -> RunIdentity:
+        args = dict(part.partition("=")[::2] for part in self.model_args.split(",") if part)
+        if self.model_type:
+            args["model"] = self.model_type
+        return RunIdentity(self.model_name or self.folder.name, tuple(sorted(args.items())), _folder_label(self, root))
 
 
 @dataclass
@@ -64,48 +86,82 @@ def find_samples_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("samples_*.jsonl") if is_samples_file(p))
 
 
-def read_lm_eval(path: str | Path, metric: str | None = None, filter_name: str | None = None) -> ResponseMatrix:
-    """A matrix of every model (folder) on every document of every task (subtask = task name).
+def is_results_summary(path: Path) -> bool:
+    """Whether a .json file is an lm-eval results_<date>.json."""
+    data = read_json(path)
+    return isinstance(data, dict) and "results" in data and ("configs" in data or "versions" in data)
 
-    ``metric`` defaults to each task's main metric (first of its metric_list, else acc, else
-    exact_match); ``filter_name`` to "none" or the task's first filter. Items are aligned across
-    models by doc_hash when present, else by (task, doc_id). In a folder holding several runs of
-    a task, the latest file counts. Multiple-choice tasks also give per-option probabilities:
-    softmax of the option loglikelihoods, divided by the option length in characters for
-    acc_norm (bytes for acc_bytes), as lm-eval normalises.
+
+def detect(path: Path) -> bool:
+    if path.is_dir():
+        return bool(find_samples_files(path))
+    suffix = path.suffix.lower()
+    return suffix == ".jsonl" or (suffix == ".json" and is_results_summary(path))
+
+
+def read(path: Path, options: ReadOptions) -> ResponseMatrix:
+    if path.suffix.lower() == ".json":
+        if not find_samples_files(path.parent):
+            raise MdadError(f"{path} is an lm-eval results summary without per-document samples; rerun with --log_samples.")
+        path = path.parent
+    return read_lm_eval(path, options=options)
+
+
+def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> ResponseMatrix:
+    """A matrix of every model on every document of every task (subtask = task name).
+
+    A model is one run's folder, model type and model arguments: checkpoints (another
+    revision, another folder) are models of their own, named by what distinguishes them.
+    The same model run again on a task is a rerun: ``options.reruns`` keeps the latest (with a
+    note) or refuses. The metric defaults to each task's main metric (first of its metric_list,
+    else acc, else exact_match); the filter to "none" or the task's first. Items are aligned
+    across models by doc_hash when present, else by (task, doc_id). Multiple-choice tasks also
+    give per-option probabilities: softmax of the option loglikelihoods, divided by the option
+    length in characters for acc_norm (bytes for acc_bytes), as lm-eval normalises;
+    generation tasks give none.
     """
     path = Path(path)
+    options = options or ReadOptions()
     files = [path] if path.is_file() else find_samples_files(path)
     if not files:
         raise MdadError(f"{path} holds no lm-evaluation-harness samples_<task>_<date>.jsonl files.")
     cells = Cells(source=str(path))
+    root = path.parent if path.is_file() else path
+    latest, notes = _latest_per_task(files, root, options)
     task_runs: list[_TaskRun] = []
-    target_of: dict[tuple, tuple[str, str, str]] = {}
     with paused_gc():
-        for (model, task), (_, file, run) in sorted(_latest_per_task(files).items()):
-            keys = _read_task_file(file, task, model, run.configs.get(task, {}), metric, filter_name, cells, target_of)
+        for (model, task), (file, run) in sorted(latest.items()):
+            keys = _read_task_file(file, task, model, run, options, cells)
             task_runs.append(_TaskRun(model=model, task=task, file=file, run=run, keys=frozenset(keys)))
     _check_same_task_versions(task_runs)
+    cells.notes[:0] = notes
+    for note in [*options.metrics.finish(), *options.filters.finish()]:
+        cells.note(note)
     return cells.to_matrix()
 
 
-def _latest_per_task(files: list[Path]) -> dict[tuple[str, str], tuple[str, Path, _Run]]:
-    """Each (model, task)'s newest samples file (dates sort as text), with its run's results.
-
-    The model is the results file's model_name (the results_<date>.json of the same date, or the
-    folder's only one), else the folder name.
-    """
+def _latest_per_task(files: list[Path], root: Path, options: ReadOptions) -> tuple[dict, list[str]]:
+    """Each (model, task)'s samples file and run, reruns resolved by the policy; and the notes."""
     runs_of: dict[Path, dict[str, _Run]] = {}
-    out: dict[tuple[str, str], tuple[str, Path, _Run]] = {}
+    found: dict[tuple, list[tuple[str, tuple[Path, _Run]]]] = defaultdict(list)
     for file in files:
         m = SAMPLES_FILE.match(file.name)
         task, date = (m["task"], m["date"] or "") if m else (file.stem, "")
         runs = runs_of.setdefault(file.parent, _runs_in(file.parent))
-        run = runs.get(date) or (next(iter(runs.values())) if len(runs) == 1 else _Run())
-        model = run.model or file.parent.name
-        if (model, task) not in out or date > out[(model, task)][0]:
-            out[(model, task)] = (date, file, run)
-    return out
+        run = runs.get(date) or (next(iter(runs.values())) if len(runs) == 1 else _Run(folder=file.parent))
+        found[(run.identity(root), task)].append((date, (file, run)))
+    names, notes = model_names({identity for identity, _ in found})
+    kept, rerun_notes = pick_latest(
+        found, reruns=options.reruns,
+        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda fr: fr[0].name,
+    )
+    return {(names[identity], task): run for (identity, task), run in kept.items()}, [*notes, *rerun_notes]
+
+
+def _folder_label(run: _Run, root: Path) -> str:
+    """The run's folder relative to what was read, without lm-eval's own model-name folder."""
+    folder = run.folder.parent if run.sanitized and run.folder.name == run.sanitized else run.folder
+    return relative_label(folder, root)
 
 
 def _runs_in(folder: Path) -> dict[str, _Run]:
@@ -116,8 +172,13 @@ def _runs_in(folder: Path) -> dict[str, _Run]:
         data = read_json(file)
         if m is None or not isinstance(data, dict):
             continue
+        config = data.get("config") if isinstance(data.get("config"), dict) else {}
         runs[m["date"]] = _Run(
-            model=data.get("model_name") or None,
+            folder=folder, date=m["date"],
+            model_name=data.get("model_name") or None,
+            model_type=str(config.get("model") or ""),
+            model_args=_normalised_args(config.get("model_args")),
+            sanitized=str(data.get("model_name_sanitized") or ""),
             versions=data.get("versions") or {},
             n_shot=data.get("n-shot") or {},
             task_hashes=data.get("task_hashes") or {},
@@ -126,11 +187,20 @@ def _runs_in(folder: Path) -> dict[str, _Run]:
     return runs
 
 
-def _read_task_file(
-    file: Path, task: str, model: str, config: dict, metric: str | None, filter_name: str | None,
-    cells: Cells, target_of: dict,
-) -> list[tuple]:
+def _normalised_args(model_args) -> str:
+    """Model arguments as sorted key=value pairs (lm-eval logs a dict or the command-line string)."""
+    if isinstance(model_args, dict):
+        pairs = [f"{k}={v}" for k, v in model_args.items()]
+    elif isinstance(model_args, str):
+        pairs = [p.strip() for p in model_args.split(",") if p.strip()]
+    else:
+        return ""
+    return ",".join(sorted(pairs))
+
+
+def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadOptions, cells: Cells) -> list[tuple]:
     """Add one model's results on one task to ``cells``; return the alignment keys it used."""
+    config = run.configs.get(task, {})
     by_filter: dict[str, list[tuple[int, dict]]] = {}
     for number, row in iter_json_lines(file):
         if "doc_id" not in row:
@@ -138,11 +208,17 @@ def _read_task_file(
         by_filter.setdefault(str(row.get("filter", NO_FILTER)), []).append((number, _slim(row)))
     if not by_filter:
         raise MdadError(f"{file} is empty.")
-    rows = by_filter[_choose_filter(by_filter, filter_name, task, file)]
+    filters = list(by_filter)
+    main_filter = NO_FILTER if NO_FILTER in by_filter else filters[0]
+    rows = by_filter[options.filters.choose(task, filters, main_filter, str(file))]
     available = _metrics_of(rows[0][1])
-    chosen = _choose_metric(available, metric, config, task, file)
+    chosen = options.metrics.choose(task, available, _main_metric(available, config), str(file))
     multiple_choice = _is_multiple_choice(config, rows[0][1])
     delimiter = config.get("target_delimiter", " ")
+    cells.tasks.setdefault(task, {
+        "harness": "lm-eval", **({"version": str(run.versions[task])} if task in run.versions else {}),
+        **({"n_shot": str(run.n_shot[task])} if task in run.n_shot else {}),
+    })
     keys = []
     occurrence: dict[tuple, int] = {}
     hash_count: dict[str, int] = defaultdict(int)
@@ -157,17 +233,25 @@ def _read_task_file(
                 hash_count[doc_hash] += 1
             key = (task, doc_hash, occurrence[(doc_hash, str(doc_id))])
         keys.append(key)
-        _check_target(target_of, key, row, model, task, doc_id, where)
         if chosen not in row:
             raise MdadError(f"{file} line {number} lacks the metric {chosen!r} that the other lines of task {task!r} have.")
-        options = gold = None
+        options_scores = gold = None
         if multiple_choice:
-            options, gold = _options(row, chosen, delimiter)
+            options_scores, gold = _options(row, chosen, delimiter)
         cells.add(
             model, key, f"{task}/{doc_id}", task, _score(row[chosen], chosen, where), where,
-            name=f"task {task!r} doc {doc_id}", option_scores=options, gold=gold,
+            name=f"task {task!r} doc {doc_id}", option_scores=options_scores, gold=gold,
+            content=content_hash(doc_hash or "", row.get("target_hash") or str(row.get("target"))),
         )
     return keys
+
+
+def _main_metric(available: list[str], config: dict) -> str | None:
+    listed = [m.get("metric") for m in config.get("metric_list") or [] if isinstance(m, dict)]
+    for candidate in [*listed[:1], "acc", "exact_match", *available]:
+        if candidate in available:
+            return candidate
+    return None
 
 
 def _slim(row: dict) -> dict:
@@ -182,38 +266,11 @@ def _doc_order(doc_id) -> tuple:
     return (0, doc_id, "") if isinstance(doc_id, (int, float)) else (1, 0, str(doc_id))
 
 
-def _choose_filter(by_filter: dict, filter_name: str | None, task: str, file: Path) -> str:
-    """The requested filter, else "none", else the first; a task with one filter always uses it."""
-    if len(by_filter) == 1:
-        return next(iter(by_filter))
-    if filter_name is not None:
-        if filter_name not in by_filter:
-            raise MdadError(
-                f"Task {task!r} ({file}) has no filter {filter_name!r}; available: {', '.join(by_filter)}."
-            )
-        return filter_name
-    return NO_FILTER if NO_FILTER in by_filter else next(iter(by_filter))
-
-
 def _metrics_of(row: dict) -> list[str]:
     """The metric names of a row: its ``metrics`` list, or (older files) its numeric keys."""
     if isinstance(row.get("metrics"), list):
         return [str(m) for m in row["metrics"]]
     return [k for k, v in row.items() if k not in BOOKKEEPING and not k.startswith("_") and isinstance(v, (int, float, bool))]
-
-
-def _choose_metric(available: list[str], metric: str | None, config: dict, task: str, file: Path) -> str:
-    if metric is not None:
-        if metric not in available:
-            raise MdadError(
-                f"Task {task!r} ({file}) has no metric {metric!r}; available: {', '.join(available) or 'none'}."
-            )
-        return metric
-    listed = [m.get("metric") for m in config.get("metric_list") or [] if isinstance(m, dict)]
-    for candidate in [*listed[:1], "acc", "exact_match", *available]:
-        if candidate in available:
-            return candidate
-    raise MdadError(f"Task {task!r} ({file}) has no per-document metric to read.")
 
 
 def _is_multiple_choice(config: dict, row: dict) -> bool:
@@ -293,17 +350,6 @@ def _score(value, metric: str, where: str) -> float:
     )
 
 
-def _check_target(target_of: dict, key: tuple, row: dict, model: str, task: str, doc_id, where: str) -> None:
-    """The same document must have the same target for every model (else task versions differ)."""
-    target = row.get("target_hash") or str(row.get("target"))
-    seen = target_of.setdefault(key, (target, model, where))
-    if seen[0] != target and seen[1] != model:
-        raise MdadError(
-            f"Task {task!r} doc {doc_id} has a different target for model {seen[1]!r} ({seen[2]}) "
-            f"and model {model!r} ({where}): the models were evaluated on different versions of the task."
-        )
-
-
 def _check_same_task_versions(task_runs: list[_TaskRun]) -> None:
     """Every model must have run the same version of each task (version, n-shot, task hash)."""
     by_task: dict[str, list[_TaskRun]] = defaultdict(list)
@@ -326,3 +372,9 @@ def _check_same_task_versions(task_runs: list[_TaskRun]) -> None:
                     f"{other.model!r} ({other.file}): the same documents were given different prompts "
                     "or targets (mixed task versions)."
                 )
+
+
+READER = Reader(
+    "lm-eval", detect, read, options=frozenset({"metric", "filter"}),
+    expects="lm-evaluation-harness samples_<task>_<date>.jsonl files",
+)
