@@ -185,6 +185,11 @@ def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[s
                    .drop(columns="bin"), index=False))
     worst = table.groupby("method")["off"].apply(lambda s: s.abs().max())
     print("\nLargest |share held - probability| per method:", worst.round(3).to_dict())
+    per_dataset = pd.concat([calibration_table(part, min_pairs=200).assign(dataset=name)
+                             for name, part in pair_frame.groupby("dataset")])
+    worst = per_dataset.groupby(["method", "dataset"])["off"].apply(lambda s: s.abs().max()).unstack("dataset")
+    print("\nLargest |share held - probability| per method and dataset (bins of at least 200 pairs)\n")
+    print(markdown(worst.reindex(columns=[d for d in datasets if d in worst.columns]).round(3)))
 
 
 if __name__ == "__main__":
