@@ -171,5 +171,5 @@ def assess(
         mdad_low=metrics["mdad_low"], mdad_high=metrics["mdad_high"], mdad_robust=metrics["mdad_robust"],
         estimates=estimates, truths=truths,
         interval_calibration=ConformalCalibration.fit(estimates, truths),
-        order_calibration=OrderCalibration.fit(estimates, truths),
+        order_calibration=OrderCalibration.fit_if_possible(estimates, truths),
     )

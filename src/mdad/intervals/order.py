@@ -146,6 +146,14 @@ class OrderCalibration:
         intercept, slope = logistic_coefficients(gap, held, np.ones_like(gap))[0]
         return cls(intercept=float(intercept), slope=float(slope), pairs=int(keep.sum()))
 
+    @classmethod
+    def fit_if_possible(cls, estimates: np.ndarray, truths: np.ndarray) -> OrderCalibration | None:
+        """:meth:`fit`, or None when no pair's estimates differ (nothing to calibrate on)."""
+        try:
+            return cls.fit(estimates, truths)
+        except MdadError:
+            return None
+
     def probability(self, gap_points) -> np.ndarray:
         """P(order holds) for estimated gaps (points; the sign is ignored)."""
         g = np.abs(np.asarray(gap_points, dtype=np.float64))

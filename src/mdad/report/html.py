@@ -180,7 +180,8 @@ def trust_section(d: ReportData) -> Section | None:
         "The table gives the share of targets of the unseen runs whose interval covers their true accuracy (seen "
         "items), and the mean width: at equal coverage, narrower is better.",
         [Figure("decision_curves", "Decision curves",
-                decision_curves(decision, d.curves, d.curve_sizes, d.headline_sources, threshold=d.threshold))],
+                decision_curves(decision, d.curves, d.curve_sizes, d.headline_sources, threshold=d.threshold))]
+        if not decision.empty else [],
         table_html=_html_table(coverage_table(coverage)),
     )
 

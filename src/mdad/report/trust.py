@@ -40,7 +40,7 @@ def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[
         if half < 1:
             continue
         conformal = ConformalCalibration.fit(est[:half], truth[:half])
-        order = OrderCalibration.fit(est[:half], truth[:half])
+        order = OrderCalibration.fit_if_possible(est[:half], truth[:half])
         test_est, test_truth = est[half:], truth[half:]
         for level in LEVELS:
             low, high = conformal.bounds(test_est, level=level)
@@ -49,6 +49,8 @@ def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[
                              "width": float(np.mean(high - low)) * 100, "runs": est.shape[0] - half})
         de, dt = pair_differences(test_est).ravel(), pair_differences(test_truth).ravel()
         keep = de != 0
+        if order is None or not keep.any():
+            continue
         gap = 100 * np.abs(de[keep])
         held = agreement_from_differences(de[keep], dt[keep])
         bins = bin_of(gap, BIN_WIDTH)
