@@ -153,7 +153,8 @@ def test_stored_run_analytic_curves_match_its_simulated_curves(small_sim, tmp_pa
         analytic_curves_for_store(tmp_path / "run", subset(small_sim, 100))
 
 
-def test_report_finds_the_data_of_a_simulated_run(tmp_path):
+@pytest.mark.parametrize("data", [["--dataset", "simulated"], []], ids=["simulated", "built-in gpqa"])
+def test_report_finds_the_data_of_a_run(tmp_path, data):
     from typer.testing import CliRunner
 
     from mdad.cli import app
@@ -162,7 +163,7 @@ def test_report_finds_the_data_of_a_simulated_run(tmp_path):
 
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["run", "--runs", "3", "--sizes", "10", "--methods", "random", "--seed", "4",
-                                      "--out", str(out)])
+                                      *data, "--out", str(out)])
     assert result.exit_code == 0, result.output
     config = ResultStore(out).read_config()
     assert matrix_of_run(config)[0] is not None

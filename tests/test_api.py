@@ -112,3 +112,18 @@ def test_frames_round_trip_keeps_results(small_sim):
     frame = mdad.to_frame(small_sim)
     again = mdad.from_frame(frame, subtasks=frame.attrs["subtasks"])
     pd.testing.assert_frame_equal(mdad.to_frame(again), frame)
+
+
+@pytest.mark.parametrize("name", ["gsm8k-zeroeval", "mmlu-pro-tiger"])
+def test_the_readme_recipe_runs_on_small_real_leaderboards(name):
+    """41 and 31 models: the library's defaults (half the models as targets, the rest as sources) make
+    the README's Python recipe work where fixed 50 targets / 300 sources would not."""
+    from conftest import real_dataset
+
+    matrix = real_dataset(name).require_complete("drop-items")
+    config = mdad.ExperimentConfig.for_matrix(matrix, methods="random", sizes=[10, 50], runs=3)
+    assert config.targets == matrix.n_models // 2 and config.sources == (matrix.n_models - config.targets,)
+    summary = mdad.Experiment(matrix, config).run().summary()
+    assert len(summary) == 4 and summary["error"].between(0, 1).all()
+    check = mdad.assess(matrix, "random", 10, runs=3)
+    assert check.targets == matrix.n_models // 2

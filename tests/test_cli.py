@@ -25,8 +25,12 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     assert result.exit_code == 0, result.output
     assert "MDAD seen" in result.output and "random-stratified-equal" in result.output
     n = len(available())
-    assert (f"simulated (seed 0): 400 models x 1000 items (6 subtasks, 498 seen per run); 5 runs of 50 targets; "
-            f"{n} methods x 2 sizes x 1 source count = {2 * n} cells.") in " ".join(result.output.split())
+    # the default data: the paper's GPQA matrix, bundled
+    flat = " ".join(result.output.split())
+    assert (f"gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2): 420 models x 448 items (1 subtask, 224 seen "
+            f"per run); 5 runs of 50 targets; {n} methods x 2 sizes x 1 source count = {2 * n} cells.") in flat
+    assert ('gpqa: GPQA main, Open LLM Leaderboard v2, the matrix of "How Reliable is Language Model Micro-Benchmarking?" '
+            "(Yauney, Warraich, Swayamdipta, ICLR 2026).") in flat
     for name in ("summary.parquet", "summary.csv", "curves.csv", "table.csv", "report.html", "config.json"):
         assert (out / name).is_file(), name
     summary = pd.read_csv(out / "summary.csv")
@@ -34,7 +38,8 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     assert set(summary["view"]) == {"seen", "unseen"}
     assert {"mdad_robust", "mdad_robust_low", "mdad_robust_high"} <= set(summary.columns)
     html = (out / "report.html").read_text()
-    assert "simulated" in html and html.count("data:image/png;base64,") >= 3
+    assert "How Reliable is Language Model Micro-Benchmarking?" in html and "(real model outputs)" in html
+    assert html.count("data:image/png;base64,") >= 3
     # the closing overview: one line per method with its seen MDAD at each size
     overview = result.output.split("MDAD on the seen items")[1]
     seen = summary[summary["view"] == "seen"]

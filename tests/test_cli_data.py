@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
-from mdad.data import read_npz
+from mdad.data import read_npz, read_source
 from lm_eval_samples import DATE, MC_CONFIG, mc_row, write_jsonl, write_results
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -136,3 +136,8 @@ def test_run_on_genuine_checkpoints_eval_logs_and_mixed_lighteval(tmp_path, fold
     assert result.exit_code == 0, result.output
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["method"]) == {"random", "anchor-points"}
+    report = (out / "report.html").read_text()
+    notes = read_source(FIXTURES / folder).notes  # what the reader dropped, merged or chose, also in the report
+    assert ("Reading notes" in report) == bool(notes) and all(n.replace("'", "&#39;") in report for n in notes)
+    if folder != "inspect_eval":  # mixed multiple-choice and generation tasks
+        assert "on the 5 of 10 items that have them, 0/1 correctness on the others" in report

@@ -113,10 +113,14 @@ def test_plan_from_the_simulated_curves_of_a_finished_run(tmp_path):
         assert bad.exit_code == 2 and message in flat(bad.output), bad.output
 
 
-def test_plan_on_the_builtin_simulated_data_needs_no_files():
-    result = runner.invoke(app, ["plan", "--detect", "5"])
+def test_plan_on_the_builtin_data_needs_no_files(monkeypatch):
+    monkeypatch.delenv("MDAD_DATA_DIR", raising=False)
+    result = runner.invoke(app, ["plan", "--detect", "5"])  # default: the bundled GPQA matrix
     assert result.exit_code == 0, result.output
-    assert "on simulated" in flat(result.output) or "simulated" in flat(result.output)
+    assert "random on gpqa (the GPQA matrix of the paper" in flat(result.output)
+    simulated = runner.invoke(app, ["plan", "--detect", "5", "--dataset", "simulated"])
+    assert simulated.exit_code == 0, simulated.output
+    assert "random on simulated (seed 0)" in flat(simulated.output)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -126,7 +130,8 @@ def test_plan_on_the_builtin_simulated_data_needs_no_files():
     (["plan", "--detect", "2", "--method", "bogus"], "Unknown method 'bogus'"),
     (["plan", "--detect", "2", "--threshold", "1.2"], "agreement threshold must lie strictly between 0 and 1, got 1.2"),
     (["plan", "--detect", "2", "--results", "no-such-dir"], "holds no mdad results"),
-    (["plan", "--detect", "99"], "No pair of models in simulated (seed 0) differs by 99 to 99.5 points; choose another --detect."),
+    (["plan", "--detect", "99"], "No pair of models in gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2) differs by 99 to 99.5 points; "
+                                    "choose another --detect."),
     (["plan", "--size", "100000"], "Size 100000 must lie between 1 and the smallest pool of a pair"),
     (["plan", "--size", "10", "--data", "no/such.npz"], "No such file or folder: no/such.npz"),
     (["plan", "--size", "10", "--missing", "maybe"], "Unknown missing-data policy 'maybe'; use pairwise, error"),

@@ -9,6 +9,7 @@ from scipy.optimize import minimize
 from mdad.data import simulate_with_truth
 from mdad.errors import MdadError
 from mdad.irt import Priors, estimate_ability, fit_irt, neg_log_posterior, predict_correct
+from sim_params import TEXTBOOK_2PL
 
 
 def tiny(seed: int = 0, n: int = 6, m: int = 8, d: int = 3, missing: bool = True):
@@ -101,11 +102,11 @@ def test_empirical_bayes_scale_minimises_its_objective():
 def recovery(n_models: int, n_items: int, seed: int = 1):
     """(difficulty correlation, per-dimension projected ability correlations) of a D=10 fit."""
     matrix, truth = simulate_with_truth(
-        n_models=n_models, n_items=n_items, n_subtasks=6, dims=4, seed=seed, with_option_probs=False
+        n_models=n_models, n_items=n_items, n_subtasks=6, dims=4, seed=seed, with_option_probs=False, params=TEXTBOOK_2PL
     )
     fit = fit_irt(matrix.scores, dims=10, rng=np.random.default_rng(0))
-    # The simulator's link is a softmax over options and its abilities are not centred, so
-    # item difficulty is compared as the identifiable quantity: minus the item's mean logit.
+    # Abilities and difficulties are identified up to a shift, so item difficulty is compared
+    # as the identifiable quantity: minus the item's mean logit.
     true_logit = np.log(truth.p_correct / (1 - truth.p_correct))
     difficulty = np.corrcoef(-fit.logits().mean(axis=0), -true_logit.mean(axis=0))[0, 1]
     # Abilities are identified up to an affine map (rotation, scale, shift): project first.
@@ -130,7 +131,8 @@ def test_fit_is_deterministic_in_the_generator():
 
 def test_missing_cells_are_left_out_of_the_fit():
     """A masked cell's hidden value cannot matter, and predictions for it stay sensible."""
-    matrix, truth = simulate_with_truth(n_models=120, n_items=300, n_subtasks=3, dims=3, seed=4, with_option_probs=False)
+    matrix, truth = simulate_with_truth(n_models=120, n_items=300, n_subtasks=3, dims=3, seed=4, with_option_probs=False,
+                                        params=TEXTBOOK_2PL)
     scores = matrix.scores.astype(float)
     hidden = np.random.default_rng(0).random(scores.shape) < 0.15
     flipped = np.where(hidden, 1 - scores, scores)

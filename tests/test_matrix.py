@@ -111,8 +111,13 @@ def test_simulator_is_deterministic_and_consistent():
     # 0/1 correctness is exactly "the gold option has the highest probability"
     assert np.array_equal(a.scores == 1, a.option_probs.argmax(axis=2) == a.gold[None, :])
     np.testing.assert_allclose(a.option_probs.sum(axis=2), 1, atol=1e-5)
-    # the observed accuracy follows the IRT probabilities it was drawn from
-    assert np.corrcoef(a.accuracy(), truth.p_correct.mean(axis=1))[0, 1] > 0.97
+    # each model's number of correct answers follows the IRT probabilities it was drawn from (independent
+    # Bernoulli draws): standardised residuals with mean about 0 and sd about 1 over the 60 models
+    expected = truth.p_correct.sum(axis=1)
+    z = (a.scores.sum(axis=1) - expected) / np.sqrt((truth.p_correct * (1 - truth.p_correct)).sum(axis=1))
+    assert abs(z.mean()) < 0.4 and 0.75 < z.std() < 1.3
+    # and a model's chance of a right answer never falls below its subtask's guessing floor
+    assert (truth.p_correct >= truth.floor[None, :] - 1e-12).all() and truth.floor.max() > 0
     assert not np.array_equal(simulate(seed=8, n_models=60, n_items=200).scores, a.scores)
 
 

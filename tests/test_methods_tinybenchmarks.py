@@ -14,13 +14,15 @@ from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.methods import SourceView
 from mdad.seeding import rng_for
+from sim_params import TEXTBOOK_2PL
 
 NAMES = ("tinybenchmarks", "tinybenchmarks-pirt", "tinybenchmarks-gpirt")
 
 
 @pytest.fixture(scope="module")
 def sim():
-    matrix, truth = simulate_with_truth(n_models=140, n_items=300, n_subtasks=3, dims=3, seed=11, with_option_probs=False)
+    matrix, truth = simulate_with_truth(n_models=140, n_items=300, n_subtasks=3, dims=3, seed=11, with_option_probs=False,
+                                        params=TEXTBOOK_2PL)
     return matrix, truth
 
 

@@ -3,7 +3,8 @@
 The public API, thin over the library:
 
     import mdad
-    matrix = mdad.load("path/to/results")                  # or mdad.simulate(), mdad.from_frame(df)
+    matrix = mdad.load("gpqa")                             # built in: gpqa, musr, math-hard; or a path,
+                                                           # mdad.simulate(), mdad.from_frame(df)
     micro = mdad.select(matrix, "random", 100, seed=0)     # one micro-benchmark from all models
     check = mdad.assess(matrix, "random", 100, runs=20)    # its error and MDAD on held-out models
     config = mdad.ExperimentConfig.for_matrix(matrix, methods=["random"], sizes=[10, 100])

@@ -9,10 +9,12 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from mdad.data import ResponseMatrix, load, load_dataset
+from mdad.data import DEFAULT_DATASET, ResponseMatrix, load, load_dataset
 from mdad.errors import MdadError
 
 MISSING_POLICIES = ("error", "drop-items", "drop-models")
+DATASET_HELP = ("Named dataset: built in (gpqa, the paper's GPQA matrix; musr; math-hard), 'simulated' (a simulated "
+                "leaderboard with option probabilities) or a folder of $MDAD_DATA_DIR; 'mdad datasets' lists them.")
 METRIC_HELP = ("Metric to read from harness results: one name for every task that has it (e.g. acc_norm; "
                "the others keep their main metric), or TASK=METRIC,...; default: each task's main metric.")
 FILTER_HELP = "lm-eval filter to keep, for every task that has it, or TASK=FILTER,... (default: 'none' or the first)."

@@ -1,4 +1,4 @@
-"""`mdad info` and `mdad convert`: look at and convert harness results."""
+"""`mdad datasets`, `mdad info` and `mdad convert`: the named datasets; look at and convert harness results."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich import box
+from rich.table import Table
 
 from mdad.cli.common import (
-    FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, console, friendly_errors, plural, print_notes, read_data,
+    DEFAULT_DATASET, FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, console, friendly_errors, plural, print_notes, read_data,
 )
-from mdad.data import convert, describe, format_description
+from mdad.data import convert, dataset_catalogue, describe, format_description
 from mdad.data.readers import one_model_hint
 from mdad.errors import MdadError
 
@@ -19,7 +21,7 @@ from mdad.errors import MdadError
 @friendly_errors
 def info(
     source: Optional[Path] = typer.Argument(None, help="Results: npz, lm-eval samples folder, lighteval details, inspect logs, CSV/parquet table."),
-    dataset: str = typer.Option("simulated", help="A named dataset instead of SOURCE."),
+    dataset: str = typer.Option(DEFAULT_DATASET, help="A named dataset instead of SOURCE ('mdad datasets' lists them)."),
     data: Optional[Path] = typer.Option(None, help="The same as SOURCE, spelled as on 'mdad run'."),
     metric: Optional[str] = typer.Option(None, help=METRIC_HELP),
     filter_name: Optional[str] = typer.Option(None, "--filter", help=FILTER_HELP),
@@ -52,3 +54,19 @@ def convert_command(
     matrix = convert(source, out, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
     console.print(f"{plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} written to {out}.")
+
+
+@app.command("datasets")
+@friendly_errors
+def list_datasets() -> None:
+    """The named datasets (for --dataset): built in, simulated and the folders of $MDAD_DATA_DIR, with shapes and sources."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for header, justify in (("name", "left"), ("kind", "left"), ("models x items", "right"), ("subtasks", "right"),
+                            ("source", "left")):
+        table.add_column(header, justify=justify, overflow="fold")
+    for entry in dataset_catalogue():
+        table.add_row(f"[bold]{entry.name}[/bold]", entry.kind, f"{entry.models} x {entry.items}", str(entry.subtasks),
+                      entry.source)
+    console.print(table)
+    console.print("Built-in datasets hold 0/1 correctness only; 'simulated' also has option probabilities. "
+                  "Add folders holding responses.npz to the folder named by $MDAD_DATA_DIR.", soft_wrap=True)

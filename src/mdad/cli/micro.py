@@ -13,8 +13,8 @@ from rich.table import Table
 
 from mdad.assessment import Assessment, assess
 from mdad.cli.common import (
-    FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, check_output_file, check_workers, console, friendly_errors, load_matrix,
-    plural, print_notes,
+    DATASET_HELP, DEFAULT_DATASET, FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, check_output_file, check_workers, console,
+    friendly_errors, load_matrix, plural, print_notes,
 )
 from mdad.data import load
 from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
@@ -29,7 +29,7 @@ def select_command(
     method: str = typer.Option(..., help="Selection method (see 'mdad methods')."),
     size: int = typer.Option(..., help="Number of items."),
     out: Path = typer.Option(..., help="Where to write the micro-benchmark (JSON)."),
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' or a folder name in $MDAD_DATA_DIR."),
+    dataset: str = typer.Option(DEFAULT_DATASET, help=DATASET_HELP),
     data: Optional[Path] = typer.Option(None, help="Your own results (file or folder, any format 'mdad info' reads)."),
     seed: int = typer.Option(0, help="Seed of the selection."),
     missing: str = typer.Option("error", help="Cells not evaluated: error, drop-items or drop-models."),

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.assessment import assess
-from mdad.cli.common import app, check_output_file, console, friendly_errors, read_data
+from mdad.cli.common import DATASET_HELP, DEFAULT_DATASET, app, check_output_file, console, friendly_errors, read_data
 from mdad.data import ResponseMatrix
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
@@ -86,7 +86,7 @@ def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed
                   "held-out runs (or the curves of a finished run, --results). " + PAIRS_MEANING)
 @friendly_errors
 def plan(
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
+    dataset: str = typer.Option(DEFAULT_DATASET, help=DATASET_HELP),
     data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
     detect: Optional[float] = typer.Option(None, help="Accuracy difference to detect, in points (its 0.5-point bin is used)."),
     size: Optional[int] = typer.Option(None, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items."),
@@ -242,7 +242,7 @@ def plan_from_results(results: Path, method: str, detect: float | None, size: in
 @friendly_errors
 def compare(
     size: int = typer.Option(..., help="Number of items in the micro-benchmark."),
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
+    dataset: str = typer.Option(DEFAULT_DATASET, help=DATASET_HELP),
     data: Optional[Path] = typer.Option(None, help="Your own results: an .npz file or a folder holding responses.npz."),
     group: Optional[str] = typer.Option(None, help="A named model group (groups.json beside the data)."),
     models: Optional[List[str]] = typer.Option(None, help="Models to compare (repeat the option or separate names by commas)."),

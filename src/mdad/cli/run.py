@@ -16,11 +16,12 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.cli.common import (
-    FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, check_workers, console, err_console, friendly_errors, load_matrix,
-    parse_list, plural,
+    DATASET_HELP, DEFAULT_DATASET, FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, check_workers, console, err_console,
+    friendly_errors, load_matrix, parse_list, plural,
 )
-from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.data.builtin import builtin_dataset
 from mdad.data.provenance import data_spec
+from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import METRICS, VIEWS
 from mdad.experiment.grid import Experiment, ExperimentConfig
@@ -36,10 +37,10 @@ from mdad.report.tables import NOT_REACHED, wide_summary
 @friendly_errors
 def run(
     ctx: typer.Context,
-    dataset: str = typer.Option("simulated", help="Named dataset: 'simulated' (built in) or a folder name in $MDAD_DATA_DIR."),
+    dataset: str = typer.Option(DEFAULT_DATASET, help=DATASET_HELP),
     data: Optional[Path] = typer.Option(None, help="Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a CSV/parquet table (file or folder)."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all)."),
-    sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) items); default: 10,25,50,100,250,500,1000 up to the seen pool."),
+    sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) items); default: 10,25,50,100,250,500,1000 up to the seen pool; the paper's 10,25,50,100,200 on gpqa."),
     sources: Optional[str] = typer.Option(None, help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer)."),
     runs: int = typer.Option(50, help="Random runs per cell."),
     targets: Optional[int] = typer.Option(None, help="Target models per run (default: 50, or half the models if fewer than 100)."),
@@ -66,8 +67,10 @@ def run(
     if per_subtask:
         method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
     method_names = list(dict.fromkeys(method_names))
+    builtin = builtin_dataset(dataset) if data is None else None
     defaults = ExperimentConfig.for_matrix(matrix, methods=method_names, runs=runs, targets=targets, group=group,
-                                           seed=seed, sources=parse_list(sources, "sources", int) or None)
+                                           seed=seed, sources=parse_list(sources, "sources", int) or None,
+                                           sizes=builtin.sizes if builtin is not None else None)
     n_seen = n_seen_items(matrix)
     requests = parse_sizes(sizes, n_seen) if sizes else [SizeRequest(str(k), k) for k in defaults.sizes]
     config = replace(defaults, sizes=unique_counts(requests))
@@ -92,6 +95,8 @@ def run(
                   f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(method_names), 'method')} x "
                   f"{plural(len(size_list), 'size')} x {plural(len(source_list), 'source count')} = {plural(total, 'cell')}.",
                   highlight=False)
+    if builtin is not None:
+        console.print(f"[dim]{builtin.name}: {builtin.benchmark}, {builtin.origin}.[/dim]", highlight=False)
     if pending < total or kept_blocks:
         blocks_note = f" (and {kept_blocks} finished blocks of runs of the others)" if kept_blocks else ""
         console.print(f"Resuming: {total - pending} of {total} cells are already in {out}{blocks_note}.")

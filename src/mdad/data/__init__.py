@@ -1,6 +1,7 @@
-"""Response matrices: the data model, readers and the built-in simulator."""
+"""Response matrices: the data model, readers, the built-in real datasets and the simulator."""
 
-from mdad.data.datasets import available_datasets, convert, load, load_dataset
+from mdad.data.builtin import BUILTIN, BuiltinDataset
+from mdad.data.datasets import DEFAULT_DATASET, DatasetEntry, available_datasets, convert, dataset_catalogue, load, load_dataset
 from mdad.data.describe import describe, format_description
 from mdad.data.frames import from_frame, to_frame
 from mdad.data.matrix import ResponseMatrix, fingerprint
@@ -9,7 +10,8 @@ from mdad.data.readers import detect_format, read_source
 from mdad.data.simulate import SimulationTruth, simulate, simulate_with_truth
 
 __all__ = [
-    "ResponseMatrix", "SimulationTruth", "available_datasets", "convert", "describe", "detect_format",
-    "fingerprint", "format_description", "from_frame", "load", "load_dataset", "read_npz", "read_source", "simulate",
+    "BUILTIN", "BuiltinDataset", "DEFAULT_DATASET", "DatasetEntry", "ResponseMatrix", "SimulationTruth",
+    "available_datasets", "convert", "dataset_catalogue", "describe", "detect_format", "fingerprint",
+    "format_description", "from_frame", "load", "load_dataset", "read_npz", "read_source", "simulate",
     "simulate_with_truth", "to_frame", "write_npz",
 ]

@@ -1,10 +1,12 @@
-"""Resolve what the user names (``simulated``, a dataset name, a file or folder) to a ResponseMatrix."""
+"""Resolve what the user names (a built-in dataset, ``simulated``, a folder of MDAD_DATA_DIR, a file) to a ResponseMatrix."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
+from mdad.data.builtin import BUILTIN, builtin_dataset
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.npz import read_npz, write_npz
 from mdad.data.readers import read_source
@@ -13,6 +15,7 @@ from mdad.errors import MdadError
 
 DATA_DIR_VARIABLE = "MDAD_DATA_DIR"
 SIMULATED = "simulated"
+DEFAULT_DATASET = "gpqa"  # the paper's own GPQA matrix, bundled
 
 
 def data_dir() -> Path | None:
@@ -21,29 +24,75 @@ def data_dir() -> Path | None:
     return Path(value) if value else None
 
 
-def available_datasets() -> list[str]:
-    """Names of the datasets in MDAD_DATA_DIR (folders holding responses.npz), plus 'simulated'."""
-    names = [SIMULATED]
+def data_dir_datasets() -> list[str]:
+    """Names of the folders of MDAD_DATA_DIR that hold a responses.npz."""
     root = data_dir()
-    if root and root.is_dir():
-        names += sorted(p.name for p in root.iterdir() if (p / "responses.npz").is_file())
-    return names
+    if root is None or not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "responses.npz").is_file())
 
 
-def load_dataset(name: str = SIMULATED, seed: int = 0) -> ResponseMatrix:
-    """A named dataset: 'simulated' (built in, from ``seed``) or a folder of MDAD_DATA_DIR."""
+def available_datasets() -> list[str]:
+    """Every name ``load_dataset`` accepts: the built-in datasets, 'simulated', then MDAD_DATA_DIR's folders."""
+    names = [*BUILTIN, SIMULATED]
+    return names + [n for n in data_dir_datasets() if n not in names]
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    """One line of the dataset list: name, where it lives, its shape and where it comes from."""
+
+    name: str
+    kind: str  # "built-in", "simulated" or "MDAD_DATA_DIR"
+    models: int
+    items: int
+    subtasks: int
+    source: str
+
+
+def dataset_catalogue() -> list[DatasetEntry]:
+    """The built-in datasets, the simulated one and MDAD_DATA_DIR's folders, with their shapes.
+
+    A folder of MDAD_DATA_DIR named like a built-in dataset is listed with a note that the
+    name loads the built-in one (its file is reachable as a path)."""
+    entries = []
+    for entry in BUILTIN.values():
+        m = entry.load()
+        entries.append(DatasetEntry(entry.name, "built-in", m.n_models, m.n_items, len(m.subtask_names),
+                                    f"{entry.benchmark}, {entry.origin}"))
+    sim = simulate(seed=0)
+    entries.append(DatasetEntry(SIMULATED, "simulated", sim.n_models, sim.n_items, len(sim.subtask_names),
+                                "IRT leaderboard with option probabilities, calibrated to the built-in ones"))
+    root = data_dir()
+    for name in data_dir_datasets():
+        m = read_npz(root / name / "responses.npz", source=name)
+        shadowed = name in BUILTIN or name == SIMULATED
+        entries.append(DatasetEntry(
+            name, "MDAD_DATA_DIR", m.n_models, m.n_items, len(m.subtask_names),
+            str(root / name) + (f" (hidden by the {'built-in' if name in BUILTIN else 'simulated'} dataset of that name; "
+                                 "give its path instead)" if shadowed else ""),
+        ))
+    return entries
+
+
+def load_dataset(name: str = DEFAULT_DATASET, seed: int = 0) -> ResponseMatrix:
+    """A named dataset: built in (gpqa, musr, math-hard), 'simulated' (from ``seed``) or a folder of MDAD_DATA_DIR."""
+    builtin = builtin_dataset(name)
+    if builtin is not None:
+        return builtin.load()
     if name == SIMULATED:
         return simulate(seed=seed)
     root = data_dir()
     if root is None:
         raise MdadError(
-            f"Dataset {name!r} is looked up in the folder named by {DATA_DIR_VARIABLE}, which is not set; "
-            f"set it (e.g. {DATA_DIR_VARIABLE}=path/to/data) or give the results file or folder itself."
+            f"No built-in dataset {name!r} (built in: {', '.join([*BUILTIN, SIMULATED])}); other names are looked up "
+            f"in the folder named by {DATA_DIR_VARIABLE}, which is not set; set it (e.g. {DATA_DIR_VARIABLE}=path/to/data) "
+            "or give the results file or folder itself."
         )
     path = root / name / "responses.npz"
     if not path.is_file():
         known = ", ".join(available_datasets())
-        raise MdadError(f"No dataset {name!r} in {root} (known: {known}).")
+        raise MdadError(f"No dataset {name!r} built in or in {root} (known: {known}).")
     return read_npz(path, source=name)
 
 
@@ -72,8 +121,10 @@ def load(source: str | Path, *, metric: str | None = None, filter_name: str | No
     Examples
     --------
     >>> import mdad
+    >>> mdad.load("gpqa")
+    ResponseMatrix(420 models x 448 items, 1 subtask, gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2))
     >>> mdad.load("simulated")
-    ResponseMatrix(400 models x 1000 items, 6 subtasks, simulated)
+    ResponseMatrix(400 models x 1000 items, 9 subtasks, simulated)
     """
     path = Path(source)
     if path.exists():

@@ -20,6 +20,26 @@ def _as_str_array(values, what: str, length: int) -> np.ndarray:
     return arr.astype(str)
 
 
+def _private_float32(values) -> np.ndarray:
+    """``values`` as a float32 array that nothing else can write to: a copy, unless ``values``
+    already is a frozen float32 array (read-only down to the memory it views, as a reader's
+    fresh array is), kept as is so that a large probability array is not held twice."""
+    if isinstance(values, np.ndarray) and values.dtype == np.float32 and values.flags.c_contiguous and _frozen(values):
+        return values
+    return np.array(values, dtype=np.float32, copy=True)
+
+
+def _frozen(array: np.ndarray) -> bool:
+    """Read-only, and so is every array it is a view of, down to one owning its memory."""
+    while isinstance(array, np.ndarray):
+        if array.flags.writeable:
+            return False
+        if array.flags.owndata:
+            return True
+        array = array.base
+    return False
+
+
 def _first_duplicate(names: np.ndarray) -> str | None:
     uniq, counts = np.unique(names, return_counts=True)
     dup = uniq[counts > 1]
@@ -86,7 +106,7 @@ class ResponseMatrix:
         if (option_probs is None) != (gold is None):
             raise MdadError("option_probs and gold must be given together (the gold option of every item is needed).")
         if option_probs is not None:
-            option_probs = np.asarray(option_probs, dtype=np.float32).copy()
+            option_probs = _private_float32(option_probs)
             gold = np.asarray(gold).astype(np.int64, copy=True)
             if option_probs.ndim != 3 or option_probs.shape[:2] != (n_models, n_items):
                 raise MdadError(
@@ -99,8 +119,8 @@ class ResponseMatrix:
                 raise MdadError(
                     f"gold options must lie between 0 and {option_probs.shape[2] - 1} (-1: an item without options)."
                 )
-            probs_ok = option_probs[~np.isnan(option_probs)]
-            if probs_ok.size and (probs_ok.min() < 0 or probs_ok.max() > 1 + 1e-5):
+            # fmin/fmax skip NaN without a copy of the array (all NaN gives NaN, which passes)
+            if np.fmin.reduce(option_probs, axis=None) < 0 or np.fmax.reduce(option_probs, axis=None) > 1 + 1e-5:
                 raise MdadError("option_probs must be probabilities in [0, 1].")
             if not (gold >= 0).any():
                 option_probs = gold = None
@@ -238,7 +258,7 @@ class ResponseMatrix:
         kind = "simulated" if self.simulated else self.source
         return (
             f"ResponseMatrix({self.n_models} models x {self.n_items} items, "
-            f"{len(self.subtask_names)} subtasks, {kind})"
+            f"{len(self.subtask_names)} subtask{'' if len(self.subtask_names) == 1 else 's'}, {kind})"
         )
 
 
@@ -248,5 +268,5 @@ def fingerprint(matrix: ResponseMatrix) -> str:
     h = hashlib.sha256()
     for arr in (matrix.scores, matrix.models, matrix.items, matrix.subtasks, matrix.option_probs, matrix.gold):
         if arr is not None:
-            h.update(np.ascontiguousarray(arr).tobytes())
+            h.update(memoryview(np.ascontiguousarray(arr)).cast("B"))  # hashed in place, not copied to bytes
     return h.hexdigest()[:16]

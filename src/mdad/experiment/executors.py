@@ -7,13 +7,15 @@ the executor because every random draw is keyed by (seed, purpose), not by order
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import multiprocessing
 import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
 
+import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mdad.errors import MdadError
@@ -44,9 +46,13 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
     instead of waiting for every submitted task."""
     threads = max(1, (os.cpu_count() or 1) // workers)
     others = {child.pid for child in multiprocessing.active_children()}  # not ours to stop
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid()))
+    # the data go to each worker once, with its start-up, not with every task (a 400 x 12,000
+    # matrix with option probabilities is 200 MB to pickle, send and unpickle per task)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid(), run_task, matrix, splits)
+    )
     try:
-        futures = {pool.submit(run_task, matrix, splits, task): task for task in tasks}
+        futures = {pool.submit(_run_in_worker, task): task for task in tasks}
         for future in as_completed(futures):
             yield _done(futures[future], future.result(), splits, on_cells)
     except BaseException:
@@ -61,8 +67,15 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
     pool.shutdown()
 
 
-def _init_worker(threads: int, parent: int) -> None:
-    """Set up a local worker process: its share of the cores, and its end with the parent's.
+_WORKER_DATA: dict = {}  # in a local worker process: the task function, matrix and splits
+
+
+def _run_in_worker(task):
+    return _WORKER_DATA["run_task"](_WORKER_DATA["matrix"], _WORKER_DATA["splits"], task)
+
+
+def _init_worker(threads: int, parent: int, run_task: Callable, matrix, splits) -> None:
+    """Set up a local worker process: the data of its tasks, its share of the cores, and its end with the parent's.
 
     BLAS and OpenMP pools are capped at cores / workers: k-means and matrix products otherwise
     start one thread per core in every worker, and on a machine whose cores the workers already
@@ -73,6 +86,7 @@ def _init_worker(threads: int, parent: int) -> None:
     for variable in THREAD_VARIABLES:  # libraries a task loads later (e.g. scikit-learn's OpenMP) read these
         os.environ[variable] = str(threads)
     threadpool_limits(limits=threads)  # the libraries already loaded
+    _WORKER_DATA.update(run_task=run_task, matrix=matrix, splits=splits)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent handles it
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
@@ -87,9 +101,19 @@ def _done(task, result, splits, on_cells):
     return task, result
 
 
+def task_data(matrix):
+    """The part of ``matrix`` that tasks read, for sending over a network: the scores, subtasks and
+    each model's probability of the gold option, kept as a one-option probability array (a tenth
+    of a 10-option array's size; selection and estimation never look at the other options)."""
+    probs = matrix.option_probs
+    if probs is None or probs.shape[2] == 1:
+        return matrix
+    return dataclasses.replace(matrix, option_probs=matrix.gold_prob()[:, :, None], gold=np.zeros(matrix.n_items, np.int64))
+
+
 def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Iterator[tuple]:
     try:
-        from distributed import Client
+        from distributed import Client, KilledWorker
         from distributed import as_completed as dask_completed
     except ImportError:
         raise MdadError("Running on a Dask scheduler needs Dask: pip install 'mdad[dask]'.") from None
@@ -98,7 +122,15 @@ def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Itera
     except (OSError, TimeoutError) as exc:
         raise MdadError(f"Cannot reach the Dask scheduler at {scheduler} ({exc}).") from None
     with client:
-        shared_matrix, shared_splits = client.scatter([matrix, splits], broadcast=True)
+        # sent once to every worker, not with every task; a lost worker's replacement fetches it from another
+        shared_matrix, shared_splits = client.scatter([task_data(matrix), splits], broadcast=True)
         futures = {client.submit(run_task, shared_matrix, shared_splits, task, pure=False): task for task in tasks}
         for future in dask_completed(list(futures)):
-            yield _done(futures[future], future.result(), splits, on_cells)
+            try:
+                result = future.result()
+            except (CancelledError, KilledWorker) as exc:  # every worker lost at once, or a task that kills its workers
+                raise MdadError(
+                    f"The Dask cluster at {scheduler} lost a task ({type(exc).__name__}: {exc}); finished results are "
+                    "kept in the results folder when there is one, and running the same experiment again continues from them."
+                ) from None
+            yield _done(futures[future], result, splits, on_cells)

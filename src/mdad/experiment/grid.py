@@ -292,6 +292,7 @@ class Experiment:
             "data_fingerprint": fingerprint(self.matrix), "n_models": self.matrix.n_models,
             "n_items": self.matrix.n_items, "n_seen": self.splits.n_seen,
             "has_option_probs": self.matrix.has_option_probs,
+            "items_with_option_probs": int(self.matrix.option_items.sum()), "data_notes": list(self.matrix.notes),
             "runs": c.runs, "targets": int(self.splits.targets.shape[1]), "group": c.group, "seed": c.seed,
             "methods": list(c.methods), "sizes": list(c.sizes), "sources": list(c.sources),
         }

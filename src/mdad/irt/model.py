@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from mdad.errors import MdadError
@@ -301,6 +300,8 @@ def fit_irt(
     matrix products are small (models x D x items), and on 2 cores a second thread costs
     more than it saves (benchmarks/README.md).
     """
+    from scipy.optimize import minimize  # imported on first use: scipy.optimize costs start-up time of every command
+
     values = check_binary(responses)
     if values.ndim != 2 or min(values.shape) < 1:
         raise MdadError(f"IRT needs a models x items matrix, got shape {values.shape}.")

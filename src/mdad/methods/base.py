@@ -101,8 +101,12 @@ class MicroBenchmark:
 
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
         """Estimated accuracy of each target from its answers on ``items`` (targets x k)."""
-        values = gold_prob if (self.uses_gold_prob and gold_prob is not None) else scores
-        return np.asarray(values, dtype=np.float64) @ self.weights
+        values = np.asarray(gold_prob if (self.uses_gold_prob and gold_prob is not None) else scores, dtype=np.float64)
+        if len(self.weights) and np.all(self.weights == self.weights[0]):
+            # equal weights: sum first, so that targets with the same answers in any order get the same estimate
+            # (a dot product's rounding depends on where the ones are, which would break ties between models)
+            return values.sum(axis=1) * self.weights[0]
+        return values @ self.weights
 
 
 MicroBenchmark._kinds[MicroBenchmark.kind] = MicroBenchmark

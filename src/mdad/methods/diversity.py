@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import eigh
 from threadpoolctl import ThreadpoolController
 
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
@@ -54,6 +53,8 @@ def pca_scores(features: np.ndarray, n_components: int = N_COMPONENTS) -> np.nda
     the top eigenvectors of the smaller Gram matrix of the centred features (a few times
     faster than a full SVD). Signs are arbitrary (the DPP does not depend on them).
     """
+    from scipy.linalg import eigh  # imported on first use: scipy.linalg costs start-up time of every command
+
     centred = np.asarray(features, dtype=np.float64)
     centred = centred - centred.mean(axis=0)
     rows_side = centred.shape[0] <= centred.shape[1]

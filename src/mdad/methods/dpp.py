@@ -69,24 +69,31 @@ def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
 def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Exactly r distinct row indices from the projection DPP with kernel basis @ basis.T.
 
-    ``basis`` must have orthonormal columns (n x r). Cost O(n r^2).
+    ``basis`` must have orthonormal columns (n x r). Cost O(n r^2): each of the r steps is one
+    matrix-vector product with ``basis`` plus a few passes over n values, done in place
+    (1.3-1.4x the bare products on 5,575 x 1,000, the rest being the Gram-Schmidt; benchmarks/README.md).
     """
     basis = np.asarray(basis, dtype=np.float64)
-    rank = basis.shape[1]
+    n, rank = basis.shape
     residual = np.einsum("ij,ij->i", basis, basis)  # K_jj, then conditional variances
     chosen = np.empty(rank, dtype=np.int64)
     directions = np.zeros((rank, rank))  # orthonormal directions spanned by the chosen rows
+    projection = np.empty(n)
+    cumulative = np.empty(n)
     for step in range(rank):
-        cumulative = np.cumsum(residual)
+        np.cumsum(residual, out=cumulative)
         j = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
-        j = min(j, int(np.flatnonzero(residual)[-1]))  # guards the (rounding) case u == total
+        if j >= n:  # the (rounding) case u * total == total: the last item with mass
+            j = int(np.flatnonzero(residual)[-1])
         chosen[step] = j
         v = basis[j].copy()
         for _ in range(2):  # Gram-Schmidt twice keeps the directions orthonormal
             v -= directions[:step].T @ (directions[:step] @ v)
         v /= np.linalg.norm(v)
         directions[step] = v
-        residual -= (basis @ v) ** 2
+        np.dot(basis, v, out=projection)
+        np.square(projection, out=projection)
+        residual -= projection
         np.maximum(residual, 0.0, out=residual)  # rounding can leave tiny negatives
         residual[chosen[: step + 1]] = 0.0
     return chosen

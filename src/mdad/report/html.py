@@ -324,8 +324,7 @@ def build_outputs(
     html = env.get_template("report.html").render(
         config=config, threshold=threshold, sections=sections,
         sources=sorted(int(s) for s in summary["sources"].unique()) if not summary.empty else [],
-        inputs=("option probabilities (each model's probability of the gold option)" if config.get("has_option_probs")
-                else "0/1 correctness (the data holds no option probabilities)"),
+        inputs=_inputs(config),
         per_subtask=any(is_per_subtask(m) for m in methods), suffix=SUFFIX, methods=methods,
         size_note=_size_requests_note(config),
         sentences=summary_sentences(summary, threshold, config.get("n_seen")),
@@ -335,6 +334,17 @@ def build_outputs(
     report = root / "report.html"
     report.write_text(html, encoding="utf-8")
     return Outputs(summary=summary, curves=curves, report=report, figure_files=tuple(files))
+
+
+def _inputs(config: dict) -> str:
+    """What the probability-based methods read: option probabilities, 0/1 correctness, or both."""
+    if not config.get("has_option_probs"):
+        return "0/1 correctness (the data holds no option probabilities)"
+    with_probs, n_items = config.get("items_with_option_probs"), config.get("n_items")
+    if with_probs is not None and n_items is not None and with_probs < n_items:
+        return (f"option probabilities (each model's probability of the gold option) on the {with_probs} of {n_items} "
+                "items that have them, 0/1 correctness on the others")
+    return "option probabilities (each model's probability of the gold option)"
 
 
 def _render_figures(sections: list[Section], root: Path, figure_format: str | None) -> list[Path]:
