@@ -1,7 +1,9 @@
 """Speed work changes no number: every method's estimates on a small grid equal the recorded ones.
 
 The recorded numbers (tests/fixtures/grid_golden.json) were computed by the code before the
-speed work (anchor-points distances, DPP sampler, k-means, IRT, loading); the grid's summary is
+speed work (anchor-points distances, DPP sampler, k-means, IRT, loading) and recorded again,
+unchanged in method, on a fixed textbook simulation (tests/sim_params.py) so that a new
+calibration of the simulator's defaults does not move them; the grid's summary is
 a function of these estimates and of the targets' true accuracies, so equal estimates mean an
 equal summary. Regenerate only on purpose, when a change of numbers is intended:
 ``python tests/test_perf_identical.py --write``.
@@ -20,14 +22,16 @@ from mdad import methods as method_registry
 from mdad.data import simulate
 from mdad.experiment.grid import Task, run_task
 from mdad.experiment.splits import make_splits
+from sim_params import TEXTBOOK_2PL
 
 GOLDEN = Path(__file__).parent / "fixtures" / "grid_golden.json"
 SIZES = (10, 60, 150)
 CASES = {
     # option probabilities, several subtasks, two numbers of sources
-    "probs": dict(data=dict(seed=5, n_models=70, n_items=400, n_subtasks=4), sources=(8, 50)),
+    "probs": dict(data=dict(seed=5, n_models=70, n_items=400, n_subtasks=4, params=TEXTBOOK_2PL), sources=(8, 50)),
     # 0/1 answers only: anchor-points and diversity work on the scores (constant items at 8 sources)
-    "binary": dict(data=dict(seed=6, n_models=60, n_items=330, n_subtasks=3, with_option_probs=False), sources=(8,)),
+    "binary": dict(data=dict(seed=6, n_models=60, n_items=330, n_subtasks=3, with_option_probs=False,
+                             params=TEXTBOOK_2PL), sources=(8,)),
 }
 RUNS, TARGETS, SEED = 3, 12, 11
 

@@ -87,14 +87,13 @@ class ResponseMatrix:
             raise MdadError(f"The response matrix is empty ({n_models} models x {n_items} items).")
         if not np.issubdtype(scores.dtype, np.number) and scores.dtype != bool:
             raise MdadError(f"scores must be numbers, got dtype {scores.dtype}.")
-        scores = scores.astype(np.float32, copy=True)
-        finite = scores[~np.isnan(scores)]
-        if np.isinf(finite).any():
+        scores = _private_float32(scores)
+        if np.isinf(scores).any():
             raise MdadError("scores contain infinite values; use NaN for cells that were not evaluated.")
-        if finite.size and (finite.min() < 0 or finite.max() > 1):
-            raise MdadError(
-                f"scores must lie in [0, 1] (NaN = not evaluated), found values from {finite.min():g} to {finite.max():g}."
-            )
+        if not np.isnan(scores).all():
+            low, high = np.nanmin(scores), np.nanmax(scores)  # no copy of the evaluated cells
+            if low < 0 or high > 1:
+                raise MdadError(f"scores must lie in [0, 1] (NaN = not evaluated), found values from {low:g} to {high:g}.")
         models = _as_str_array(self.models, "models", n_models)
         items = _as_str_array(self.items, "items", n_items)
         subtasks = _as_str_array(self.subtasks, "subtasks", n_items)

@@ -89,6 +89,7 @@ def _level(z: np.ndarray, target: float) -> float:
 
 
 def simulate_with_truth(
+    *,
     n_models: int = 400,
     n_items: int = 1000,
     n_subtasks: int = 9,
@@ -168,6 +169,12 @@ def simulate_with_truth(
     return matrix, SimulationTruth(theta=theta, a=a, b=b, floor=floor, p_correct=p_correct)
 
 
-def simulate(seed: int = 0, **kwargs) -> ResponseMatrix:
-    """The built-in simulated data: a leaderboard calibrated to real ones (see ``simulate_with_truth``)."""
+def simulate(*, seed: int = 0, **kwargs) -> ResponseMatrix:
+    """The built-in simulated data: a leaderboard calibrated to real ones (options of ``simulate_with_truth``).
+
+    Examples
+    --------
+    >>> simulate(seed=0, n_models=30, n_items=60, n_subtasks=2)
+    ResponseMatrix(30 models x 60 items, 2 subtasks, simulated)
+    """
     return simulate_with_truth(seed=seed, **kwargs)[0]
