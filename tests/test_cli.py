@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
-from mdad.methods import available
+from mdad.methods import defaults
 
 runner = CliRunner()
 
@@ -24,7 +24,7 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     result = runner.invoke(app, ["run", "--runs", "5", "--sizes", "10,50", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "MDAD seen" in result.output and "random-stratified-equal" in result.output
-    n = len(available())
+    n = len(defaults())
     # the default data: the paper's GPQA matrix, bundled
     flat = " ".join(result.output.split())
     assert (f"gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2): 420 models x 448 items (1 subtask, 224 seen "
@@ -34,7 +34,7 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     for name in ("summary.parquet", "summary.csv", "curves.csv", "table.csv", "report.html", "config.json"):
         assert (out / name).is_file(), name
     summary = pd.read_csv(out / "summary.csv")
-    assert set(summary["method"]) == set(available())  # every method by default
+    assert set(summary["method"]) == set(defaults())  # every method but the adaptive family by default
     assert set(summary["view"]) == {"seen", "unseen"}
     assert {"mdad_robust", "mdad_robust_low", "mdad_robust_high"} <= set(summary.columns)
     html = (out / "report.html").read_text()
@@ -43,7 +43,7 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     # the closing overview: one line per method with its seen MDAD at each size
     overview = result.output.split("MDAD on the seen items")[1]
     seen = summary[summary["view"] == "seen"]
-    for method in available():
+    for method in defaults():
         line = next(row for row in overview.splitlines() if row.split()[:1] == [method])
         values = seen[seen["method"] == method].sort_values("size")
         expected = " ".join(f"{v:g}" if ok else "not reached" for v, ok in zip(values["mdad"], values["mdad_reached"]))

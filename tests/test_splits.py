@@ -64,3 +64,17 @@ def test_impossible_target_count(small_sim):
     make_splits(small_sim, runs=1, n_targets=small_sim.n_models - 2)  # two source models are enough
     with pytest.raises(MdadError, match="The data has only 3 models; an experiment needs at least 4"):
         make_splits(small_sim.take(models=np.arange(3)), runs=1, n_targets=1)
+
+
+def test_targets_from_top_are_the_strongest_models_in_every_run(small_sim):
+    splits = make_splits(small_sim, runs=4, n_targets=12, seed=2, targets_from="top")
+    accuracy = np.nanmean(small_sim.scores, axis=1)
+    threshold = np.sort(accuracy)[-12]
+    for run in range(4):
+        assert set(splits.targets[run]) == set(splits.targets[0])
+        assert accuracy[splits.targets[run]].min() >= threshold >= accuracy[splits.source_pool[run]].max()
+    assert len(set(splits.seen[0]) ^ set(splits.seen[1])) > 0  # the item halves still vary by run
+    with pytest.raises(MdadError, match="not both"):
+        make_splits(small_sim, runs=1, group="nope", targets_from="top")
+    with pytest.raises(MdadError, match="random, top"):
+        make_splits(small_sim, runs=1, targets_from="best")

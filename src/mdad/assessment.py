@@ -115,7 +115,7 @@ def held_out_runs(matrix: ResponseMatrix, method: str, sizes, *, runs: int, targ
                               targets=n_targets, seed=seed)
     tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
     with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
-        blocks = {task.first_run: {cell.size: est for cell, est in result.items()} for task, result in finished}
+        blocks = {task.first_run: {cell.size: out["estimate"] for cell, out in result.items()} for task, result in finished}
     estimates = {k: np.concatenate([blocks[start][k] for start in sorted(blocks)]) for k in sizes}
     truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
     return HeldOutRuns(estimates=estimates, truths=truths, targets=n_targets, sources=n_sources)

@@ -17,6 +17,8 @@ from mdad.data.matrix import fingerprint
 from mdad.intervals.order import PairPrior
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 from mdad.intervals.trust import estimate_intervals, neighbour_orders
+from mdad.methods.adaptive import AdaptiveBenchmark
+from mdad.methods.aipw import AIPWBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.seeding import rng_for
 
@@ -42,11 +44,20 @@ class SelectedMicroBenchmark:
     pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
     pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
 
+    @property
+    def size(self) -> int:
+        """Items each model answers (for an adaptive test: how many it is asked, from the whole pool)."""
+        return self.micro.size
+
+    @property
+    def adaptive(self) -> bool:
+        return isinstance(self.micro, AdaptiveBenchmark)
+
     def with_assessment(self, assessment: Assessment) -> SelectedMicroBenchmark:
-        if (assessment.method, assessment.size) != (self.method, len(self.item_ids)):
+        if (assessment.method, assessment.size) != (self.method, self.size):
             raise MdadError(
                 f"The assessment is of {assessment.method} with {assessment.size} items, but the micro-benchmark "
-                f"is {self.method} with {len(self.item_ids)} items."
+                f"is {self.method} with {self.size} items."
             )
         return replace(self, assessment=assessment)
 
@@ -56,22 +67,43 @@ class SelectedMicroBenchmark:
         Refuses results of another task version than the micro-benchmark was built on: a task
         whose version or n-shot differs, or an item whose document or gold answer differs.
         """
+        return self.details(matrix)["estimate"]
+
+    def details(self, matrix: ResponseMatrix) -> pd.DataFrame:
+        """Per model of ``matrix``: the estimate and what the estimator adds. Model-based estimators
+        add the extrapolation guard (``flagged``, ``reason``); AIPW its interval (``low``, ``high``);
+        an adaptive test the number of items answered and the item it would ask next (``next_item``,
+        empty once the test is over). A static micro-benchmark needs every model's answer on every
+        item; an adaptive test takes whatever pool items each model answered."""
+        index = pd.Index(matrix.models, name="model")
+        if self.adaptive:
+            return self._adaptive_details(matrix, {item: j for j, item in enumerate(matrix.items)}, index)
         scores, gold = self.item_scores(matrix)
-        return pd.Series(self.micro.estimate(scores, gold), index=pd.Index(matrix.models, name="model"), name="estimate")
+        frame = pd.DataFrame({"estimate": self.micro.estimate(scores, gold)}, index=index)
+        if isinstance(self.micro, AIPWBenchmark):
+            interval = self.micro.interval(scores)
+            frame["low"], frame["high"] = interval.low, interval.high
+        return _with_flags(frame, self.micro.flags(scores))
 
     def intervals(self, matrix: ResponseMatrix, *, level: float = 0.9) -> EstimateIntervals:
         """Every model's estimate with an interval for its full-benchmark accuracy (mdad.intervals.trust)."""
-        scores, gold = self.item_scores(matrix)
-        return estimate_intervals(self, scores, self.micro.estimate(scores, gold), np.asarray(matrix.models),
-                                  level=level)
+        scores, estimates = self._scores_and_estimates(matrix)
+        return estimate_intervals(self, scores, estimates, np.asarray(matrix.models), level=level)
 
     def order_probabilities(self, matrix: ResponseMatrix) -> OrderProbabilities:
         """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""
-        scores, gold = self.item_scores(matrix)
-        return neighbour_orders(self, scores, self.micro.estimate(scores, gold), np.asarray(matrix.models))
+        scores, estimates = self._scores_and_estimates(matrix)
+        return neighbour_orders(self, scores, estimates, np.asarray(matrix.models))
+
+    def _scores_and_estimates(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray]:
+        """The static items' scores (none for an adaptive test, which has no exact answer) and the estimates."""
+        estimates = self.details(matrix)["estimate"].to_numpy(np.float64)
+        scores = np.empty((matrix.n_models, 0)) if self.adaptive else self.item_scores(matrix)[0]
+        return scores, estimates
 
     def item_scores(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray | None]:
-        """The models' scores on the chosen items (models x k) and, if the estimator uses them, gold-option probabilities."""
+        """The models' scores on the chosen items (models x k) and, if the estimator uses them, gold-option
+        probabilities; refuses missing items, unanswered items and another task version."""
         lookup = {item: j for j, item in enumerate(matrix.items)}
         missing = [str(item) for item in self.item_ids if item not in lookup]
         if missing:
@@ -89,7 +121,32 @@ class SelectedMicroBenchmark:
         gold = matrix.gold_prob()[:, cols] if self.micro.uses_gold_prob else None
         return scores, gold
 
-    def _check_same_tasks(self, matrix: ResponseMatrix, cols: np.ndarray) -> None:
+    def first_item(self) -> str:
+        """The item an adaptive test asks every new model first (it starts from one ability)."""
+        if not self.adaptive:
+            raise MdadError(f"{self.method} is not an adaptive test; every model answers all its items.")
+        return str(self.item_ids[self.micro.next_items(np.full((1, len(self.item_ids)), np.nan))[0]])
+
+    def _adaptive_details(self, matrix: ResponseMatrix, lookup: dict, index: pd.Index) -> pd.DataFrame:
+        present = np.array([j for j, item in enumerate(self.item_ids) if item in lookup], dtype=np.int64)
+        if not present.size:
+            raise MdadError(f"None of the adaptive test's {len(self.item_ids)} pool items is in {matrix.source}; "
+                            "item ids must match those the test was built from.")
+        cols = np.array([lookup[self.item_ids[j]] for j in present])
+        self._check_same_tasks(matrix, cols, present)
+        answers = np.full((matrix.n_models, len(self.item_ids)), np.nan)
+        answers[:, present] = matrix.scores[:, cols]
+        nxt = self.micro.next_items(answers)
+        frame = pd.DataFrame({
+            "estimate": self.micro.estimate(answers),
+            "answered": (~np.isnan(answers)).sum(axis=1),
+            "next_item": np.where(nxt >= 0, self.item_ids[np.maximum(nxt, 0)], ""),
+        }, index=index)
+        return _with_flags(frame, self.micro.flags(answers))
+
+    def _check_same_tasks(self, matrix: ResponseMatrix, cols: np.ndarray, positions: np.ndarray | None = None) -> None:
+        """Refuse another task version; ``cols`` are the matrix columns of the items at ``positions``
+        of ``item_ids`` (default: all of them, in order)."""
         for subtask in dict.fromkeys(self.subtasks.tolist()):
             built, new = self.tasks.get(subtask, {}), matrix.tasks.get(subtask, {})
             for key in TASK_IDENTITY:
@@ -101,9 +158,11 @@ class SelectedMicroBenchmark:
         if self.item_hashes is None or matrix.item_hashes is None:
             return
         new = matrix.item_hashes[cols]
-        differ = (self.item_hashes != "") & (new != "") & (self.item_hashes != new)
+        own = self.item_hashes if positions is None else self.item_hashes[positions]
+        ids = self.item_ids if positions is None else self.item_ids[positions]
+        differ = (own != "") & (new != "") & (own != new)
         if differ.any():
-            item = str(self.item_ids[np.argmax(differ)])
+            item = str(ids[np.argmax(differ)])
             raise MdadError(
                 f"Item {item!r} in {matrix.source} has another document or gold answer than when the micro-benchmark "
                 f"was built ({int(differ.sum())} of {len(differ)} items differ): the task changed; its estimates do not apply."
@@ -153,7 +212,7 @@ class SelectedMicroBenchmark:
 
     def to_json(self) -> dict:
         return {
-            "format": FORMAT, "method": self.method, "size": len(self.item_ids), "seed": self.seed,
+            "format": FORMAT, "method": self.method, "size": self.size, "seed": self.seed,
             "data_source": self.data_source, "data_fingerprint": self.data_fingerprint, "pool_items": self.n_pool,
             "items": self.item_ids.tolist(), "subtasks": self.subtasks.tolist(),
             "pool_positions": self.micro.items.tolist(), "estimator": self.micro.estimator_params(),
@@ -202,6 +261,14 @@ def _pool_subtasks(value, path: Path) -> dict[str, int] | None:
     if not isinstance(value, dict) or not all(isinstance(n, int) and n > 0 for n in value.values()):
         raise MdadError(f"{path}: 'pool_subtasks' must map each subtask to its number of pool items.")
     return {str(name): n for name, n in value.items()}
+
+
+def _with_flags(frame: pd.DataFrame, flags) -> pd.DataFrame:
+    """The frame with the extrapolation guard's flag and reason per model (when the estimator has one)."""
+    if flags is not None:
+        frame["flagged"] = flags.flagged
+        frame["reason"] = [flags.reason(i) for i in range(len(frame))]
+    return frame
 
 
 def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> SelectedMicroBenchmark:

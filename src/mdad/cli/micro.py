@@ -11,6 +11,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from mdad import methods as method_registry
 from mdad.assessment import Assessment, assess
 from mdad.cli.common import (
     DATASET_HELP, DEFAULT_DATASET, FILTER_HELP, METRIC_HELP, RERUNS_HELP, app, check_output_file, check_workers, console,
@@ -49,6 +50,9 @@ def select_command(
         raise MdadError(f"--assess-runs must be 0 or more, got {assess_runs}.")
     check_threshold(threshold)
     check_workers(workers)
+    if method_registry.get(method).adaptive and (lm_eval_samples is not None or inspect):
+        raise MdadError(f"{method} asks each new model its own items one at a time, so there is no fixed sample list: "
+                        "ask the first item it names, then 'mdad estimate' names the next after each answer.")
     check_output_file(out, "The output file")
     if lm_eval_samples is not None:
         check_output_file(lm_eval_samples, "The lm-eval samples file")
@@ -65,8 +69,15 @@ def select_command(
                                                    workers=workers or os.cpu_count() or 1, threshold=threshold))
     chosen.save(out)
     n_subtasks = len(set(chosen.subtasks.tolist()))
-    console.print(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
-                  f"({plural(n_subtasks, 'subtask')}) written to {out}.")
+    if chosen.adaptive:
+        first = chosen.first_item()
+        console.print(f"{method}: an adaptive test of {size} items from the pool of {matrix.n_items} items of "
+                      f"{matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}. Every new model starts "
+                      f"with item {first}; after each answer 'mdad estimate {out} RESULTS' names its next item.",
+                      highlight=False)
+    else:
+        console.print(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
+                      f"({plural(n_subtasks, 'subtask')}) written to {out}.")
     if chosen.assessment is not None:
         console.print(describe_assessment(chosen.assessment))
     if samples is not None:
@@ -122,29 +133,52 @@ def estimate_command(
         raise MdadError(f"No such file or folder: {results}.")
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
+    details = chosen.details(matrix)
     intervals = chosen.intervals(matrix, level=level)
     orders = chosen.order_probabilities(matrix)
     assessment = chosen.assessment
     threshold = assessment.threshold if assessment is not None else DEFAULT_THRESHOLD
     share = f"{100 * level:g}%"
-    table = Table(title=f"{chosen.method}, {len(chosen.item_ids)} items: estimated full-benchmark accuracy (%), "
+    size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
+    table = Table(title=f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%), "
                         "gap to the next model (points)")
     table.add_column("model", overflow="fold")
-    for name in ("estimate", f"{share} interval", "gap", "P(order holds)"):
-        table.add_column(name, justify="right", no_wrap=True)
+    show_interval, show_p = bool(np.isfinite(intervals.low).any()), bool(np.isfinite(orders.probability).any())
+    for name, shown in (("estimate", True), (f"{share} interval", show_interval), ("gap", True),
+                        ("P(order holds)", show_p)):
+        if shown:
+            table.add_column(name, justify="right", no_wrap=True)
+    has_aipw = "low" in details
+    if has_aipw:
+        table.add_column("AIPW 95% interval", justify="right")
+    if chosen.adaptive:
+        table.add_column("answered", justify="right")
+        table.add_column("next item", overflow="fold")
+    if "flagged" in details:
+        table.add_column("guard")
     ranked = np.argsort(-intervals.estimate, kind="stable")
     unsure = 0
     for position, i in enumerate(ranked):
-        row = [str(intervals.models[i]), f"{100 * intervals.estimate[i]:.1f}",
-               "" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}"]
+        row = [str(intervals.models[i]), f"{100 * intervals.estimate[i]:.1f}"]
+        if show_interval:
+            row.append("" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}")
         if position < len(orders.gap):
             p = orders.probability[position]
             below = bool(p < threshold)
             unsure += below
             text = "" if np.isnan(p) else f"{p:.2f}"
-            row += [f"{orders.gap[position]:.1f}", f"[yellow]{text}[/yellow]" if below else text]
+            row.append(f"{orders.gap[position]:.1f}")
+            if show_p:
+                row.append(f"[yellow]{text}[/yellow]" if below else text)
         else:
-            row += ["", ""]
+            row += ["", ""] if show_p else [""]
+        extra = details.iloc[i]
+        if has_aipw:
+            row.append(f"{100 * extra['low']:.1f} - {100 * extra['high']:.1f}")
+        if chosen.adaptive:
+            row += [str(extra["answered"]), extra["next_item"] or "(done)"]
+        if "flagged" in details:
+            row.append("[yellow]extrapolation[/yellow]" if extra["flagged"] else "")
         table.add_row(*row)
     console.print(table)
     console.print(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.", highlight=False)
@@ -155,6 +189,14 @@ def estimate_command(
         console.print("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its MDAD).")
     else:
         console.print(describe_assessment(assessment))
+    if "flagged" in details and details["flagged"].any():
+        flagged = details[details["flagged"]]
+        console.print(f"{plural(len(flagged), 'estimate')} of {len(details)} flagged as extrapolations, unreliable "
+                      "because the source models do not cover them:", highlight=False)
+        for model, row in flagged.iterrows():
+            console.print(f"  {model}: {row['reason']}.", highlight=False)
+    if chosen.adaptive and (details["next_item"] != "").any():
+        console.print("Ask each model its next item, then run this command again with the new results.")
     if csv is not None:
         intervals.to_frame().to_csv(csv, index=False)
     if pairs_csv is not None:

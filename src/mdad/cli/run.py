@@ -39,12 +39,13 @@ def run(
     ctx: typer.Context,
     dataset: str = typer.Option(DEFAULT_DATASET, help=DATASET_HELP),
     data: Optional[Path] = typer.Option(None, help="Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a CSV/parquet table (file or folder)."),
-    methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all)."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated selection methods (default: all but adaptive, adaptive-1d and aipw; see 'mdad methods')."),
     sizes: Optional[str] = typer.Option(None, help="Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) items); default: 10,25,50,100,250,500,1000 up to the seen pool; the paper's 10,25,50,100,200 on gpqa."),
     sources: Optional[str] = typer.Option(None, help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer)."),
     runs: int = typer.Option(50, help="Random runs per cell."),
     targets: Optional[int] = typer.Option(None, help="Target models per run (default: 50, or half the models if fewer than 100)."),
     group: Optional[str] = typer.Option(None, help="Use this named model group (groups.json beside the data) as the targets in every run."),
+    targets_from: str = typer.Option("random", help="Where targets come from: 'random' (a fresh draw per run) or 'top' (the strongest models by accuracy on all items are the targets of every run, the rest the sources)."),
     seed: int = typer.Option(0, help="The one seed behind every random draw."),
     threshold: float = typer.Option(DEFAULT_THRESHOLD, help="Agreement rate that defines MDAD."),
     per_subtask: bool = typer.Option(False, "--per-subtask", help="Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined benchmark."),
@@ -63,14 +64,16 @@ def run(
     check_figure_format(figures)
     check_workers(workers)
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
-    method_names = parse_list(methods, "methods") or method_registry.available()
+    method_names = parse_list(methods, "methods") or method_registry.defaults()
     if per_subtask:
-        method_names += [f"{m}{PER_SUBTASK}" for m in method_names if not is_per_subtask(m)]
+        method_names += [f"{m}{PER_SUBTASK}" for m in method_names
+                         if not is_per_subtask(m) and not method_registry.get(m).adaptive]
     method_names = list(dict.fromkeys(method_names))
     builtin = builtin_dataset(dataset) if data is None else None
     defaults = ExperimentConfig.for_matrix(matrix, methods=method_names, runs=runs, targets=targets, group=group,
                                            seed=seed, sources=parse_list(sources, "sources", int) or None,
-                                           sizes=builtin.sizes if builtin is not None else None)
+                                           sizes=builtin.sizes if builtin is not None else None,
+                                           targets_from=targets_from)
     n_seen = n_seen_items(matrix)
     requests = parse_sizes(sizes, n_seen) if sizes else [SizeRequest(str(k), k) for k in defaults.sizes]
     config = replace(defaults, sizes=unique_counts(requests))
@@ -90,7 +93,9 @@ def run(
     total = len(method_names) * len(size_list) * len(source_list)
     kept_blocks = store.n_blocks()
     label = matrix.source if not matrix.simulated or "simulated" in matrix.source else f"{matrix.source} (simulated)"
-    targets_text = f"group {group} as targets" if group else f"{experiment.splits.targets.shape[1]} targets"
+    targets_text = (f"group {group} as targets" if group else
+                    f"the {experiment.splits.targets.shape[1]} strongest models as targets" if targets_from == "top" else
+                    f"{experiment.splits.targets.shape[1]} targets")
     console.print(f"{label}: {plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} ({plural(len(matrix.subtask_names), 'subtask')}, "
                   f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(method_names), 'method')} x "
                   f"{plural(len(size_list), 'size')} x {plural(len(source_list), 'source count')} = {plural(total, 'cell')}.",
@@ -180,10 +185,16 @@ def print_table(summary) -> None:
         table.add_column("size", justify="right", no_wrap=True)
         for header, _, _ in columns:
             table.add_column(header, justify="right", no_wrap=True)
+        guarded = "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any()
+        if guarded:
+            table.add_column("flagged\nper run", justify="right", no_wrap=True)
         for _, row in rows.iterrows():
             cells = [row[col] if metric is None else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
-            table.add_row(str(row["size"]), *cells)
+            table.add_row(str(row["size"]), *cells, *([row["flagged targets per run"]] if guarded else []))
         console.print(table)
+    if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
+        console.print("flagged per run: targets whose model-based estimate is an extrapolation (ability outside the "
+                      "source models' range, or answers that fit the IRT model badly).")
     print_overview(summary)
     console.print("MDAD and error in accuracy points; MDAD [95% bootstrap interval].")
 
@@ -213,5 +224,6 @@ def list_methods() -> None:
     """List the selection methods."""
     for name, cls in method_registry.REGISTRY.items():
         console.print(f"[bold]{name}[/bold]: {cls.description}")
-    console.print(f"Every method also runs within each subtask as NAME{PER_SUBTASK} (or add --per-subtask to 'mdad run').")
+    console.print(f"Every method but the adaptive ones also runs within each subtask as NAME{PER_SUBTASK} (or add "
+                  "--per-subtask to 'mdad run').")
 

@@ -111,6 +111,8 @@ def evaluate_cell(
             arrays["estimate"], arrays[view], threshold=threshold, bootstrap_rng=rng_for(seed, "bootstrap", *key, view),
             robust_rng=rng_for(seed, "robust", *key, view) if robust else None, bin_width=bin_width,
         )
+        if "flagged" in frame:  # the extrapolation guard of model-based estimates (docs/adaptive.md)
+            metrics["flagged_per_run"] = float(frame["flagged"].sum()) / arrays["estimate"].shape[0]
         rows.append({"method": cell.method, "size": cell.size, "sources": cell.sources, "view": view, **metrics})
         curves.append(pd.DataFrame({
             "method": cell.method, "size": cell.size, "sources": cell.sources, "view": view,

@@ -23,7 +23,7 @@ from mdad.experiment.evaluate import evaluate_frames
 from mdad.experiment.executors import execute
 from mdad.experiment.splits import Splits, make_splits, n_seen_items
 from mdad.data.matrix import fingerprint
-from mdad.experiment.store import Cell, ResultStore
+from mdad.experiment.store import BLOCK_DTYPE, Cell, ResultStore
 from mdad.methods.base import SourceView, check_size
 from mdad.methods.per_subtask import allocate, is_per_subtask
 from mdad.seeding import rng_for
@@ -65,6 +65,9 @@ class ExperimentConfig:
         Random runs per cell and target models per run (ignored with ``group``).
     group : str, optional
         A named group of models (groups.json beside the data) as the targets of every run.
+    targets_from : str
+        "random" (a fresh random draw of targets per run) or "top" (the ``targets`` models of
+        highest accuracy on all items are the targets of every run; docs/adaptive.md).
     seed : int
         The one seed behind every random draw.
     """
@@ -76,6 +79,7 @@ class ExperimentConfig:
     targets: int = 50
     group: str | None = None
     seed: int = 0
+    targets_from: str = "random"
 
     def __post_init__(self) -> None:
         # one method, size or number of sources may be given alone
@@ -94,11 +98,11 @@ class ExperimentConfig:
     def for_matrix(
         cls, matrix: ResponseMatrix, *, methods: Sequence[str] | str | None = None, sizes: Sequence[int] | int | None = None,
         sources: Sequence[int] | int | None = None, runs: int = 50, targets: int | None = None, group: str | None = None,
-        seed: int = 0,
+        seed: int = 0, targets_from: str = "random",
     ) -> "ExperimentConfig":
         """The configuration for ``matrix`` with the data-dependent defaults filled in.
 
-        Defaults: every method; targets :func:`default_targets`; sources :func:`default_sources` of the
+        Defaults: every method but the adaptive family (``mdad.methods.defaults()``); targets :func:`default_targets`; sources :func:`default_sources` of the
         models left besides the targets; sizes :func:`default_sizes` of the seen pool.
 
         Examples
@@ -109,12 +113,12 @@ class ExperimentConfig:
         (20, (20,), (10, 25))
         """
         n_targets = default_targets(matrix.n_models) if targets is None else targets
-        probe = make_splits(matrix, 1, n_targets, seed, group)
+        probe = make_splits(matrix, 1, n_targets, seed, group, targets_from=targets_from)
         return cls(
-            methods=tuple(method_registry.available()) if methods is None else methods,
+            methods=tuple(method_registry.defaults()) if methods is None else methods,
             sizes=default_sizes(n_seen_items(matrix)) if sizes is None else sizes,
             sources=(default_sources(probe.source_pool.shape[1]),) if sources is None else sources,
-            runs=runs, targets=int(probe.targets.shape[1]), group=group, seed=seed,
+            runs=runs, targets=int(probe.targets.shape[1]), group=group, seed=seed, targets_from=targets_from,
         )
 
 
@@ -161,7 +165,8 @@ def run_task(
     task: Task,
     on_run: Callable[[], None] | None = None,
 ) -> dict[Cell, np.ndarray]:
-    """Select and estimate every cell of ``task`` on its runs: per cell, the estimates (task runs x targets)."""
+    """Select and estimate every cell of ``task`` on its runs: per cell, task runs x targets records
+    of ``BLOCK_DTYPE`` (the estimate and the guard's flag)."""
     scores = matrix.scores
     gold_prob = matrix.gold_prob()
     codes = matrix.subtask_codes
@@ -179,15 +184,18 @@ def run_task(
             key = method.preparation or f"method:{name}"
             if key not in prepared:
                 prepared[key] = method.prepare(view, rng_for(splits.seed, "prepare", key, task.sources, run))
-            for k in task.sizes:
-                micro = method.select(view, k, rng_for(splits.seed, "select", name, k, run), prepared[key])
-                items = pool[micro.items]
-                estimates[Cell(name, k, task.sources)].append(
-                    micro.estimate(target_scores[:, items], target_probs[:, items])
-                )
+            outcomes = method.outcomes(
+                view, task.sizes, scores=target_scores[:, pool], gold_prob=target_probs[:, pool],
+                rng_of=lambda k, name=name, run=run: rng_for(splits.seed, "select", name, k, run), prepared=prepared[key],
+            )
+            for k, outcome in outcomes.items():
+                record = np.empty(len(tgt), BLOCK_DTYPE)
+                record["estimate"] = outcome.estimates
+                record["flagged"] = np.nan if outcome.flagged is None else outcome.flagged
+                estimates[Cell(name, k, task.sources)].append(record)
         if on_run is not None:
             on_run()
-    return {cell: np.array(est) for cell, est in estimates.items()}
+    return {cell: np.array(est, dtype=BLOCK_DTYPE) for cell, est in estimates.items()}
 
 
 def _truths(matrix: ResponseMatrix, splits: Splits) -> dict[str, np.ndarray]:
@@ -201,16 +209,21 @@ def _truths(matrix: ResponseMatrix, splits: Splits) -> dict[str, np.ndarray]:
     return {key: np.array(value) for key, value in out.items()}
 
 
-def _cell_frame(estimates: np.ndarray, truth: dict[str, np.ndarray], splits: Splits, matrix) -> pd.DataFrame:
-    runs, n_targets = estimates.shape
-    return pd.DataFrame({
+def _cell_frame(records: np.ndarray, truth: dict[str, np.ndarray], splits: Splits, matrix) -> pd.DataFrame:
+    """One row per run and target; a ``flagged`` column when the method has an extrapolation guard."""
+    runs, n_targets = records.shape
+    frame = pd.DataFrame({
         "run": np.repeat(np.arange(runs, dtype=np.int32), n_targets),
         "model": pd.Categorical(matrix.models[splits.targets.ravel()]),
-        "estimate": estimates.ravel(),
+        "estimate": records["estimate"].ravel(),
         "seen": truth["seen"].ravel(),
         "unseen": truth["unseen"].ravel(),
         "full": truth["full"].ravel(),
     })
+    flagged = records["flagged"].ravel()
+    if not np.isnan(flagged).all():
+        frame["flagged"] = flagged == 1
+    return frame
 
 
 @dataclass(eq=False)
@@ -273,7 +286,8 @@ class Experiment:
                 f"{matrix.source} has {matrix.n_missing} cells that were not evaluated; "
                 "drop the incomplete items or models first (ResponseMatrix.require_complete)."
             )
-        self.splits = make_splits(matrix, config.runs, config.targets, config.seed, config.group)
+        self.splits = make_splits(matrix, config.runs, config.targets, config.seed, config.group,
+                                  targets_from=config.targets_from)
         seen_per_subtask = np.bincount(matrix.subtask_codes[self.splits.seen[0]])
         for k in config.sizes:
             check_size(k, self.splits.n_seen)
@@ -294,6 +308,7 @@ class Experiment:
             "has_option_probs": self.matrix.has_option_probs,
             "items_with_option_probs": int(self.matrix.option_items.sum()), "data_notes": list(self.matrix.notes),
             "runs": c.runs, "targets": int(self.splits.targets.shape[1]), "group": c.group, "seed": c.seed,
+            "targets_from": c.targets_from,
             "methods": list(c.methods), "sizes": list(c.sizes), "sources": list(c.sources),
         }
 

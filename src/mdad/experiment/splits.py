@@ -12,6 +12,7 @@ from mdad.seeding import rng_for
 
 SPLIT_STREAM = "splits"
 MIN_MODELS = 4  # 2 targets and 2 source models
+TARGET_CHOICES = ("random", "top")
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,6 +30,7 @@ class Splits:
     unseen: np.ndarray  # runs x n_unseen
     seed: int
     group: str | None = None
+    targets_from: str = "random"
 
     @property
     def n_runs(self) -> int:
@@ -59,10 +61,20 @@ def make_splits(
     n_targets: int = 50,
     seed: int = 0,
     group: str | None = None,
+    *,
+    targets_from: str = "random",
 ) -> Splits:
-    """Draw every run's targets (or take the named group), source order and seen/unseen halves."""
+    """Draw every run's targets (or take the named group), source order and seen/unseen halves.
+
+    ``targets_from="top"`` makes the ``n_targets`` models of highest accuracy on all items the
+    targets of every run (the rest are the sources): new models stronger than every source
+    model, where estimates that lean on the sources must extrapolate."""
     if runs < 1:
         raise MdadError(f"The number of runs must be at least 1, got {runs}.")
+    if targets_from not in TARGET_CHOICES:
+        raise MdadError(f"Targets come from one of {', '.join(TARGET_CHOICES)}, got {targets_from!r}.")
+    if group and targets_from != "random":
+        raise MdadError("Targets come either from a named group or from the strongest models, not both.")
     n_models = matrix.n_models
     fixed = matrix.group_index(group) if group else None
     if n_models < MIN_MODELS:
@@ -78,6 +90,9 @@ def make_splits(
     if fixed is not None and len(fixed) > n_models - 2:
         raise MdadError(f"Group {group!r} holds {len(fixed)} of the {n_models} models; fewer than 2 source models "
                         "would be left.")
+    if targets_from == "top":
+        accuracy = np.nanmean(matrix.scores, axis=1)
+        fixed = np.sort(np.lexsort((np.arange(n_models), -accuracy))[:n_targets])  # ties: earlier model
     codes = matrix.subtask_codes
     members = [np.flatnonzero(codes == s) for s in range(len(matrix.subtask_names))]
     targets, pools, seen, unseen = [], [], [], []
@@ -94,5 +109,5 @@ def make_splits(
         unseen.append(np.sort(np.concatenate([h[len(h) // 2 :] for h in halves])))
     return Splits(
         targets=np.array(targets), source_pool=np.array(pools), seen=np.array(seen),
-        unseen=np.array(unseen), seed=seed, group=group,
+        unseen=np.array(unseen), seed=seed, group=group, targets_from=targets_from,
     )

@@ -28,7 +28,11 @@ CONFIG_FILE = "config.json"
 CELLS_DIR = "cells"
 PARTIAL_DIR = "partial"
 # Settings that change every cell's numbers: a store made with other values cannot be resumed.
-IDENTITY_KEYS = ("data_fingerprint", "runs", "targets", "group", "seed")
+IDENTITY_KEYS = ("data_fingerprint", "runs", "targets", "group", "seed", "targets_from")
+IDENTITY_DEFAULTS = {"targets_from": "random"}  # what stores written before a key existed used
+# A block of runs holds, per run and target, the estimate and the extrapolation guard's flag
+# (1 flagged, 0 not, NaN for methods without a guard).
+BLOCK_DTYPE = np.dtype([("estimate", np.float64), ("flagged", np.float64)])
 
 
 @dataclass(frozen=True, order=True)
@@ -72,10 +76,11 @@ class ResultStore:
         if path.is_file():
             old = self.read_config()
             for key in IDENTITY_KEYS:
-                if old.get(key) != config.get(key):
+                there, now = (old.get(key, IDENTITY_DEFAULTS.get(key)), config.get(key, IDENTITY_DEFAULTS.get(key)))
+                if there != now:
                     raise MdadError(
-                        f"{self.root} holds results of a different experiment ({key}: {old.get(key)!r} there, "
-                        f"{config.get(key)!r} now); use another output folder."
+                        f"{self.root} holds results of a different experiment ({key}: {there!r} there, "
+                        f"{now!r} now); use another output folder."
                     )
             merged = {**old, **config}
             for key in ("methods", "sizes", "sources"):
@@ -103,12 +108,13 @@ class ResultStore:
     def has_block(self, cell: Cell, first_run: int, stop_run: int) -> bool:
         return (self.root / cell.block_path(first_run, stop_run)).is_file()
 
-    def write_block(self, cell: Cell, first_run: int, stop_run: int, estimates: np.ndarray) -> None:
+    def write_block(self, cell: Cell, first_run: int, stop_run: int, records: np.ndarray) -> None:
+        """Keep the records (runs x targets of BLOCK_DTYPE) of runs first_run to stop_run - 1."""
         path = self.root / cell.block_path(first_run, stop_run)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.tmp-{os.getpid()}.npy")
         with uninterrupted():
-            np.save(tmp, np.asarray(estimates, dtype=np.float64), allow_pickle=False)
+            np.save(tmp, np.asarray(records, dtype=BLOCK_DTYPE), allow_pickle=False)
             os.replace(tmp, path)
 
     def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
@@ -119,6 +125,12 @@ class ResultStore:
             raise MdadError(f"{path} is not a readable block of results ({exc}); delete it to recompute.") from None
         if block.ndim != 2 or block.shape[0] != stop_run - first_run:
             raise MdadError(f"{path} holds {block.shape} estimates, not {stop_run - first_run} runs; delete it to recompute.")
+        if block.dtype.names is None:  # a block of plain estimates, written before blocks held guard flags
+            plain = block.astype(np.float64)
+            block = np.empty(plain.shape, BLOCK_DTYPE)
+            block["estimate"], block["flagged"] = plain, np.nan
+        elif block.dtype != BLOCK_DTYPE:
+            raise MdadError(f"{path} is not a block of mdad results; delete it to recompute.")
         return block
 
     def n_blocks(self) -> int:

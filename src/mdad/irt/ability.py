@@ -45,27 +45,30 @@ def estimate_ability(
     current = _objective(theta, a, b, y, mask, prior_prec)
     eye = np.eye(d)
     outer = (a[:, :, None] * a[:, None, :]).reshape(len(a), -1)
+    active = np.arange(n)  # models not yet converged; a converged model's rounding noise is not searched
     for _ in range(max_iter):
-        p = sigmoid(theta @ a.T - b)
-        grad = (mask * (p - y)) @ a + prior_prec * theta
-        weight = mask * p * (1.0 - p)
-        hess = (weight @ outer).reshape(n, d, d) + prior_prec * eye
+        th, ty, tm = theta[active], y[active], mask[active]
+        p = sigmoid(th @ a.T - b)
+        grad = (tm * (p - ty)) @ a + prior_prec * th
+        weight = tm * p * (1.0 - p)
+        hess = (weight @ outer).reshape(len(active), d, d) + prior_prec * eye
         step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        decrement = np.einsum("nd,nd->n", grad, step)
-        if decrement.max() < tol:
+        keep = np.einsum("nd,nd->n", grad, step) >= tol
+        if not keep.any():
             break
-        scale = np.ones(n)
-        candidate = theta - step
-        value = _objective(candidate, a, b, y, mask, prior_prec)
+        active, th, step, ty, tm = active[keep], th[keep], step[keep], ty[keep], tm[keep]
+        scale = np.ones(len(active))
+        candidate = th - step
+        value = _objective(candidate, a, b, ty, tm, prior_prec)
         for _ in range(30):
-            worse = value > current
+            worse = value > current[active]
             if not worse.any():
                 break
             scale[worse] *= 0.5
-            candidate[worse] = theta[worse] - scale[worse, None] * step[worse]
-            value[worse] = _objective(candidate[worse], a, b, y[worse], mask[worse], prior_prec)
-        better = value <= current
-        theta[better], current[better] = candidate[better], value[better]
+            candidate[worse] = th[worse] - scale[worse, None] * step[worse]
+            value[worse] = _objective(candidate[worse], a, b, ty[worse], tm[worse], prior_prec)
+        better = value <= current[active]
+        theta[active[better]], current[active[better]] = candidate[better], value[better]
     return theta
 
 

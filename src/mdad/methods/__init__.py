@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from mdad.errors import MdadError
+from mdad.methods.adaptive import Adaptive, Adaptive1D
+from mdad.methods.aipw import AIPW
 from mdad.methods.anchor_points import AnchorPoints
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
 from mdad.methods.diversity import Diversity
@@ -23,6 +25,9 @@ REGISTRY: dict[str, type[SelectionMethod]] = {
         TinyBenchmarks,
         TinyBenchmarksPIRT,
         TinyBenchmarksGPIRT,
+        Adaptive,
+        Adaptive1D,
+        AIPW,
     )
 }
 
@@ -32,13 +37,20 @@ def available() -> list[str]:
     return list(REGISTRY)
 
 
+def defaults() -> list[str]:
+    """Names of the methods run when none are named: all but the adaptive family (docs/adaptive.md)."""
+    return [name for name, cls in REGISTRY.items() if cls.default]
+
+
 def get(name: str) -> SelectionMethod:
     """A selection method by name (``NAME@per-subtask``: its per-subtask variant); unknown names are errors."""
     try:
         method = REGISTRY[base_name(name)]()
     except KeyError:
         raise MdadError(f"Unknown method {name!r}; known methods: {', '.join(REGISTRY)}.") from None
+    if is_per_subtask(name) and method.adaptive:
+        raise MdadError(f"{base_name(name)} chooses items per model from its answers; it has no per-subtask variant.")
     return PerSubtask(method) if is_per_subtask(name) else method
 
 
-__all__ = ["MicroBenchmark", "REGISTRY", "SelectionMethod", "SourceView", "available", "get", "plain_mean"]
+__all__ = ["MicroBenchmark", "REGISTRY", "SelectionMethod", "SourceView", "available", "defaults", "get", "plain_mean"]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from dataclasses import MISSING, dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from mdad.errors import MdadError
+
+if TYPE_CHECKING:
+    from mdad.irt.guard import GuardFlags
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,6 +98,8 @@ class MicroBenchmark:
             if f.name == "items":
                 continue
             if f.name not in params:
+                if f.default is not MISSING:  # a field added later, with a default: older files lack it
+                    continue
                 raise MdadError(f"The saved micro-benchmark lacks the field {f.name!r}.")
             value = params[f.name]
             values[f.name] = np.asarray(value) if isinstance(value, list) else value
@@ -107,6 +113,19 @@ class MicroBenchmark:
             # (a dot product's rounding depends on where the ones are, which would break ties between models)
             return values.sum(axis=1) * self.weights[0]
         return values @ self.weights
+
+    def flags(self, scores: np.ndarray) -> GuardFlags | None:
+        """The extrapolation guard of model-based estimates (mdad.irt.guard); None for the others."""
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class Outcome:
+    """What a method gives at one size in one run: every target's estimate, and which of them
+    the extrapolation guard flags (None for methods without a fitted model)."""
+
+    estimates: np.ndarray  # targets
+    flagged: np.ndarray | None = None  # targets, bool
 
 
 MicroBenchmark._kinds[MicroBenchmark.kind] = MicroBenchmark
@@ -130,6 +149,8 @@ class SelectionMethod(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     preparation: ClassVar[str | None] = None
+    adaptive: ClassVar[bool] = False  # True: each target gets its own items (see ``outcomes``)
+    default: ClassVar[bool] = True  # run when no methods are named
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         """The size-independent work of one run on ``view`` (None when there is none)."""
@@ -145,6 +166,32 @@ class SelectionMethod(ABC):
     @abstractmethod
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared: Any) -> MicroBenchmark:
         """The micro-benchmark of ``k`` pool items from what ``prepare`` returned."""
+
+    def outcomes(
+        self,
+        view: SourceView,
+        sizes: Sequence[int],
+        *,
+        scores: np.ndarray,
+        gold_prob: np.ndarray,
+        rng_of: Callable[[int], np.random.Generator],
+        prepared: Any = None,
+    ) -> dict[int, Outcome]:
+        """Every target's estimate at every size, from its answers on the whole pool (``scores``,
+        ``gold_prob``: targets x pool): what the experiment grid asks of every method.
+
+        A static method chooses one micro-benchmark per size (drawing from ``rng_of(k)``) and
+        reads the targets' answers on its items; an adaptive method overrides this to choose
+        items per target from its answers, one pass serving every size.
+        """
+        out = {}
+        for k in sizes:
+            micro = self.select(view, k, rng_of(k), prepared)
+            on_items = scores[:, micro.items]
+            flags = micro.flags(on_items)
+            out[k] = Outcome(micro.estimate(on_items, gold_prob[:, micro.items]),
+                             None if flags is None else flags.flagged)
+        return out
 
     def __call__(self, view: SourceView, k: int, rng: np.random.Generator) -> MicroBenchmark:
         """Prepare and select in one step (for single use outside the experiment grid)."""

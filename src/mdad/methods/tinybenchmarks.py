@@ -32,6 +32,7 @@ import numpy as np
 
 from mdad.errors import MdadError
 from mdad.irt import IRTFit, check_binary, estimate_ability, fit_irt, predict_correct
+from mdad.irt.guard import GuardFlags, guard, pool_accuracy_range
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
 
 DIMS = 10
@@ -47,7 +48,7 @@ class TinyPreparation:
     """The per-run work shared by the three estimators: the IRT fit, and lambda's ingredients."""
 
     def __init__(self, view: SourceView, rng: np.random.Generator, dims: int = DIMS) -> None:
-        self.scores = check_binary(view.scores, "For tinyBenchmarks the source models' scores")
+        self.scores = check_binary(view.scores, "For the IRT fit of tinyBenchmarks, adaptive and aipw the source models' scores")
         if self.scores.shape[0] < 2 or self.scores.shape[1] < 2:
             raise MdadError(
                 f"tinyBenchmarks needs at least 2 source models and 2 pool items, got {self.scores.shape[0]} "
@@ -68,6 +69,12 @@ class TinyPreparation:
     @property
     def embedding(self) -> np.ndarray:
         return self.fit.embedding
+
+    @cached_property
+    def guard_range(self) -> dict[str, float]:
+        """The source models' range of predicted pool accuracy, for the extrapolation guard."""
+        low, high = pool_accuracy_range(self.fit.theta, self.fit.a, self.fit.b)
+        return {"source_low": low, "source_high": high}
 
     @cached_property
     def variance(self) -> float:
@@ -144,9 +151,21 @@ class PIRTBenchmark(MicroBenchmark):
 
     a: np.ndarray  # pool x D
     b: np.ndarray  # pool
+    source_low: float | None = None  # the extrapolation guard's range (mdad.irt.guard); None: no guard
+    source_high: float | None = None
 
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
         return pirt_estimate(scores, self.items, self.a, self.b)
+
+    def flags(self, scores: np.ndarray) -> GuardFlags | None:
+        """The extrapolation guard at the ability estimated from the anchors."""
+        if self.source_low is None or self.source_high is None:
+            return None
+        values = check_binary(np.atleast_2d(scores), "For p-IRT the target models' answers")
+        theta = estimate_ability(values, self.a[self.items], self.b[self.items])
+        on_pool = np.full((len(values), len(self.b)), np.nan)
+        on_pool[:, self.items] = values
+        return guard(theta, on_pool, self.a, self.b, low=self.source_low, high=self.source_high)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,7 +200,8 @@ class TinyBenchmarksPIRT(TinyBenchmarks):
     description = "IRT anchor points; p-IRT estimate (ability from the anchors predicts the rest of the pool)."
 
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
-        return PIRTBenchmark(items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b)
+        return PIRTBenchmark(items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b,
+                             **prepared.guard_range)
 
 
 class TinyBenchmarksGPIRT(TinyBenchmarks):
@@ -190,5 +210,6 @@ class TinyBenchmarksGPIRT(TinyBenchmarks):
 
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
         return GPIRTBenchmark(
-            items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b, lam=prepared.gpirt_lambda(k)
+            items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b, lam=prepared.gpirt_lambda(k),
+            **prepared.guard_range,
         )

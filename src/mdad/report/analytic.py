@@ -43,7 +43,8 @@ def run_pair_stats(matrix: ResponseMatrix, config: dict) -> tuple[analytic.PairS
     if fingerprint(matrix) != config.get("data_fingerprint"):
         raise MdadError(f"The data given ({matrix.source}) is not the data the stored run used "
                         f"({config.get('data_source')}); pass the same response matrix.")
-    splits = make_splits(matrix, config["runs"], config["targets"], config["seed"], config.get("group"))
+    splits = make_splits(matrix, config["runs"], config["targets"], config["seed"], config.get("group"),
+                         targets_from=config.get("targets_from", "random"))
     seen, unseen = [], []
     for run in range(splits.n_runs):
         targets = splits.targets[run]

@@ -45,6 +45,9 @@ def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFra
             columns["robust MDAD seen (pts)"] = part.apply(format_robust, axis=1)
         for metric in METRICS:
             columns[metric.column(view)] = metric.shown(part[metric.key])
+        if view == "seen" and "flagged_per_run" in part and part["flagged_per_run"].notna().any():
+            # the extrapolation guard of model-based estimates (docs/adaptive.md); blank for other methods
+            columns["flagged targets per run"] = part["flagged_per_run"].map(lambda v: "" if np.isnan(v) else f"{v:.1f}")
         parts.append(pd.DataFrame(columns))
     table = pd.concat(parts, axis=1).reset_index()
     table.insert(2, "% of seen", share_of_seen(table["size"], n_seen))
