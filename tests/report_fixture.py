@@ -13,7 +13,7 @@ from mdad.cli import app
 from mdad.data import simulate, write_npz
 
 FIGURE_KEYS = ["mdad_vs_size", "agreement_curves", "exact_vs_simulated_0", "exact_vs_simulated_1", "error_and_tau",
-               "mdad_vs_sources", "seen_vs_unseen", "group_histogram"]
+               "mdad_vs_sources", "seen_vs_unseen", "group_histogram", "decision_curves"]
 GROUP = "close"  # ten models of nearly equal accuracy: small sizes cannot order them (MDAD not reached)
 RUN_ARGS = ["--methods", "random,random-stratified-equal", "--per-subtask", "--sizes", "8,4%,40,120",
             "--sources", "20,60", "--runs", "4", "--group", GROUP, "--threshold", "0.9", "--seed", "2"]

@@ -168,6 +168,37 @@ def test_real_gpqa_report_has_every_figure(shared_data_dir, tmp_path, monkeypatc
     assert json.loads((out / "config.json").read_text())["size_requests"][1] == {"requested": "5%", "items": 11}
 
 
+def test_trust_section_checks_calibration_on_runs_it_did_not_see(built_report):
+    """Coverage and decision curve of one cell against a direct loop over its stored runs."""
+    from mdad.experiment.evaluate import cell_arrays
+    from mdad.experiment.store import Cell, ResultStore
+    from mdad.report.trust import trust_frames
+
+    store = ResultStore(built_report)
+    coverage, decision = trust_frames(store, 60)
+    arrays = cell_arrays(store.read(Cell("random", 40, 60)))
+    est, truth = arrays["estimate"], arrays["seen"]  # 4 runs of the 10-model group: 2 calibrate (one bin), 2 check
+    residuals = np.sort((truth[:2] - est[:2]).ravel())
+    assert len(residuals) == 20  # ranks floor(21 x 0.05) = 1 and ceil(21 x 0.95) = 20
+    low, high = est[2:] + residuals[0], est[2:] + residuals[19]
+    row = coverage[(coverage["method"] == "random") & (coverage["size"] == 40) & (coverage["level"] == 0.9)]
+    assert row["coverage"].iloc[0] == pytest.approx(np.mean((low <= truth[2:]) & (truth[2:] <= high)))
+    held, pairs = {}, {}
+    for run in (2, 3):
+        for i in range(est.shape[1]):
+            for j in range(i + 1, est.shape[1]):
+                gap = 100 * abs(est[run, i] - est[run, j])
+                if gap == 0:
+                    continue
+                b = int(np.floor(gap / 0.5 + 1e-9))
+                pairs[b] = pairs.get(b, 0) + 1
+                held[b] = held.get(b, 0) + ((est[run, i] - est[run, j]) * (truth[run, i] - truth[run, j]) > 0)
+    curve = decision[(decision["method"] == "random") & (decision["size"] == 40)]
+    assert curve["pairs"].tolist() == [pairs[b] for b in sorted(pairs)]
+    np.testing.assert_allclose(curve["held"], [held[b] / pairs[b] for b in sorted(pairs)])
+    assert "Trust in single estimates" in (built_report / "report.html").read_text()
+
+
 def test_report_rebuilds_the_same_page_from_another_folder_and_says_when_the_data_is_gone(small_sim, tmp_path,
                                                                                            monkeypatch):
     """The run records the absolute path of its data and its reading options; `mdad report` reads the data

@@ -13,7 +13,7 @@ The public API, thin over the library:
 Every option is keyword-only; results are small documented objects (see README.md, docs/).
 """
 
-from mdad import metrics, methods
+from mdad import intervals, metrics, methods
 from mdad.assessment import Assessment, assess
 from mdad.data import ResponseMatrix, from_frame, load, simulate, to_frame
 from mdad.errors import MdadError
@@ -26,5 +26,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Assessment", "DEFAULT_BIN_WIDTH", "DEFAULT_THRESHOLD", "Experiment", "ExperimentConfig", "ExperimentResult",
     "MdadError", "ResponseMatrix", "SelectedMicroBenchmark",
-    "assess", "from_frame", "load", "methods", "metrics", "select", "simulate", "to_frame",
+    "assess", "from_frame", "intervals", "load", "methods", "metrics", "select", "simulate", "to_frame",
 ]

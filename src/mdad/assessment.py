@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from contextlib import closing
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -25,6 +25,8 @@ from mdad.experiment.evaluate import view_metrics
 from mdad.experiment.executors import execute
 from mdad.experiment.grid import ExperimentConfig, default_targets, plan_tasks, run_task
 from mdad.experiment.splits import make_splits
+from mdad.intervals.conformal import ConformalCalibration
+from mdad.intervals.order import OrderCalibration
 from mdad.methods.base import check_size
 from mdad.seeding import rng_for
 
@@ -47,6 +49,9 @@ class Assessment:
     mdad_robust: float
     estimates: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
     truths: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
+    # what intervals and order probabilities of any future model need (kept in the saved file)
+    interval_calibration: ConformalCalibration | None = field(default=None, repr=False, compare=False)
+    order_calibration: OrderCalibration | None = field(default=None, repr=False, compare=False)
 
     @property
     def mdad_reached(self) -> bool:
@@ -60,18 +65,60 @@ class Assessment:
         return math.inf if any(math.isnan(v) for v in values) else max(values)
 
     def to_json(self) -> dict:
-        """The summary numbers (not the per-run arrays); NaN becomes null."""
-        out = asdict(replace(self, estimates=None, truths=None))
-        del out["estimates"], out["truths"]
-        return {key: None if isinstance(value, float) and math.isnan(value) else value for key, value in out.items()}
+        """The summary numbers and the calibrations (not the per-run arrays); NaN becomes null."""
+        out = {name: getattr(self, name) for name in _SUMMARY_FIELDS}
+        out = {key: None if isinstance(value, float) and math.isnan(value) else value for key, value in out.items()}
+        if self.interval_calibration is not None:
+            out["interval_calibration"] = self.interval_calibration.to_json()
+        if self.order_calibration is not None:
+            out["order_calibration"] = self.order_calibration.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> Assessment:
+        """Read what :meth:`to_json` wrote; files without calibrations (older mdad) load without them."""
         try:
-            values = {name: data[name] for name in cls.__dataclass_fields__ if name not in ("estimates", "truths")}
+            values = {name: data[name] for name in _SUMMARY_FIELDS}
         except KeyError as exc:
             raise MdadError(f"The micro-benchmark's assessment lacks the field {exc.args[0]!r}.") from None
-        return cls(**{key: float("nan") if value is None else value for key, value in values.items()})
+        values = {key: float("nan") if value is None else value for key, value in values.items()}
+        intervals = data.get("interval_calibration")
+        order = data.get("order_calibration")
+        return cls(**values,
+                   interval_calibration=ConformalCalibration.from_json(intervals) if intervals else None,
+                   order_calibration=OrderCalibration.from_json(order) if order else None)
+
+
+_SUMMARY_FIELDS = tuple(name for name in Assessment.__dataclass_fields__
+                        if name not in ("estimates", "truths", "interval_calibration", "order_calibration"))
+
+
+@dataclass(frozen=True, eq=False)
+class HeldOutRuns:
+    """Estimates (runs x targets, per size) of held-out targets and their full-benchmark accuracies."""
+
+    estimates: dict[int, np.ndarray]
+    truths: np.ndarray
+    targets: int
+    sources: int
+
+
+def held_out_runs(matrix: ResponseMatrix, method: str, sizes, *, runs: int, targets: int | None = None,
+                  seed: int = 0, workers: int = 1) -> HeldOutRuns:
+    """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run)."""
+    n_targets = targets if targets is not None else default_targets(matrix.n_models)
+    halves = make_splits(matrix, runs, n_targets, seed)
+    whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
+    splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
+    n_sources = splits.source_pool.shape[1]
+    config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs,
+                              targets=n_targets, seed=seed)
+    tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
+    with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
+        blocks = {task.first_run: {cell.size: out["estimate"] for cell, out in result.items()} for task, result in finished}
+    estimates = {k: np.concatenate([blocks[start][k] for start in sorted(blocks)]) for k in sizes}
+    truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
+    return HeldOutRuns(estimates=estimates, truths=truths, targets=n_targets, sources=n_sources)
 
 
 def assess(
@@ -113,17 +160,8 @@ def assess(
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     check_threshold(threshold)
     check_size(size, matrix.n_items)
-    n_targets = targets if targets is not None else default_targets(matrix.n_models)
-    halves = make_splits(matrix, runs, n_targets, seed)
-    whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
-    splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
-    n_sources = splits.source_pool.shape[1]
-    config = ExperimentConfig(methods=(method,), sizes=(size,), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
-    tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
-    with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
-        blocks = {task.first_run: next(iter(result.values()))["estimate"] for task, result in finished}
-    estimates = np.concatenate([blocks[start] for start in sorted(blocks)])
-    truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
+    runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers)
+    estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)
     metrics, _ = view_metrics(estimates, truths, threshold=threshold, bootstrap_rng=rng_for(seed, "bootstrap", *key),
                               robust_rng=rng_for(seed, "robust", *key))
@@ -132,4 +170,6 @@ def assess(
         error=metrics["error"], kendall_tau=metrics["kendall_tau"], mdad=metrics["mdad"],
         mdad_low=metrics["mdad_low"], mdad_high=metrics["mdad_high"], mdad_robust=metrics["mdad_robust"],
         estimates=estimates, truths=truths,
+        interval_calibration=ConformalCalibration.fit(estimates, truths),
+        order_calibration=OrderCalibration.fit_if_possible(estimates, truths),
     )

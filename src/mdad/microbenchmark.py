@@ -14,6 +14,9 @@ from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.data.matrix import fingerprint
+from mdad.intervals.order import PairPrior
+from mdad.intervals.results import EstimateIntervals, OrderProbabilities
+from mdad.intervals.trust import estimate_intervals, neighbour_orders
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.aipw import AIPWBenchmark
 from mdad.outputs import writing
@@ -39,6 +42,8 @@ class SelectedMicroBenchmark:
     assessment: Assessment | None = None  # its reliability, measured on held-out splits (mdad.assess)
     tasks: dict = field(default_factory=dict)  # subtask -> what identifies its task (version, n-shot, task file)
     item_hashes: np.ndarray | None = None  # each item's content hash (document and gold answer), "" unknown
+    pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
+    pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
 
     @property
     def size(self) -> int:
@@ -71,10 +76,36 @@ class SelectedMicroBenchmark:
         an adaptive test the number of items answered and the item it would ask next (``next_item``,
         empty once the test is over). A static micro-benchmark needs every model's answer on every
         item; an adaptive test takes whatever pool items each model answered."""
-        lookup = {item: j for j, item in enumerate(matrix.items)}
         index = pd.Index(matrix.models, name="model")
         if self.adaptive:
-            return self._adaptive_details(matrix, lookup, index)
+            return self._adaptive_details(matrix, {item: j for j, item in enumerate(matrix.items)}, index)
+        scores, gold = self.item_scores(matrix)
+        frame = pd.DataFrame({"estimate": self.micro.estimate(scores, gold)}, index=index)
+        if isinstance(self.micro, AIPWBenchmark):
+            interval = self.micro.interval(scores)
+            frame["low"], frame["high"] = interval.low, interval.high
+        return _with_flags(frame, self.micro.flags(scores))
+
+    def intervals(self, matrix: ResponseMatrix, *, level: float = 0.9) -> EstimateIntervals:
+        """Every model's estimate with an interval for its full-benchmark accuracy (mdad.intervals.trust)."""
+        scores, estimates = self._scores_and_estimates(matrix)
+        return estimate_intervals(self, scores, estimates, np.asarray(matrix.models), level=level)
+
+    def order_probabilities(self, matrix: ResponseMatrix) -> OrderProbabilities:
+        """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""
+        scores, estimates = self._scores_and_estimates(matrix)
+        return neighbour_orders(self, scores, estimates, np.asarray(matrix.models))
+
+    def _scores_and_estimates(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray]:
+        """The static items' scores (none for an adaptive test, which has no exact answer) and the estimates."""
+        estimates = self.details(matrix)["estimate"].to_numpy(np.float64)
+        scores = np.empty((matrix.n_models, 0)) if self.adaptive else self.item_scores(matrix)[0]
+        return scores, estimates
+
+    def item_scores(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray | None]:
+        """The models' scores on the chosen items (models x k) and, if the estimator uses them, gold-option
+        probabilities; refuses missing items, unanswered items and another task version."""
+        lookup = {item: j for j, item in enumerate(matrix.items)}
         missing = [str(item) for item in self.item_ids if item not in lookup]
         if missing:
             raise MdadError(
@@ -89,11 +120,7 @@ class SelectedMicroBenchmark:
             model = str(matrix.models[np.flatnonzero(unanswered)[0]])
             raise MdadError(f"Model {model!r} has no score on some micro-benchmark items; every item must be answered.")
         gold = matrix.gold_prob()[:, cols] if self.micro.uses_gold_prob else None
-        frame = pd.DataFrame({"estimate": self.micro.estimate(scores, gold)}, index=index)
-        if isinstance(self.micro, AIPWBenchmark):
-            interval = self.micro.interval(scores)
-            frame["low"], frame["high"] = interval.low, interval.high
-        return _with_flags(frame, self.micro.flags(scores))
+        return scores, gold
 
     def first_item(self) -> str:
         """The item an adaptive test asks every new model first (it starts from one ability)."""
@@ -192,6 +219,8 @@ class SelectedMicroBenchmark:
             "pool_positions": self.micro.items.tolist(), "estimator": self.micro.estimator_params(),
             "tasks": self.tasks,
             **({"item_hashes": self.item_hashes.tolist()} if self.item_hashes is not None else {}),
+            **({"pool_subtasks": self.pool_subtasks} if self.pool_subtasks is not None else {}),
+            **({"pair_prior": self.pair_prior.to_json()} if self.pair_prior is not None else {}),
             **({"assessment": self.assessment.to_json()} if self.assessment is not None else {}),
         }
 
@@ -245,6 +274,8 @@ class SelectedMicroBenchmark:
             assessment=Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
             tasks=data.get("tasks") or {},
             item_hashes=np.array(data["item_hashes"], dtype=str) if data.get("item_hashes") is not None else None,
+            pool_subtasks=_pool_subtasks(data.get("pool_subtasks")),
+            pair_prior=PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
         )
 
     def _problem(self) -> str | None:
@@ -266,6 +297,14 @@ class SelectedMicroBenchmark:
         if weights is not None and np.shape(weights) != (n,):
             return f"the estimator has {np.size(weights)} weights for {n} items"
         return None
+
+
+def _pool_subtasks(value) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(n, int) and n > 0 for n in value.values()):
+        raise MdadError("'pool_subtasks' must map each subtask to its number of pool items")
+    return {str(name): n for name, n in value.items()}
 
 
 def _with_flags(frame: pd.DataFrame, flags) -> pd.DataFrame:
@@ -311,9 +350,12 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
     key = chosen.preparation or f"method:{method}"
     prepared = chosen.prepare(view, rng_for(seed, "prepare", key, "all"))
     micro = chosen.select(view, size, rng_for(seed, "select", method, size, "all"), prepared)
+    binary = bool(np.isin(matrix.scores, (0.0, 1.0)).all())
     return SelectedMicroBenchmark(
         method=method, item_ids=matrix.items[micro.items], subtasks=matrix.subtasks[micro.items], micro=micro,
         seed=seed, data_source=matrix.source, data_fingerprint=fingerprint(matrix), n_pool=matrix.n_items,
         tasks={s: matrix.tasks[s] for s in dict.fromkeys(matrix.subtasks[micro.items].tolist()) if s in matrix.tasks},
         item_hashes=None if matrix.item_hashes is None else matrix.item_hashes[micro.items],
+        pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True))},
+        pair_prior=PairPrior.from_scores(matrix.scores) if binary and matrix.n_models >= 2 else None,
     )

@@ -122,61 +122,85 @@ def describe_assessment(a: Assessment) -> str:
 def estimate_command(
     micro: Annotated[Path, typer.Argument(help="A micro-benchmark written by 'mdad select'.")],
     results: Annotated[Path, typer.Argument(help="New models' results on (at least) the micro-benchmark's items.")],
-    csv: Annotated[Optional[str], typer.Option(help="Also write the estimates to this CSV file.")] = None,
+    csv: Annotated[Optional[str], typer.Option(
+        help="Also write one row per model (model, estimate, low, high, level) to this CSV file.")] = None,
+    pairs_csv: Annotated[Optional[str], typer.Option(
+        help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")] = None,
+    level: Annotated[float, typer.Option(min=0, max=1, min_open=True, max_open=True,
+                                         help="Confidence level of the intervals.")] = 0.9,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
 ) -> None:
-    """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark."""
+    """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark,
+    with an interval for each and the probability that each neighbouring order holds on the full benchmark."""
     if csv is not None:
         csv = output_path(csv, "the CSV file")
         check_output_file(csv, "the CSV file")
+    if pairs_csv is not None:
+        pairs_csv = output_path(pairs_csv, "the pairs CSV file")
+        check_output_file(pairs_csv, "the pairs CSV file")
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
     details = chosen.details(matrix)
+    intervals = chosen.intervals(matrix, level=level)
+    orders = chosen.order_probabilities(matrix)
+    assessment = chosen.assessment
+    threshold = assessment.threshold if assessment is not None else DEFAULT_THRESHOLD
+    share = f"{100 * level:g}%"
     size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
-    table = Table(title=f"{literal(chosen.method)}, {size_text} (estimated full-benchmark accuracy)")
-    table.add_column("model")
-    table.add_column("estimate (%)", justify="right")
-    has_interval = "low" in details
-    if has_interval:
-        table.add_column("95% interval (%)", justify="right")
+    table = Table(title=f"{literal(chosen.method)}, {size_text}: estimated full-benchmark accuracy (%), "
+                        "gap to the next model (points)")
+    table.add_column("model", overflow="fold")
+    show_interval, show_p = bool(np.isfinite(intervals.low).any()), bool(np.isfinite(orders.probability).any())
+    for name, shown in (("estimate", True), (f"{share} interval", show_interval), ("gap", True),
+                        ("P(order holds)", show_p)):
+        if shown:
+            table.add_column(name, justify="right", no_wrap=True)
+    has_aipw = "low" in details
+    if has_aipw:
+        table.add_column("AIPW 95% interval", justify="right")
     if chosen.adaptive:
         table.add_column("answered", justify="right")
-        table.add_column("next item")
-    assessment = chosen.assessment
-    if assessment is not None:
-        table.add_column("gap to next (pts)", justify="right")
+        table.add_column("next item", overflow="fold")
     if "flagged" in details:
         table.add_column("guard")
-    ranked = details.sort_values("estimate", ascending=False)
-    values = ranked["estimate"].to_numpy()
-    gaps = 100 * (values - np.r_[values[1:], np.nan])
-    unreliable = 0
-    for (model, row), gap in zip(ranked.iterrows(), gaps):
-        cells = [literal(model), f"{100 * row['estimate']:.1f}"]
-        if has_interval:
-            cells.append(f"{100 * row['low']:.1f} to {100 * row['high']:.1f}")
+    ranked = np.argsort(-intervals.estimate, kind="stable")
+    unsure = 0
+    for position, i in enumerate(ranked):
+        row = [literal(intervals.models[i]), f"{100 * intervals.estimate[i]:.1f}"]
+        if show_interval:
+            row.append("" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}")
+        if position < len(orders.gap):
+            p = orders.probability[position]
+            below = bool(p < threshold)
+            unsure += below
+            text = "" if np.isnan(p) else f"{p:.2f}"
+            row.append(f"{orders.gap[position]:.1f}")
+            if show_p:
+                row.append(f"[yellow]{text}[/yellow]" if below else text)
+        else:
+            row += ["", ""] if show_p else [""]
+        extra = details.iloc[i]
+        if has_aipw:
+            row.append(f"{100 * extra['low']:.1f} - {100 * extra['high']:.1f}")
         if chosen.adaptive:
-            cells += [str(row["answered"]), literal(row["next_item"]) if row["next_item"] else "(done)"]
-        if assessment is not None:
-            below = bool(gap < assessment.cautious_mdad)
-            unreliable += below
-            cells.append("" if np.isnan(gap) else f"[yellow]{gap:.1f} < MDAD[/yellow]" if below else f"{gap:.1f}")
+            row += [str(extra["answered"]), literal(extra["next_item"]) if extra["next_item"] else "(done)"]
         if "flagged" in details:
-            cells.append("[yellow]extrapolation[/yellow]" if row["flagged"] else "")
-        table.add_row(*cells)
+            row.append("[yellow]extrapolation[/yellow]" if extra["flagged"] else "")
+        table.add_row(*row)
     console.print(table)
+    console.print(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.", highlight=False)
+    if len(orders.gap) and np.isfinite(orders.probability).all():
+        console.print(f"{unsure} of the {len(orders.gap)} neighbouring pairs keep their order on the full benchmark "
+                      f"with probability below {100 * threshold:g}%: those orders are not reliable.", highlight=False)
     if assessment is None:
         console.print("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its MDAD).")
     else:
         console.print(literal(describe_assessment(assessment)), highlight=False)
-        if len(ranked) > 1:
-            console.print(f"{unreliable} of the {len(ranked) - 1} neighbouring pairs are closer than the MDAD "
-                          "(the larger of the two above): their order is not reliable.")
     if "flagged" in details and details["flagged"].any():
         flagged = details[details["flagged"]]
         console.print(f"{plural(len(flagged), 'estimate')} of {len(details)} flagged as extrapolations, unreliable "
@@ -185,6 +209,7 @@ def estimate_command(
             console.print(f"  {literal(model)}: {literal(row['reason'])}.", highlight=False)
     if chosen.adaptive and (details["next_item"] != "").any():
         console.print("Ask each model its next item, then run this command again with the new results.")
-    estimates = details["estimate"]
     if csv is not None:
-        write_csv(estimates.to_frame(), csv, index=True)
+        write_csv(intervals.to_frame(), csv)
+    if pairs_csv is not None:
+        write_csv(orders.to_frame(), pairs_csv, what="the pairs CSV file")

@@ -2,12 +2,14 @@
 
 Random designs are answered exactly from the data alone (mdad.metrics.analytic): every pair
 of models, k items drawn by the design from the items both models answered, compared with
-their accuracy on all those items. Other methods are answered from the simulated curves of
-a finished `mdad run`.
+their accuracy on all those items. Other methods are answered by a quick simulation on
+held-out runs at increasing sizes (mdad.planning), or from the simulated curves of a finished
+`mdad run` (--results).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, List, Literal, Optional
 
@@ -18,6 +20,7 @@ from rich import box
 from rich.table import Table
 
 from mdad import methods as method_registry
+from mdad.assessment import assess
 from mdad.cli.common import (
     DataOption, DatasetOption, ThresholdOption, app, console, friendly_errors, output_path, read_data,
 )
@@ -29,6 +32,7 @@ from mdad.memory import require_memory
 from mdad.metrics import analytic
 from mdad.outputs import check_output_file, write_csv
 from mdad.metrics.pairwise import bin_of
+from mdad.planning import simulated_plan
 
 BIN = DEFAULT_BIN_WIDTH
 MISSING_POLICIES = ("pairwise", "error", "drop-items", "drop-models")
@@ -81,8 +85,8 @@ def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed
 
 
 @app.command(help="How many items a micro-benchmark needs to order models --detect points apart (or, with --size, "
-                  "the MDAD of a given size). Exact for the random designs; from a finished run (--results) for "
-                  "other methods. " + PAIRS_MEANING)
+                  "the MDAD of a given size). Exact for the random designs; for other methods a quick simulation on "
+                  "held-out runs (or the curves of a finished run, --results). " + PAIRS_MEANING)
 @friendly_errors
 def plan(
     dataset: DatasetOption = None,
@@ -93,12 +97,14 @@ def plan(
         min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
     threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = DEFAULT_THRESHOLD,
     method: Annotated[str, typer.Option(help=(
-        "random, random-stratified-equal, random-stratified-proportional (exact), or any method with --results."))
+        "random, random-stratified-equal, random-stratified-proportional (exact), or any other method (simulated)."))
     ] = "random",
     results: Annotated[Optional[Path], typer.Option(
         help="Folder of a finished 'mdad run': answer from its simulated curves.")] = None,
     missing: MissingPairwiseOption = "pairwise",
     seed: SeedPlanOption = 0,
+    runs: Annotated[int, typer.Option(
+        min=1, help="Held-out runs of the quick simulation that answers for methods without an exact answer.")] = 20,
 ) -> None:
     check_threshold(threshold)
     if (detect is None) == (size is None):
@@ -109,10 +115,10 @@ def plan(
             raise MdadError("--results answers from a finished run's own data; drop --data and --dataset.")
         plan_from_results(results, method, detect, size, threshold)
         return
-    if method not in analytic.DESIGNS:
-        raise MdadError(f"Method {method!r} has no exact answer; run 'mdad run --methods {method}' and pass its "
-                        "output folder with --results.")
     matrix = load_for_analysis(dataset, data, seed, missing)
+    if method not in analytic.DESIGNS:
+        plan_by_simulation(matrix, method, detect, size, threshold, runs, seed)
+        return
     check_pairs(matrix)
     name = literal(matrix.source)
     if size is not None:
@@ -162,6 +168,43 @@ def plan_size(matrix: ResponseMatrix, size: int, method: str, threshold: float, 
     centre = int(np.searchsorted(curve.lower, mdad)) if not np.isnan(mdad) else len(curve.lower) - 1
     for i in range(max(0, centre - 4), min(len(curve.lower), centre + 4)):
         table.add_row(bin_label(curve.lower[i]), f"{curve.pairs[i]:,}", f"{curve.rate[i]:.3f}")
+    console.print(table)
+
+
+def plan_by_simulation(matrix: ResponseMatrix, method: str, detect: float | None, size: int | None, threshold: float,
+                       runs: int, seed: int) -> None:
+    """Methods without an exact answer: a quick assessment on held-out runs at increasing sizes (mdad.planning)."""
+    workers = os.cpu_count() or 1
+    if size is not None:
+        with console.status(f"Simulating {method} with {size} items on {runs} held-out runs..."):
+            a = assess(matrix, method, size, runs=runs, seed=seed, workers=workers, threshold=threshold)
+        value = f"{a.mdad:g} points" if a.mdad_reached else "not reached"
+        console.print(f"{literal(method)} with {size} items on {literal(matrix.source)}: MDAD = [bold]{value}[/bold] (simulated on {runs} "
+                      f"held-out runs of {a.targets} target models, {a.sources} source models; 95% interval "
+                      f"{a.mdad_low:g} to {'not reached' if np.isnan(a.mdad_high) else f'{a.mdad_high:g}'}). Not exact: "
+                      "a simulation, its Monte Carlo error is the interval.")
+        return
+    with console.status(f"Simulating {method} at increasing sizes on {runs} held-out runs..."):
+        found = simulated_plan(matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers)
+    k = found.smallest
+    head = (f"{literal(method)} on {literal(matrix.source)}: pairs of held-out models {bin_label(found.lower)} points apart "
+            f"({found.pairs:,} pairs over {runs} runs)")
+    if k is None:
+        console.print(f"{head} are not ordered correctly with probability {threshold:g} at any size tried "
+                      f"(up to {found.sizes[-1]} items).")
+    else:
+        i = int(np.searchsorted(found.sizes, k))
+        console.print(f"{head}: [bold]{k} items[/bold] order them correctly {found.agreement[i]:.3f} of the time "
+                      f"(>= {threshold:g})" + (f"; {found.sizes[i - 1]} items: {found.agreement[i - 1]:.3f}" if i else "")
+                      + ".")
+    console.print(f"Simulated, not exact: a quick assessment on {runs} held-out runs ({method} chose the items from the "
+                  "other models each time); each share has a Monte Carlo standard error (±, between runs). More --runs "
+                  "make it smaller.", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("items", justify="right")
+    table.add_column(f"share ordered correctly, pairs {bin_label(found.lower)} pts apart", justify="right")
+    for s_, rate, se in zip(found.sizes, found.agreement, found.stderr):
+        table.add_row(f"[bold]{s_}[/bold]" if s_ == k else str(s_), f"{rate:.3f} ± {se:.3f}")
     console.print(table)
 
 

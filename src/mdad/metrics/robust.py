@@ -39,6 +39,15 @@ def logistic_fit(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.nd
     from the fit of their mean, which is close to each: a few steps then suffice. The ridge
     makes each fit's optimum unique, so the start does not change the answer.
     """
+    x = np.asarray(x, dtype=np.float64)
+    beta = logistic_coefficients(x, agreed, pairs, iterations=iterations, tol=tol)
+    v = x if at is None else np.asarray(at, dtype=np.float64)
+    return 1.0 / (1.0 + np.exp(-(beta[:, :1] + beta[:, 1:] * v[None, :])))
+
+
+def logistic_coefficients(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, *, iterations: int = 50,
+                          tol: float = 1e-10) -> np.ndarray:
+    """(intercept, slope per unit of ``x``) of the fit of :func:`logistic_fit`, one row per row of ``agreed``."""
     agreed = np.atleast_2d(np.asarray(agreed, dtype=np.float64))
     n = np.asarray(pairs, dtype=np.float64)
     x = np.asarray(x, dtype=np.float64)
@@ -49,8 +58,7 @@ def logistic_fit(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.nd
     if agreed.shape[0] > 1:
         start = _newton(u, agreed.mean(axis=0, keepdims=True), n, ridge, start, iterations, tol)
     beta = _newton(u, agreed, n, ridge, np.repeat(start, agreed.shape[0], axis=0), iterations, tol)
-    v = (x if at is None else np.asarray(at, dtype=np.float64)) / scale
-    return 1.0 / (1.0 + np.exp(-(beta[:, :1] + beta[:, 1:] * v[None, :])))
+    return np.column_stack([beta[:, 0], beta[:, 1] / scale])
 
 
 def _newton(u: np.ndarray, agreed: np.ndarray, n: np.ndarray, ridge: float, beta: np.ndarray, iterations: int,

@@ -27,6 +27,7 @@ from mdad.report import figures
 from mdad.report.analytic import analytic_figures
 from mdad.report.group import group_differences, group_shares
 from mdad.report.tables import NOT_REACHED, group_table, wide_summary
+from mdad.report.trust import coverage_table, decision_curves, trust_frames
 
 
 @dataclass(frozen=True)
@@ -163,8 +164,32 @@ def group_section(d: ReportData) -> Section | None:
     )
 
 
+def trust_section(d: ReportData) -> Section | None:
+    """Decision curves and interval coverage on runs not used to calibrate them (mdad.report.trust)."""
+    if d.config.get("runs", 0) < 2:
+        return None
+    coverage, decision = trust_frames(d.store, d.headline_sources)
+    if coverage.empty:
+        return None
+    return Section(
+        "trust", "Trust in single estimates: decision curves and interval coverage",
+        "What a user of one micro-benchmark sees is the estimated gap, not the true difference. The first half of the "
+        "runs calibrates, as mdad select does, an interval for each estimate (split-conformal on the residuals) and "
+        "the probability that an order seen with a given estimated gap holds (logistic fit); the second half, runs "
+        "the calibration never saw, checks them. Lines: the fitted probability by estimated gap; dots: the share of "
+        "pairs of the unseen runs whose order held; dotted: the agreement curve by true difference, for comparison. "
+        "The table gives the share of targets of the unseen runs whose interval covers their true accuracy (seen "
+        "items), and the mean width: at equal coverage, narrower is better.",
+        [Figure("decision_curves", "Decision curves",
+                decision_curves(decision, d.curves, d.curve_sizes, d.headline_sources, threshold=d.threshold))]
+        if not decision.empty else [],
+        table_html=_html_table(coverage_table(coverage)),
+    )
+
+
 SECTIONS: list[Callable[[ReportData], Section | None]] = [
     main_section, agreement_section, exact_section, estimation_section, sources_section, generalisation_section, group_section,
+    trust_section,
 ]
 
 

@@ -1,0 +1,196 @@
+"""Coverage of mdad's intervals and calibration of its order probabilities, on models not used to calibrate.
+
+For each dataset and repetition the models are split at random: 30% are the *new* models
+(never seen), the rest play the user's data. As ``mdad select`` does, the rest (a) run
+``--cal-runs`` held-out assessment runs (targets drawn from the rest, every other one a
+source; the whole item pool) that give each method and size its calibration, and (b) choose
+the final micro-benchmark using all of them as sources. The new models' intervals and the
+orders of every pair of new models are then compared with their full-benchmark accuracy.
+Random designs use the exact finite-population answers (no calibration); the others the
+split-conformal residuals and the logistic order fit of (a).
+
+    python benchmarks/bench_intervals.py                      # every method, the five datasets
+    python benchmarks/bench_intervals.py --datasets simulated --methods random,anchor-points --reps 3
+
+Prints markdown tables (coverage at 90% and 95%, mean width, order-probability calibration)
+and, with --out, writes the per-repetition rows as CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mdad import methods as method_registry
+from mdad.data import ResponseMatrix, read_npz, simulate
+from mdad.intervals import ConformalCalibration, OrderCalibration
+from mdad.intervals.order import PairPrior
+from mdad.intervals.trust import design_of, exact_bounds, exact_pair_probabilities
+from mdad.methods.base import SourceView
+from mdad.seeding import rng_for
+
+DATA = Path(os.environ.get("MDAD_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard", "mmlu-pro-tiger", "simulated")
+LEVELS = (0.9, 0.95)
+NEW_SHARE = 0.3
+P_BINS = np.array([0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0 + 1e-9])
+
+
+def load(name: str) -> ResponseMatrix:
+    if name == "simulated":
+        return simulate(seed=0)
+    matrix = read_npz(DATA / name / "responses.npz", source=name)
+    complete = ~np.isnan(matrix.scores).any(axis=0)
+    return matrix.take(items=np.flatnonzero(complete)) if not complete.all() else matrix
+
+
+def run_block(matrix: ResponseMatrix, methods: list[str], sizes: list[int], sources: list[np.ndarray],
+              targets: list[np.ndarray], seed: tuple) -> dict:
+    """Per (method, size): the chosen pool items and the targets' estimates of every run (as mdad's grid does)."""
+    gold = matrix.gold_prob()
+    out = {(m, k): [] for m in methods for k in sizes}
+    for run, (src, tgt) in enumerate(zip(sources, targets)):
+        view = SourceView.from_arrays(matrix.scores[src], gold[src], matrix.subtask_codes, matrix.has_option_probs)
+        prepared = {}
+        for name in methods:
+            method = method_registry.get(name)
+            key = method.preparation or f"method:{name}"
+            if key not in prepared:
+                prepared[key] = method.prepare(view, rng_for(0, "bench-intervals", *seed, key, run))
+            for k in sizes:
+                micro = method.select(view, k, rng_for(0, "bench-intervals", *seed, name, k, run), prepared[key])
+                out[(name, k)].append((micro.items, micro.estimate(matrix.scores[np.ix_(tgt, micro.items)],
+                                                                   gold[np.ix_(tgt, micro.items)])))
+    return out
+
+
+def strata_of(matrix: ResponseMatrix, method: str, items: np.ndarray):
+    if design_of(method) == "uniform":
+        return np.array([matrix.n_items]), np.array([len(items)]), np.zeros(len(items), np.int64)
+    codes = matrix.subtask_codes
+    return (np.bincount(codes, minlength=len(matrix.subtask_names)),
+            np.bincount(codes[items], minlength=len(matrix.subtask_names)), codes[items])
+
+
+def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, cal_runs: int):
+    rng = rng_for(0, "bench-intervals", name, rep)
+    order = rng.permutation(matrix.n_models)
+    n_new = max(3, round(NEW_SHARE * matrix.n_models))
+    new, rest = np.sort(order[:n_new]), order[n_new:]
+    n_cal_targets = min(50, len(rest) // 2)
+    cal_targets, cal_sources = [], []
+    for _ in range(cal_runs):
+        shuffled = rng.permutation(rest)
+        cal_targets.append(np.sort(shuffled[:n_cal_targets]))
+        cal_sources.append(shuffled[n_cal_targets:])
+    truth = matrix.scores.astype(np.float64).mean(axis=1)
+    calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
+    final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
+    prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
+    i, j = np.triu_indices(n_new, k=1)
+    rows, pairs = [], []
+    for (method, k), [(items, est)] in final.items():
+        exact = design_of(method) is not None
+        if not exact:
+            cal_est = np.array([e for _, e in calibration[(method, k)]])
+            cal_truth = truth[np.array(cal_targets)]
+            conformal = ConformalCalibration.fit(cal_est, cal_truth)
+            order_fit = OrderCalibration.fit(cal_est, cal_truth)
+        scores = matrix.scores[np.ix_(new, items)]
+        row = {"dataset": name, "method": method, "size": k, "rep": rep, "new_models": n_new}
+        for level in LEVELS:
+            low, high = (exact_bounds(*strata_of(matrix, method, items), scores, level=level)[:2] if exact
+                         else conformal.bounds(est, level=level))
+            row[f"cover{round(100 * level)}"] = float(np.mean((low <= truth[new] + 1e-12) & (truth[new] <= high + 1e-12)))
+            row[f"width{round(100 * level)}"] = float(np.mean(high - low))
+        rows.append(row)
+        gap = est[i] - est[j]
+        keep = gap != 0
+        first, second = np.where(gap > 0, i, j)[keep], np.where(gap > 0, j, i)[keep]
+        p = (exact_pair_probabilities(*strata_of(matrix, method, items), scores, first, second, prior=prior) if exact
+             else order_fit.probability(100 * np.abs(gap[keep])))
+        held = truth[new][first] > truth[new][second]
+        pairs.append(pd.DataFrame({"dataset": name, "method": method, "size": k, "p": p, "held": held}))
+    return rows, pairs
+
+
+def markdown(frame: pd.DataFrame, index: bool = True) -> str:
+    """A markdown table of a frame (no extra dependency)."""
+    frame = frame.reset_index() if index else frame
+    head = [str(c) for c in frame.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join("" if pd.isna(v) else str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def calibration_table(pairs: pd.DataFrame, min_pairs: int = 100) -> pd.DataFrame:
+    """Per method: in each probability bin (pooled over datasets and sizes) the mean probability and the share held."""
+    pairs = pairs.assign(bin=np.digitize(pairs["p"], P_BINS) - 1)
+    table = pairs.groupby(["method", "bin"]).agg(pairs=("held", "size"), p=("p", "mean"), held=("held", "mean"))
+    table = table[table["pairs"] >= min_pairs].reset_index()
+    table["off"] = table["held"] - table["p"]
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--methods", default=",".join(method_registry.available()))
+    parser.add_argument("--sizes", default="10,25,50,100")
+    parser.add_argument("--reps", type=int, default=6)
+    parser.add_argument("--cal-runs", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--tables", type=Path, nargs="*", default=None,
+                        help="Only print the tables of earlier --out files (several runs combined).")
+    args = parser.parse_args()
+    if args.tables:
+        frame = pd.concat([pd.read_csv(p) for p in args.tables], ignore_index=True)
+        pair_frame = pd.concat([pd.read_parquet(p.with_suffix(".pairs.parquet")) for p in args.tables], ignore_index=True)
+        print_tables(frame, pair_frame, [d for d in DATASETS if d in set(frame["dataset"])])
+        return
+    methods, sizes = args.methods.split(","), [int(s) for s in args.sizes.split(",")]
+    rows, pairs = [], []
+    for name in args.datasets.split(","):
+        matrix = load(name)
+        start = time.perf_counter()
+        for rep in range(args.reps):
+            r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs)
+            rows += r
+            pairs += p
+        print(f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions "
+              f"in {time.perf_counter() - start:.0f} s", flush=True)
+        if args.out is not None:  # after every dataset, so that an interrupted run keeps what it finished
+            pd.DataFrame(rows).to_csv(args.out, index=False)
+            pd.concat(pairs, ignore_index=True).to_parquet(args.out.with_suffix(".pairs.parquet"))
+    print_tables(pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), args.datasets.split(","))
+
+
+def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str]) -> None:
+    summary = frame.groupby(["method", "size", "dataset"])[["cover90", "cover95", "width90", "width95"]].mean()
+    cells = summary.apply(lambda r: f"{100 * r.cover90:.0f} / {100 * r.cover95:.0f} ({100 * r.width90:.0f})", axis=1)
+    print("\nCoverage of nominal 90% / 95% intervals on new models, % (mean 90% width, points)\n")
+    print(markdown(cells.unstack("dataset").reindex(columns=datasets)))
+    width = frame.groupby(["method", "size"])["width90"].mean().unstack("size") * 100
+    overall = frame.groupby("method")[["cover90", "cover95"]].mean() * 100
+    print("\nPer method: coverage over every dataset and size (%), mean 90% width by size (points)\n")
+    print(markdown(pd.concat([overall.round(1), width.round(1)], axis=1)))
+    table = calibration_table(pair_frame)
+    print("\nOrder probabilities: pairs of new models per probability bin (all datasets and sizes)\n")
+    print(markdown(table.assign(p=table["p"].round(3), held=table["held"].round(3), off=table["off"].round(3))
+                   .drop(columns="bin"), index=False))
+    worst = table.groupby("method")["off"].apply(lambda s: s.abs().max())
+    print("\nLargest |share held - probability| per method:", worst.round(3).to_dict())
+    per_dataset = pd.concat([calibration_table(part, min_pairs=200).assign(dataset=name)
+                             for name, part in pair_frame.groupby("dataset")])
+    worst = per_dataset.groupby(["method", "dataset"])["off"].apply(lambda s: s.abs().max()).unstack("dataset")
+    print("\nLargest |share held - probability| per method and dataset (bins of at least 200 pairs)\n")
+    print(markdown(worst.reindex(columns=[d for d in datasets if d in worst.columns]).round(3)))
+
+
+if __name__ == "__main__":
+    main()

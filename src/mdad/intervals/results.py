@@ -1,0 +1,49 @@
+"""Result objects: intervals around estimates, and the probability that neighbouring orders hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True, eq=False)
+class EstimateIntervals:
+    """Each model's estimated full-benchmark accuracy with an interval (fractions), like scipy's ConfidenceInterval.
+
+    ``calibration`` says in words where the interval comes from; ``low`` and ``high`` are NaN
+    when the micro-benchmark carries nothing to compute them from.
+    """
+
+    models: np.ndarray
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    level: float
+    calibration: str
+
+    @property
+    def available(self) -> bool:
+        return bool(np.isfinite(self.low).all() and np.isfinite(self.high).all())
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per model: model, estimate, low, high, level."""
+        return pd.DataFrame({"model": self.models, "estimate": self.estimate, "low": self.low, "high": self.high,
+                             "level": self.level})
+
+
+@dataclass(frozen=True, eq=False)
+class OrderProbabilities:
+    """For pairs of models: estimated gap (points, first minus second) and P(the full benchmark keeps that order)."""
+
+    first: np.ndarray
+    second: np.ndarray
+    gap: np.ndarray
+    probability: np.ndarray
+    calibration: str
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pair: first, second, gap (points), probability."""
+        return pd.DataFrame({"first": self.first, "second": self.second, "gap": self.gap,
+                             "probability": self.probability})

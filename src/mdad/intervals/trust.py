@@ -1,0 +1,132 @@
+"""Intervals and order probabilities for one saved micro-benchmark: which answer applies (docs/intervals.md#which-answer-applies), and applying it.
+
+- Random designs on 0/1 scores: finite-population answers (mdad.intervals.finite and
+  mdad.intervals.order), from the pool's size (per subtask for the stratified designs and the
+  per-subtask variants) and the model's answers alone: nothing is calibrated on held-out runs.
+- Every other method, and any method on continuous scores: the calibration of its held-out
+  assessment (split-conformal residuals, logistic order fit), stored with the micro-benchmark.
+- Neither available: NaN, and the sentence says why.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from mdad.intervals.finite import check_level, count_interval, stratified_count_interval
+from mdad.intervals.order import PairPrior, exact_order_probability
+from mdad.intervals.results import EstimateIntervals, OrderProbabilities
+from mdad.methods.per_subtask import base_name, is_per_subtask
+
+if TYPE_CHECKING:
+    from mdad.microbenchmark import SelectedMicroBenchmark
+
+RANDOM_DESIGNS = {"random": "uniform", "random-stratified-equal": "stratified",
+                  "random-stratified-proportional": "stratified"}
+
+
+def design_of(method: str) -> str | None:
+    """'uniform' or 'stratified' for the random designs (items uniform within each stratum given its count), else None."""
+    design = RANDOM_DESIGNS.get(base_name(method))
+    if design is None:
+        return None
+    return "stratified" if is_per_subtask(method) else design
+
+
+def _strata(chosen: SelectedMicroBenchmark) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(pool sizes, drawn items, stratum of each chosen item) of the exact design, or None when unknown."""
+    design = design_of(chosen.method)
+    if design == "uniform":
+        return np.array([chosen.n_pool]), np.array([len(chosen.item_ids)]), np.zeros(len(chosen.item_ids), np.int64)
+    if design == "stratified" and chosen.pool_subtasks and set(chosen.subtasks.tolist()) <= set(chosen.pool_subtasks):
+        names = sorted(chosen.pool_subtasks)
+        codes = np.searchsorted(names, chosen.subtasks)
+        sizes = np.array([chosen.pool_subtasks[name] for name in names], dtype=np.int64)
+        return sizes, np.bincount(codes, minlength=len(names)), codes
+    return None
+
+
+def _per_stratum(values: np.ndarray, codes: np.ndarray, n_strata: int) -> np.ndarray:
+    """Row sums of ``values`` (rows x chosen items) within each stratum: rows x strata whole numbers."""
+    return np.stack([values[:, codes == s].sum(axis=1) for s in range(n_strata)], axis=1).round().astype(np.int64)
+
+
+def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray, *,
+                 level: float) -> tuple[np.ndarray, np.ndarray, str]:
+    """Exact interval (accuracies) of every model from its 0/1 ``scores`` on the chosen items, and how it was made.
+
+    ``sizes``/``drawn``: pool and chosen items per stratum; ``codes``: the stratum of each chosen item."""
+    correct = _per_stratum(scores, codes, len(sizes))
+    if len(sizes) == 1:
+        low, high = count_interval(int(sizes[0]), int(drawn[0]), correct[:, 0], level=level)
+        how = "exact: finite-population (hypergeometric) mid-p interval"
+    else:
+        low, high = stratified_count_interval(sizes, drawn, correct, level=level)
+        how = (f"finite-population mid-p interval of the {len(sizes)}-subtask stratified estimate, with Kish's "
+               "effective number of items")
+    return low / sizes.sum(), high / sizes.sum(), how
+
+
+def exact_pair_probabilities(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray,
+                             first: np.ndarray, second: np.ndarray, *, prior: PairPrior | None = None) -> np.ndarray:
+    """P(the full benchmark ranks model ``first`` above ``second``) for pairs of rows of 0/1 ``scores``."""
+    a, b = scores[first], scores[second]
+    plus = _per_stratum((a == 1) & (b == 0), codes, len(sizes))
+    minus = _per_stratum((a == 0) & (b == 1), codes, len(sizes))
+    return exact_order_probability(sizes, drawn, plus, minus, prior=prior)
+
+
+def _exact_strata(chosen: SelectedMicroBenchmark, scores: np.ndarray):
+    strata = _strata(chosen)
+    binary = bool(np.isin(scores, (0.0, 1.0)).all())
+    return strata if strata is not None and binary else None
+
+
+def _why_not(chosen: SelectedMicroBenchmark, scores: np.ndarray) -> str:
+    if design_of(chosen.method) is not None and not np.isin(scores, (0.0, 1.0)).all():
+        return ("no interval: exact answers need 0/1 scores and the micro-benchmark carries no held-out assessment "
+                "(select it with assessment runs)")
+    if design_of(chosen.method) == "stratified" and _strata(chosen) is None:
+        return ("no interval: the file does not record the pool's subtask sizes (saved by an older mdad); "
+                "select it again")
+    return "no interval: the micro-benchmark carries no held-out assessment (select it with assessment runs)"
+
+
+def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,
+                       models: np.ndarray, *, level: float = 0.9) -> EstimateIntervals:
+    """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k)."""
+    level = check_level(level)
+    strata = _exact_strata(chosen, scores)
+    calibration = chosen.assessment.interval_calibration if chosen.assessment is not None else None
+    if strata is not None:
+        low, high, how = exact_bounds(*strata, scores, level=level)
+        return EstimateIntervals(models, estimates, low, high, level, how)
+    if calibration is not None:
+        low, high = calibration.bounds(estimates, level=level)
+        how = (f"split-conformal: {calibration.size} held-out residuals in {len(calibration.residuals)} "
+               "bins of the estimate")
+        return EstimateIntervals(models, estimates, low, high, level, how)
+    nan = np.full(len(estimates), np.nan)
+    return EstimateIntervals(models, estimates, nan, nan, level, _why_not(chosen, scores))
+
+
+def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,
+                     models: np.ndarray) -> OrderProbabilities:
+    """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds)."""
+    order = np.argsort(-estimates, kind="stable")
+    first, second = order[:-1], order[1:]
+    gap = 100.0 * (estimates[first] - estimates[second])
+    strata = _exact_strata(chosen, scores)
+    calibration = chosen.assessment.order_calibration if chosen.assessment is not None else None
+    if strata is not None:
+        probability = exact_pair_probabilities(*strata, scores, first, second, prior=chosen.pair_prior)
+        how = ("exact: from the items only one model of the pair got right (finite population), with "
+               + ("the source leaderboard's pairs as prior" if chosen.pair_prior is not None else "a uniform prior"))
+    elif calibration is not None:
+        probability = calibration.probability(gap)
+        how = f"calibrated: logistic fit of held-out orders on the estimated gap ({calibration.pairs} pairs)"
+    else:
+        probability = np.full(len(gap), np.nan)
+        how = _why_not(chosen, scores).replace("no interval", "no order probability")
+    return OrderProbabilities(models[first], models[second], gap, probability, how)

@@ -1,0 +1,114 @@
+"""How far single estimates of a stored run can be trusted: interval coverage and decision curves (docs/intervals.md#report-and-plan).
+
+Every cell's runs are split in two: the first half calibrates, as ``mdad select``'s
+assessment does (split-conformal residuals, logistic fit of "order held" against the
+estimated gap), and the second half, runs the calibration never saw, measures it: the share
+of targets whose interval covers their true accuracy on the seen pool, and, per 0.5-point bin
+of the *estimated* gap, the share of pairs whose order held beside the fitted probability
+(the decision curve). The random designs' exact answers need the chosen items, which a run
+does not store; here they are calibrated like every other method.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from matplotlib.lines import Line2D
+
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
+from mdad.experiment.evaluate import cell_arrays
+from mdad.experiment.store import ResultStore
+from mdad.intervals import ConformalCalibration, OrderCalibration
+from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
+from mdad.report.figures import _grid, _finish, _method_handles, _size_title, method_styles, styled
+
+LEVELS = (0.9, 0.95)
+BIN_WIDTH = DEFAULT_BIN_WIDTH
+MIN_PAIRS = 20
+
+
+def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(coverage, decision) frames of every cell with ``sources`` source models and at least 2 runs."""
+    coverage, decision = [], []
+    for cell in store.cells():
+        if cell.sources != sources:
+            continue
+        arrays = cell_arrays(store.read(cell))
+        est, truth = arrays["estimate"], arrays[view]
+        half = est.shape[0] // 2
+        if half < 1:
+            continue
+        conformal = ConformalCalibration.fit(est[:half], truth[:half])
+        order = OrderCalibration.fit_if_possible(est[:half], truth[:half])
+        test_est, test_truth = est[half:], truth[half:]
+        for level in LEVELS:
+            low, high = conformal.bounds(test_est, level=level)
+            coverage.append({"method": cell.method, "size": cell.size, "level": level,
+                             "coverage": float(np.mean((low <= test_truth) & (test_truth <= high))),
+                             "width": float(np.mean(high - low)) * 100, "runs": est.shape[0] - half})
+        de, dt = pair_differences(test_est).ravel(), pair_differences(test_truth).ravel()
+        keep = de != 0
+        if order is None or not keep.any():
+            continue
+        gap = 100 * np.abs(de[keep])
+        held = agreement_from_differences(de[keep], dt[keep])
+        bins = bin_of(gap, BIN_WIDTH)
+        pairs = np.bincount(bins)
+        shown = np.flatnonzero(pairs)
+        decision.append(pd.DataFrame({
+            "method": cell.method, "size": cell.size, "gap_low": shown * BIN_WIDTH, "pairs": pairs[shown],
+            "held": np.bincount(bins, weights=held)[shown] / pairs[shown],
+            "fitted": np.bincount(bins, weights=order.probability(gap))[shown] / pairs[shown],
+        }))
+    return pd.DataFrame(coverage), (pd.concat(decision, ignore_index=True) if decision else pd.DataFrame())
+
+
+def coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
+    """Method x size: coverage of the 90% and 95% intervals (%) and the mean 90% width (points)."""
+    wide = coverage.pivot_table(index=["method", "size"], columns="level", values=["coverage", "width"])
+    return pd.DataFrame({
+        "90% interval covers": (100 * wide[("coverage", 0.9)]).round(1).astype(str) + "%",
+        "95% interval covers": (100 * wide[("coverage", 0.95)]).round(1).astype(str) + "%",
+        "mean 90% width (points)": wide[("width", 0.9)].round(1),
+    }).reset_index()
+
+
+@styled
+def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources: int, threshold: float = DEFAULT_THRESHOLD,
+                    view: str = "seen"):
+    """Per size: P(order holds) against the estimated gap (fit: line; runs not used to fit it: dots), and the
+    agreement curve against the true difference (dotted) for comparison."""
+    styles = method_styles(decision["method"].unique())
+    fig, axes = _grid(len(sizes), 3 if len(sizes) > 4 else len(sizes), height=3.4)
+    agreement = curves[(curves["view"] == view) & (curves["sources"] == sources)]
+    right = 0.0
+    for ax, size in zip(axes, sizes):
+        rows = decision[decision["size"] == size]
+        for method, part in rows.groupby("method", sort=True):
+            st = styles[method]
+            dense = part[part["pairs"] >= MIN_PAIRS]
+            x = dense["gap_low"].to_numpy(float) + BIN_WIDTH / 2
+            ax.plot(x, dense["fitted"], color=st["color"], linewidth=1.6)
+            ax.scatter(x, dense["held"], s=9, color=st["color"], alpha=0.7, linewidths=0)
+            truth = agreement[(agreement["method"] == method) & (agreement["size"] == size)]
+            truth = truth[truth["pairs"] >= MIN_PAIRS]
+            ax.plot(truth["diff_low"] + BIN_WIDTH / 2, truth["agreement"], color=st["color"], linestyle=":",
+                    linewidth=1.1)
+            reach = dense[dense["fitted"] >= 0.99]
+            right = max(right, float(reach["gap_low"].min()) + 2 if len(reach) else float(x.max(initial=0)))
+        ax.axhline(threshold, color="#444", linestyle="--", linewidth=1)
+        ax.axhline(0.5, color="#999", linewidth=0.8)
+        ax.set_ylim(0.3, 1.02)
+        ax.set_title(_size_title(int(size), None))
+        ax.set_xlabel("accuracy difference (points)")
+    for ax in axes[:len(sizes)]:
+        ax.set_xlim(0, max(right, 5.0))
+    axes[0].set_ylabel("P(order holds on the full benchmark)")
+    fig.suptitle(f"Decision curves: estimated gap seen on the micro-benchmark ({sources} source models)", fontsize=11)
+    handles = [*_method_handles(decision["method"].unique(), styles, markers=False),
+               Line2D([], [], color="#555", label="fitted P(order holds) by estimated gap"),
+               Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", label="share held, unseen runs"),
+               Line2D([], [], color="#555", linestyle=":", label="agreement by true difference")]
+    _finish(fig, handles)
+    return fig

@@ -1,0 +1,115 @@
+"""Intervals and order probabilities of a saved micro-benchmark: which calibration, storage, and the estimate command."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import mdad
+from mdad.cli import app
+from mdad.data import write_npz
+from mdad.intervals import count_interval, exact_order_probability, stratified_count_interval
+from mdad.intervals.order import PairPrior
+from mdad.microbenchmark import SelectedMicroBenchmark
+
+
+@pytest.fixture(scope="module")
+def assessed(small_sim):
+    """anchor-points with a held-out assessment, saved and loaded back."""
+    chosen = mdad.select(small_sim, "anchor-points", 20, seed=1)
+    return chosen.with_assessment(mdad.assess(small_sim, "anchor-points", 20, runs=6, targets=30, seed=1))
+
+
+def test_random_design_intervals_and_orders_are_the_exact_ones(small_sim):
+    chosen = mdad.select(small_sim, "random", 30, seed=2)
+    result = chosen.intervals(small_sim, level=0.95)
+    scores, _ = chosen.item_scores(small_sim)
+    low, high = count_interval(small_sim.n_items, 30, scores.sum(axis=1).astype(int), level=0.95)
+    np.testing.assert_allclose(result.low, low / small_sim.n_items)
+    np.testing.assert_allclose(result.high, high / small_sim.n_items)
+    assert result.level == 0.95 and result.calibration.startswith("exact")
+    orders = chosen.order_probabilities(small_sim)
+    ranked = np.argsort(-result.estimate, kind="stable")
+    a, b = scores[ranked[0]], scores[ranked[1]]
+    assert chosen.pair_prior.density.tolist() == PairPrior.from_scores(small_sim.scores).density.tolist()
+    expected = exact_order_probability([small_sim.n_items], [30], [((a == 1) & (b == 0)).sum()],
+                                       [((a == 0) & (b == 1)).sum()], prior=chosen.pair_prior)
+    assert orders.first[0] == small_sim.models[ranked[0]] and orders.probability[0] == pytest.approx(expected[0])
+    assert len(orders.gap) == small_sim.n_models - 1 and (orders.gap >= 0).all()
+
+
+def test_stratified_design_uses_the_pool_subtask_sizes(small_sim):
+    chosen = mdad.select(small_sim, "random-stratified-equal", 12, seed=2)
+    names, sizes = np.unique(small_sim.subtasks, return_counts=True)
+    assert chosen.pool_subtasks == dict(zip(names.tolist(), sizes.tolist()))
+    scores, _ = chosen.item_scores(small_sim)
+    correct = np.stack([scores[:, chosen.subtasks == name].sum(axis=1) for name in names], axis=1).astype(int)
+    low, _ = stratified_count_interval(sizes, [3, 3, 3, 3], correct, level=0.9)
+    np.testing.assert_allclose(chosen.intervals(small_sim).low, low / small_sim.n_items)
+
+
+def test_learned_methods_use_the_stored_calibration_after_loading(assessed, small_sim, tmp_path):
+    assessed.save(tmp_path / "m.json")
+    back = SelectedMicroBenchmark.load(tmp_path / "m.json")
+    fresh, loaded = assessed.intervals(small_sim), back.intervals(small_sim)
+    assert loaded.calibration.startswith("split-conformal") and loaded.available
+    np.testing.assert_array_equal(fresh.low, loaded.low)
+    np.testing.assert_array_equal(fresh.high, loaded.high)
+    a = assessed.assessment
+    residuals = np.sort((a.truths - a.estimates).ravel())
+    stored = np.sort(np.concatenate(back.assessment.interval_calibration.residuals))
+    np.testing.assert_allclose(stored, residuals)
+    orders = back.order_probabilities(small_sim)
+    assert orders.calibration.startswith("calibrated")
+    assert np.all(np.diff(orders.probability[np.argsort(orders.gap)]) >= -1e-12)  # monotone in the gap
+
+
+def test_files_of_an_older_mdad_load_and_say_why_there_is_no_interval(assessed, small_sim, tmp_path):
+    data = assessed.to_json()
+    for key in ("interval_calibration", "order_calibration"):
+        del data["assessment"][key]
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    old = SelectedMicroBenchmark.load(tmp_path / "old.json")
+    result = old.intervals(small_sim)
+    assert not result.available and "no held-out assessment" in result.calibration
+    stratified = mdad.select(small_sim, "random-stratified-proportional", 12, seed=0).to_json()
+    del stratified["pool_subtasks"]
+    (tmp_path / "strat.json").write_text(json.dumps(stratified))
+    result = SelectedMicroBenchmark.load(tmp_path / "strat.json").intervals(small_sim)
+    assert not result.available and "older mdad" in result.calibration
+
+
+def test_estimate_command_prints_and_writes_intervals_and_pair_probabilities(assessed, small_sim, tmp_path):
+    assessed.save(tmp_path / "m.json")
+    write_npz(small_sim.take(models=np.arange(3)), tmp_path / "three.npz")
+    runner = CliRunner()
+    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "three.npz"), "--level", "0.8",
+                                 "--csv", str(tmp_path / "e.csv"), "--pairs-csv", str(tmp_path / "p.csv")],
+                           terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "80% interval" in result.output and "Intervals: split-conformal" in " ".join(result.output.split())
+    rows = pd.read_csv(tmp_path / "e.csv")
+    assert list(rows.columns) == ["model", "estimate", "low", "high", "level"] and (rows["level"] == 0.8).all()
+    assert ((rows["low"] <= rows["high"]) & (rows["level"] == 0.8)).all() and len(rows) == 3
+    expected = assessed.intervals(small_sim.take(models=np.arange(3)), level=0.8)
+    np.testing.assert_allclose(rows["low"], expected.low)
+    pairs = pd.read_csv(tmp_path / "p.csv")
+    assert list(pairs.columns) == ["first", "second", "gap", "probability"] and len(pairs) == 2
+    assert (pairs["gap"] >= 0).all() and pairs["probability"].between(0, 1).all()
+    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "three.npz"), "--level", "90"])
+    assert result.exit_code == 2 and "--level must lie strictly between 0 and 1" in result.output
+
+
+def test_continuous_scores_fall_back_to_the_assessment_or_say_why(small_sim):
+    matrix = small_sim.take(models=np.arange(60))
+    soft = mdad.ResponseMatrix(scores=np.clip(matrix.scores * 0.9 + 0.05, 0, 1), models=matrix.models,
+                               items=matrix.items, subtasks=matrix.subtasks, source="soft scores")
+    chosen = mdad.select(soft, "random", 20, seed=0)
+    result = chosen.intervals(soft)
+    assert not result.available and "need 0/1 scores" in result.calibration
+    calibrated = chosen.with_assessment(mdad.assess(soft, "random", 20, runs=3, seed=0)).intervals(soft)
+    assert calibrated.available and calibrated.calibration.startswith("split-conformal")

@@ -1,0 +1,57 @@
+"""`plan` for every method: the quick simulation against the exact answer where one exists, and the command."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from mdad.cli import app
+from mdad.data import write_npz
+from mdad.errors import MdadError
+from mdad.experiment.splits import make_splits
+from mdad.metrics.exact import agreement, sign_probabilities
+from mdad.planning import simulated_plan
+
+
+def test_simulated_share_matches_the_exact_probability_within_its_monte_carlo_error(small_sim):
+    runs, detect = 20, 6.0
+    found = simulated_plan(small_sim, "random", detect=detect, sizes=(10, 40, 200), runs=runs, seed=3)
+    targets = make_splits(small_sim, runs, 50, seed=3).targets  # the held-out runs' targets (default 50)
+    scores = small_sim.scores.astype(np.float64)
+    exact = {k: [] for k in found.sizes}
+    for run in targets:
+        for a in range(len(run)):
+            for b in range(a + 1, len(run)):
+                x, y = scores[run[a]], scores[run[b]]
+                diff = 100 * (x.mean() - y.mean())
+                if int(np.floor(abs(diff) / 0.5 + 1e-9)) != int(detect / 0.5):
+                    continue
+                plus, minus = int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum())
+                for k in found.sizes:
+                    pos, neg = sign_probabilities(small_sim.n_items, int(k), plus, minus)
+                    exact[k].append(float(agreement(pos, neg, np.sign(diff))))
+    assert found.pairs == len(exact[found.sizes[0]]) > 50
+    for k, rate, se in zip(found.sizes, found.agreement, found.stderr):
+        assert abs(rate - np.mean(exact[k])) < 4 * se + 0.01, (k, rate, np.mean(exact[k]), se)
+    assert found.agreement[-1] > found.agreement[0]
+
+
+def test_smallest_size_is_the_first_that_reaches_the_threshold(small_sim):
+    found = simulated_plan(small_sim, "random", detect=6.0, sizes=(10, 40, 200, 400), runs=4, seed=0, threshold=0.7)
+    reached = found.sizes[found.agreement >= 0.7]
+    assert found.smallest == (int(reached[0]) if len(reached) else None)
+    with pytest.raises(MdadError, match="non-negative"):
+        simulated_plan(small_sim, "random", detect=-1.0)
+
+
+def test_plan_answers_for_a_method_without_an_exact_answer(small_sim, tmp_path):
+    write_npz(small_sim, tmp_path / "data.npz")
+    result = CliRunner().invoke(app, ["plan", "--data", str(tmp_path / "data.npz"), "--method", "anchor-points",
+                                      "--detect", "6", "--runs", "3"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "Simulated, not exact" in text and "±" in text and "6 to 6.5 points apart" in text
+    result = CliRunner().invoke(app, ["plan", "--data", str(tmp_path / "data.npz"), "--method", "anchor-points",
+                                      "--size", "20", "--runs", "3"], terminal_width=200)
+    assert result.exit_code == 0 and "simulated on 3 held-out runs" in " ".join(result.output.split())
