@@ -126,14 +126,15 @@ def estimate_command(
         help="Also write one row per model (model, estimate, low, high, level) to this CSV file.")] = None,
     pairs_csv: Annotated[Optional[str], typer.Option(
         help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")] = None,
-    level: Annotated[float, typer.Option(min=0, max=1, min_open=True, max_open=True,
-                                         help="Confidence level of the intervals.")] = 0.9,
+    level: Annotated[float, typer.Option(help="Confidence level of the intervals (between 0 and 1).")] = 0.9,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
 ) -> None:
     """Estimate full-benchmark accuracy of the models in RESULTS from their answers on the micro-benchmark,
     with an interval for each and the probability that each neighbouring order holds on the full benchmark."""
+    if not 0 < level < 1:
+        raise MdadError(f"--level must lie strictly between 0 and 1, got {level}.")
     if csv is not None:
         csv = output_path(csv, "the CSV file")
         check_output_file(csv, "the CSV file")
