@@ -41,32 +41,51 @@ def estimate_ability(
     y = np.nan_to_num(values)
     n, d = values.shape[0], a.shape[1]
     prior_prec = 1.0 / prior_scale**2
-    theta = np.zeros((n, d))
-    current = _objective(theta, a, b, y, mask, prior_prec)
     eye = np.eye(d)
     outer = (a[:, :, None] * a[:, None, :]).reshape(len(a), -1)
-    active = np.arange(n)  # models not yet converged; a converged model's rounding noise is not searched
+
+    def objective(theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return _objective(theta, a, b, y[rows], mask[rows], prior_prec)
+
+    def derivatives(theta: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        tm = mask[rows]
+        p = sigmoid(theta @ a.T - b)
+        grad = (tm * (p - y[rows])) @ a + prior_prec * theta
+        hess = ((tm * p * (1.0 - p)) @ outer).reshape(len(rows), d, d) + prior_prec * eye
+        return grad, hess
+
+    return damped_newton(np.zeros((n, d)), objective, derivatives, max_iter=max_iter, tol=tol)
+
+
+def damped_newton(theta: np.ndarray, objective, derivatives, *, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
+    """Minimise a strictly convex objective of each row of ``theta`` (models x D) by Newton steps,
+    all models at once, each step halved until its model's objective decreases.
+
+    ``objective(theta_rows, rows)`` gives the objective of the models ``rows`` at ``theta_rows``;
+    ``derivatives(theta_rows, rows)`` their gradients (rows x D) and Hessians (rows x D x D). A model
+    stops once its Newton decrement is below ``tol``: a converged model's rounding noise is not
+    searched. ``theta`` is updated in place and returned.
+    """
+    active = np.arange(len(theta))
+    current = objective(theta, active)
     for _ in range(max_iter):
-        th, ty, tm = theta[active], y[active], mask[active]
-        p = sigmoid(th @ a.T - b)
-        grad = (tm * (p - ty)) @ a + prior_prec * th
-        weight = tm * p * (1.0 - p)
-        hess = (weight @ outer).reshape(len(active), d, d) + prior_prec * eye
+        th = theta[active]
+        grad, hess = derivatives(th, active)
         step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
         keep = np.einsum("nd,nd->n", grad, step) >= tol
         if not keep.any():
             break
-        active, th, step, ty, tm = active[keep], th[keep], step[keep], ty[keep], tm[keep]
+        active, th, step = active[keep], th[keep], step[keep]
         scale = np.ones(len(active))
         candidate = th - step
-        value = _objective(candidate, a, b, ty, tm, prior_prec)
+        value = objective(candidate, active)
         for _ in range(30):
             worse = value > current[active]
             if not worse.any():
                 break
             scale[worse] *= 0.5
             candidate[worse] = th[worse] - scale[worse, None] * step[worse]
-            value[worse] = _objective(candidate[worse], a, b, ty[worse], tm[worse], prior_prec)
+            value[worse] = objective(candidate[worse], active[worse])
         better = value <= current[active]
         theta[active[better]], current[active[better]] = candidate[better], value[better]
     return theta

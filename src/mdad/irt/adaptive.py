@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mdad.errors import MdadError
+from mdad.irt.ability import damped_newton
 from mdad.irt.model import check_binary, sigmoid
 
 
@@ -57,36 +58,19 @@ def map_abilities(
     mask = np.ones_like(y) if mask is None else np.asarray(mask, dtype=np.float64)
     prior_prec = 1.0 / prior_scale**2
     theta = np.zeros((n, d)) if start is None else np.array(start, dtype=np.float64)
-    current = _objective(theta, a, b, y, mask, prior_prec)
     eye = np.eye(d)
-    active = np.arange(n)
-    for _ in range(max_iter):
-        ta, tb, ty, tm = a[active], b[active], y[active], mask[active]
-        th = theta[active]
-        p = sigmoid(np.matmul(ta, th[:, :, None])[:, :, 0] - tb)
-        grad = np.matmul((tm * (p - ty))[:, None, :], ta)[:, 0, :] + prior_prec * th
+
+    def objective(th: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return _objective(th, a[rows], b[rows], y[rows], mask[rows], prior_prec)
+
+    def derivatives(th: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ta, tm = a[rows], mask[rows]
+        p = sigmoid(np.matmul(ta, th[:, :, None])[:, :, 0] - b[rows])
+        grad = np.matmul((tm * (p - y[rows]))[:, None, :], ta)[:, 0, :] + prior_prec * th
         hess = np.matmul((tm * p * (1.0 - p))[:, None, :] * ta.transpose(0, 2, 1), ta) + prior_prec * eye
-        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        decrement = np.einsum("nd,nd->n", grad, step)
-        keep = decrement >= tol
-        if not keep.any():
-            break
-        active, th, step = active[keep], th[keep], step[keep]
-        ta, tb, ty, tm = ta[keep], tb[keep], ty[keep], tm[keep]
-        scale = np.ones(len(active))
-        candidate = th - step
-        value = _objective(candidate, ta, tb, ty, tm, prior_prec)
-        for _ in range(30):
-            worse = value > current[active]
-            if not worse.any():
-                break
-            scale[worse] *= 0.5
-            candidate[worse] = th[worse] - scale[worse, None] * step[worse]
-            value[worse] = _objective(candidate[worse], ta[worse], tb[worse], ty[worse], tm[worse], prior_prec)
-        better = value <= current[active]
-        theta[active[better]] = candidate[better]
-        current[active[better]] = value[better]
-    return theta
+        return grad, hess
+
+    return damped_newton(theta, objective, derivatives, max_iter=max_iter, tol=tol)
 
 
 def posterior_precision(theta: np.ndarray, a: np.ndarray, b: np.ndarray, *, prior_scale: float = 1.0) -> np.ndarray:
