@@ -141,3 +141,30 @@ def test_run_on_genuine_checkpoints_eval_logs_and_mixed_lighteval(tmp_path, fold
     assert ("Reading notes" in report) == bool(notes) and all(n.replace("'", "&#39;") in report for n in notes)
     if folder != "inspect_eval":  # mixed multiple-choice and generation tasks
         assert "on the 5 of 10 items that have them, 0/1 correctness on the others" in report
+
+
+def test_adaptive_micro_benchmark_from_genuine_lm_eval_logs_asks_one_item_at_a_time(tmp_path):
+    """select --method adaptive on real lm-eval checkpoints; a new model's log holding only the first
+    asked item (as `lm-eval --samples` writes it) is estimated and told its next item."""
+    import json
+    import re
+    import shutil
+
+    micro = tmp_path / "adaptive.json"
+    chosen = runner.invoke(app, ["select", "--data", str(FIXTURES / "lm_eval_checkpoints"), "--method", "adaptive",
+                                 "--size", "3", "--out", str(micro), "--assess-runs", "0"])
+    assert chosen.exit_code == 0, chosen.output
+    first = re.search(r"starts with item (\S+?);", " ".join(chosen.output.split())).group(1)
+    task, doc = first.rsplit("/", 1)
+    new = tmp_path / "new"
+    shutil.copytree(FIXTURES / "lm_eval" / "model-a", new / "model-a")
+    for samples in (new / "model-a").glob("samples_*.jsonl"):  # keep only the asked document
+        rows = [line for line in samples.read_text().splitlines()
+                if samples.name.startswith(f"samples_{task}_") and json.loads(line)["doc_id"] == int(doc)]
+        samples.unlink() if not rows else samples.write_text("\n".join(rows) + "\n")
+    estimate = runner.invoke(app, ["estimate", str(micro), str(new)])
+    assert estimate.exit_code == 0, estimate.output
+    text = " ".join(estimate.output.split())
+    assert "model-a" in text and "Ask each model its next item" in text
+    next_item = re.search(r"│\s+1\s+│\s+(\S+)\s+│", estimate.output)
+    assert next_item is not None and next_item.group(1) != first, estimate.output
