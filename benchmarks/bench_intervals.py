@@ -115,7 +115,7 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
         p = (exact_pair_probabilities(*strata_of(matrix, method, items), scores, first, second, prior=prior) if exact
              else order_fit.probability(100 * np.abs(gap[keep])))
         held = truth[new][first] > truth[new][second]
-        pairs.append(pd.DataFrame({"dataset": name, "method": method, "size": k, "p": p, "held": held}))
+        pairs.append(pd.DataFrame({"dataset": name, "method": method, "size": k, "rep": rep, "p": p, "held": held}))
     return rows, pairs
 
 
@@ -129,12 +129,60 @@ def markdown(frame: pd.DataFrame, index: bool = True) -> str:
 
 
 def calibration_table(pairs: pd.DataFrame, min_pairs: int = 100) -> pd.DataFrame:
-    """Per method: in each probability bin (pooled over datasets and sizes) the mean probability and the share held."""
-    pairs = pairs.assign(bin=np.digitize(pairs["p"], P_BINS) - 1)
+    """Per method: in each probability bin (pooled over datasets and sizes) the mean probability, the share held
+    and the standard error of their difference.
+
+    The pairs of one repetition share one split of the models and one micro-benchmark per size, so
+    they are not independent: the standard error treats each (dataset, repetition) as one cluster
+    (the usual cluster-robust error of a ratio of sums).
+    """
+    pairs = pairs.assign(bin=np.digitize(pairs["p"], P_BINS) - 1, gap=pairs["held"] - pairs["p"])
+    clusters = pairs.groupby(["method", "bin", "dataset", "rep"]).agg(n=("held", "size"), d=("gap", "sum")).reset_index()
     table = pairs.groupby(["method", "bin"]).agg(pairs=("held", "size"), p=("p", "mean"), held=("held", "mean"))
-    table = table[table["pairs"] >= min_pairs].reset_index()
     table["off"] = table["held"] - table["p"]
-    return table
+    clusters = clusters.join(table["off"], on=["method", "bin"])
+    clusters["r2"] = (clusters["d"] - clusters["off"] * clusters["n"]) ** 2
+    spread = clusters.groupby(["method", "bin"]).agg(c=("n", "size"), r2=("r2", "sum"))
+    c = spread["c"].clip(lower=2)
+    table["se"] = np.sqrt(c / (c - 1) * spread["r2"]) / table["pairs"]
+    return table[table["pairs"] >= min_pairs].reset_index()
+
+
+def coverage_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per method, size and dataset: mean coverage at each level and its Monte Carlo standard error.
+
+    A cell's new models share one micro-benchmark per repetition, so the error is taken between
+    repetitions (standard deviation of the per-repetition coverage over the square root of their
+    number), floored at the binomial error the cell would have at exactly nominal coverage with
+    independent models (which the between-repetition error can fall below by chance when few
+    repetitions agree, e.g. all at 100%).
+    """
+    groups = frame.groupby(["method", "size", "dataset"])
+    out = groups[["cover90", "cover95", "width90", "width95"]].mean()
+    out["reps"] = groups.size()
+    models = groups["new_models"].sum()
+    for level in LEVELS:
+        col = f"cover{round(100 * level)}"
+        between = groups[col].std(ddof=1).fillna(0) / np.sqrt(out["reps"])
+        out[f"se{round(100 * level)}"] = np.maximum(between, np.sqrt(level * (1 - level) / models))
+    return out
+
+
+BANDS = {90: (0.87, 0.94), 95: (0.92, 0.98)}
+
+
+def outside_band(summary: pd.DataFrame) -> pd.DataFrame:
+    """Cells whose coverage lies outside the target band by more than 2 standard errors (z = distance / SE)."""
+    rows = []
+    for (method, size, dataset), r in summary.iterrows():
+        for level, (low, high) in BANDS.items():
+            cover, se = r[f"cover{level}"], r[f"se{level}"]
+            distance = low - cover if cover < low else cover - high if cover > high else 0.0
+            if distance > 2 * se:
+                rows.append({"dataset": dataset, "method": method, "size": size, "level": level,
+                             "reps": int(r["reps"]), "coverage": round(100 * cover, 1), "se": round(100 * se, 1),
+                             "side": "below" if cover < low else "above", "z": round(distance / se, 1)})
+    return pd.DataFrame(rows)
 
 
 def main() -> None:
@@ -143,6 +191,8 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(method_registry.available()))
     parser.add_argument("--sizes", default="10,25,50,100")
     parser.add_argument("--reps", type=int, default=6)
+    parser.add_argument("--first-rep", type=int, default=0,
+                        help="Index of the first repetition (to split repetitions over several processes).")
     parser.add_argument("--cal-runs", type=int, default=10)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--tables", type=Path, nargs="*", default=None,
@@ -158,38 +208,63 @@ def main() -> None:
     for name in args.datasets.split(","):
         matrix = load(name)
         start = time.perf_counter()
-        for rep in range(args.reps):
+        for rep in range(args.first_rep, args.first_rep + args.reps):
             r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs)
             rows += r
             pairs += p
+            print(f"{name}: repetition {rep} done after {time.perf_counter() - start:.0f} s", flush=True)
+            if args.out is not None:  # after every repetition, so that an interrupted run keeps what it finished
+                pd.DataFrame(rows).to_csv(args.out, index=False)
+                pd.concat(pairs, ignore_index=True).to_parquet(args.out.with_suffix(".pairs.parquet"))
         print(f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions "
               f"in {time.perf_counter() - start:.0f} s", flush=True)
-        if args.out is not None:  # after every dataset, so that an interrupted run keeps what it finished
-            pd.DataFrame(rows).to_csv(args.out, index=False)
-            pd.concat(pairs, ignore_index=True).to_parquet(args.out.with_suffix(".pairs.parquet"))
     print_tables(pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), args.datasets.split(","))
 
 
 def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str]) -> None:
-    summary = frame.groupby(["method", "size", "dataset"])[["cover90", "cover95", "width90", "width95"]].mean()
-    cells = summary.apply(lambda r: f"{100 * r.cover90:.0f} / {100 * r.cover95:.0f} ({100 * r.width90:.0f})", axis=1)
-    print("\nCoverage of nominal 90% / 95% intervals on new models, % (mean 90% width, points)\n")
+    summary = coverage_summary(frame)
+    marks = lambda r, level: "**" if _z(r, level) > 3 else "*" if _z(r, level) > 2 else ""  # noqa: E731
+    cells = summary.apply(lambda r: f"{100 * r.cover90:.1f}±{100 * r.se90:.1f}{marks(r, 90)} / "
+                          f"{100 * r.cover95:.1f}±{100 * r.se95:.1f}{marks(r, 95)} ({100 * r.width90:.0f})", axis=1)
+    print("\nCoverage of nominal 90% / 95% intervals on new models, % ± Monte Carlo standard error "
+          "(mean 90% width, points); * outside the band (87-94 / 92-98) by more than 2 SE, ** by more than 3\n")
     print(markdown(cells.unstack("dataset").reindex(columns=datasets)))
+    reps = summary["reps"].unstack("dataset").reindex(columns=datasets)
+    print("\nRepetitions per cell (min-max over methods and sizes):",
+          {d: f"{int(reps[d].min())}-{int(reps[d].max())}" for d in datasets if d in reps})
+    flagged = outside_band(summary)
+    print("\nCells outside the band by more than 2 standard errors\n")
+    print(markdown(flagged, index=False) if len(flagged) else "none")
     width = frame.groupby(["method", "size"])["width90"].mean().unstack("size") * 100
     overall = frame.groupby("method")[["cover90", "cover95"]].mean() * 100
     print("\nPer method: coverage over every dataset and size (%), mean 90% width by size (points)\n")
     print(markdown(pd.concat([overall.round(1), width.round(1)], axis=1)))
     table = calibration_table(pair_frame)
-    print("\nOrder probabilities: pairs of new models per probability bin (all datasets and sizes)\n")
-    print(markdown(table.assign(p=table["p"].round(3), held=table["held"].round(3), off=table["off"].round(3))
-                   .drop(columns="bin"), index=False))
+    print("\nOrder probabilities: pairs of new models per probability bin (all datasets and sizes); "
+          "se: cluster-robust over (dataset, repetition)\n")
+    print(markdown(table.assign(p=table["p"].round(3), held=table["held"].round(3), off=table["off"].round(3),
+                                se=table["se"].round(3)).drop(columns="bin"), index=False))
     worst = table.groupby("method")["off"].apply(lambda s: s.abs().max())
     print("\nLargest |share held - probability| per method:", worst.round(3).to_dict())
     per_dataset = pd.concat([calibration_table(part, min_pairs=200).assign(dataset=name)
-                             for name, part in pair_frame.groupby("dataset")])
-    worst = per_dataset.groupby(["method", "dataset"])["off"].apply(lambda s: s.abs().max()).unstack("dataset")
-    print("\nLargest |share held - probability| per method and dataset (bins of at least 200 pairs)\n")
-    print(markdown(worst.reindex(columns=[d for d in datasets if d in worst.columns]).round(3)))
+                             for name, part in pair_frame.groupby("dataset")], ignore_index=True)
+    per_dataset["excess"] = (per_dataset["off"].abs() - 0.05).clip(lower=0) / per_dataset["se"]
+    idx = per_dataset.groupby(["method", "dataset"])["off"].apply(lambda s: s.abs().idxmax())
+    worst = per_dataset.loc[idx.values].set_index(["method", "dataset"])
+    cells = worst.apply(lambda r: f"{r.off:+.3f}±{r.se:.3f}" + ("*" if r.excess > 2 else ""), axis=1)
+    print("\nLargest share held - probability per method and dataset (bins of at least 200 pairs), ± cluster-robust SE; "
+          "* beyond ±0.05 by more than 2 SE\n")
+    print(markdown(cells.unstack("dataset").reindex(columns=[d for d in datasets if d in set(per_dataset["dataset"])])))
+    beyond = per_dataset[per_dataset["excess"] > 2]
+    print("\nBins beyond ±0.05 by more than 2 SE\n")
+    print(markdown(beyond[["method", "dataset", "bin", "pairs", "p", "held", "off", "se"]].round(3), index=False)
+          if len(beyond) else "none")
+
+
+def _z(row: pd.Series, level: int) -> float:
+    low, high = BANDS[level]
+    cover = row[f"cover{level}"]
+    return max(low - cover, cover - high, 0.0) / row[f"se{level}"]
 
 
 if __name__ == "__main__":
