@@ -31,6 +31,7 @@ from mdad.data import ResponseMatrix, read_npz, simulate
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.intervals.order import PairPrior
 from mdad.intervals.trust import design_of, exact_bounds, exact_pair_probabilities
+from mdad.methods.aipw import AIPWBenchmark
 from mdad.methods.base import SourceView
 from mdad.seeding import rng_for
 
@@ -51,7 +52,12 @@ def load(name: str) -> ResponseMatrix:
 
 def run_block(matrix: ResponseMatrix, methods: list[str], sizes: list[int], sources: list[np.ndarray],
               targets: list[np.ndarray], seed: tuple) -> dict:
-    """Per (method, size): the chosen pool items and the targets' estimates of every run (as mdad's grid does)."""
+    """Per (method, size): the micro-benchmark and the targets' estimates of every run (as mdad's grid does).
+
+    An adaptive method asks each target its own items (``SelectionMethod.outcomes``, as the grid and
+    the assessment run it; its micro-benchmark, the whole pool plus the rule, is None here): reading
+    the targets' answers on the whole pool would hand it every answer and make its estimates exact.
+    """
     gold = matrix.gold_prob()
     out = {(m, k): [] for m in methods for k in sizes}
     for run, (src, tgt) in enumerate(zip(sources, targets)):
@@ -62,10 +68,17 @@ def run_block(matrix: ResponseMatrix, methods: list[str], sizes: list[int], sour
             key = method.preparation or f"method:{name}"
             if key not in prepared:
                 prepared[key] = method.prepare(view, rng_for(0, "bench-intervals", *seed, key, run))
+            rng_of = lambda k: rng_for(0, "bench-intervals", *seed, name, k, run)  # noqa: E731
+            if method.adaptive:
+                outcomes = method.outcomes(view, sizes, scores=matrix.scores[tgt], gold_prob=gold[tgt],
+                                           rng_of=rng_of, prepared=prepared[key])
+                for k in sizes:
+                    out[(name, k)].append((None, outcomes[k].estimates))
+                continue
             for k in sizes:
-                micro = method.select(view, k, rng_for(0, "bench-intervals", *seed, name, k, run), prepared[key])
-                out[(name, k)].append((micro.items, micro.estimate(matrix.scores[np.ix_(tgt, micro.items)],
-                                                                   gold[np.ix_(tgt, micro.items)])))
+                micro = method.select(view, k, rng_of(k), prepared[key])
+                out[(name, k)].append((micro, micro.estimate(matrix.scores[np.ix_(tgt, micro.items)],
+                                                             gold[np.ix_(tgt, micro.items)])))
     return out
 
 
@@ -94,29 +107,43 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
     prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
     i, j = np.triu_indices(n_new, k=1)
     rows, pairs = [], []
-    for (method, k), [(items, est)] in final.items():
+    for (method, k), [(micro, est)] in final.items():
         exact = design_of(method) is not None
         if not exact:
             cal_est = np.array([e for _, e in calibration[(method, k)]])
             cal_truth = truth[np.array(cal_targets)]
             conformal = ConformalCalibration.fit(cal_est, cal_truth)
             order_fit = OrderCalibration.fit(cal_est, cal_truth)
-        scores = matrix.scores[np.ix_(new, items)]
+            gap_only = OrderCalibration.fit(cal_est, cal_truth, by_level=False)  # what older mdad stored
+        scores = matrix.scores[np.ix_(new, micro.items)] if micro is not None else None
         row = {"dataset": name, "method": method, "size": k, "rep": rep, "new_models": n_new}
+        own = {"dataset": name, "method": f"{method} (own interval)", "size": k, "rep": rep, "new_models": n_new}
         for level in LEVELS:
-            low, high = (exact_bounds(*strata_of(matrix, method, items), scores, level=level)[:2] if exact
+            low, high = (exact_bounds(*strata_of(matrix, method, micro.items), scores, level=level)[:2] if exact
                          else conformal.bounds(est, level=level))
-            row[f"cover{round(100 * level)}"] = float(np.mean((low <= truth[new] + 1e-12) & (truth[new] <= high + 1e-12)))
-            row[f"width{round(100 * level)}"] = float(np.mean(high - low))
-        rows.append(row)
+            _score(row, level, low, high, truth[new])
+            if isinstance(micro, AIPWBenchmark):  # its own t interval (docs/adaptive.md#aipw), beside the conformal one
+                interval = micro.interval(scores, confidence=level)
+                _score(own, level, interval.low, interval.high, truth[new])
+        rows += [row, own] if isinstance(micro, AIPWBenchmark) else [row]
         gap = est[i] - est[j]
         keep = gap != 0
         first, second = np.where(gap > 0, i, j)[keep], np.where(gap > 0, j, i)[keep]
-        p = (exact_pair_probabilities(*strata_of(matrix, method, items), scores, first, second, prior=prior) if exact
-             else order_fit.probability(100 * np.abs(gap[keep])))
+        if exact:
+            p = exact_pair_probabilities(*strata_of(matrix, method, micro.items), scores, first, second, prior=prior)
+            p_gap = np.full(len(p), np.nan)
+        else:
+            p = order_fit.probability(est[first], est[second])
+            p_gap = gap_only.probability(est[first], est[second])
         held = truth[new][first] > truth[new][second]
-        pairs.append(pd.DataFrame({"dataset": name, "method": method, "size": k, "rep": rep, "p": p, "held": held}))
+        pairs.append(pd.DataFrame({"dataset": name, "method": method, "size": k, "rep": rep, "p": p, "held": held,
+                                   "p_gap_only": p_gap, "level": np.minimum(est[first], est[second])}))
     return rows, pairs
+
+
+def _score(row: dict, level: float, low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> None:
+    row[f"cover{round(100 * level)}"] = float(np.mean((low <= truth + 1e-12) & (truth <= high + 1e-12)))
+    row[f"width{round(100 * level)}"] = float(np.mean(high - low))
 
 
 def markdown(frame: pd.DataFrame, index: bool = True) -> str:

@@ -64,8 +64,20 @@ def test_learned_methods_use_the_stored_calibration_after_loading(assessed, smal
     stored = np.sort(np.concatenate(back.assessment.interval_calibration.residuals))
     np.testing.assert_allclose(stored, residuals)
     orders = back.order_probabilities(small_sim)
-    assert orders.calibration.startswith("calibrated")
-    assert np.all(np.diff(orders.probability[np.argsort(orders.gap)]) >= -1e-12)  # monotone in the gap
+    assert orders.calibration.startswith("calibrated") and "residual spread" in orders.calibration
+    estimate = back.estimate(small_sim)
+    expected = assessed.assessment.order_calibration.probability(estimate[orders.first].to_numpy(),
+                                                                 estimate[orders.second].to_numpy())
+    np.testing.assert_allclose(orders.probability, expected)
+
+
+def test_an_order_fit_on_the_gap_alone_of_an_older_mdad_still_works(assessed, small_sim, tmp_path):
+    data = assessed.to_json()
+    data["assessment"]["order_calibration"] = {"intercept": 0.2, "slope_per_point": 0.5, "pairs": 400}
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    orders = SelectedMicroBenchmark.load(tmp_path / "old.json").order_probabilities(small_sim)
+    assert "gap alone" in orders.calibration
+    np.testing.assert_allclose(orders.probability, 1 / (1 + np.exp(-(0.2 + 0.5 * orders.gap))))
 
 
 def test_files_of_an_older_mdad_load_and_say_why_there_is_no_interval(assessed, small_sim, tmp_path):

@@ -10,7 +10,7 @@ from scipy.stats import hypergeom
 
 from mdad.errors import MdadError
 from mdad.intervals import (
-    ConformalCalibration, OrderCalibration, count_interval, exact_order_probability, stratified_count_interval,
+    ConformalCalibration, count_interval, exact_order_probability, stratified_count_interval,
 )
 from mdad.intervals.finite import hypergeometric_table
 from mdad.intervals.order import PRIOR_BINS, PRIOR_FLOOR, PairPrior
@@ -198,21 +198,3 @@ def test_conformal_bounds_are_order_statistics_of_the_residuals():
     assert (low[0], high[0]) == (0.0, 1.0)
     back = ConformalCalibration.from_json(calibration.to_json())
     np.testing.assert_array_equal(back.bounds([0.3], level=0.8), calibration.bounds([0.3], level=0.8))
-
-
-def test_order_calibration_recovers_a_known_curve():
-    rng = np.random.default_rng(2)
-    truth = rng.uniform(0.2, 0.8, size=(200, 30))
-    estimates = truth + rng.normal(0, 0.03, size=truth.shape)
-    fit = OrderCalibration.fit(estimates, truth)
-    # pairwise estimated gap g with noise sd 0.03 * sqrt(2) on each difference: check against simulation
-    from mdad.metrics.pairwise import pair_differences
-
-    de, dt = 100 * pair_differences(estimates).ravel(), 100 * pair_differences(truth).ravel()
-    held = np.sign(de) == np.sign(dt)
-    for lo, hi in ((0, 1), (2, 3), (4, 6)):
-        here = (np.abs(de) >= lo) & (np.abs(de) < hi)
-        assert abs(held[here].mean() - fit.probability(de[here]).mean()) < 0.03
-    assert fit.slope > 0 and fit.probability(0.0) < fit.probability(5.0)
-    assert np.isclose(fit.probability(fit.gap_for(0.8)), 0.8)
-    assert OrderCalibration.from_json(fit.to_json()) == fit

@@ -29,6 +29,14 @@ MAX_BINS = 4
 MIN_PER_BIN = 200
 
 
+def estimate_bin_edges(estimates: np.ndarray) -> np.ndarray:
+    """Interior edges of up to ``MAX_BINS`` bins of equal counts of the estimates, ``MIN_PER_BIN`` each at least
+    (fewer where many estimates are equal, e.g. at 0). A value on an edge belongs to the bin above it."""
+    est = np.asarray(estimates, dtype=np.float64).ravel()
+    bins = int(np.clip(len(est) // MIN_PER_BIN, 1, MAX_BINS))
+    return np.unique(np.quantile(est, np.arange(1, bins) / bins)) if bins > 1 else np.zeros(0)
+
+
 @dataclass(frozen=True, eq=False)
 class ConformalCalibration:
     """Held-out residuals (truth - estimate) grouped by bins of the estimate."""
@@ -47,8 +55,7 @@ class ConformalCalibration:
         est, tru = est[keep], tru[keep]
         if not len(est):
             raise MdadError("Calibration needs at least one finite estimate with its true accuracy.")
-        bins = int(np.clip(len(est) // MIN_PER_BIN, 1, MAX_BINS))
-        edges = np.unique(np.quantile(est, np.arange(1, bins) / bins)) if bins > 1 else np.zeros(0)
+        edges = estimate_bin_edges(est)
         which = np.searchsorted(edges, est, side="right")
         residuals = tuple(np.sort(tru[which == b] - est[which == b]) for b in range(len(edges) + 1))
         return cls(edges=edges, residuals=residuals)

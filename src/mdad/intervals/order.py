@@ -12,22 +12,29 @@ models the micro-benchmark was chosen from (:class:`PairPrior`, stored with it),
 Leaderboards hold many close pairs (pi near 1/2); a uniform prior then overstates how sure an
 order is, the leaderboard's own distribution does not.
 
-Other methods (calibrated). From the held-out runs of ``mdad.assess``: for every pair of
-calibration targets of a run, the estimated gap |g| (points) and whether the full benchmark
-ordered the pair as the estimates did. A logistic fit of "order held" on |g| (monotone in the
-gap) gives P(order holds | g) for a new pair; two numbers, stored with the micro-benchmark.
+Other methods (calibrated; docs/intervals.md#calibrated-order-probability). From the held-out
+runs of ``mdad.assess``: for every pair of calibration targets of a run, the two estimates and
+whether the full benchmark ordered the pair as the estimates did. How far apart two estimates
+must be depends on where they sit: estimates are off by more mid-range than near 0 or 1. So the
+gap is measured in units of the held-out residual spread s where the estimates lie (s: the
+residuals' standard deviation in the conformal intervals' bins of the estimate; for two
+estimates in one bin z = |g| / (sqrt(2) s), across bins the spread is integrated along the
+way), and a logistic fit of "order held" on z (increasing in the gap at any fixed other
+estimate) gives P(order holds) for a new pair. Files of an older mdad hold a fit on |g| alone, which still
+loads and works.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from mdad.errors import MdadError
+from mdad.intervals.conformal import estimate_bin_edges
 from mdad.intervals.finite import hypergeometric_table
 from mdad.metrics.exact import unique_rows
-from mdad.metrics.pairwise import agreement_from_differences, pair_differences
+from mdad.metrics.pairwise import agreement_from_differences
 from mdad.metrics.robust import logistic_coefficients
 
 PRIOR_BINS = 50
@@ -122,29 +129,60 @@ def exact_order_probability(sizes, drawn, plus, minus, *, prior: PairPrior | Non
     return np.clip(out[inverse], 0.0, 1.0)
 
 
-@dataclass(frozen=True)
+SPREAD_FLOOR = 0.05  # points: the smallest residual spread a bin is given (all-equal residuals would give 0)
+
+
+@dataclass(frozen=True, eq=False)
 class OrderCalibration:
-    """P(order holds | estimated gap g points) = 1 / (1 + exp(-(intercept + slope g)))."""
+    """P(order holds) = 1 / (1 + exp(-(intercept + slope z))) for a pair with estimates e1, e2.
+
+    With ``spread`` (points, one per bin of the estimate cut at ``edges``): z = |T(e1) - T(e2)|,
+    T(e) = integral from 0 to e of 100 / (sqrt(2) s(u)) du, the gap measured in units of the
+    held-out residual spread s along the way (gap / (sqrt(2) s) when both lie in one bin; z grows
+    with the gap at any fixed other estimate, so the probability does). Without (files of an
+    older mdad): z = |e1 - e2| in points, whatever the level.
+    """
 
     intercept: float
-    slope: float
+    slope: float  # per unit of z
     pairs: int  # calibration pairs it was fitted on
+    edges: np.ndarray | None = None  # interior bin edges of the estimate (accuracies)
+    spread: np.ndarray | None = None  # residual standard deviation per bin (points)
+
+    @property
+    def by_level(self) -> bool:
+        """Whether the gap is scaled by the residual spread at the pair's estimates (else: the gap alone)."""
+        return self.spread is not None
 
     @classmethod
-    def fit(cls, estimates: np.ndarray, truths: np.ndarray) -> OrderCalibration:
-        """Fit on every pair of targets within each held-out run (runs x targets arrays, accuracies as fractions)."""
+    def fit(cls, estimates: np.ndarray, truths: np.ndarray, *, by_level: bool = True) -> OrderCalibration:
+        """Fit on every pair of targets within each held-out run (runs x targets arrays, accuracies as fractions).
+
+        ``by_level=False`` fits on the gap alone (as older mdad did; kept for comparison)."""
         est = np.atleast_2d(np.asarray(estimates, dtype=np.float64))
         tru = np.atleast_2d(np.asarray(truths, dtype=np.float64))
         if est.shape != tru.shape or est.shape[1] < 2:
             raise MdadError("Order calibration needs runs x targets estimates and truths of one shape, 2 targets or more.")
-        de, dt = pair_differences(est).ravel(), pair_differences(tru).ravel()
+        edges = spread = None
+        if by_level:
+            ok = np.isfinite(est) & np.isfinite(tru)
+            edges = estimate_bin_edges(est[ok])
+            which = np.searchsorted(edges, est[ok], side="right")
+            residuals = 100.0 * (tru[ok] - est[ok])
+            spread = np.array([residuals[which == b].std() if (which == b).sum() > 1 else SPREAD_FLOOR
+                               for b in range(len(edges) + 1)])
+            spread = np.maximum(spread, SPREAD_FLOOR)
+        i, j = np.triu_indices(est.shape[1], k=1)
+        first, second = est[:, i].ravel(), est[:, j].ravel()
+        de, dt = first - second, (tru[:, i] - tru[:, j]).ravel()
         keep = (de != 0) & np.isfinite(de) & np.isfinite(dt)
         if not keep.any():
             raise MdadError("Order calibration needs at least one pair whose estimates differ.")
         held = agreement_from_differences(de[keep], dt[keep]).astype(np.float64)
-        gap = 100.0 * np.abs(de[keep])
-        intercept, slope = logistic_coefficients(gap, held, np.ones_like(gap))[0]
-        return cls(intercept=float(intercept), slope=float(slope), pairs=int(keep.sum()))
+        fitted = cls(intercept=0.0, slope=0.0, pairs=int(keep.sum()), edges=edges, spread=spread)
+        z = fitted.scaled_gap(first[keep], second[keep])
+        intercept, slope = logistic_coefficients(z, held, np.ones_like(z))[0]
+        return replace(fitted, intercept=float(intercept), slope=float(slope))
 
     @classmethod
     def fit_if_possible(cls, estimates: np.ndarray, truths: np.ndarray) -> OrderCalibration | None:
@@ -154,24 +192,72 @@ class OrderCalibration:
         except MdadError:
             return None
 
-    def probability(self, gap_points) -> np.ndarray:
-        """P(order holds) for estimated gaps (points; the sign is ignored)."""
-        g = np.abs(np.asarray(gap_points, dtype=np.float64))
-        return 1.0 / (1.0 + np.exp(-(self.intercept + self.slope * g)))
+    def spread_at(self, estimates) -> np.ndarray:
+        """The held-out residual spread (points) at each estimate (accuracies); NaN for a gap-only fit."""
+        est = np.asarray(estimates, dtype=np.float64)
+        if self.spread is None:
+            return np.full(est.shape, np.nan)
+        return self.spread[np.searchsorted(self.edges, est, side="right")]
 
-    def gap_for(self, probability: float) -> float:
-        """The estimated gap (points) from which an order holds with ``probability`` (inf if never)."""
+    def scale_position(self, estimates) -> np.ndarray:
+        """T(e) = integral from 0 to e of 100 / (sqrt(2) s(u)) du: where an estimate (accuracy) lies on the scale
+        of the residual spread (piecewise linear, increasing), so that T(e1) - T(e2) = gap / (sqrt(2) s)
+        for two estimates in one bin of spread s (points)."""
+        est = np.asarray(estimates, dtype=np.float64)
+        lower, upper = np.r_[-np.inf, self.edges], np.r_[self.edges, np.inf]
+        weight = 100.0 / (np.sqrt(2.0) * self.spread)
+        return (np.clip(est[..., None], lower, upper) - np.clip(0.0, lower, upper)) @ weight
+
+    def scaled_gap(self, first, second) -> np.ndarray:
+        """z of pairs of estimates (accuracies): |T(e1) - T(e2)|, the gap in units of the residual spread
+        between them (:meth:`scale_position`), or for a gap-only fit the gap in points."""
+        e1, e2 = np.broadcast_arrays(np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64))
+        if self.spread is None:
+            return 100.0 * np.abs(e1 - e2)
+        return np.abs(self.scale_position(e1) - self.scale_position(e2))
+
+    def probability(self, first, second) -> np.ndarray:
+        """P(the full benchmark keeps the order of pairs of estimates ``first``, ``second`` (accuracies))."""
+        return 1.0 / (1.0 + np.exp(-(self.intercept + self.slope * self.scaled_gap(first, second))))
+
+    def gap_for(self, probability: float, *, at: float) -> float:
+        """The estimated gap (points) from which the order of two models estimated near accuracy ``at``
+        holds with ``probability`` (inf if never)."""
         if self.slope <= 0:
             return float("inf")
         logit = np.log(probability / (1.0 - probability))
-        return float(max((logit - self.intercept) / self.slope, 0.0))
+        z = max((logit - self.intercept) / self.slope, 0.0)
+        return float(z if self.spread is None else z * np.sqrt(2.0) * self.spread_at(at))  # both in the bin of ``at``
+
+    def describe(self) -> str:
+        """One sentence: how the probability was calibrated."""
+        if self.spread is None:
+            return (f"calibrated: logistic fit of held-out orders on the estimated gap alone ({self.pairs} pairs; "
+                    "saved by an older mdad, not adjusted to the models' level)")
+        return (f"calibrated: logistic fit of held-out orders on the estimated gap in units of the residual spread where "
+                f"the two estimates lie ({self.pairs} pairs, spread in {len(self.spread)} bins of the estimate)")
 
     def to_json(self) -> dict:
-        return {"intercept": self.intercept, "slope_per_point": self.slope, "pairs": self.pairs}
+        if self.spread is None:
+            return {"intercept": self.intercept, "slope_per_point": self.slope, "pairs": self.pairs}
+        return {"intercept": self.intercept, "slope_per_spread": self.slope, "pairs": self.pairs,
+                "edges": self.edges.tolist(), "spread_points": self.spread.tolist()}
 
     @classmethod
     def from_json(cls, data: dict) -> OrderCalibration:
+        """Read :meth:`to_json`'s output, or the gap-only fit (intercept, slope_per_point) of an older mdad."""
         try:
-            return cls(intercept=float(data["intercept"]), slope=float(data["slope_per_point"]), pairs=int(data["pairs"]))
+            if "spread_points" not in data:
+                return cls(intercept=float(data["intercept"]), slope=float(data["slope_per_point"]),
+                           pairs=int(data["pairs"]))
+            edges = np.asarray(data["edges"], dtype=np.float64).reshape(-1)
+            spread = np.asarray(data["spread_points"], dtype=np.float64).reshape(-1)
+            fit = cls(intercept=float(data["intercept"]), slope=float(data["slope_per_spread"]),
+                      pairs=int(data["pairs"]), edges=edges, spread=spread)
         except (KeyError, TypeError, ValueError):
-            raise MdadError("The micro-benchmark's order calibration is malformed (intercept, slope_per_point, pairs).") from None
+            raise MdadError("The micro-benchmark's order calibration is malformed (intercept, slope_per_spread, pairs, "
+                            "edges, spread_points).") from None
+        if len(spread) != len(edges) + 1 or not np.all(spread > 0) or np.any(np.diff(edges) <= 0):
+            raise MdadError("The micro-benchmark's order calibration needs increasing edges and one positive spread "
+                            "per bin.")
+        return fit

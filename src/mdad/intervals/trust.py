@@ -4,7 +4,8 @@
   mdad.intervals.order), from the pool's size (per subtask for the stratified designs and the
   per-subtask variants) and the model's answers alone: nothing is calibrated on held-out runs.
 - Every other method, and any method on continuous scores: the calibration of its held-out
-  assessment (split-conformal residuals, logistic order fit), stored with the micro-benchmark.
+  assessment (split-conformal residuals, logistic order fit on the gap over the residual spread
+  at the two estimates), stored with the micro-benchmark.
 - Neither available: NaN, and the sentence says why.
 """
 
@@ -124,8 +125,8 @@ def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimat
         how = ("exact: from the items only one model of the pair got right (finite population), with "
                + ("the source leaderboard's pairs as prior" if chosen.pair_prior is not None else "a uniform prior"))
     elif calibration is not None:
-        probability = calibration.probability(gap)
-        how = f"calibrated: logistic fit of held-out orders on the estimated gap ({calibration.pairs} pairs)"
+        probability = calibration.probability(estimates[first], estimates[second])
+        how = calibration.describe()
     else:
         probability = np.full(len(gap), np.nan)
         how = _why_not(chosen, scores).replace("no interval", "no order probability")

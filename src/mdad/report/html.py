@@ -175,8 +175,9 @@ def trust_section(d: ReportData) -> Section | None:
         "trust", "Trust in single estimates: decision curves and interval coverage",
         "What a user of one micro-benchmark sees is the estimated gap, not the true difference. The first half of the "
         "runs calibrates, as mdad select does, an interval for each estimate (split-conformal on the residuals) and "
-        "the probability that an order seen with a given estimated gap holds (logistic fit); the second half, runs "
-        "the calibration never saw, checks them. Lines: the fitted probability by estimated gap; dots: the share of "
+        "the probability that an order seen with a given estimated gap holds (logistic fit on the gap over the residual "
+        "spread at the two estimates); the second half, runs the calibration never saw, checks them. Lines: the mean "
+        "fitted probability of the pairs in each bin of estimated gap; dots: the share of "
         "pairs of the unseen runs whose order held; dotted: the agreement curve by true difference, for comparison. "
         "The table gives the share of targets of the unseen runs whose interval covers their true accuracy (seen "
         "items), and the mean width: at equal coverage, narrower is better.",

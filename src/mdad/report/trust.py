@@ -2,10 +2,10 @@
 
 Every cell's runs are split in two: the first half calibrates, as ``mdad select``'s
 assessment does (split-conformal residuals, logistic fit of "order held" against the
-estimated gap), and the second half, runs the calibration never saw, measures it: the share
-of targets whose interval covers their true accuracy on the seen pool, and, per 0.5-point bin
-of the *estimated* gap, the share of pairs whose order held beside the fitted probability
-(the decision curve). The random designs' exact answers need the chosen items, which a run
+estimated gap over the residual spread at the two estimates), and the second half, runs the
+calibration never saw, measures it: the share of targets whose interval covers their true
+accuracy on the seen pool, and, per 0.5-point bin of the *estimated* gap, the share of pairs
+whose order held beside the mean fitted probability of those pairs (the decision curve). The random designs' exact answers need the chosen items, which a run
 does not store; here they are calibrated like every other method.
 """
 
@@ -48,6 +48,8 @@ def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[
                              "coverage": float(np.mean((low <= test_truth) & (test_truth <= high))),
                              "width": float(np.mean(high - low)) * 100, "runs": est.shape[0] - half})
         de, dt = pair_differences(test_est).ravel(), pair_differences(test_truth).ravel()
+        i, j = np.triu_indices(test_est.shape[1], k=1)
+        first, second = test_est[:, i].ravel(), test_est[:, j].ravel()
         keep = de != 0
         if order is None or not keep.any():
             continue
@@ -59,7 +61,7 @@ def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[
         decision.append(pd.DataFrame({
             "method": cell.method, "size": cell.size, "gap_low": shown * BIN_WIDTH, "pairs": pairs[shown],
             "held": np.bincount(bins, weights=held)[shown] / pairs[shown],
-            "fitted": np.bincount(bins, weights=order.probability(gap))[shown] / pairs[shown],
+            "fitted": np.bincount(bins, weights=order.probability(first[keep], second[keep]))[shown] / pairs[shown],
         }))
     return pd.DataFrame(coverage), (pd.concat(decision, ignore_index=True) if decision else pd.DataFrame())
 
@@ -107,7 +109,7 @@ def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources
     axes[0].set_ylabel("P(order holds on the full benchmark)")
     fig.suptitle(f"Decision curves: estimated gap seen on the micro-benchmark ({sources} source models)", fontsize=11)
     handles = [*_method_handles(decision["method"].unique(), styles, markers=False),
-               Line2D([], [], color="#555", label="fitted P(order holds) by estimated gap"),
+               Line2D([], [], color="#555", label="fitted P(order holds), mean over the bin's pairs"),
                Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", label="share held, unseen runs"),
                Line2D([], [], color="#555", linestyle=":", label="agreement by true difference")]
     _finish(fig, handles)
