@@ -273,19 +273,44 @@ def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[s
                                 se=table["se"].round(3)).drop(columns="bin"), index=False))
     worst = table.groupby("method")["off"].apply(lambda s: s.abs().max())
     print("\nLargest |share held - probability| per method:", worst.round(3).to_dict())
-    per_dataset = pd.concat([calibration_table(part, min_pairs=200).assign(dataset=name)
-                             for name, part in pair_frame.groupby("dataset")], ignore_index=True)
-    per_dataset["excess"] = (per_dataset["off"].abs() - 0.05).clip(lower=0) / per_dataset["se"]
-    idx = per_dataset.groupby(["method", "dataset"])["off"].apply(lambda s: s.abs().idxmax())
-    worst = per_dataset.loc[idx.values].set_index(["method", "dataset"])
-    cells = worst.apply(lambda r: f"{r.off:+.3f}±{r.se:.3f}" + ("*" if r.excess > 2 else ""), axis=1)
+    per_dataset = per_dataset_calibration(pair_frame)
     print("\nLargest share held - probability per method and dataset (bins of at least 200 pairs), ± cluster-robust SE; "
           "* beyond ±0.05 by more than 2 SE\n")
-    print(markdown(cells.unstack("dataset").reindex(columns=[d for d in datasets if d in set(per_dataset["dataset"])])))
+    print(markdown(worst_cells(per_dataset, datasets)))
     beyond = per_dataset[per_dataset["excess"] > 2]
     print("\nBins beyond ±0.05 by more than 2 SE\n")
     print(markdown(beyond[["method", "dataset", "bin", "pairs", "p", "held", "off", "se"]].round(3), index=False)
           if len(beyond) else "none")
+    if "p_gap_only" in pair_frame and pair_frame["p_gap_only"].notna().any():
+        learned = pair_frame[pair_frame["p_gap_only"].notna()]
+        earlier = per_dataset_calibration(learned.assign(p=learned["p_gap_only"]))
+        print("\nThe same pairs with the earlier order fit on the estimated gap alone (not scaled by the residual "
+              "spread): largest share held - probability per method and dataset, ± cluster-robust SE; * beyond ±0.05 "
+              "by more than 2 SE\n")
+        print(markdown(worst_cells(earlier, datasets)))
+        print("\nMean |share held - probability| over the bins of at least 200 pairs, scaled fit / gap alone\n")
+        both = per_dataset[per_dataset["method"].isin(earlier["method"])].groupby(["method", "dataset"])["off"]
+        mean_abs = pd.concat([both.apply(lambda x: x.abs().mean()).rename("scaled"),
+                              earlier.groupby(["method", "dataset"])["off"].apply(lambda x: x.abs().mean()).rename("gap")],
+                             axis=1)
+        cells = mean_abs.apply(lambda r: f"{r.scaled:.3f} / {r.gap:.3f}", axis=1)
+        print(markdown(cells.unstack("dataset").reindex(columns=[d for d in datasets if d in set(earlier["dataset"])])))
+
+
+def per_dataset_calibration(pair_frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`calibration_table` per dataset (bins of at least 200 pairs), with each bin's distance beyond ±0.05 in SE."""
+    table = pd.concat([calibration_table(part, min_pairs=200).assign(dataset=name)
+                       for name, part in pair_frame.groupby("dataset")], ignore_index=True)
+    table["excess"] = (table["off"].abs() - 0.05).clip(lower=0) / table["se"]
+    return table
+
+
+def worst_cells(per_dataset: pd.DataFrame, datasets: list[str]) -> pd.DataFrame:
+    """Method x dataset: the bin farthest from calibration, as 'off ± se', * when beyond ±0.05 by more than 2 SE."""
+    idx = per_dataset.groupby(["method", "dataset"])["off"].apply(lambda s: s.abs().idxmax())
+    worst = per_dataset.loc[idx.values].set_index(["method", "dataset"])
+    cells = worst.apply(lambda r: f"{r.off:+.3f}±{r.se:.3f}" + ("*" if r.excess > 2 else ""), axis=1)
+    return cells.unstack("dataset").reindex(columns=[d for d in datasets if d in set(per_dataset["dataset"])])
 
 
 def _z(row: pd.Series, level: int) -> float:

@@ -125,3 +125,25 @@ def test_continuous_scores_fall_back_to_the_assessment_or_say_why(small_sim):
     assert not result.available and "need 0/1 scores" in result.calibration
     calibrated = chosen.with_assessment(mdad.assess(soft, "random", 20, runs=3, seed=0)).intervals(soft)
     assert calibrated.available and calibrated.calibration.startswith("split-conformal")
+
+
+def test_adaptive_tests_are_calibrated_on_tests_the_targets_took(small_sim):
+    """Each calibration target takes its own adaptive test: estimates from 10 asked items, not from the whole pool
+    (which would make them exact and the intervals zero wide)."""
+    chosen = mdad.select(small_sim, "adaptive-1d", 10, seed=0)
+    assessed = chosen.with_assessment(mdad.assess(small_sim, "adaptive-1d", 10, runs=3, targets=30, seed=0))
+    residuals = assessed.assessment.truths - assessed.assessment.estimates
+    assert np.abs(residuals).mean() > 0.01
+    asked = small_sim.scores.copy()
+    for row in range(small_sim.n_models):  # each model answers only the items its own test asks
+        answers = np.full(small_sim.n_items, np.nan)
+        for _ in range(10):
+            item = chosen.micro.next_items(answers[None])[0]
+            answers[item] = small_sim.scores[row, item]
+        asked[row] = answers
+    partial = mdad.ResponseMatrix(scores=asked, models=small_sim.models, items=small_sim.items,
+                                  subtasks=small_sim.subtasks, source="asked items")
+    result = assessed.intervals(partial)
+    assert result.calibration.startswith("split-conformal") and np.all(result.high - result.low > 0.02)
+    truth = small_sim.scores.mean(axis=1)
+    assert np.mean((result.low <= truth) & (truth <= result.high)) > 0.75
