@@ -146,8 +146,9 @@ def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, 
                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console,
                   transient=False) as progress:
         bar = progress.add_task("cells", total=pending)
+        workers = workers or os.cpu_count() or 1
         try:
-            experiment.run(workers=workers or os.cpu_count() or 1, on_cells=lambda n: progress.advance(bar, n),
+            experiment.run(workers=workers, on_cells=lambda n: progress.advance(bar, n),
                            extra_config=extra, scheduler=scheduler)
         except KeyboardInterrupt:
             err_console.print(literal(f"Interrupted; finished cells and blocks of runs are kept in {out}. Run the same "
@@ -155,7 +156,7 @@ def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, 
             raise typer.Exit(130) from None
     from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
 
-    outputs = build_outputs(out, threshold, figure_format=figures)
+    outputs = build_outputs(out, threshold, figure_format=figures, workers=workers)
     print_table(outputs.summary)
     console.print(f"Results, tables and report: {literal(out)}/ (report.html)", highlight=False)
     if outputs.figure_files:
@@ -193,6 +194,7 @@ def report(
     curve_sizes: Annotated[Optional[str], typer.Option(
         help="Sizes whose agreement curves the report shows (default: as run).")] = None,
     figures: FiguresOption = None,
+    workers: WorkersOption = 0,
 ) -> None:
     """Rebuild tables and report.html from stored results alone."""
     from mdad.report.html import build_outputs
@@ -204,7 +206,8 @@ def report(
     check_output_folder(out, "the results folder")
     curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes is not None else None
     with store.locked():
-        outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures)
+        outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures,
+                                workers=workers or os.cpu_count() or 1)
     print_table(outputs.summary)
     console.print(f"Report: {literal(outputs.report)}", highlight=False)
     if outputs.figure_files:
