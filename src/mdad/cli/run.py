@@ -229,16 +229,19 @@ def print_table(summary) -> None:
         table.add_column("size", justify="right", no_wrap=True)
         for header, _, _ in columns:
             table.add_column(header, justify="right", no_wrap=True)
-        guarded = "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any()
-        if guarded:
-            table.add_column("flagged\nper run", justify="right", no_wrap=True)
         for _, row in rows.iterrows():
             cells = [row[col] if metric is None else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
-            table.add_row(str(row["size"]), *cells, *([row["flagged targets per run"]] if guarded else []))
+            table.add_row(str(row["size"]), *cells)
         console.print(table)
+        if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
+            # a line, not a column: the table stays within 80 columns
+            counts = ", ".join(f"{size} items {flagged}" for size, flagged in
+                               zip(rows["size"], rows["flagged targets per run"]) if flagged != "")
+            console.print(f"Flagged targets per run (model-based estimates that extrapolate): {counts}.",
+                          highlight=False)
     if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
-        console.print("flagged per run: targets whose model-based estimate is an extrapolation (ability outside the "
-                      "source models' range, or answers that fit the IRT model badly).")
+        console.print("Flagged: the target's ability lies outside the source models' range, or its answers fit the "
+                      "IRT model badly.")
     print_overview(summary)
     console.print("MDAD and error in accuracy points; MDAD [95% bootstrap interval].")
 
