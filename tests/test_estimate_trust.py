@@ -129,3 +129,17 @@ def test_continuous_scores_fall_back_to_the_assessment_or_say_why(small_sim):
     assert not result.available and "need 0/1 scores" in result.calibration
     calibrated = chosen.with_assessment(mdad.assess(soft, "random", 20, runs=3, seed=0)).intervals(soft)
     assert calibrated.available and calibrated.calibration.startswith("split-conformal")
+
+
+def test_estimate_command_says_which_random_design_interval_it_printed(small_sim, tmp_path):
+    mdad.select(small_sim, "random", 25, seed=3).save(tmp_path / "r.json")
+    write_npz(small_sim.take(models=np.arange(4)), tmp_path / "four.npz")
+    runner = CliRunner()
+    base = ["estimate", str(tmp_path / "r.json"), str(tmp_path / "four.npz")]
+    calibrated = runner.invoke(app, base + ["--csv", str(tmp_path / "eb.csv")], terminal_width=200)
+    exact = runner.invoke(app, base + ["--per-model", "--csv", str(tmp_path / "exact.csv")], terminal_width=200)
+    assert calibrated.exit_code == 0 and exact.exit_code == 0, calibrated.output + exact.output
+    assert "Intervals: empirical Bayes" in " ".join(calibrated.output.split())
+    assert "valid for every model" in " ".join(exact.output.split())
+    eb, mid_p = pd.read_csv(tmp_path / "eb.csv"), pd.read_csv(tmp_path / "exact.csv")
+    assert (eb["high"] - eb["low"]).mean() < (mid_p["high"] - mid_p["low"]).mean()

@@ -127,6 +127,9 @@ def estimate_command(
     pairs_csv: Annotated[Optional[str], typer.Option(
         help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")] = None,
     level: Annotated[float, typer.Option(help="Confidence level of the intervals (between 0 and 1).")] = 0.9,
+    per_model: Annotated[bool, typer.Option(
+        "--per-model", help="Random designs: the exact interval, valid for every model however unlike the source "
+                            "models (wider), instead of the one calibrated on the source models' accuracies.")] = False,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
@@ -147,7 +150,7 @@ def estimate_command(
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
     details = chosen.details(matrix)
-    intervals = chosen.intervals(matrix, level=level)
+    intervals = chosen.intervals(matrix, level=level, per_model=per_model)
     orders = chosen.order_probabilities(matrix)
     assessment = chosen.assessment
     threshold = assessment.threshold if assessment is not None else DEFAULT_THRESHOLD
