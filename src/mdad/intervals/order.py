@@ -108,14 +108,19 @@ class PairPrior:
         per_m[0] = 0.0
         return per_m / per_m.sum()
 
-    def share_weights(self, m: int, j: np.ndarray) -> np.ndarray:
-        """Prior probability of M+ = j given m (``j``: the values of M+ considered; normalised over them)."""
-        row = self.mass[min(np.searchsorted(self.edges, m, side="right") - 1, len(self.edges) - 1)]
-        row = row / row.sum() if row.sum() > 0 else np.full(PRIOR_BINS, 1.0 / PRIOR_BINS)
-        cols = np.minimum((j / max(m, 1) * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
-        w = row[cols]
-        w = w / w.sum() if w.sum() > 0 else np.full(len(j), 1.0 / len(j))
-        return (1.0 - PRIOR_FLOOR) * w + PRIOR_FLOOR / len(j)
+    def share_weights(self, m: np.ndarray, j: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """Prior probability of M+ = j given m, one row per value of ``m`` (``j``: rows of the values of M+
+        considered, ``valid`` marking the real ones; normalised over them)."""
+        m = np.asarray(m, dtype=np.int64)
+        rows = np.minimum(np.searchsorted(self.edges, m, side="right") - 1, len(self.edges) - 1)
+        table = self.mass / np.maximum(self.mass.sum(axis=1, keepdims=True), 1e-300)
+        table[self.mass.sum(axis=1) == 0] = 1.0 / PRIOR_BINS
+        cols = np.minimum((j / np.maximum(m, 1)[:, None] * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
+        w = np.where(valid, table[rows[:, None], cols], 0.0)
+        total = w.sum(axis=1, keepdims=True)
+        count = valid.sum(axis=1, keepdims=True)
+        w = np.where(total > 0, w / np.where(total > 0, total, 1.0), valid / count)
+        return np.where(valid, (1.0 - PRIOR_FLOOR) * w + PRIOR_FLOOR / count, 0.0)
 
     def to_json(self) -> dict:
         return {"share_bins": PRIOR_BINS, "m_edges": self.edges.tolist(), "mass": self.mass.tolist()}
@@ -166,30 +171,34 @@ def _m_cells(weights: np.ndarray, lowest: int) -> tuple[np.ndarray, np.ndarray]:
     return np.rint(centre[here] / total[here]).astype(np.int64), total[here]
 
 
-def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: int) -> np.ndarray:
-    """P(M+ > m/2 | d, K+) for every K+ = 0..d (d = ``discordant`` of ``drawn`` items of ``pool_items``)."""
+def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: int, first=None) -> np.ndarray:
+    """P(M+ > m/2 | d, K+) for the counts K+ in ``first`` (default every K+ = 0..d), d = ``discordant``
+    of ``drawn`` items of ``pool_items``."""
     N, k, d = int(pool_items), int(drawn), int(discordant)
+    first = np.arange(d + 1) if first is None else np.asarray(first, dtype=np.int64).ravel()
     lf = _log_factorials(N + 1)
     m = np.arange(d, N - (k - d) + 1)  # what the draw allows
     if d == 0:
         m = m[m >= 1]
     if not len(m):
-        return np.zeros(d + 1)
+        return np.zeros(len(first))
     log_like = _log_comb(m, np.full_like(m, d), lf) + _log_comb(N - m, np.full_like(m, k - d), lf)
     weights = prior.m_weights(N)[m] * np.exp(log_like - log_like.max())
     values, cell_weights = _m_cells(weights, int(m[0]))
-    held, total = np.zeros(d + 1), np.zeros(d + 1)
-    K = np.arange(d + 1)[None, :]
-    for mm, w in zip(values, cell_weights):
-        j = np.arange(mm + 1) if mm < J_POINTS else np.unique(np.rint(np.linspace(0, mm, J_POINTS)).astype(np.int64))
-        q = prior.share_weights(int(mm), j)
-        like = np.exp(_log_comb(j[:, None], K, lf) + _log_comb(mm - j[:, None], d - K, lf)
-                      - _log_comb(np.array(mm), np.array(d), lf))  # (values of M+, K+)
-        joint = w * q[:, None] * like
-        total += joint.sum(axis=0)
-        held += joint[2 * j > mm].sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, held / np.where(total > 0, total, 1.0), 0.0)
+    # values of M+ per m: all of 0..m, or an even grid of J_POINTS beyond (rows padded, ``valid`` marks the real ones)
+    width = min(int(values.max()) + 1, J_POINTS)
+    j = np.rint(np.linspace(0.0, 1.0, width)[None, :] * values[:, None]).astype(np.int64)
+    j = np.where(values[:, None] < J_POINTS, np.arange(width)[None, :], j)
+    valid = j <= values[:, None]
+    valid[:, 1:] &= j[:, 1:] != j[:, :-1]  # repeated grid points counted once
+    j = np.minimum(j, values[:, None])
+    q = prior.share_weights(values, j, valid)  # (values of m, values of M+)
+    mm, jj, K = values[:, None, None], j[:, :, None], first[None, None, :]
+    like = np.exp(_log_comb(jj, K, lf) + _log_comb(mm - jj, d - K, lf) - _log_comb(mm, np.array(d), lf))
+    joint = (cell_weights[:, None] * q)[:, :, None] * like  # (m, M+, K+)
+    total = joint.sum(axis=(0, 1))
+    held = (joint * (2 * j > values[:, None])[:, :, None]).sum(axis=(0, 1))
+    return np.where(total > 0, held / np.where(total > 0, total, 1.0), 0.0)
 
 
 def exact_order_probability(sizes, drawn, plus, minus, *, prior: PairPrior | None = None) -> np.ndarray:
@@ -214,12 +223,14 @@ def exact_order_probability(sizes, drawn, plus, minus, *, prior: PairPrior | Non
     with np.errstate(divide="ignore", invalid="ignore"):
         k_eff = np.where(d > 0, np.rint(N * d / np.maximum(m_hat, 1e-12)), k)
     k_eff = np.clip(k_eff, d, N).astype(np.int64)  # the uniform design's number of draws with the same estimate of m
-    keys, inverse = unique_rows(k_eff, d)
-    out = np.empty(len(plus))
     K = plus.sum(axis=1)
-    for row, (kk, dd) in enumerate(keys):
-        here = inverse == row
-        out[here] = order_posterior(prior, N, int(kk), int(dd))[K[here]]
+    keys, inverse = unique_rows(k_eff, d, K)
+    out = np.empty(len(keys))
+    groups, members = unique_rows(keys[:, 0], keys[:, 1])
+    for g, (kk, dd) in enumerate(groups):
+        rows = np.flatnonzero(members == g)
+        out[rows] = order_posterior(prior, N, int(kk), int(dd), keys[rows, 2])
+    out = out[inverse]
     return np.clip(out, 0.0, 1.0)
 
 
