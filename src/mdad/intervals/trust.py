@@ -133,7 +133,7 @@ def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimat
     if strata is not None:
         probability = exact_pair_probabilities(*strata, scores, first, second, prior=chosen.pair_prior)
         how = ("exact: from the items only one model of the pair got right (finite population), with "
-               + ("the source leaderboard's pairs as prior" if chosen.pair_prior is not None else "a uniform prior"))
+               + ("the source leaderboard's pairs (how many items they differ on, how they split them) as prior" if chosen.pair_prior is not None else "a uniform prior"))
     elif calibration is not None:
         probability = calibration.probability(gap)
         how = f"calibrated: logistic fit of held-out orders on the estimated gap ({calibration.pairs} pairs)"
