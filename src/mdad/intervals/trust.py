@@ -132,8 +132,9 @@ def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimat
     calibration = chosen.assessment.order_calibration if chosen.assessment is not None else None
     if strata is not None:
         probability = exact_pair_probabilities(*strata, scores, first, second, prior=chosen.pair_prior)
-        how = ("exact: from the items only one model of the pair got right (finite population), with "
-               + ("the source leaderboard's pairs (how many items they differ on, how they split them) as prior" if chosen.pair_prior is not None else "a uniform prior"))
+        prior = ("the source leaderboard's pairs (how many items they differ on, how they split them) as prior"
+                 if chosen.pair_prior is not None else "a uniform prior")
+        how = f"exact: from the items only one model of the pair got right (finite population), with {prior}"
     elif calibration is not None:
         probability = calibration.probability(gap)
         how = f"calibrated: logistic fit of held-out orders on the estimated gap ({calibration.pairs} pairs)"
