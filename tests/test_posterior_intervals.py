@@ -34,9 +34,13 @@ def test_prior_and_posterior_interval_match_a_loop():
         post /= post.sum()
         np.testing.assert_allclose(posterior_count_pmf(prior, k, x)[0], post, atol=1e-12)
         cdf = np.cumsum(post)
-        low = next(M for M in range(N + 1) if cdf[M] > 0.05)
-        high = next(M for M in range(N + 1) if cdf[M] >= 0.95 - 1e-12)
+        first = next(M for M in range(N + 1) if cdf[M] > 0.05)
+        below = cdf[first - 1] if first else 0.0  # what the lower tail left out
+        high = next(M for M in range(N + 1) if cdf[M] >= 1 - (0.1 - below) - 1e-12)
+        above = 1 - cdf[high]
+        low = next(M for M in range(N + 1) if cdf[M] > 0.1 - above + 1e-12)
         assert posterior_count_interval(prior, k, [x], level=0.9) == ([low], [high])
+        assert post[low:high + 1].sum() >= 0.9 - 1e-9
 
 
 def test_models_with_nothing_right_get_zero_as_lower_bound_when_the_sources_have_mass_there():
@@ -45,6 +49,9 @@ def test_models_with_nothing_right_get_zero_as_lower_bound_when_the_sources_have
     prior = AccuracyPrior(N, counts)
     low, high = posterior_count_interval(prior, 10, [0], level=0.9)
     assert posterior_count_pmf(prior, 10, 0)[0, 0] > 0.05 and low[0] == 0 and high[0] > 0
+    # the lower tail leaves nothing out, so the upper one leaves out 10%: its bound is the posterior's 90% quantile
+    cdf = np.cumsum(posterior_count_pmf(prior, 10, 0)[0])
+    assert high[0] == np.searchsorted(cdf, 0.9 - 1e-12)
     # no source at 0: a model with nothing right still gets a bound near 0, but the posterior puts little mass there
     lifted = AccuracyPrior(N, counts[40:] + 50, uniform_weight=0.0)
     assert posterior_count_interval(lifted, 10, [0], level=0.9)[0][0] > 0

@@ -103,15 +103,30 @@ def posterior_count_pmf(prior: AccuracyPrior, k: int, x) -> np.ndarray:
 
 
 def posterior_count_interval(prior: AccuracyPrior, k: int, x, *, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed posterior interval for the pool count M (arrays over ``x``).
+    """Posterior interval for the pool count M (arrays over ``x``): equal tails where the posterior allows.
 
-    The lower bound is the smallest M whose posterior cumulative probability exceeds
-    (1 - level)/2 (so it is 0 whenever M = 0 alone holds more than that), the upper bound the
-    smallest M whose cumulative probability reaches 1 - (1 - level)/2.
+    Each tail may leave out (1 - level)/2 of the posterior: the lower bound is the smallest M
+    whose cumulative probability exceeds that (so it is 0 whenever M = 0 alone holds more), the
+    upper bound the smallest M whose cumulative probability reaches 1 minus that. A tail that
+    cannot use its share, because the posterior has an atom at the end of the range (a model
+    with nothing right where many sources have nothing right), passes what it left unused to
+    the other tail, so the interval still holds ``level`` of the posterior, not more than needed.
     """
-    alpha = (1.0 - check_level(level)) / 2.0
+    alpha = 1.0 - check_level(level)
     cdf = np.cumsum(posterior_count_pmf(prior, int(k), x), axis=1)
     N = prior.pool_items
-    low = np.minimum((cdf <= alpha + 1e-12).sum(axis=1), N)
-    high = np.minimum((cdf < 1.0 - alpha - 1e-12).sum(axis=1), N)
+    rows = np.arange(len(cdf))
+
+    def lower(share):  # smallest M with cdf > share, and the mass left out below it
+        low = np.minimum((cdf <= share[:, None] + 1e-12).sum(axis=1), N)
+        return low, np.where(low > 0, cdf[rows, np.maximum(low - 1, 0)], 0.0)
+
+    def upper(share):  # smallest M with cdf >= 1 - share, and the mass left out above it
+        high = np.minimum((cdf < 1.0 - share[:, None] - 1e-12).sum(axis=1), N)
+        return high, 1.0 - cdf[rows, high]
+
+    half = np.full(len(cdf), alpha / 2.0)
+    _, left_out_below = lower(half)
+    high, left_out_above = upper(alpha - left_out_below)
+    low, _ = lower(alpha - np.maximum(left_out_above, 0.0))
     return low, high
