@@ -102,3 +102,20 @@ def test_prior_storage_and_bad_input():
         AccuracyPrior(4, np.array([5]))
     with pytest.raises(MdadError, match="between 0 and the 8 items"):
         posterior_count_interval(prior, 8, [1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [10, 50])
+def test_with_the_population_as_prior_the_coverage_is_nominal_up_to_the_counts_discreteness(k):
+    """Many sources and no uniform part: the prior is the population itself, so the posterior interval covers
+    at the level on average (a little more where counts near 0 leave few values to choose bounds from)."""
+    rng = np.random.default_rng(k)
+    N = 600
+    covered = []
+    for _ in range(60):
+        prior = AccuracyPrior(N, np.sort(population(rng, 5000, N)), uniform_weight=0.0)
+        truth = population(rng, 500, N)
+        low, high = posterior_count_interval(prior, k, rng.hypergeometric(truth, N - truth, k), level=0.9)
+        covered.append(np.mean((low <= truth) & (truth <= high)))
+    se = np.std(covered) / np.sqrt(len(covered))
+    assert 0.9 - 3 * se <= np.mean(covered) <= 0.92 + 3 * se
