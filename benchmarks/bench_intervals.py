@@ -97,7 +97,8 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
     calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
     final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
     prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
-    accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight)
+    accuracy_prior = (AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight)
+                      if uniform_weight >= 0 else None)
     i, j = np.triu_indices(n_new, k=1)
     rows, pairs = [], []
     for (method, k), [(items, est)] in final.items():
@@ -205,7 +206,8 @@ def main() -> None:
                         help="Share of the models, the best by full-benchmark accuracy, that are the new ones "
                              "(off-population check; default: a random 30%%).")
     parser.add_argument("--uniform-weight", type=float, default=UNIFORM_WEIGHT,
-                        help="Weight of the uniform component of the random designs' accuracy prior.")
+                        help="Weight of the uniform component of the random designs' accuracy prior "
+                             "(negative: no prior, the per-model mid-p interval, as estimate --per-model).")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--tables", type=Path, nargs="*", default=None,
                         help="Only print the tables of earlier --out files (several runs combined).")
