@@ -1,8 +1,10 @@
 """Intervals and order probabilities for one saved micro-benchmark: which answer applies (docs/intervals.md#which-answer-applies), and applying it.
 
-- Random designs on 0/1 scores: finite-population answers (mdad.intervals.finite and
-  mdad.intervals.order), from the pool's size (per subtask for the stratified designs and the
-  per-subtask variants) and the model's answers alone: nothing is calibrated on held-out runs.
+- Random designs on 0/1 scores: finite-population answers from the pool's size (per subtask
+  for the stratified designs and the per-subtask variants), the model's answers and the priors
+  ``select`` stored from the source models (mdad.intervals.posterior: the empirical-Bayes
+  interval, or the exact mid-p one of mdad.intervals.finite without a prior; mdad.intervals.order):
+  nothing is calibrated on held-out runs.
 - Every other method, and any method on continuous scores: the calibration of its held-out
   assessment (split-conformal residuals, logistic order fit), stored with the micro-benchmark.
 - Neither available: NaN, and the sentence says why.
