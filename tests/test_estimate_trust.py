@@ -143,3 +143,14 @@ def test_estimate_command_says_which_random_design_interval_it_printed(small_sim
     assert "valid for every model" in " ".join(exact.output.split())
     eb, mid_p = pd.read_csv(tmp_path / "eb.csv"), pd.read_csv(tmp_path / "exact.csv")
     assert (eb["high"] - eb["low"]).mean() < (mid_p["high"] - mid_p["low"]).mean()
+
+
+@pytest.mark.parametrize("field,value", [("accuracy_prior", {"pool_items": 10, "counts": "many"}),
+                                         ("accuracy_prior", {"pool_items": 10, "counts": [3, 11]}),
+                                         ("pair_prior", {"m_edges": [1, 2], "mass": [[1.0]]})])
+def test_malformed_priors_in_a_file_get_one_sentence(small_sim, tmp_path, field, value):
+    data = mdad.select(small_sim, "random", 10, seed=0).to_json()
+    data[field] = value
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(mdad.MdadError, match="bad.json.*prior"):
+        SelectedMicroBenchmark.load(tmp_path / "bad.json")
