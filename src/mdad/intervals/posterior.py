@@ -31,6 +31,7 @@ from mdad.intervals.finite import check_level, hypergeometric_table
 
 UNIFORM_WEIGHT = 0.2  # chosen by measurement: benchmarks/README.md, "Intervals and order probabilities"
 MIN_BANDWIDTH = 0.01  # on the arcsine scale, when the sources' spread says nothing (few or equal models)
+KERNEL_REACH = 8.0  # bandwidths: where the Gaussian kernel is evaluated around each source
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,9 +75,13 @@ class AccuracyPrior:
         theta = np.arcsin(np.sqrt(values / N))[:, None]
         h = self.bandwidth
         mass = np.zeros(N + 1)
-        for centre in (theta, -theta, np.pi - theta):  # the kernel and its reflections at 0 and pi/2
-            cdf = ndtr((cut[None, :] - centre) / h)
-            mass += multiplicity @ np.diff(cdf, axis=1)
+        reach = KERNEL_REACH * h  # beyond it a kernel's mass is below 1e-15
+        for centre, weight in zip(np.concatenate([theta, -theta, np.pi - theta]).ravel(), np.tile(multiplicity, 3)):
+            # the kernel and its reflections at 0 and pi/2, on the cut points it reaches
+            lo = max(int(np.searchsorted(cut, centre - reach)) - 1, 0)
+            hi = min(int(np.searchsorted(cut, centre + reach)) + 1, N + 2)
+            if hi - lo >= 2:
+                mass[lo:hi - 1] += weight * np.diff(ndtr((cut[lo:hi] - centre) / h))
         smooth = mass / mass.sum()
         return (1.0 - self.uniform_weight) * smooth + self.uniform_weight / (N + 1)
 
