@@ -4,7 +4,9 @@ against baselines run in the same process:
 - cells in worker processes without the per-worker thread cap (every worker's k-means and BLAS
   start one thread per core, so on a machine the workers fill, threads fight);
 - the robust-MDAD bootstrap with a fixed 50 Newton steps per resample instead of stopping each
-  resample's fit once it has converged.
+  resample's fit once it has converged;
+- the report (summary of every cell, sections, figures) drawn in this process alone instead of
+  in the run's worker processes.
 
     python benchmarks/bench_run.py [--workers N] [--runs 50] [--skip-baselines]
 
@@ -82,10 +84,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
         _, t_cells = timed("cells (all methods)", lambda: run_cells(matrix, config, out, args.workers))
-        _, t_report = timed("report (tables, MDAD, figures, HTML)", lambda: build_outputs(out, 0.8))
+        _, t_report = timed(f"report (tables, MDAD, figures, HTML), {args.workers} workers",
+                            lambda: build_outputs(out, 0.8, workers=args.workers))
         print(f"{'total (without the CLI start-up, ~2 s)':52s} {t_sim + t_cells + t_report:7.1f} s")
         if args.skip_baselines:
             return
+        if args.workers > 1:
+            _, t_report_base = timed("baseline: report in this process alone", lambda: build_outputs(out, 0.8))
+            print(f"{'  ratio':52s} {t_report_base / t_report:7.1f}x")
         store = ResultStore(out)
         _, t_eval = timed("metrics of every cell (robust MDAD: converged Newton)", lambda: evaluate_store(store))
         with mock.patch.object(robust, "logistic_fit", fixed_steps_logistic_fit):

@@ -37,6 +37,7 @@ def built_report_fixture(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("report")
     data = make_data(root / "data")
     out = root / "out"
-    result = CliRunner().invoke(app, ["run", "--data", str(data), *RUN_ARGS, "--figures", "svg", "--out", str(out)])
+    result = CliRunner().invoke(app, ["run", "--data", str(data), *RUN_ARGS, "--figures", "svg", "--workers", "2",
+                                      "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out

@@ -34,6 +34,8 @@ def test_run_compares_adaptive_and_static_methods_with_the_strongest_models_as_t
                                  "--workers", "1", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "the 10 strongest models as targets" in one_line(result.output)
+    assert "Flagged targets per run (model-based estimates that extrapolate): 5 items" in one_line(result.output)
+    assert "\u2026" not in result.output  # rich's ellipsis: nothing is cut at 80 columns
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["method"]) == {"random", "adaptive", "aipw"}
     assert summary.loc[summary["method"] != "random", "flagged_per_run"].notna().all()

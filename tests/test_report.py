@@ -63,6 +63,21 @@ def test_rebuild_from_config_and_cells_alone_gives_the_same_page(built_report, t
         assert (copy / name).read_text() == (built_report / name).read_text(), name
 
 
+def test_one_process_builds_the_same_page_and_figures_as_several(built_report, tmp_path):
+    """The fixture's run drew its report in two worker processes; one process gives the same bytes."""
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(built_report / "config.json", copy / "config.json")
+    shutil.copytree(built_report / "cells", copy / "cells")
+    result = runner.invoke(app, ["report", str(copy), "--workers", "1", "--figures", "svg"])
+    assert result.exit_code == 0, result.output
+    assert (copy / "report.html").read_text() == (built_report / "report.html").read_text()
+    for name in ("summary.csv", "curves.csv", "group.csv"):
+        assert (copy / name).read_text() == (built_report / name).read_text(), name
+    for svg in (built_report / "figures").glob("*.svg"):
+        assert (copy / "figures" / svg.name).read_bytes() == svg.read_bytes(), svg.name
+
+
 def test_group_shares_against_a_pair_loop(built_report):
     store = ResultStore(built_report)
     diffs = group_differences(store)

@@ -146,8 +146,9 @@ def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, 
                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console,
                   transient=False) as progress:
         bar = progress.add_task("cells", total=pending)
+        workers = workers or os.cpu_count() or 1
         try:
-            experiment.run(workers=workers or os.cpu_count() or 1, on_cells=lambda n: progress.advance(bar, n),
+            experiment.run(workers=workers, on_cells=lambda n: progress.advance(bar, n),
                            extra_config=extra, scheduler=scheduler)
         except KeyboardInterrupt:
             err_console.print(literal(f"Interrupted; finished cells and blocks of runs are kept in {out}. Run the same "
@@ -155,7 +156,7 @@ def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, 
             raise typer.Exit(130) from None
     from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
 
-    outputs = build_outputs(out, threshold, figure_format=figures)
+    outputs = build_outputs(out, threshold, figure_format=figures, workers=workers)
     print_table(outputs.summary)
     console.print(f"Results, tables and report: {literal(out)}/ (report.html)", highlight=False)
     if outputs.figure_files:
@@ -193,6 +194,7 @@ def report(
     curve_sizes: Annotated[Optional[str], typer.Option(
         help="Sizes whose agreement curves the report shows (default: as run).")] = None,
     figures: FiguresOption = None,
+    workers: WorkersOption = 0,
 ) -> None:
     """Rebuild tables and report.html from stored results alone."""
     from mdad.report.html import build_outputs
@@ -204,7 +206,8 @@ def report(
     check_output_folder(out, "the results folder")
     curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes is not None else None
     with store.locked():
-        outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures)
+        outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures,
+                                workers=workers or os.cpu_count() or 1)
     print_table(outputs.summary)
     console.print(f"Report: {literal(outputs.report)}", highlight=False)
     if outputs.figure_files:
@@ -226,16 +229,19 @@ def print_table(summary) -> None:
         table.add_column("size", justify="right", no_wrap=True)
         for header, _, _ in columns:
             table.add_column(header, justify="right", no_wrap=True)
-        guarded = "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any()
-        if guarded:
-            table.add_column("flagged\nper run", justify="right", no_wrap=True)
         for _, row in rows.iterrows():
             cells = [row[col] if metric is None else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
-            table.add_row(str(row["size"]), *cells, *([row["flagged targets per run"]] if guarded else []))
+            table.add_row(str(row["size"]), *cells)
         console.print(table)
+        if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
+            # a line, not a column: the table stays within 80 columns
+            counts = ", ".join(f"{size} items {flagged}" for size, flagged in
+                               zip(rows["size"], rows["flagged targets per run"]) if flagged != "")
+            console.print(f"Flagged targets per run (model-based estimates that extrapolate): {counts}.",
+                          highlight=False)
     if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
-        console.print("flagged per run: targets whose model-based estimate is an extrapolation (ability outside the "
-                      "source models' range, or answers that fit the IRT model badly).")
+        console.print("Flagged: the target's ability lies outside the source models' range, or its answers fit the "
+                      "IRT model badly.")
     print_overview(summary)
     console.print("MDAD and error in accuracy points; MDAD [95% bootstrap interval].")
 

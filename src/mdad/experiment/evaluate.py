@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
+from mdad.experiment.executors import ordered_map
 from mdad.experiment.store import Cell, ResultStore
 from mdad.metrics.estimation import estimation_error, kendall_tau_from_differences
 from mdad.metrics.pairwise import (
@@ -125,15 +126,23 @@ def evaluate_frames(
     frames: dict[Cell, pd.DataFrame], *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Summary (one row per cell and view) and agreement curves of cell frames."""
-    rows, curves = [], []
-    for cell in sorted(frames):
-        r, c = evaluate_cell(cell, frames[cell], threshold=threshold, seed=seed)
-        rows += r
-        curves += c
-    return pd.DataFrame(rows), (pd.concat(curves, ignore_index=True) if curves else pd.DataFrame())
+    done = [evaluate_cell(cell, frames[cell], threshold=threshold, seed=seed) for cell in sorted(frames)]
+    return _frames([rows for rows, _ in done], [curves for _, curves in done])
 
 
-def evaluate_store(store: ResultStore, *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0
+def evaluate_store(store: ResultStore, *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0, workers: int = 1
                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Summary (one row per cell and view) and agreement curves of every stored cell."""
-    return evaluate_frames({cell: store.read(cell) for cell in store.cells()}, threshold=threshold, seed=seed)
+    """Summary (one row per cell and view) and agreement curves of every stored cell.
+
+    With ``workers`` > 1 the cells are read and evaluated in that many local processes; every
+    random draw is keyed by the cell, so the numbers do not depend on it."""
+    cells = sorted(store.cells())
+    done = ordered_map(lambda cell: evaluate_cell(cell, store.read(cell), threshold=threshold, seed=seed), cells,
+                       workers=workers)
+    return _frames([rows for rows, _ in done], [curves for _, curves in done])
+
+
+def _frames(rows: list[list[dict]], curves: list[list[pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    flat_curves = [c for part in curves for c in part]
+    return (pd.DataFrame([r for part in rows for r in part]),
+            pd.concat(flat_curves, ignore_index=True) if flat_curves else pd.DataFrame())

@@ -12,7 +12,8 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
 
 import numpy as np
@@ -66,6 +67,28 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
         raise
     pool.shutdown()
 
+
+
+def ordered_map(func: Callable, items: Sequence, *, workers: int = 1) -> list:
+    """``[func(item) for item in items]``, in local worker processes when ``workers`` > 1.
+
+    For the work after the cells (the summary's cells, the report's sections): the workers are
+    forked with the data in memory, so ``func`` may be a closure over it; only the items' indices
+    go out and the results come back. Stopping and thread limits as for the cells.
+    """
+    items = list(items)
+    if workers <= 1 or len(items) <= 1 or multiprocessing.get_start_method() != "fork":
+        return [func(item) for item in items]  # closures reach workers only by forking
+    results: list = [None] * len(items)
+    finished = _in_processes(_call_item, func, items, list(range(len(items))), min(workers, len(items)), None)
+    with closing(finished):
+        for index, result in finished:
+            results[index] = result
+    return results
+
+
+def _call_item(func: Callable, items: list, index: int):
+    return func(items[index])
 
 _WORKER_DATA: dict = {}  # in a local worker process: the task function, matrix and splits
 

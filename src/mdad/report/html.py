@@ -21,6 +21,7 @@ from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.outputs import write_csv, writing
 from mdad.experiment.evaluate import evaluate_store
+from mdad.experiment.executors import ordered_map
 from mdad.experiment.store import ResultStore
 from mdad.methods.per_subtask import SUFFIX, is_per_subtask
 from mdad.report import figures
@@ -65,6 +66,7 @@ class Figure:
     figure: object  # a matplotlib figure, rendered when the page is written
     png: str = ""
     width: int = 0  # CSS pixels
+    files: dict[str, bytes] = field(default_factory=dict)  # the figure in other formats (svg, pdf), when asked
 
 
 @dataclass
@@ -293,18 +295,21 @@ def build_outputs(
     curve_sizes: Sequence[int] | None = None,
     figure_format: str | None = None,
     extra_sections: Sequence[Callable[[ReportData], Section | None]] = (),
+    workers: int = 1,
 ) -> Outputs:
     """Recompute the metrics of every stored cell; write summary/curves (parquet, CSV), table.csv and report.html.
 
     ``threshold`` and ``curve_sizes`` default to the values the run stored in config.json;
     ``figure_format`` ('png', 'svg' or 'pdf') also writes every figure to OUT/figures/.
+    ``workers`` > 1 evaluates the cells and builds the sections in that many local processes
+    (the same page and numbers, sooner).
     """
     store = ResultStore(out_dir)
     config = store.read_config()
     threshold = check_threshold(threshold if threshold is not None else config.get("threshold", DEFAULT_THRESHOLD))
     if figure_format is not None and figure_format not in figures.FORMATS:
         raise MdadError(f"The figure format must be one of {', '.join(figures.FORMATS)}, got {figure_format!r}.")
-    summary, curves = evaluate_store(store, threshold=threshold, seed=config.get("seed", 0))
+    summary, curves = evaluate_store(store, threshold=threshold, seed=config.get("seed", 0), workers=workers)
     root = Path(out_dir)
     for name, frame in (("summary", summary), ("curves", curves)):
         with writing(root / f"{name}.parquet", "the results file"):
@@ -318,8 +323,11 @@ def build_outputs(
         chosen = curve_sizes if curve_sizes else config.get("curve_sizes")
         data = ReportData(store, config, summary, curves, threshold,
                           _check_curve_sizes(chosen, summary) if chosen else _default_curve_sizes(summary))
-        sections = [s for s in (build(data) for build in [*SECTIONS, *extra_sections]) if s is not None]
-    files = _render_figures(sections, root, figure_format)
+        formats = ("png",) if figure_format in (None, "png") else ("png", figure_format)
+        built = ordered_map(lambda build: _rendered(build(data), formats), [*SECTIONS, *extra_sections],
+                            workers=workers)
+        sections = [section for section in built if section is not None]
+    files = _write_figures(sections, root, figure_format)
 
     methods = sorted(summary["method"].unique()) if not summary.empty else []
     env = Environment(loader=PackageLoader("mdad.report"), autoescape=select_autoescape(["html"]))
@@ -350,21 +358,27 @@ def _inputs(config: dict) -> str:
     return "option probabilities (each model's probability of the gold option)"
 
 
-def _render_figures(sections: list[Section], root: Path, figure_format: str | None) -> list[Path]:
-    """Fill every figure's embedded PNG; with a format, also write OUT/figures/<key>.<format>."""
+def _rendered(section: Section | None, formats: tuple[str, ...]) -> Section | None:
+    """The section with every figure drawn: its embedded PNG, and the bytes of the other format if asked."""
+    for fig in section.figures if section is not None else ():
+        rendered = figures.render(fig.figure, formats)
+        fig.png = base64.b64encode(rendered["png"]).decode()
+        fig.width = figures.css_width(rendered["png"])
+        fig.files = {fmt: data for fmt, data in rendered.items() if fmt != "png"}
+        fig.figure = None
+    return section
+
+
+def _write_figures(sections: list[Section], root: Path, figure_format: str | None) -> list[Path]:
+    """With a figure format, write OUT/figures/<key>.<format> for every figure."""
+    if not figure_format:
+        return []
+    (root / "figures").mkdir(exist_ok=True)
     files = []
-    formats = ("png",) if figure_format in (None, "png") else ("png", figure_format)
-    if figure_format:
-        (root / "figures").mkdir(exist_ok=True)
     for section in sections:
         for fig in section.figures:
-            rendered = figures.render(fig.figure, formats)
-            fig.png = base64.b64encode(rendered["png"]).decode()
-            fig.width = figures.css_width(rendered["png"])
-            fig.figure = None
-            if figure_format:
-                path = root / "figures" / f"{fig.key}.{figure_format}"
-                with writing(path, "the figure"):
-                    path.write_bytes(rendered[figure_format])
-                files.append(path)
+            path = root / "figures" / f"{fig.key}.{figure_format}"
+            with writing(path, "the figure"):
+                path.write_bytes(base64.b64decode(fig.png) if figure_format == "png" else fig.files[figure_format])
+            files.append(path)
     return files
