@@ -164,8 +164,13 @@ class _Posterior:
         """
         theta, a, b = self.split(x)
         n, m, d = self.n_models, self.n_items, self.dims
-        p = sigmoid(theta @ a.T - b)
-        w = p * (1.0 - p)
+        eta = theta @ a.T
+        eta -= b
+        w = np.empty_like(eta)
+        rows = max(1, BLOCK_CELLS // m)
+        for start in range(0, n, rows):  # blocks of rows that stay in the CPU cache
+            p = sigmoid(eta[start : start + rows])
+            np.multiply(p, 1.0 - p, out=w[start : start + rows])
         if self.mask is not None:
             w *= self.mask
         eye = np.eye(d)
