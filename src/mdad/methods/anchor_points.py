@@ -2,7 +2,7 @@
 
 Each pool item is the vector of the source models' gold-option probabilities on it
 (their 0/1 correctness when the data has no option probabilities). Items are clustered
-by k-medoids (FasterPAM from the ``kmedoids`` package, random initialisation) on the
+by k-medoids (FasterPAM from the ``kmedoids`` package) on the
 distance 1 - Pearson correlation between items across source models. FasterPAM starts
 from the medoids of a smaller size of a fixed ladder (10, 25, 50, 100, 250, 500, 1000, 2500,
 ...), topped up at random, which finds as good a clustering 2-5x faster than a random start
