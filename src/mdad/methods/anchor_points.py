@@ -109,7 +109,7 @@ class AnchorDistances:
 
     distance: np.ndarray  # items x items, float32
     seed: int
-    _medoids: dict[int, np.ndarray] = field(default_factory=dict)
+    _medoids: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
     def medoids(self, k: int) -> np.ndarray:
         """k distinct medoids (sorted item positions), 1 <= k <= items."""
