@@ -9,9 +9,8 @@ On one run's view of a simulated 400 x 12,032 matrix (14 subtasks; 300 source mo
 - diversity: the DPP sampler at k = 10..1,000 (blocked updates, exact by rejection) against the
   former one (one matrix-vector product with the basis per step) and against k bare such
   products (that design's floor), and the QR of the basis;
-- anchor-points: FasterPAM per size from a random start (the former way: kmedoids' randomised
-  swap order), from a random start in FasterPAM's own swap order, and from the method's fixed
-  ladder (a warm start from a smaller size's medoids, own order), with the k-medoids objective;
+- anchor-points: FasterPAM per size from a random start in FasterPAM's own swap order (used)
+  against the former way (kmedoids' randomised swap order), with the k-medoids objective;
 - tinyBenchmarks: the IRT fit with its element-wise work in cache-sized blocks (used) against
   whole arrays, and k-means at k = 1,000 with Lloyd (used) and Elkan, 5 starts;
 - loading: peak traced memory of reading the option probabilities as mdad does against the
@@ -93,35 +92,30 @@ def objective(distance: np.ndarray, medoids: np.ndarray) -> float:
 
 
 def anchor_points(view: SourceView, repeats: int = 3) -> None:
-    """FasterPAM per size from a random start as the method did before (kmedoids' randomised swap
-    order, ``random_state`` given), from a random start in FasterPAM's own swap order, and from the
-    method's fixed ladder (each size warm-started from the ladder's smaller size, FasterPAM's own
-    order), ``repeats`` seeds each; CPU time and the k-medoids objective of each."""
+    """FasterPAM per size from a random start in FasterPAM's own swap order (as the method does)
+    against the former way (kmedoids' randomised swap order, ``random_state`` given), ``repeats``
+    seeds each; CPU time and the k-medoids objective of each."""
     import warnings
 
     import kmedoids
 
-    from mdad.methods.anchor_points import AnchorDistances
-
-    prepared, t_prep = cpu(lambda: AnchorPoints().prepare(view, np.random.default_rng(0)))
-    distance = prepared.distance
+    distance, t_prep = cpu(lambda: AnchorPoints().prepare(view, np.random.default_rng(0)))
     n = len(distance)
     sizes = [k for k in (10, 25, 50, 100, 250, 500, 1000) if k < n]
     print(f"\nanchor-points: distances {n} x {n} ({distance.dtype}, {distance.nbytes / 1e6:.0f} MB) in {t_prep:.2f} s; "
           f"FasterPAM per size, {repeats} seeds: CPU s summed, objective mean; relative difference of the "
-          f"ladder's objective from the former random start's: mean, min, max")
-    ways = ("former", "own order", "ladder")
+          f"own order's objective from the former way's: mean, min, max")
+    ways = ("former", "own order")
     times = {w: dict.fromkeys(sizes, 0.0) for w in ways}
     objectives = {w: {k: [] for k in sizes} for w in ways}
     for seed in range(repeats):
-        ladder = AnchorDistances(distance, seed=seed)
         rng = np.random.default_rng([seed, 99])
         for k in sizes:
             fits = {
                 "former": lambda: kmedoids.fasterpam(distance, k, init="random", random_state=int(rng.integers(2**31)),
                                                      n_cpu=1).medoids,
-                "own order": lambda: kmedoids.fasterpam(distance, rng.choice(n, k, replace=False), n_cpu=1).medoids,
-                "ladder": lambda: ladder.medoids(k),  # its smaller rungs are cached: this is the size's own cost
+                "own order": lambda: kmedoids.fasterpam(distance, np.sort(rng.choice(n, k, replace=False)),
+                                                        n_cpu=1).medoids,
             }
             for way, fit in fits.items():
                 with warnings.catch_warnings():
@@ -129,17 +123,16 @@ def anchor_points(view: SourceView, repeats: int = 3) -> None:
                     medoids, t = cpu(fit)
                 times[way][k] += t
                 objectives[way][k].append(objective(distance, medoids))
-    print(f"{'k':>6s} {'former':>8s} {'objective':>10s} {'own order':>10s} {'objective':>10s} {'ladder':>8s} "
-          f"{'objective':>10s} {'speed-up':>9s} {'rel. diff mean':>15s} {'min':>9s} {'max':>9s}")
+    print(f"{'k':>6s} {'former':>8s} {'objective':>10s} {'own order':>10s} {'objective':>10s} "
+          f"{'speed-up':>9s} {'rel. diff mean':>15s} {'min':>9s} {'max':>9s}")
     for k in sizes:
-        rel = (np.array(objectives["ladder"][k]) - objectives["former"][k]) / np.array(objectives["former"][k])
+        rel = (np.array(objectives["own order"][k]) - objectives["former"][k]) / np.array(objectives["former"][k])
         cells = " ".join(f"{times[w][k]:{8 if w != 'own order' else 10}.2f} {np.mean(objectives[w][k]):10.2f}" for w in ways)
-        print(f"{k:6d} {cells} {times['former'][k] / times['ladder'][k]:8.1f}x {rel.mean():15.2e} {rel.min():9.2e} "
+        print(f"{k:6d} {cells} {times['former'][k] / times['own order'][k]:8.1f}x {rel.mean():15.2e} {rel.min():9.2e} "
               f"{rel.max():9.2e}")
     total = {w: sum(times[w].values()) for w in ways}
-    print(f" all sizes: former {total['former']:.2f} s, random start in FasterPAM's own order {total['own order']:.2f} s, "
-          f"ladder {total['ladder']:.2f} s: {total['former'] / total['ladder']:.1f}x in all, of which the swap order "
-          f"{total['former'] / total['own order']:.1f}x and the warm start {total['own order'] / total['ladder']:.2f}x")
+    print(f" all sizes: former {total['former']:.2f} s, FasterPAM's own order {total['own order']:.2f} s: "
+          f"{total['former'] / total['own order']:.1f}x")
 
 
 def tinybenchmarks(view: SourceView) -> None:

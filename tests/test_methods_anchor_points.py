@@ -12,7 +12,7 @@ from mdad.data import ResponseMatrix, simulate_with_truth
 from mdad.experiment.evaluate import evaluate_cell
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.methods import REGISTRY, SourceView, get
-from mdad.methods.anchor_points import AnchorDistances, AnchorPoints, item_correlations, ladder_parent
+from mdad.methods.anchor_points import AnchorPoints, item_correlations
 from mdad.metrics import agreement_curve, mdad_from_curve, pairwise_agreement
 from mdad.seeding import rng_for
 
@@ -106,32 +106,15 @@ def test_constant_items_form_their_own_cluster_when_it_pays():
 
 
 def test_reproducible_from_seed(sim_view):
-    """The medoids come from the preparation's seed (the run's), the tie-breaks of the
-    assignment from the selection's generator."""
+    """The start of FasterPAM and the tie-breaks of the assignment come from the selection's generator."""
     method = AnchorPoints()
     prepared = method.prepare(sim_view, rng_for(0, "prepare"))
     first = method.select(sim_view, 25, rng_for(5, "select"), prepared)
     again = method.select(sim_view, 25, rng_for(5, "select"), method.prepare(sim_view, rng_for(0, "prepare")))
-    other = method.select(sim_view, 25, rng_for(5, "select"), method.prepare(sim_view, rng_for(1, "prepare")))
+    other = method.select(sim_view, 25, rng_for(6, "select"), prepared)
     np.testing.assert_array_equal(first.items, again.items)
     np.testing.assert_array_equal(first.weights, again.weights)
     assert not np.array_equal(first.items, other.items)
-
-
-def test_ladder_of_start_sizes():
-    assert [ladder_parent(k) for k in (1, 10, 11, 25, 26, 50, 51, 100, 250, 251, 500, 1000, 2500, 2501, 10**4)] == [
-        None, None, 10, 10, 25, 25, 50, 50, 100, 250, 250, 500, 1000, 2500, 5000]
-
-
-def test_a_size_has_the_same_medoids_alone_or_after_any_other_sizes(sim_view):
-    """The warm start comes from a fixed ladder: which sizes were computed before, and in which
-    order, does not change a size's medoids."""
-    distance = AnchorPoints().prepare(sim_view, rng_for(0)).distance
-    alone = {k: AnchorDistances(distance, seed=7).medoids(k) for k in (10, 37, 60, 100, 200)}
-    together = AnchorDistances(distance, seed=7)
-    for k in (200, 37, 10, 100, 60):
-        np.testing.assert_array_equal(together.medoids(k), alone[k])
-    assert not np.array_equal(AnchorDistances(distance, seed=8).medoids(60), alone[60])
 
 
 def test_a_size_has_the_same_estimates_alone_or_with_other_sizes_in_the_grid(small_sim):
@@ -143,15 +126,16 @@ def test_a_size_has_the_same_estimates_alone_or_with_other_sizes_in_the_grid(sma
     pd.testing.assert_frame_equal(alone[cell], together[cell])
 
 
-def test_warm_started_medoids_are_a_swap_local_optimum():
+def test_medoids_are_a_swap_local_optimum():
     """No single swap of a medoid for a non-medoid lowers the k-medoids objective (checked by
-    brute force): the warm start ends where FasterPAM from a random start would, at a local optimum."""
+    brute force): FasterPAM in its own swap order ends at a local optimum, as in the reference's random order."""
     matrix, _ = simulate_with_truth(n_models=40, n_items=70, n_subtasks=2, seed=4)
     view = SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtasks, True)
-    prepared = AnchorPoints().prepare(view, rng_for(3))
-    distance = prepared.distance.astype(np.float64)
+    method = AnchorPoints()
+    prepared = method.prepare(view, rng_for(3))
+    distance = prepared.astype(np.float64)
     for k in (10, 25, 40):
-        medoids = prepared.medoids(k)
+        medoids = method.choose(view, k, rng_for(3, "select", k), prepared).items
         best = distance[medoids].min(axis=0).sum()
         for position, other in itertools.product(range(k), np.setdiff1d(np.arange(70), medoids)):
             swapped = medoids.copy()
