@@ -205,9 +205,11 @@ def main() -> None:
     parser.add_argument("--new-top", type=float, default=0.0,
                         help="Share of the models, the best by full-benchmark accuracy, that are the new ones "
                              "(off-population check; default: a random 30%%).")
+    parser.add_argument("--population", action="store_true",
+                        help="Random designs: the empirical-Bayes interval of estimate --population instead of "
+                             "the mid-p one, valid for every model, that estimate prints by default.")
     parser.add_argument("--uniform-weight", type=float, default=UNIFORM_WEIGHT,
-                        help="Weight of the uniform component of the random designs' accuracy prior "
-                             "(negative: no prior, the per-model mid-p interval, as estimate --per-model).")
+                        help="With --population: weight of the uniform component of the accuracy prior.")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--tables", type=Path, nargs="*", default=None,
                         help="Only print the tables of earlier --out files (several runs combined).")
@@ -223,7 +225,8 @@ def main() -> None:
         matrix = load(name)
         start = time.perf_counter()
         for rep in range(args.first_rep, args.first_rep + args.reps):
-            r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top, args.uniform_weight)
+            r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top,
+                              args.uniform_weight if args.population else -1.0)
             rows += r
             pairs += p
             print(f"{name}: repetition {rep} done after {time.perf_counter() - start:.0f} s", flush=True)

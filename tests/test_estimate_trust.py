@@ -26,10 +26,15 @@ def assessed(small_sim):
     return chosen.with_assessment(mdad.assess(small_sim, "anchor-points", 20, runs=6, targets=30, seed=1))
 
 
-def test_random_design_intervals_are_the_posterior_ones_and_orders_the_exact_ones(small_sim, tmp_path):
+def test_random_design_intervals_are_mid_p_or_posterior_and_orders_the_exact_ones(small_sim, tmp_path):
     chosen = mdad.select(small_sim, "random", 30, seed=2)
-    result = chosen.intervals(small_sim, level=0.95)
     scores, _ = chosen.item_scores(small_sim)
+    per_model = chosen.intervals(small_sim, level=0.95)
+    low, high = count_interval(small_sim.n_items, 30, scores.sum(axis=1).astype(int), level=0.95)
+    np.testing.assert_allclose(per_model.low, low / small_sim.n_items)
+    np.testing.assert_allclose(per_model.high, high / small_sim.n_items)
+    assert per_model.calibration.startswith("exact") and "valid for every model" in per_model.calibration
+    result = chosen.intervals(small_sim, level=0.95, population=True)
     assert chosen.accuracy_prior.counts.tolist() == sorted(small_sim.scores.sum(axis=1).astype(int).tolist())
     low, high = posterior_count_interval(chosen.accuracy_prior, 30, scores.sum(axis=1).astype(int), level=0.95)
     np.testing.assert_allclose(result.low, low / small_sim.n_items)
@@ -45,14 +50,13 @@ def test_random_design_intervals_are_the_posterior_ones_and_orders_the_exact_one
     assert len(orders.gap) == small_sim.n_models - 1 and (orders.gap >= 0).all()
     # saved and loaded: the same; a file of an older mdad (no accuracy prior): the exact mid-p interval, said so
     chosen.save(tmp_path / "m.json")
-    np.testing.assert_array_equal(SelectedMicroBenchmark.load(tmp_path / "m.json").intervals(small_sim, level=0.95).low,
-                                  result.low)
+    np.testing.assert_array_equal(
+        SelectedMicroBenchmark.load(tmp_path / "m.json").intervals(small_sim, level=0.95, population=True).low, result.low)
     data = chosen.to_json()
     del data["accuracy_prior"]
     (tmp_path / "old.json").write_text(json.dumps(data))
-    old = SelectedMicroBenchmark.load(tmp_path / "old.json").intervals(small_sim, level=0.95)
-    low, high = count_interval(small_sim.n_items, 30, scores.sum(axis=1).astype(int), level=0.95)
-    np.testing.assert_allclose(old.low, low / small_sim.n_items)
+    old = SelectedMicroBenchmark.load(tmp_path / "old.json").intervals(small_sim, level=0.95, population=True)
+    np.testing.assert_allclose(old.low, per_model.low)
     assert old.calibration.startswith("exact") and "mid-p" in old.calibration
 
 
@@ -63,9 +67,11 @@ def test_stratified_design_uses_the_pool_subtask_sizes(small_sim):
     scores, _ = chosen.item_scores(small_sim)
     correct = np.stack([scores[:, chosen.subtasks == name].sum(axis=1) for name in names], axis=1).astype(int)
     total, n_eff, x_eff = kish_effective(sizes, [3, 3, 3, 3], correct)
-    low, _ = posterior_count_interval(chosen.accuracy_prior, n_eff, x_eff, level=0.9)
+    low, _ = count_interval(total, n_eff, x_eff, level=0.9)
     np.testing.assert_allclose(chosen.intervals(small_sim).low, low / small_sim.n_items)
     assert "Kish" in chosen.intervals(small_sim).calibration
+    low, _ = posterior_count_interval(chosen.accuracy_prior, n_eff, x_eff, level=0.9)
+    np.testing.assert_allclose(chosen.intervals(small_sim, population=True).low, low / small_sim.n_items)
 
 
 def test_learned_methods_use_the_stored_calibration_after_loading(assessed, small_sim, tmp_path):
@@ -136,8 +142,8 @@ def test_estimate_command_says_which_random_design_interval_it_printed(small_sim
     write_npz(small_sim.take(models=np.arange(4)), tmp_path / "four.npz")
     runner = CliRunner()
     base = ["estimate", str(tmp_path / "r.json"), str(tmp_path / "four.npz")]
-    calibrated = runner.invoke(app, base + ["--csv", str(tmp_path / "eb.csv")], terminal_width=200)
-    exact = runner.invoke(app, base + ["--per-model", "--csv", str(tmp_path / "exact.csv")], terminal_width=200)
+    calibrated = runner.invoke(app, base + ["--population", "--csv", str(tmp_path / "eb.csv")], terminal_width=200)
+    exact = runner.invoke(app, base + ["--csv", str(tmp_path / "exact.csv")], terminal_width=200)
     assert calibrated.exit_code == 0 and exact.exit_code == 0, calibrated.output + exact.output
     assert "Intervals: empirical Bayes" in " ".join(calibrated.output.split())
     assert "valid for every model" in " ".join(exact.output.split())

@@ -75,7 +75,7 @@ def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores
                f"accuracies ({100 * prior.uniform_weight:g}% uniform), finite-population ({design}) likelihood")
     else:
         low, high = count_interval(total, k, x, level=level)
-        how = f"exact: finite-population ({design}) mid-p interval, valid for every model (no accuracy prior used)"
+        how = f"exact: finite-population ({design}) mid-p interval, valid for every model"
     return low / total, high / total, how
 
 
@@ -105,15 +105,16 @@ def _why_not(chosen: SelectedMicroBenchmark, scores: np.ndarray) -> str:
 
 
 def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,
-                       models: np.ndarray, *, level: float = 0.9, per_model: bool = False) -> EstimateIntervals:
+                       models: np.ndarray, *, level: float = 0.9, population: bool = False) -> EstimateIntervals:
     """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k).
 
-    ``per_model``: random designs use the exact mid-p interval even when the source models' accuracy prior is stored."""
+    Random designs get the mid-p interval, valid for every model; with ``population``, the
+    empirical-Bayes interval for models like the sources (the accuracy prior stored by ``select``)."""
     level = check_level(level)
     strata = _exact_strata(chosen, scores)
     calibration = chosen.assessment.interval_calibration if chosen.assessment is not None else None
     if strata is not None:
-        low, high, how = exact_bounds(*strata, scores, level=level, prior=None if per_model else chosen.accuracy_prior)
+        low, high, how = exact_bounds(*strata, scores, level=level, prior=chosen.accuracy_prior if population else None)
         return EstimateIntervals(models, estimates, low, high, level, how)
     if calibration is not None:
         low, high = calibration.bounds(estimates, level=level)
