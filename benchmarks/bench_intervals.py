@@ -30,6 +30,7 @@ from mdad import methods as method_registry
 from mdad.data import ResponseMatrix, read_npz, simulate
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.intervals.order import PairPrior
+from mdad.intervals.posterior import UNIFORM_WEIGHT, AccuracyPrior
 from mdad.intervals.trust import design_of, exact_bounds, exact_pair_probabilities
 from mdad.methods.aipw import AIPWBenchmark
 from mdad.methods.base import SourceView
@@ -90,10 +91,14 @@ def strata_of(matrix: ResponseMatrix, method: str, items: np.ndarray):
             np.bincount(codes[items], minlength=len(matrix.subtask_names)), codes[items])
 
 
-def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, cal_runs: int):
+def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, cal_runs: int,
+                   new_top: float = 0.0, uniform_weight: float = UNIFORM_WEIGHT):
     rng = rng_for(0, "bench-intervals", name, rep)
     order = rng.permutation(matrix.n_models)
     n_new = max(3, round(NEW_SHARE * matrix.n_models))
+    if new_top:  # off-population: the best models by full-benchmark accuracy are the new ones
+        order = np.argsort(-matrix.scores.astype(np.float64).mean(axis=1), kind="stable")
+        n_new = max(3, round(new_top * matrix.n_models))
     new, rest = np.sort(order[:n_new]), order[n_new:]
     n_cal_targets = min(50, len(rest) // 2)
     cal_targets, cal_sources = [], []
@@ -105,6 +110,8 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
     calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
     final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
     prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
+    accuracy_prior = (AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight)
+                      if uniform_weight >= 0 else None)
     i, j = np.triu_indices(n_new, k=1)
     rows, pairs = [], []
     for (method, k), [(micro, est)] in final.items():
@@ -119,7 +126,8 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
         row = {"dataset": name, "method": method, "size": k, "rep": rep, "new_models": n_new}
         own = {"dataset": name, "method": f"{method} (own interval)", "size": k, "rep": rep, "new_models": n_new}
         for level in LEVELS:
-            low, high = (exact_bounds(*strata_of(matrix, method, micro.items), scores, level=level)[:2] if exact
+            low, high = (exact_bounds(*strata_of(matrix, method, micro.items), scores, level=level,
+                                      prior=accuracy_prior)[:2] if exact
                          else conformal.bounds(est, level=level))
             _score(row, level, low, high, truth[new])
             if isinstance(micro, AIPWBenchmark):  # its own t interval (docs/adaptive.md#aipw), beside the conformal one
@@ -221,6 +229,14 @@ def main() -> None:
     parser.add_argument("--first-rep", type=int, default=0,
                         help="Index of the first repetition (to split repetitions over several processes).")
     parser.add_argument("--cal-runs", type=int, default=10)
+    parser.add_argument("--new-top", type=float, default=0.0,
+                        help="Share of the models, the best by full-benchmark accuracy, that are the new ones "
+                             "(off-population check; default: a random 30%%).")
+    parser.add_argument("--population", action="store_true",
+                        help="Random designs: the empirical-Bayes interval of estimate --population instead of "
+                             "the mid-p one, valid for every model, that estimate prints by default.")
+    parser.add_argument("--uniform-weight", type=float, default=UNIFORM_WEIGHT,
+                        help="With --population: weight of the uniform component of the accuracy prior.")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--tables", type=Path, nargs="*", default=None,
                         help="Only print the tables of earlier --out files (several runs combined).")
@@ -236,7 +252,8 @@ def main() -> None:
         matrix = load(name)
         start = time.perf_counter()
         for rep in range(args.first_rep, args.first_rep + args.reps):
-            r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs)
+            r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top,
+                              args.uniform_weight if args.population else -1.0)
             rows += r
             pairs += p
             print(f"{name}: repetition {rep} done after {time.perf_counter() - start:.0f} s", flush=True)

@@ -7,6 +7,10 @@ DATA=${1:-../shared/data}
 cd "$(dirname "$0")/.."
 python benchmarks/bench_hotspots.py
 python benchmarks/bench_dask.py --runs 10
+TIGER="$DATA/mmlu-pro-tiger/responses.npz"
+if [ -f "$TIGER" ]; then  # anchor-points' ladder against random starts on real MMLU-Pro results
+    python benchmarks/bench_hotspots.py --only anchor-points --npz "$TIGER"
+fi
 GPQA="$DATA/oll2-gpqa/responses.npz"
 if [ -f "$GPQA" ]; then
     python benchmarks/bench_paper_grid.py --runs 5 --tree --gpqa "$GPQA"

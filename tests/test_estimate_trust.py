@@ -12,7 +12,9 @@ from typer.testing import CliRunner
 import mdad
 from mdad.cli import app
 from mdad.data import write_npz
-from mdad.intervals import count_interval, exact_order_probability, stratified_count_interval
+from mdad.intervals import count_interval, exact_order_probability
+from mdad.intervals.finite import kish_effective
+from mdad.intervals.posterior import posterior_count_interval
 from mdad.intervals.order import PairPrior
 from mdad.microbenchmark import SelectedMicroBenchmark
 
@@ -24,22 +26,38 @@ def assessed(small_sim):
     return chosen.with_assessment(mdad.assess(small_sim, "anchor-points", 20, runs=6, targets=30, seed=1))
 
 
-def test_random_design_intervals_and_orders_are_the_exact_ones(small_sim):
+def test_random_design_intervals_are_mid_p_or_posterior_and_orders_the_exact_ones(small_sim, tmp_path):
     chosen = mdad.select(small_sim, "random", 30, seed=2)
-    result = chosen.intervals(small_sim, level=0.95)
     scores, _ = chosen.item_scores(small_sim)
+    per_model = chosen.intervals(small_sim, level=0.95)
     low, high = count_interval(small_sim.n_items, 30, scores.sum(axis=1).astype(int), level=0.95)
+    np.testing.assert_allclose(per_model.low, low / small_sim.n_items)
+    np.testing.assert_allclose(per_model.high, high / small_sim.n_items)
+    assert per_model.calibration.startswith("exact") and "valid for every model" in per_model.calibration
+    result = chosen.intervals(small_sim, level=0.95, population=True)
+    assert chosen.accuracy_prior.counts.tolist() == sorted(small_sim.scores.sum(axis=1).astype(int).tolist())
+    low, high = posterior_count_interval(chosen.accuracy_prior, 30, scores.sum(axis=1).astype(int), level=0.95)
     np.testing.assert_allclose(result.low, low / small_sim.n_items)
     np.testing.assert_allclose(result.high, high / small_sim.n_items)
-    assert result.level == 0.95 and result.calibration.startswith("exact")
+    assert result.level == 0.95 and result.calibration.startswith("empirical Bayes")
     orders = chosen.order_probabilities(small_sim)
     ranked = np.argsort(-result.estimate, kind="stable")
     a, b = scores[ranked[0]], scores[ranked[1]]
-    assert chosen.pair_prior.density.tolist() == PairPrior.from_scores(small_sim.scores).density.tolist()
+    np.testing.assert_allclose(chosen.pair_prior.mass, PairPrior.from_scores(small_sim.scores).mass)
     expected = exact_order_probability([small_sim.n_items], [30], [((a == 1) & (b == 0)).sum()],
                                        [((a == 0) & (b == 1)).sum()], prior=chosen.pair_prior)
     assert orders.first[0] == small_sim.models[ranked[0]] and orders.probability[0] == pytest.approx(expected[0])
     assert len(orders.gap) == small_sim.n_models - 1 and (orders.gap >= 0).all()
+    # saved and loaded: the same; a file of an older mdad (no accuracy prior): the exact mid-p interval, said so
+    chosen.save(tmp_path / "m.json")
+    np.testing.assert_array_equal(
+        SelectedMicroBenchmark.load(tmp_path / "m.json").intervals(small_sim, level=0.95, population=True).low, result.low)
+    data = chosen.to_json()
+    del data["accuracy_prior"]
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    old = SelectedMicroBenchmark.load(tmp_path / "old.json").intervals(small_sim, level=0.95, population=True)
+    np.testing.assert_allclose(old.low, per_model.low)
+    assert old.calibration.startswith("exact") and "mid-p" in old.calibration
 
 
 def test_stratified_design_uses_the_pool_subtask_sizes(small_sim):
@@ -48,8 +66,12 @@ def test_stratified_design_uses_the_pool_subtask_sizes(small_sim):
     assert chosen.pool_subtasks == dict(zip(names.tolist(), sizes.tolist()))
     scores, _ = chosen.item_scores(small_sim)
     correct = np.stack([scores[:, chosen.subtasks == name].sum(axis=1) for name in names], axis=1).astype(int)
-    low, _ = stratified_count_interval(sizes, [3, 3, 3, 3], correct, level=0.9)
+    total, n_eff, x_eff = kish_effective(sizes, [3, 3, 3, 3], correct)
+    low, _ = count_interval(total, n_eff, x_eff, level=0.9)
     np.testing.assert_allclose(chosen.intervals(small_sim).low, low / small_sim.n_items)
+    assert "Kish" in chosen.intervals(small_sim).calibration
+    low, _ = posterior_count_interval(chosen.accuracy_prior, n_eff, x_eff, level=0.9)
+    np.testing.assert_allclose(chosen.intervals(small_sim, population=True).low, low / small_sim.n_items)
 
 
 def test_learned_methods_use_the_stored_calibration_after_loading(assessed, small_sim, tmp_path):
@@ -147,3 +169,28 @@ def test_adaptive_tests_are_calibrated_on_tests_the_targets_took(small_sim):
     assert result.calibration.startswith("split-conformal") and np.all(result.high - result.low > 0.02)
     truth = small_sim.scores.mean(axis=1)
     assert np.mean((result.low <= truth) & (truth <= result.high)) > 0.75
+
+
+def test_estimate_command_says_which_random_design_interval_it_printed(small_sim, tmp_path):
+    mdad.select(small_sim, "random", 25, seed=3).save(tmp_path / "r.json")
+    write_npz(small_sim.take(models=np.arange(4)), tmp_path / "four.npz")
+    runner = CliRunner()
+    base = ["estimate", str(tmp_path / "r.json"), str(tmp_path / "four.npz")]
+    calibrated = runner.invoke(app, base + ["--population", "--csv", str(tmp_path / "eb.csv")], terminal_width=200)
+    exact = runner.invoke(app, base + ["--csv", str(tmp_path / "exact.csv")], terminal_width=200)
+    assert calibrated.exit_code == 0 and exact.exit_code == 0, calibrated.output + exact.output
+    assert "Intervals: empirical Bayes" in " ".join(calibrated.output.split())
+    assert "valid for every model" in " ".join(exact.output.split())
+    eb, mid_p = pd.read_csv(tmp_path / "eb.csv"), pd.read_csv(tmp_path / "exact.csv")
+    assert (eb["high"] - eb["low"]).mean() < (mid_p["high"] - mid_p["low"]).mean()
+
+
+@pytest.mark.parametrize("field,value", [("accuracy_prior", {"pool_items": 10, "counts": "many"}),
+                                         ("accuracy_prior", {"pool_items": 10, "counts": [3, 11]}),
+                                         ("pair_prior", {"m_edges": [1, 2], "mass": [[1.0]]})])
+def test_malformed_priors_in_a_file_get_one_sentence(small_sim, tmp_path, field, value):
+    data = mdad.select(small_sim, "random", 10, seed=0).to_json()
+    data[field] = value
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(mdad.MdadError, match="bad.json.*prior"):
+        SelectedMicroBenchmark.load(tmp_path / "bad.json")

@@ -13,7 +13,7 @@ from mdad.intervals import (
     ConformalCalibration, count_interval, exact_order_probability, stratified_count_interval,
 )
 from mdad.intervals.finite import hypergeometric_table
-from mdad.intervals.order import PRIOR_BINS, PRIOR_FLOOR, PairPrior
+from mdad.intervals.order import PRIOR_BINS, PairPrior
 
 
 def brute_force_interval(N: int, k: int, x: int, level: float, mid_p: bool) -> tuple[int, int]:
@@ -91,77 +91,162 @@ def test_bad_levels_and_counts_get_one_sentence():
 
 
 def brute_force_order_probability(N: int, k: int, plus: int, minus: int, prior=None) -> float:
-    """Posterior of the pool split M+ of m = round(d N / k) discordant items, a loop over M+ with scipy."""
+    """Posterior mass of M+ > m/2 given the chosen discordant items, a double loop over (m, M+) with scipy.
+
+    ``prior(m, j)``: prior weight of (m, M+ = j); default uniform over m = 1..N and, given m, over j."""
     d = plus + minus
-    m = min(max(round(d * N / k), d), N - (k - d))
-    if m == 0:
-        return 0.0
-    before = np.ones(m + 1) if prior is None else np.array([prior(j / m) for j in range(m + 1)])
-    weights = before * np.array([hypergeom.pmf(plus, m, j, d) for j in range(m + 1)])
-    return float(weights[np.arange(m + 1) > m / 2].sum() / weights.sum())
+    num = den = 0.0
+    for m in range(1, N + 1):
+        p_d = hypergeom.pmf(d, N, m, k)
+        if p_d == 0:
+            continue
+        for j in range(m + 1):
+            w = (1.0 / N / (m + 1) if prior is None else prior(m, j)) * p_d * hypergeom.pmf(plus, m, j, d)
+            den += w
+            num += w * (2 * j > m)
+    return num / den
 
 
-def test_order_probability_matches_a_loop_and_pools_strata():
-    cases = [(200, 20, 6, 2), (200, 20, 3, 3), (50, 10, 0, 4), (80, 80, 7, 5), (80, 80, 5, 5)]
-    got = exact_order_probability([200], [20], [[6], [3]], [[2], [3]])
-    np.testing.assert_allclose(got, [brute_force_order_probability(*c) for c in cases[:2]], atol=1e-12)
-    for N, k, a, b in cases[2:]:
-        np.testing.assert_allclose(exact_order_probability([N], [k], [[a]], [[b]]),
-                                   [brute_force_order_probability(N, k, a, b)], atol=1e-12)
-    assert exact_order_probability([80], [80], [[7], [5]], [[5], [5]]).tolist() == [1.0, 0.0]  # whole pool: certain
-    assert exact_order_probability([300], [30], [[0]], [[0]]).tolist() == [0.0]  # no discordant item: a tie
-    # strata: each stratum's discordant pool estimated on its own, then the counts pooled
-    m = round(4 * 100 / 10) + round(3 * 60 / 6)
-    d, plus = 7, 4
-    weights = np.array([hypergeom.pmf(plus, m, j, d) for j in range(m + 1)])
-    expected = weights[np.arange(m + 1) > m / 2].sum() / weights.sum()
-    np.testing.assert_allclose(exact_order_probability([100, 60], [10, 6], [[3, 1]], [[1, 2]]), [expected], atol=1e-12)
+@pytest.mark.parametrize("N,k,plus,minus", [(40, 8, 2, 0), (40, 8, 1, 1), (30, 10, 0, 3), (60, 12, 3, 2),
+                                            (50, 10, 0, 0), (25, 25, 4, 3), (25, 25, 3, 3)])
+def test_order_probability_with_a_uniform_prior_is_the_double_loop(N, k, plus, minus):
+    got = exact_order_probability([N], [k], [[plus]], [[minus]])
+    np.testing.assert_allclose(got, [brute_force_order_probability(N, k, plus, minus)], atol=1e-9)
 
 
-def test_a_prior_from_the_leaderboard_weights_the_splits():
-    rng = np.random.default_rng(5)
-    scores = (rng.random((30, 200)) < rng.uniform(0.3, 0.7, size=(30, 1))).astype(float)
-    prior = PairPrior.from_scores(scores)
-    x = scores
-    shares = [((x[a] == 1) & (x[b] == 0)).sum() / ((x[a] != x[b]).sum()) for a in range(30) for b in range(30) if a != b]
-    np.testing.assert_allclose(prior.density, np.histogram(shares, bins=len(prior.density), range=(0, 1))[0] / len(shares))
-    bins = len(prior.density)
-
-    def density(share):
-        return (1 - PRIOR_FLOOR) * prior.density[min(int(share * bins), bins - 1)] + PRIOR_FLOOR / bins
-
-    for case in [(200, 20, 6, 2), (200, 40, 9, 5), (120, 30, 0, 3)]:
-        np.testing.assert_allclose(exact_order_probability([case[0]], [case[1]], [[case[2]]], [[case[3]]], prior=prior),
-                                   [brute_force_order_probability(*case, prior=density)], atol=1e-12)
-    assert PairPrior.from_json(prior.to_json()).density.tolist() == prior.density.tolist()
+def test_whole_pool_drawn_is_certain_and_no_discordant_item_is_a_coin_short_of_ties():
+    assert exact_order_probability([80], [80], [[7], [5]], [[5], [5]]).tolist() == [1.0, 0.0]
+    # strata drawn whole: certain as well
+    assert exact_order_probability([30, 20], [30, 20], [[2, 3]], [[4, 0]]).tolist() == [1.0]
+    tie_free = exact_order_probability([300], [30], [[0]], [[0]])[0]
+    assert 0.3 < tie_free < 0.5  # symmetric prior: (1 - P(tie)) / 2
 
 
-@pytest.mark.parametrize("concentrated", [False, True])
-def test_order_probability_is_calibrated_when_splits_follow_its_prior(concentrated):
-    """Draw the pool's split from a prior, then a micro-benchmark: pairs given p keep their order p of the time.
+def test_many_discordant_values_are_evaluated_on_grids_close_to_the_full_sum():
+    """Beyond 64 values of m and 200 of M+ the posterior is summed on grids: close to the full double loop."""
+    N, k, plus, minus = 600, 40, 9, 5
+    m = np.arange(1, N + 1)
+    p_d = hypergeom.pmf(plus + minus, N, m, k)
+    num = den = 0.0
+    for mm, w in zip(m, p_d):
+        if w < 1e-300:
+            continue
+        j = np.arange(mm + 1)
+        like = w / (mm + 1) * hypergeom.pmf(plus, mm, j, plus + minus)
+        den += like.sum()
+        num += like[2 * j > mm].sum()
+    assert exact_order_probability([N], [k], [[plus]], [[minus]])[0] == pytest.approx(num / den, abs=0.005)
 
-    With a prior concentrated near 1/2 (close models, as on real leaderboards) the uniform prior is overconfident."""
+
+def test_stratified_designs_use_the_uniform_likelihood_with_the_stratified_estimate_of_m():
+    # proportional allocation (10% of each subtask): the uniform design of the pooled counts
+    np.testing.assert_allclose(exact_order_probability([100, 60], [10, 6], [[3, 1]], [[1, 2]]),
+                               exact_order_probability([160], [16], [[4]], [[3]]), atol=1e-12)
+    # equal allocation: m estimated as 2 x 100/5 + 1 x 20/5 = 44, the uniform design with 120 x 3 / 44 = 8 draws
+    np.testing.assert_allclose(exact_order_probability([100, 20], [5, 5], [[2, 0]], [[0, 1]]),
+                               exact_order_probability([120], [8], [[2]], [[1]]), atol=1e-12)
+
+
+def simulated_pairs(rng, n: int, N: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of models of a population with near-duplicates: a third differ on 1-10 items, split anyhow;
+    the rest on 40-120 items, split close to half (as on leaderboards). Returns (M+, M-)."""
+    close = rng.random(n) < 1 / 3
+    m = np.where(close, rng.integers(1, 11, n), rng.integers(40, 121, n))
+    share = np.where(close, rng.uniform(size=n), rng.beta(15, 15, size=n))
+    plus = rng.binomial(m, share)
+    return plus, m - plus
+
+
+def test_order_probability_is_the_posterior_under_the_source_pairs():
+    """Tiny pool: every (m, M+) has its own prior cell, so the answer is the posterior under the source pairs'
+    empirical distribution, enumerated pair by pair."""
+    rng = np.random.default_rng(3)
+    N = 8
+    m = rng.integers(1, N + 1, 20000)
+    plus = rng.binomial(m, np.where(m <= 3, 0.8, 0.5))
+    prior = PairPrior.from_pairs(N, plus, m - plus)
+    atoms_m = np.concatenate([m, m])
+    atoms_j = np.concatenate([plus, m - plus])  # both orders of each pair
+    for k in (2, 3, 5):
+        for d in range(1, k + 1):
+            p_d = np.nan_to_num(hypergeom.pmf(d, N, atoms_m, k))
+            for K in range(d + 1):
+                w = p_d * np.nan_to_num(hypergeom.pmf(K, atoms_m, atoms_j, d))
+                if w.sum() < 1e-6:
+                    continue
+                expected = w[2 * atoms_j > atoms_m].sum() / w.sum()
+                got = exact_order_probability([N], [k], [[K]], [[d - K]], prior=prior)[0]
+                assert got == pytest.approx(expected, abs=0.02), (k, d, K)
+
+
+@pytest.mark.parametrize("design", ["uniform", "proportional"])
+def test_order_probability_is_calibrated_on_pairs_from_the_prior_population(design):
+    """Known truth: pairs drawn from a population with near-duplicates, the prior from an independent sample of it.
+    Pairs given p keep their order p of the time, also those with one or two discordant chosen items."""
     rng = np.random.default_rng(0)
-    N, k, m = 400, 40, 120
-    share = rng.beta(8, 8, size=6000) if concentrated else rng.uniform(size=6000)
-    M_plus = np.minimum((share * (m + 1)).astype(int), m)
+    N, k = 300, 30
+    prior = PairPrior.from_pairs(N, *simulated_pairs(rng, 30000, N))
+    M_plus, M_minus = simulated_pairs(rng, 30000, N)
     pool = np.zeros((len(M_plus), N), dtype=np.int8)
-    pool[:, :m] = -1
+    pool[np.arange(N)[None, :] < (M_plus + M_minus)[:, None]] = -1
     pool[np.arange(N)[None, :] < M_plus[:, None]] = 1
     chosen = np.argsort(rng.random((len(M_plus), N)), axis=1)[:, :k]
     drawn = np.take_along_axis(pool, chosen, axis=1)
-    plus, minus = (drawn == 1).sum(axis=1), (drawn == -1).sum(axis=1)
-    counts = np.histogram(np.concatenate([share, 1 - share]), bins=PRIOR_BINS, range=(0, 1))[0]
-    prior = PairPrior(counts / counts.sum()) if concentrated else None
-    p = exact_order_probability([N], [k], plus[:, None], minus[:, None], prior=prior)
-    held = M_plus > m / 2
-    for lo, hi in ((0.0, 0.2), (0.2, 0.5), (0.5, 0.8), (0.8, 1.0)):
-        here = (p >= lo) & (p < hi)
-        assert abs(held[here].mean() - p[here].mean()) < 0.05, (lo, hi)
-    if concentrated:
-        flat = exact_order_probability([N], [k], plus[:, None], minus[:, None])
-        sure = flat > 0.9
-        assert held[sure].mean() < flat[sure].mean() - 0.05
+    if design == "uniform":
+        plus, minus = (drawn == 1).sum(axis=1)[:, None], (drawn == -1).sum(axis=1)[:, None]
+        p = exact_order_probability([N], [k], plus, minus, prior=prior)
+    else:  # the same draw read as two subtasks of the pool (items by position), 10% drawn from each
+        first = np.sort(rng.choice(N, N // 2, replace=False))
+        mask = np.zeros(N, bool)
+        mask[first] = True
+        pool_a, pool_b = pool[:, mask], pool[:, ~mask]
+        pick_a = np.argsort(rng.random(pool_a.shape), axis=1)[:, :k // 2]
+        pick_b = np.argsort(rng.random(pool_b.shape), axis=1)[:, :k // 2]
+        da, db = np.take_along_axis(pool_a, pick_a, axis=1), np.take_along_axis(pool_b, pick_b, axis=1)
+        plus = np.stack([(da == 1).sum(axis=1), (db == 1).sum(axis=1)], axis=1)
+        minus = np.stack([(da == -1).sum(axis=1), (db == -1).sum(axis=1)], axis=1)
+        p = exact_order_probability([N // 2, N - N // 2], [k // 2, k // 2], plus, minus, prior=prior)
+        plus, minus = plus.sum(axis=1), minus.sum(axis=1)
+    plus, minus = np.ravel(plus), np.ravel(minus)
+    held = M_plus > M_minus
+    shown = plus > minus  # as in estimate: the order the micro-benchmark shows
+    for lo, hi in ((0.0, 0.5), (0.5, 0.6), (0.6, 0.8), (0.8, 0.95), (0.95, 1.01)):
+        here = shown & (p >= lo) & (p < hi)
+        if here.sum() < 200:
+            continue
+        se = np.sqrt(0.25 / here.sum())
+        assert abs(held[here].mean() - p[here].mean()) < 0.02 + 3 * se, (lo, hi, here.sum())
+    few = shown & (plus + minus <= 2)
+    assert few.sum() > 1000 and abs(held[few].mean() - p[few].mean()) < 0.05
+    # the share histogram alone (no dependence on m) misses the band for those pairs
+    flat_m = PairPrior(np.array([1]), prior.mass.sum(axis=0, keepdims=True))
+    p_flat = exact_order_probability([N], [k], plus[:, None], minus[:, None], prior=flat_m)
+    assert abs(held[few].mean() - p_flat[few].mean()) > 0.05
+
+
+def test_a_prior_from_the_leaderboard_counts_every_pair_in_both_orders_by_discordant_items():
+    rng = np.random.default_rng(5)
+    scores = (rng.random((30, 200)) < rng.uniform(0.3, 0.7, size=(30, 1))).astype(float)
+    prior = PairPrior.from_scores(scores)
+    edges = prior.edges
+    counts = np.zeros_like(prior.mass)
+    for a in range(30):
+        for b in range(30):
+            if a != b:
+                m = int((scores[a] != scores[b]).sum())
+                share = ((scores[a] == 1) & (scores[b] == 0)).sum() / m
+                counts[np.searchsorted(edges, m, side="right") - 1, min(int(share * PRIOR_BINS), PRIOR_BINS - 1)] += 1
+    np.testing.assert_allclose(prior.mass.sum(axis=1), counts.sum(axis=1) / counts.sum())
+    assert (prior.mass[counts.sum(axis=1) == 0] == 0).all()
+    back = PairPrior.from_json(prior.to_json())
+    np.testing.assert_allclose(back.mass, prior.mass, rtol=1e-12)
+    assert back.edges.tolist() == edges.tolist()
+    # a file of an older mdad: the share histogram alone, read as one bin of m
+    old = PairPrior.from_json({"bins": PRIOR_BINS, "density": [1.0] * PRIOR_BINS})
+    np.testing.assert_allclose(exact_order_probability([40], [8], [[2]], [[1]], prior=old),
+                               exact_order_probability([40], [8], [[2]], [[1]]), atol=1e-12)
+    with pytest.raises(MdadError, match="pair prior"):
+        PairPrior.from_json({"m_edges": [2, 1], "mass": [[1.0] * PRIOR_BINS] * 2})
 
 
 def test_conformal_interval_covers_at_the_nominal_rate_on_simulated_data():

@@ -43,6 +43,26 @@ def test_objective_matches_a_cell_by_cell_computation():
     assert value == pytest.approx(brute_objective(y, theta, a, b, priors), rel=1e-12)
 
 
+def test_blocks_of_rows_give_the_whole_arrays_values_to_the_bit(monkeypatch):
+    """The objective's and the spread's element-wise work runs in blocks of rows (for the cache):
+    with blocks of one row, and of two rows with a remainder, every value is the whole-array one."""
+    import mdad.irt.model as model
+
+    y, theta, a, b, priors = tiny(seed=2, n=7, m=9)
+    fits = {}
+    for cells in (10**9, 9, 18):  # one block; one row per block; two rows, the last block one row
+        monkeypatch.setattr(model, "BLOCK_CELLS", cells)
+        value, grads = neg_log_posterior(y, theta, a, b, priors)
+        fit = fit_irt(y, dims=3, rng=np.random.default_rng(1))
+        fits[cells] = (value, grads, fit.logits())
+    assert fits[9][0] == pytest.approx(brute_objective(y, theta, a, b, priors), rel=1e-12)
+    for cells in (9, 18):
+        assert fits[cells][0] == fits[10**9][0]
+        for got, whole in zip(fits[cells][1], fits[10**9][1]):
+            np.testing.assert_array_equal(got, whole)
+        np.testing.assert_array_equal(fits[cells][2], fits[10**9][2])
+
+
 def spd(rng, count: int, d: int) -> np.ndarray:
     root = rng.normal(size=(count, d, d))
     return root @ root.transpose(0, 2, 1) + np.eye(d)

@@ -106,6 +106,7 @@ def test_constant_items_form_their_own_cluster_when_it_pays():
 
 
 def test_reproducible_from_seed(sim_view):
+    """The start of FasterPAM and the tie-breaks of the assignment come from the selection's generator."""
     method = AnchorPoints()
     prepared = method.prepare(sim_view, rng_for(0, "prepare"))
     first = method.select(sim_view, 25, rng_for(5, "select"), prepared)
@@ -114,6 +115,32 @@ def test_reproducible_from_seed(sim_view):
     np.testing.assert_array_equal(first.items, again.items)
     np.testing.assert_array_equal(first.weights, again.weights)
     assert not np.array_equal(first.items, other.items)
+
+
+def test_a_size_has_the_same_estimates_alone_or_with_other_sizes_in_the_grid(small_sim):
+    alone = Experiment(small_sim, ExperimentConfig(methods=("anchor-points",), sizes=(50,), sources=(60,), runs=2,
+                                                   targets=30)).run().frames
+    together = Experiment(small_sim, ExperimentConfig(methods=("anchor-points",), sizes=(10, 25, 50), sources=(60,),
+                                                      runs=2, targets=30)).run().frames
+    (cell,) = alone
+    pd.testing.assert_frame_equal(alone[cell], together[cell])
+
+
+def test_medoids_are_a_swap_local_optimum():
+    """No single swap of a medoid for a non-medoid lowers the k-medoids objective (checked by
+    brute force): FasterPAM in its own swap order ends at a local optimum, as in the reference's random order."""
+    matrix, _ = simulate_with_truth(n_models=40, n_items=70, n_subtasks=2, seed=4)
+    view = SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtasks, True)
+    method = AnchorPoints()
+    prepared = method.prepare(view, rng_for(3))
+    distance = prepared.astype(np.float64)
+    for k in (10, 25, 40):
+        medoids = method.choose(view, k, rng_for(3, "select", k), prepared).items
+        best = distance[medoids].min(axis=0).sum()
+        for position, other in itertools.product(range(k), np.setdiff1d(np.arange(70), medoids)):
+            swapped = medoids.copy()
+            swapped[position] = other
+            assert distance[swapped].min(axis=0).sum() >= best - 1e-4
 
 
 def _mdad(estimates: np.ndarray, truth: np.ndarray) -> float:

@@ -5,7 +5,11 @@ speed work (anchor-points distances, DPP sampler, k-means, IRT, loading) and rec
 unchanged in method, on a fixed textbook simulation (tests/sim_params.py) so that a new
 calibration of the simulator's defaults does not move them; the grid's summary is
 a function of these estimates and of the targets' true accuracies, so equal estimates mean an
-equal summary. Regenerate only on purpose, when a change of numbers is intended:
+equal summary. Recorded again on purpose since, each time for one method, the others' numbers
+unchanged: anchor-points, when FasterPAM began visiting swaps in its own order from a start
+drawn by the selection's generator (docs/deviations.md#anchor-points-swap-order); diversity, when the DPP sampler became blocked
+with exact rejection draws (same distribution, other draws; docs/protocol.md#diversity).
+Regenerate only on purpose, when a change of numbers is intended:
 ``python tests/test_perf_identical.py --write``.
 """
 

@@ -15,6 +15,7 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.data.matrix import fingerprint
 from mdad.intervals.order import PairPrior
+from mdad.intervals.posterior import AccuracyPrior
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 from mdad.intervals.trust import estimate_intervals, neighbour_orders
 from mdad.methods.adaptive import AdaptiveBenchmark
@@ -44,6 +45,7 @@ class SelectedMicroBenchmark:
     item_hashes: np.ndarray | None = None  # each item's content hash (document and gold answer), "" unknown
     pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
     pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
+    accuracy_prior: AccuracyPrior | None = None  # the source models' pool counts (0/1 data; None: older file)
 
     @property
     def size(self) -> int:
@@ -86,10 +88,15 @@ class SelectedMicroBenchmark:
             frame["low"], frame["high"] = interval.low, interval.high
         return _with_flags(frame, self.micro.flags(scores))
 
-    def intervals(self, matrix: ResponseMatrix, *, level: float = 0.9) -> EstimateIntervals:
-        """Every model's estimate with an interval for its full-benchmark accuracy (mdad.intervals.trust)."""
+    def intervals(self, matrix: ResponseMatrix, *, level: float = 0.9, population: bool = False) -> EstimateIntervals:
+        """Every model's estimate with an interval for its full-benchmark accuracy (mdad.intervals.trust).
+
+        ``population``: for the random designs, the empirical-Bayes interval calibrated on the source
+        models' accuracies instead of the exact one valid for every model (narrower; nominal on average
+        over models like the sources, not for a model unlike all of them)."""
         scores, estimates = self._scores_and_estimates(matrix)
-        return estimate_intervals(self, scores, estimates, np.asarray(matrix.models), level=level)
+        return estimate_intervals(self, scores, estimates, np.asarray(matrix.models), level=level,
+                                  population=population)
 
     def order_probabilities(self, matrix: ResponseMatrix) -> OrderProbabilities:
         """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""
@@ -221,6 +228,7 @@ class SelectedMicroBenchmark:
             **({"item_hashes": self.item_hashes.tolist()} if self.item_hashes is not None else {}),
             **({"pool_subtasks": self.pool_subtasks} if self.pool_subtasks is not None else {}),
             **({"pair_prior": self.pair_prior.to_json()} if self.pair_prior is not None else {}),
+            **({"accuracy_prior": self.accuracy_prior.to_json()} if self.accuracy_prior is not None else {}),
             **({"assessment": self.assessment.to_json()} if self.assessment is not None else {}),
         }
 
@@ -276,6 +284,7 @@ class SelectedMicroBenchmark:
             item_hashes=np.array(data["item_hashes"], dtype=str) if data.get("item_hashes") is not None else None,
             pool_subtasks=_pool_subtasks(data.get("pool_subtasks")),
             pair_prior=PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
+            accuracy_prior=AccuracyPrior.from_json(data["accuracy_prior"]) if data.get("accuracy_prior") else None,
         )
 
     def _problem(self) -> str | None:
@@ -358,4 +367,5 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
         item_hashes=None if matrix.item_hashes is None else matrix.item_hashes[micro.items],
         pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True))},
         pair_prior=PairPrior.from_scores(matrix.scores) if binary and matrix.n_models >= 2 else None,
+        accuracy_prior=AccuracyPrior.from_scores(matrix.scores) if binary else None,
     )

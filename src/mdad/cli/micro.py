@@ -127,6 +127,10 @@ def estimate_command(
     pairs_csv: Annotated[Optional[str], typer.Option(
         help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")] = None,
     level: Annotated[float, typer.Option(help="Confidence level of the intervals (between 0 and 1).")] = 0.9,
+    population: Annotated[bool, typer.Option(
+        "--population", help="Random designs: the interval calibrated on the source models' accuracies (narrower; "
+                             "right on average for models like them, too narrow for a model far better than all of "
+                             "them) instead of the exact one, valid for every model.")] = False,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
@@ -147,7 +151,7 @@ def estimate_command(
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
     details = chosen.details(matrix)
-    intervals = chosen.intervals(matrix, level=level)
+    intervals = chosen.intervals(matrix, level=level, population=population)
     orders = chosen.order_probabilities(matrix)
     assessment = chosen.assessment
     threshold = assessment.threshold if assessment is not None else DEFAULT_THRESHOLD

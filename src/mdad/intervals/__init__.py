@@ -1,6 +1,7 @@
 """How far to trust one micro-benchmark's numbers: intervals for estimates, probabilities for orders.
 
-``finite``: exact finite-population intervals of the random designs; ``conformal``:
+``finite``: exact finite-population intervals of the random designs; ``posterior``: their
+empirical-Bayes intervals, with the source models' accuracies as prior; ``conformal``:
 split-conformal intervals from held-out residuals; ``order``: the probability that an
 observed order holds (exact for random designs, calibrated otherwise); ``trust``: which
 applies to a saved micro-benchmark; ``results``: the result objects.
@@ -8,10 +9,11 @@ applies to a saved micro-benchmark; ``results``: the result objects.
 
 from mdad.intervals.conformal import ConformalCalibration
 from mdad.intervals.finite import count_interval, stratified_count_interval
-from mdad.intervals.order import OrderCalibration, exact_order_probability
+from mdad.intervals.order import OrderCalibration, PairPrior, exact_order_probability
+from mdad.intervals.posterior import AccuracyPrior, posterior_count_interval
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 
 __all__ = [
-    "ConformalCalibration", "EstimateIntervals", "OrderCalibration", "OrderProbabilities", "count_interval",
-    "exact_order_probability", "stratified_count_interval",
+    "AccuracyPrior", "ConformalCalibration", "EstimateIntervals", "OrderCalibration", "OrderProbabilities",
+    "PairPrior", "count_interval", "exact_order_probability", "posterior_count_interval", "stratified_count_interval",
 ]

@@ -110,13 +110,12 @@ def count_interval(N: int, k: int, x, *, level: float = 0.9, mid_p: bool = True)
 
 
 
-def stratified_count_interval(sizes, drawn, correct, *, level: float = 0.9,
-                              mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Interval for the total pool count of a stratified design (rows of ``correct``: models).
+def kish_effective(sizes, drawn, correct) -> tuple[int, int, np.ndarray]:
+    """(pool size, effective items, effective correct counts per model) of a stratified design.
 
-    The stratified estimate sum_s N_s x_s / k_s, turned into the uniform design's interval with
-    Kish's effective number of items k / deff, deff = k sum w_i^2 / (sum w_i)^2 for item weights
-    w_i = N_s / k_s (module docstring). Strata without chosen items take the chosen items' mean.
+    The stratified estimate sum_s N_s x_s / k_s as a uniform draw of Kish's effective number of
+    items k / deff, deff = k sum w_i^2 / (sum w_i)^2 for item weights w_i = N_s / k_s (module
+    docstring). Strata without chosen items take the chosen items' mean.
     """
     sizes = np.asarray(sizes, dtype=np.int64).ravel()
     drawn = np.asarray(drawn, dtype=np.int64).ravel()
@@ -135,4 +134,15 @@ def stratified_count_interval(sizes, drawn, correct, *, level: float = 0.9,
     deff = k * float((drawn * weight**2).sum()) / float((drawn * weight).sum()) ** 2
     n_eff = int(np.clip(round(k / deff), 1, k))
     x_eff = np.clip(np.rint(n_eff * share), 0, n_eff).astype(np.int64)
+    return total, n_eff, x_eff
+
+
+def stratified_count_interval(sizes, drawn, correct, *, level: float = 0.9,
+                              mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Interval for the total pool count of a stratified design (rows of ``correct``: models).
+
+    The uniform design's interval of the stratified estimate with Kish's effective number of
+    items (:func:`kish_effective`).
+    """
+    total, n_eff, x_eff = kish_effective(sizes, drawn, correct)
     return count_interval(total, n_eff, x_eff, level=level, mid_p=mid_p)

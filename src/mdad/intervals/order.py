@@ -1,16 +1,17 @@
-"""The probability that an order seen on a micro-benchmark holds on the full benchmark (docs/intervals.md).
+"""The probability that an observed order holds on the full benchmark (docs/intervals.md).
 
 Random designs (from the pair's own answers; docs/intervals.md#exact-order-probability). Two
 models differ on the full benchmark only through the m pool items exactly one of them gets
 right, M+ of them the first model's; the full benchmark ranks the first above the second when
-M+ > m/2. Of the d such items among the chosen ones the first got K+; given d they are a
-uniform draw of the m, so K+ is hypergeometric (m, M+, d). m is estimated as d N / k per
-subtask (bounded by what the draw allows, so it is d once the whole pool is drawn), and the
-subtasks' counts are pooled. The probability that the order holds is the posterior mass of
-M+ > m/2 under a prior on the share pi = M+/m: the distribution of that share over the pairs of
-models the micro-benchmark was chosen from (:class:`PairPrior`, stored with it), or uniform.
-Leaderboards hold many close pairs (pi near 1/2); a uniform prior then overstates how sure an
-order is, the leaderboard's own distribution does not.
+M+ > m/2 (a tie is not an order). Of the k chosen items, d are such items (hypergeometric
+(N, m, k) given m), and of those the first got K+ (hypergeometric (m, M+, d) given m, M+). The
+probability that the order holds is the posterior mass of M+ > m/2 given (d, K+), under a joint
+prior on (m, M+): the distribution over the pairs of models the micro-benchmark was chosen from
+(:class:`PairPrior`, stored with it). Both parts matter: a pair with one or two discordant
+chosen items may have few or many in the pool, and pairs with few discordant items split them
+far less evenly than the typical leaderboard pair (many items, share near 1/2). Stratified
+designs pool the subtasks' counts and use the uniform design's likelihood with the number of
+drawn items that matches the stratified estimate of m, sum_s d_s N_s / k_s.
 
 Other methods (calibrated; docs/intervals.md#calibrated-order-probability). From the held-out
 runs of ``mdad.assess``: for every pair of calibration targets of a run, the two estimates and
@@ -32,77 +33,179 @@ import numpy as np
 
 from mdad.errors import MdadError
 from mdad.intervals.conformal import estimate_bin_edges
-from mdad.intervals.finite import hypergeometric_table
-from mdad.metrics.exact import unique_rows
+from mdad.metrics.exact import _log_comb, _log_factorials, unique_rows
 from mdad.metrics.pairwise import agreement_from_differences
 from mdad.metrics.robust import logistic_coefficients
 
-PRIOR_BINS = 50
-PRIOR_FLOOR = 1e-3  # share of the prior spread uniformly, so that no share is ruled out beforehand
+PRIOR_BINS = 50  # bins of the share M+/m
+PRIOR_FLOOR = 1e-3  # share of the prior spread uniformly, so that no (m, M+) is ruled out beforehand
+EXACT_M = 8  # m = 1..8 get a bin each; above, bins grow by GROWTH
+GROWTH = 1.25
+SHRINK_PAIRS = 20  # a bin's share histogram borrows this many pairs' worth from its neighbouring bins
+M_POINTS = 64  # most values of m evaluated per discordant count (cells of equal width beyond)
+J_POINTS = 200  # most values of M+ evaluated per m (an even grid beyond)
+
+
+def m_bin_edges(pool_items: int) -> np.ndarray:
+    """Left edges of the bins of m (the first is 1): one bin per m up to ``EXACT_M``, then growing geometrically."""
+    edges = list(range(1, min(EXACT_M, pool_items) + 1))
+    while edges[-1] * GROWTH < pool_items:
+        edges.append(max(edges[-1] + 1, int(np.ceil(edges[-1] * GROWTH))))
+    return np.array(edges, dtype=np.int64)
 
 
 @dataclass(frozen=True, eq=False)
 class PairPrior:
-    """Distribution of pi = (items only model A gets right) / (items exactly one of A, B gets right) over pairs.
+    """Joint distribution of (m, pi) over pairs of models: m the pool items exactly one of A, B gets right,
+    pi = M+/m the share of them model A gets right.
 
-    Symmetric (each pair counts in both orders), as a histogram of ``PRIOR_BINS`` equal bins on [0, 1].
+    A table of probabilities over bins of m (``edges``: left edges; the last bin ends at the
+    pool's size) and ``PRIOR_BINS`` equal bins of pi; symmetric (each pair counts in both orders).
+    Each row's share histogram is smoothed towards its neighbours where the row has few pairs.
     """
 
-    density: np.ndarray  # probability of each bin
+    edges: np.ndarray  # left edges of the bins of m, from 1
+    mass: np.ndarray  # (bins of m, PRIOR_BINS) probabilities
 
     @classmethod
     def uniform(cls) -> PairPrior:
-        return cls(np.full(PRIOR_BINS, 1.0 / PRIOR_BINS))
+        return cls(np.array([1]), np.full((1, PRIOR_BINS), 1.0 / PRIOR_BINS))
 
     @classmethod
     def from_scores(cls, scores: np.ndarray) -> PairPrior:
-        """The histogram over every pair of models (rows) of complete 0/1 ``scores``."""
+        """The table over every pair of models (rows) of complete 0/1 ``scores``."""
         x = np.asarray(scores, dtype=np.float64)
         if x.ndim != 2 or x.shape[0] < 2 or np.isnan(x).any() or not np.isin(x, (0.0, 1.0)).all():
             raise MdadError("A pair prior needs complete 0/1 scores of at least 2 models.")
         only = x @ (1.0 - x).T  # only[a, b]: items a gets right and b does not
         i, j = np.triu_indices(x.shape[0], k=1)
-        plus, minus = only[i, j], only[j, i]
+        return cls.from_pairs(x.shape[1], only[i, j], only[j, i])
+
+    @classmethod
+    def from_pairs(cls, pool_items: int, plus: np.ndarray, minus: np.ndarray) -> PairPrior:
+        """The table over pairs given their discordant pool items: ``plus`` only the first model got right,
+        ``minus`` only the second (each pair counts in both orders; pairs without discordant items are ties)."""
+        plus, minus = np.asarray(plus, dtype=np.float64).ravel(), np.asarray(minus, dtype=np.float64).ravel()
         m = plus + minus
         keep = m > 0
-        shares = np.concatenate([plus[keep] / m[keep], minus[keep] / m[keep]])  # both orders of each pair
-        counts = np.histogram(shares, bins=PRIOR_BINS, range=(0.0, 1.0))[0]
-        density = counts / counts.sum() if counts.sum() else np.full(PRIOR_BINS, 1.0 / PRIOR_BINS)
-        return cls(density)
+        if not keep.any():
+            return cls.uniform()
+        edges = m_bin_edges(int(pool_items))
+        rows = np.searchsorted(edges, np.concatenate([m[keep], m[keep]]), side="right") - 1
+        shares = np.concatenate([plus[keep], minus[keep]]) / np.concatenate([m[keep], m[keep]])
+        cols = np.minimum((shares * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
+        counts = np.zeros((len(edges), PRIOR_BINS))
+        np.add.at(counts, (rows, cols), 1.0)
+        return cls(edges, _smoothed(counts))
 
-    def weights(self, m: int) -> np.ndarray:
-        """Prior probability of M+ = j for j = 0..m."""
-        share = np.arange(m + 1) / max(m, 1)
-        bins = np.minimum((share * len(self.density)).astype(np.int64), len(self.density) - 1)
-        w = (1.0 - PRIOR_FLOOR) * self.density[bins] + PRIOR_FLOOR / len(self.density)
-        return w / w.sum()
+    def m_weights(self, pool_items: int) -> np.ndarray:
+        """Prior probability of m = 0..N (0 for m = 0: a pair with no discordant item is a tie)."""
+        N = pool_items
+        starts = np.minimum(self.edges, N + 1)
+        ends = np.append(starts[1:], N + 1)  # exclusive
+        per_m = np.zeros(N + 1)
+        row_mass = self.mass.sum(axis=1)
+        for start, end, mass in zip(starts, ends, row_mass):
+            if end > start:
+                per_m[start:end] = mass / (end - start)
+        if per_m.sum() == 0:
+            per_m[1:] = 1.0
+        per_m /= per_m.sum()
+        per_m[1:] = (1.0 - PRIOR_FLOOR) * per_m[1:] + PRIOR_FLOOR / N
+        per_m[0] = 0.0
+        return per_m / per_m.sum()
+
+    def share_weights(self, m: np.ndarray, j: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """Prior probability of M+ = j given m, one row per value of ``m`` (``j``: rows of the values of M+
+        considered, ``valid`` marking the real ones; normalised over them)."""
+        m = np.asarray(m, dtype=np.int64)
+        rows = np.minimum(np.searchsorted(self.edges, m, side="right") - 1, len(self.edges) - 1)
+        table = self.mass / np.maximum(self.mass.sum(axis=1, keepdims=True), 1e-300)
+        table[self.mass.sum(axis=1) == 0] = 1.0 / PRIOR_BINS
+        cols = np.minimum((j / np.maximum(m, 1)[:, None] * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
+        w = np.where(valid, table[rows[:, None], cols], 0.0)
+        total = w.sum(axis=1, keepdims=True)
+        count = valid.sum(axis=1, keepdims=True)
+        w = np.where(total > 0, w / np.where(total > 0, total, 1.0), valid / count)
+        return np.where(valid, (1.0 - PRIOR_FLOOR) * w + PRIOR_FLOOR / count, 0.0)
 
     def to_json(self) -> dict:
-        return {"bins": len(self.density), "density": self.density.tolist()}
+        return {"share_bins": PRIOR_BINS, "m_edges": self.edges.tolist(), "mass": self.mass.tolist()}
 
     @classmethod
     def from_json(cls, data: dict) -> PairPrior:
         try:
-            density = np.asarray(data["density"], dtype=np.float64)
+            if "m_edges" in data:
+                edges = np.asarray(data["m_edges"], dtype=np.int64)
+                mass = np.asarray(data["mass"], dtype=np.float64)
+            else:  # an older mdad's share histogram alone: one bin of m
+                edges, mass = np.array([1]), np.asarray(data["density"], dtype=np.float64)[None, :]
         except (KeyError, TypeError, ValueError):
-            raise MdadError("The micro-benchmark's pair prior is malformed (a list 'density').") from None
-        if density.ndim != 1 or not len(density) or np.any(density < 0) or not density.sum() > 0:
-            raise MdadError("The micro-benchmark's pair prior must be a non-empty list of non-negative numbers.")
-        return cls(density / density.sum())
+            raise MdadError("The micro-benchmark's pair prior is malformed (m_edges and a table 'mass').") from None
+        if (mass.ndim != 2 or mass.shape[0] != len(edges) or not mass.shape[1] or np.any(mass < 0)
+                or not mass.sum() > 0 or edges.ndim != 1 or edges[0] != 1 or np.any(np.diff(edges) <= 0)):
+            raise MdadError("The micro-benchmark's pair prior must be increasing bins of m from 1 and a "
+                            "non-negative table with one row per bin.")
+        if mass.shape[1] != PRIOR_BINS:
+            raise MdadError(f"The micro-benchmark's pair prior must have {PRIOR_BINS} share bins per row.")
+        return cls(edges, mass / mass.sum())
 
 
-def discordant_pool_estimate(sizes: np.ndarray, drawn: np.ndarray, discordant: np.ndarray) -> np.ndarray:
-    """Estimated discordant pool items per stratum, d N / k, kept within what the draw allows (0 where k = 0)."""
-    sizes, drawn, d = (np.asarray(a, dtype=np.int64) for a in np.broadcast_arrays(sizes, drawn, discordant))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        guess = np.where(drawn > 0, np.rint(d * sizes / np.maximum(drawn, 1)), 0).astype(np.int64)
-    return np.where(drawn > 0, np.clip(guess, d, sizes - (drawn - d)), 0)
+def _smoothed(counts: np.ndarray) -> np.ndarray:
+    """Joint probabilities: each row's share histogram shrunk towards its neighbouring rows' by ``SHRINK_PAIRS``."""
+    total = counts.sum(axis=1)
+    pooled = counts.sum(axis=0) / counts.sum()
+    shape = np.empty_like(counts)
+    for b in range(len(counts)):
+        around = counts[max(b - 1, 0):b + 2].sum(axis=0)
+        fallback = around / around.sum() if around.sum() > 0 else pooled
+        shape[b] = (counts[b] + SHRINK_PAIRS * fallback) / (total[b] + SHRINK_PAIRS)
+    return shape * (total / total.sum())[:, None]
 
 
-def split_posterior(m: int, d: int, plus: int, prior: PairPrior) -> np.ndarray:
-    """P(M+ = j | K+ = plus) for j = 0..m: the prior's weights times the hypergeometric likelihood."""
-    weights = prior.weights(m) * hypergeometric_table(m, d)[:, plus]
-    return weights / weights.sum()
+def _m_cells(weights: np.ndarray, lowest: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``M_POINTS`` values of m standing for the posterior weights of m (from ``lowest``), with their weights."""
+    support = np.flatnonzero(weights > weights.max() * 1e-12)
+    lo, hi = support[0], support[-1] + 1
+    w = weights[lo:hi]
+    values = np.arange(lo, hi) + lowest
+    if len(w) <= M_POINTS:
+        return values, w
+    cell = np.minimum(np.arange(len(w)) * M_POINTS // len(w), M_POINTS - 1)
+    total = np.bincount(cell, weights=w, minlength=M_POINTS)
+    centre = np.bincount(cell, weights=w * values, minlength=M_POINTS)
+    here = total > 0
+    return np.rint(centre[here] / total[here]).astype(np.int64), total[here]
+
+
+def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: int, first=None) -> np.ndarray:
+    """P(M+ > m/2 | d, K+) for the counts K+ in ``first`` (default every K+ = 0..d), d = ``discordant``
+    of ``drawn`` items of ``pool_items``."""
+    N, k, d = int(pool_items), int(drawn), int(discordant)
+    first = np.arange(d + 1) if first is None else np.asarray(first, dtype=np.int64).ravel()
+    lf = _log_factorials(N + 1)
+    m = np.arange(d, N - (k - d) + 1)  # what the draw allows
+    if d == 0:
+        m = m[m >= 1]
+    if not len(m):
+        return np.zeros(len(first))
+    log_like = _log_comb(m, np.full_like(m, d), lf) + _log_comb(N - m, np.full_like(m, k - d), lf)
+    weights = prior.m_weights(N)[m] * np.exp(log_like - log_like.max())
+    values, cell_weights = _m_cells(weights, int(m[0]))
+    # values of M+ per m: all of 0..m, or an even grid of J_POINTS beyond (rows padded, ``valid`` marks the real ones)
+    width = min(int(values.max()) + 1, J_POINTS)
+    j = np.rint(np.linspace(0.0, 1.0, width)[None, :] * values[:, None]).astype(np.int64)
+    j = np.where(values[:, None] < J_POINTS, np.arange(width)[None, :], j)
+    valid = j <= values[:, None]
+    valid[:, 1:] &= j[:, 1:] != j[:, :-1]  # repeated grid points counted once
+    j = np.minimum(j, values[:, None])
+    q = prior.share_weights(values, j, valid)  # (values of m, values of M+)
+    mm, jj, K = values[:, None, None], j[:, :, None], first[None, None, :]
+    like = np.exp(_log_comb(jj, K, lf) + _log_comb(mm - jj, d - K, lf) - _log_comb(mm, np.array(d), lf))
+    joint = (cell_weights[:, None] * q)[:, :, None] * like  # (m, M+, K+)
+    total = joint.sum(axis=(0, 1))
+    held = (joint * (2 * j > values[:, None])[:, :, None]).sum(axis=(0, 1))
+    return np.where(total > 0, held / np.where(total > 0, total, 1.0), 0.0)
 
 
 def exact_order_probability(sizes, drawn, plus, minus, *, prior: PairPrior | None = None) -> np.ndarray:
@@ -110,8 +213,8 @@ def exact_order_probability(sizes, drawn, plus, minus, *, prior: PairPrior | Non
 
     ``sizes`` and ``drawn`` (strata,): pool and chosen items per stratum; ``plus`` and
     ``minus`` (pairs x strata, or pairs for one stratum): chosen items only the first /
-    only the second model got right. ``prior``: the distribution of the share of discordant
-    items the first model wins (default uniform).
+    only the second model got right. ``prior``: the joint distribution of discordant pool items
+    and the share the first model wins (default: uniform over both).
     """
     prior = prior if prior is not None else PairPrior.uniform()
     sizes = np.atleast_1d(np.asarray(sizes, dtype=np.int64))
@@ -120,13 +223,22 @@ def exact_order_probability(sizes, drawn, plus, minus, *, prior: PairPrior | Non
     minus = np.asarray(minus, dtype=np.int64).reshape(-1, len(sizes))
     if plus.shape != minus.shape or np.any(plus < 0) or np.any(minus < 0) or np.any(plus + minus > drawn):
         raise MdadError("Discordant counts must be non-negative, one per pair and stratum, and at most the items drawn.")
-    m = discordant_pool_estimate(sizes[None, :], drawn[None, :], plus + minus).sum(axis=1)
-    keys, inverse = unique_rows(m, (plus + minus).sum(axis=1), plus.sum(axis=1))
+    N, k = int(sizes.sum()), int(drawn.sum())
+    d = (plus + minus).sum(axis=1)
+    seen = drawn > 0
+    m_hat = ((plus + minus)[:, seen] * (sizes[seen] / drawn[seen])).sum(axis=1) * N / sizes[seen].sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k_eff = np.where(d > 0, np.rint(N * d / np.maximum(m_hat, 1e-12)), k)
+    k_eff = np.clip(k_eff, d, N).astype(np.int64)  # the uniform design's number of draws with the same estimate of m
+    K = plus.sum(axis=1)
+    keys, inverse = unique_rows(k_eff, d, K)
     out = np.empty(len(keys))
-    for row, (mm, dd, pp) in enumerate(keys):
-        posterior = split_posterior(int(mm), int(dd), int(pp), prior)
-        out[row] = posterior[np.arange(mm + 1) > mm / 2.0].sum()
-    return np.clip(out[inverse], 0.0, 1.0)
+    groups, members = unique_rows(keys[:, 0], keys[:, 1])
+    for g, (kk, dd) in enumerate(groups):
+        rows = np.flatnonzero(members == g)
+        out[rows] = order_posterior(prior, N, int(kk), int(dd), keys[rows, 2])
+    out = out[inverse]
+    return np.clip(out, 0.0, 1.0)
 
 
 SPREAD_FLOOR = 0.05  # points: the smallest residual spread a bin is given (all-equal residuals would give 0)

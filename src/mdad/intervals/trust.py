@@ -1,8 +1,10 @@
 """Intervals and order probabilities for one saved micro-benchmark: which answer applies (docs/intervals.md#which-answer-applies), and applying it.
 
-- Random designs on 0/1 scores: finite-population answers (mdad.intervals.finite and
-  mdad.intervals.order), from the pool's size (per subtask for the stratified designs and the
-  per-subtask variants) and the model's answers alone: nothing is calibrated on held-out runs.
+- Random designs on 0/1 scores: finite-population answers from the pool's size (per subtask
+  for the stratified designs and the per-subtask variants), the model's answers and the priors
+  ``select`` stored from the source models (mdad.intervals.posterior: the empirical-Bayes
+  interval, or the exact mid-p one of mdad.intervals.finite without a prior; mdad.intervals.order):
+  nothing is calibrated on held-out runs.
 - Every other method, and any method on continuous scores: the calibration of its held-out
   assessment (split-conformal residuals, logistic order fit on the gap over the residual spread
   at the two estimates), stored with the micro-benchmark.
@@ -15,8 +17,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mdad.intervals.finite import check_level, count_interval, stratified_count_interval
+from mdad.intervals.finite import check_level, count_interval, kish_effective
 from mdad.intervals.order import PairPrior, exact_order_probability
+from mdad.intervals.posterior import AccuracyPrior, posterior_count_interval
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 from mdad.methods.per_subtask import base_name, is_per_subtask
 
@@ -54,19 +57,27 @@ def _per_stratum(values: np.ndarray, codes: np.ndarray, n_strata: int) -> np.nda
 
 
 def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray, *,
-                 level: float) -> tuple[np.ndarray, np.ndarray, str]:
-    """Exact interval (accuracies) of every model from its 0/1 ``scores`` on the chosen items, and how it was made.
+                 level: float, prior: AccuracyPrior | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+    """Interval (accuracies) of every model from its 0/1 ``scores`` on the chosen items, and how it was made.
 
-    ``sizes``/``drawn``: pool and chosen items per stratum; ``codes``: the stratum of each chosen item."""
+    ``sizes``/``drawn``: pool and chosen items per stratum; ``codes``: the stratum of each chosen
+    item. With an accuracy ``prior`` (the source models'): the empirical-Bayes posterior interval;
+    without: the finite-population mid-p interval, valid for every pool count."""
     correct = _per_stratum(scores, codes, len(sizes))
     if len(sizes) == 1:
-        low, high = count_interval(int(sizes[0]), int(drawn[0]), correct[:, 0], level=level)
-        how = "exact: finite-population (hypergeometric) mid-p interval"
+        total, k, x = int(sizes[0]), int(drawn[0]), correct[:, 0]
+        design = "hypergeometric"
     else:
-        low, high = stratified_count_interval(sizes, drawn, correct, level=level)
-        how = (f"finite-population mid-p interval of the {len(sizes)}-subtask stratified estimate, with Kish's "
-               "effective number of items")
-    return low / sizes.sum(), high / sizes.sum(), how
+        total, k, x = kish_effective(sizes, drawn, correct)
+        design = f"{len(sizes)}-subtask stratified estimate with Kish's effective number of items"
+    if prior is not None and prior.pool_items == total:
+        low, high = posterior_count_interval(prior, k, x, level=level)
+        how = (f"empirical Bayes: posterior interval, prior from {len(prior.counts)} source models' full-benchmark "
+               f"accuracies ({100 * prior.uniform_weight:g}% uniform), finite-population ({design}) likelihood")
+    else:
+        low, high = count_interval(total, k, x, level=level)
+        how = f"exact: finite-population ({design}) mid-p interval, valid for every model"
+    return low / total, high / total, how
 
 
 def exact_pair_probabilities(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray,
@@ -95,13 +106,16 @@ def _why_not(chosen: SelectedMicroBenchmark, scores: np.ndarray) -> str:
 
 
 def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,
-                       models: np.ndarray, *, level: float = 0.9) -> EstimateIntervals:
-    """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k)."""
+                       models: np.ndarray, *, level: float = 0.9, population: bool = False) -> EstimateIntervals:
+    """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k).
+
+    Random designs get the mid-p interval, valid for every model; with ``population``, the
+    empirical-Bayes interval for models like the sources (the accuracy prior stored by ``select``)."""
     level = check_level(level)
     strata = _exact_strata(chosen, scores)
     calibration = chosen.assessment.interval_calibration if chosen.assessment is not None else None
     if strata is not None:
-        low, high, how = exact_bounds(*strata, scores, level=level)
+        low, high, how = exact_bounds(*strata, scores, level=level, prior=chosen.accuracy_prior if population else None)
         return EstimateIntervals(models, estimates, low, high, level, how)
     if calibration is not None:
         low, high = calibration.bounds(estimates, level=level)
@@ -122,8 +136,9 @@ def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimat
     calibration = chosen.assessment.order_calibration if chosen.assessment is not None else None
     if strata is not None:
         probability = exact_pair_probabilities(*strata, scores, first, second, prior=chosen.pair_prior)
-        how = ("exact: from the items only one model of the pair got right (finite population), with "
-               + ("the source leaderboard's pairs as prior" if chosen.pair_prior is not None else "a uniform prior"))
+        prior = ("the source leaderboard's pairs (how many items they differ on, how they split them) as prior"
+                 if chosen.pair_prior is not None else "a uniform prior")
+        how = f"exact: from the items only one model of the pair got right (finite population), with {prior}"
     elif calibration is not None:
         probability = calibration.probability(estimates[first], estimates[second])
         how = calibration.describe()

@@ -31,6 +31,9 @@ HYPER_MEAN_SCALE = 10.0  # sd of the N(0, .) hyperprior on mu_a and mu_b
 IG_SHAPE, IG_RATE = 1.0, 1.0  # inverse-gamma hyperprior on s_a^2 and s_b^2
 VARIATIONAL_SCHEDULE = (36, 12)  # L-BFGS iterations in all, rounds (covariance and prior updates)
 MODE_SCHEDULE = (160, 8)
+# Cells per block of the objective's element-wise work (float64: 128 KB per array, which with
+# the block's few arrays stays in a core's cache; benchmarks/README.md).
+BLOCK_CELLS = 16_384
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,8 +164,13 @@ class _Posterior:
         """
         theta, a, b = self.split(x)
         n, m, d = self.n_models, self.n_items, self.dims
-        p = sigmoid(theta @ a.T - b)
-        w = p * (1.0 - p)
+        eta = theta @ a.T
+        eta -= b
+        w = np.empty_like(eta)
+        rows = max(1, BLOCK_CELLS // m)
+        for start in range(0, n, rows):  # blocks of rows that stay in the CPU cache
+            p = sigmoid(eta[start : start + rows])
+            np.multiply(p, 1.0 - p, out=w[start : start + rows])
         if self.mask is not None:
             w *= self.mask
         eye = np.eye(d)
@@ -183,18 +191,11 @@ class _Posterior:
         theta, a, b = self.split(x)
         eta = theta @ a.T
         eta -= b
-        # softplus(eta) - y * eta and its derivative sigmoid(eta) - y from one exp(-|eta|):
-        # with q = 1 / (1 + exp(-|eta|)), sigmoid(eta) = 1/2 + sign(eta) (q - 1/2).
-        e = np.exp(-np.abs(eta))
-        loss = np.log1p(e)
-        loss += np.maximum(eta, 0.0)
-        loss -= self.y * eta
-        e += 1.0
-        resid = np.reciprocal(e, out=e)
-        resid -= 0.5
-        np.copysign(resid, eta, out=resid)
-        resid += 0.5
-        resid -= self.y
+        loss, resid = np.empty_like(eta), np.empty_like(eta)
+        rows = max(1, BLOCK_CELLS // eta.shape[1])
+        for start in range(0, eta.shape[0], rows):  # blocks of rows that stay in the CPU cache
+            block = slice(start, start + rows)
+            _loss_and_residual(eta[block], self.y[block], loss[block], resid[block])
         if self.mask is not None:
             loss *= self.mask
             resid *= self.mask
@@ -211,6 +212,26 @@ class _Posterior:
             g_theta += p_theta
             g_a += q_a
         return f, np.concatenate([g_theta.ravel(), g_a.ravel(), prec_b * db - resid.sum(axis=0)])
+
+
+def _loss_and_residual(eta: np.ndarray, y: np.ndarray, loss: np.ndarray, resid: np.ndarray) -> None:
+    """softplus(eta) - y * eta into ``loss`` and its derivative sigmoid(eta) - y into ``resid``,
+    from one exp(-|eta|): with q = 1 / (1 + exp(-|eta|)), sigmoid(eta) = 1/2 + sign(eta) (q - 1/2).
+
+    Element by element, so the caller can pass blocks: each cell's value is the same whatever
+    the blocks, and a block that fits in the cache saves the passes over memory of whole arrays."""
+    e = np.abs(eta, out=resid)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    np.log1p(e, out=loss)
+    loss += np.maximum(eta, 0.0)
+    loss -= y * eta
+    e += 1.0
+    np.reciprocal(e, out=e)
+    e -= 0.5
+    np.copysign(e, eta, out=e)
+    e += 0.5
+    e -= y
 
 
 def _outer(v: np.ndarray) -> np.ndarray:

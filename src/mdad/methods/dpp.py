@@ -8,7 +8,8 @@ edges of the cloud) are favoured, close duplicates repel each other.
 
 Sampling is the standard sequential chain rule: the next point j is drawn with
 probability proportional to the squared norm of its row of Q projected off the rows
-already chosen (K_jj - K_jS K_SS^-1 K_Sj), i.e. the Gram-Schmidt sampler.
+already chosen (K_jj - K_jS K_SS^-1 K_Sj), i.e. the Gram-Schmidt sampler, with the
+squared norms updated in blocks and the draws made exact by rejection.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ import numpy as np
 # A monomial column whose part independent of the previous columns is below this
 # fraction of its norm counts as linearly dependent (rank-deficient Vandermonde).
 RANK_TOLERANCE = 1e-9
+# The sampler brings the conditional variances up to date when what is left of them falls below
+# this share of the proposal it draws from (the mean number of proposals per step stays below 1 / it).
+UPDATE_SHARE = 0.5
 
 
 def graded_exponents(k: int, d: int) -> np.ndarray:
@@ -69,31 +73,45 @@ def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
 def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Exactly r distinct row indices from the projection DPP with kernel basis @ basis.T.
 
-    ``basis`` must have orthonormal columns (n x r). Cost O(n r^2): each of the r steps is one
-    matrix-vector product with ``basis`` plus a few passes over n values, done in place
-    (1.3-1.4x the bare products on 5,575 x 1,000, the rest being the Gram-Schmidt; benchmarks/README.md).
+    ``basis`` must have orthonormal columns (n x r). The chain rule draws each next row with
+    probability proportional to its conditional variance (its squared norm off the directions
+    of the rows already chosen). Those variances are brought up to date only now and then, for
+    a block of new directions at once (one matrix-matrix product, not one matrix-vector
+    product per step); in between, a row is proposed from the last update's variances, which
+    can only be larger, and accepted with probability current / proposed, its current variance
+    computed for that row alone. That is the chain rule's distribution exactly (rejection
+    sampling). An update comes when the variances left (r - step) fall below half the proposal's
+    total, so a step needs at most two proposals on average and there are about log2(r)
+    updates; the cost stays O(n r^2) but in matrix-matrix products (benchmarks/README.md).
     """
     basis = np.asarray(basis, dtype=np.float64)
     n, rank = basis.shape
-    residual = np.einsum("ij,ij->i", basis, basis)  # K_jj, then conditional variances
+    proposal = np.einsum("ij,ij->i", basis, basis)  # K_jj, then the variances at the last update
+    cumulative = np.cumsum(proposal)
     chosen = np.empty(rank, dtype=np.int64)
+    taken = np.zeros(n, dtype=bool)
     directions = np.zeros((rank, rank))  # orthonormal directions spanned by the chosen rows
-    projection = np.empty(n)
-    cumulative = np.empty(n)
+    fresh = 0  # directions[:fresh] are accounted for in ``proposal``
     for step in range(rank):
-        np.cumsum(residual, out=cumulative)
-        j = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
-        if j >= n:  # the (rounding) case u * total == total: the last item with mass
-            j = int(np.flatnonzero(residual)[-1])
+        if step > fresh and rank - step < UPDATE_SHARE * cumulative[-1]:
+            block = basis @ directions[fresh:step].T
+            proposal -= np.einsum("ij,ij->i", block, block)
+            np.maximum(proposal, 0.0, out=proposal)  # rounding can leave tiny negatives
+            proposal[taken] = 0.0
+            np.cumsum(proposal, out=cumulative)
+            fresh = step
+        while True:
+            j = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+            if j >= n:  # the (rounding) case u * total == total: the last item with mass
+                j = int(np.flatnonzero(proposal)[-1])
+            recent = directions[fresh:step] @ basis[j]
+            current = proposal[j] - recent @ recent
+            if not taken[j] and rng.random() * proposal[j] < current:
+                break
         chosen[step] = j
-        v = basis[j].copy()
-        for _ in range(2):  # Gram-Schmidt twice keeps the directions orthonormal
-            v -= directions[:step].T @ (directions[:step] @ v)
+        taken[j] = True
+        v = basis[j] - directions[:step].T @ np.concatenate([directions[:fresh] @ basis[j], recent])
+        v -= directions[:step].T @ (directions[:step] @ v)  # Gram-Schmidt twice keeps the directions orthonormal
         v /= np.linalg.norm(v)
         directions[step] = v
-        np.dot(basis, v, out=projection)
-        np.square(projection, out=projection)
-        residual -= projection
-        np.maximum(residual, 0.0, out=residual)  # rounding can leave tiny negatives
-        residual[chosen[: step + 1]] = 0.0
     return chosen
