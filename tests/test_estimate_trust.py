@@ -185,6 +185,31 @@ def test_estimate_command_says_which_random_design_interval_it_printed(small_sim
     assert (eb["high"] - eb["low"]).mean() < (mid_p["high"] - mid_p["low"]).mean()
 
 
+def test_estimate_says_when_models_score_above_every_source(small_sim, tmp_path):
+    """Models better than every source: the promises were measured on models like the sources, and the
+    sentence says which part still holds."""
+    order = np.argsort(small_sim.scores.mean(axis=1), kind="stable")
+    sources, new = order[:-3], np.concatenate([order[-3:], order[:2]])  # the best three are new
+    mdad.select(small_sim.take(models=sources), "random", 60, seed=0).save(tmp_path / "r.json")
+    write_npz(small_sim.take(models=new), tmp_path / "new.npz")
+    runner = CliRunner()
+    base = ["estimate", str(tmp_path / "r.json"), str(tmp_path / "new.npz")]
+    exact, population = (runner.invoke(app, base + extra, terminal_width=200) for extra in ([], ["--population"]))
+    assert exact.exit_code == 0 and population.exit_code == 0, exact.output + population.output
+    best = small_sim.scores[sources].mean(axis=1).max()
+    micro = SelectedMicroBenchmark.load(tmp_path / "r.json")
+    assert micro.best_source_accuracy == pytest.approx(best)
+    estimates = micro.estimate(small_sim.take(models=new))
+    above = int((estimates > best).sum())
+    assert above >= 1
+    said = f"{above} of the 5 models are estimated above every model the micro-benchmark was chosen from"
+    assert said in " ".join(exact.output.split()) and "The exact intervals hold for them too" in " ".join(exact.output.split())
+    assert "The --population intervals covered such models less often" in " ".join(population.output.split())
+    write_npz(small_sim.take(models=order[:4]), tmp_path / "weak.npz")
+    weak = runner.invoke(app, ["estimate", str(tmp_path / "r.json"), str(tmp_path / "weak.npz")], terminal_width=200)
+    assert weak.exit_code == 0 and "above every model" not in weak.output
+
+
 @pytest.mark.parametrize("field,value", [("accuracy_prior", {"pool_items": 10, "counts": "many"}),
                                          ("accuracy_prior", {"pool_items": 10, "counts": [3, 11]}),
                                          ("pair_prior", {"m_edges": [1, 2], "mass": [[1.0]]})])

@@ -56,6 +56,13 @@ class SelectedMicroBenchmark:
     def adaptive(self) -> bool:
         return isinstance(self.micro, AdaptiveBenchmark)
 
+    @property
+    def best_source_accuracy(self) -> float | None:
+        """The highest full-benchmark accuracy among the models it was chosen from (None: not stored)."""
+        if self.accuracy_prior is None:
+            return None
+        return float(self.accuracy_prior.counts.max()) / self.accuracy_prior.pool_items
+
     def with_assessment(self, assessment: Assessment) -> SelectedMicroBenchmark:
         if (assessment.method, assessment.size) != (self.method, self.size):
             raise MdadError(

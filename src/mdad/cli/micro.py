@@ -117,6 +117,30 @@ def describe_assessment(a: Assessment) -> str:
             f"models closer than that are ordered correctly less than {share} of the time.")
 
 
+BEYOND_SOURCES = {
+    "exact": ("The exact intervals hold for them too; the order probabilities rest on the source models' pairs and "
+              "were overconfident for models better than all of them (benchmarks/README.md)."),
+    "population": ("The --population intervals covered such models less often than their level and the order "
+                   "probabilities, resting on the source models' pairs, were overconfident for them "
+                   "(benchmarks/README.md); without --population the intervals hold for any model."),
+    "calibrated": ("Intervals and order probabilities were calibrated on models like the sources; for models better "
+                   "than all of them they are not measured and may be too confident."),
+}
+
+
+def beyond_sources_note(chosen: SelectedMicroBenchmark, estimates: np.ndarray, kind: str) -> str | None:
+    """A sentence when some models are estimated above every model the micro-benchmark was chosen from.
+
+    What the intervals and order probabilities promise was measured on models like the sources;
+    ``kind`` ("exact", "population" or "calibrated") says which answer was printed."""
+    best = chosen.best_source_accuracy
+    above = int(np.sum(estimates > best)) if best is not None else 0
+    if not above:
+        return None
+    return (f"{above} of the {len(estimates)} models are estimated above every model the micro-benchmark was chosen "
+            f"from (the best scored {100 * best:.1f}%). {BEYOND_SOURCES[kind]}")
+
+
 @app.command("estimate")
 @friendly_errors
 def estimate_command(
@@ -202,6 +226,11 @@ def estimate_command(
     if len(orders.gap) and np.isfinite(orders.probability).all():
         console.print(f"{unsure} of the {len(orders.gap)} neighbouring pairs keep their order on the full benchmark "
                       f"with probability below {100 * threshold:g}%: those orders are not reliable.", highlight=False)
+    kind = ("exact" if intervals.calibration.startswith("exact") else
+            "population" if intervals.calibration.startswith("empirical Bayes") else "calibrated")
+    note = beyond_sources_note(chosen, intervals.estimate, kind)
+    if note:
+        console.print(f"[yellow]{note}[/yellow]", highlight=False)
     if assessment is None:
         console.print("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its MDAD).")
     else:
