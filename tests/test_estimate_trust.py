@@ -34,12 +34,14 @@ def test_random_design_intervals_are_mid_p_or_posterior_and_orders_the_exact_one
     np.testing.assert_allclose(per_model.low, low / small_sim.n_items)
     np.testing.assert_allclose(per_model.high, high / small_sim.n_items)
     assert per_model.calibration.startswith("exact") and "valid for every model" in per_model.calibration
+    assert per_model.kind == "exact"
     result = chosen.intervals(small_sim, level=0.95, population=True)
     assert chosen.accuracy_prior.counts.tolist() == sorted(small_sim.scores.sum(axis=1).astype(int).tolist())
     low, high = posterior_count_interval(chosen.accuracy_prior, 30, scores.sum(axis=1).astype(int), level=0.95)
     np.testing.assert_allclose(result.low, low / small_sim.n_items)
     np.testing.assert_allclose(result.high, high / small_sim.n_items)
     assert result.level == 0.95 and result.calibration.startswith("empirical Bayes")
+    assert result.kind == "population"
     orders = chosen.order_probabilities(small_sim)
     ranked = np.argsort(-result.estimate, kind="stable")
     a, b = scores[ranked[0]], scores[ranked[1]]
@@ -79,6 +81,7 @@ def test_learned_methods_use_the_stored_calibration_after_loading(assessed, smal
     back = SelectedMicroBenchmark.load(tmp_path / "m.json")
     fresh, loaded = assessed.intervals(small_sim), back.intervals(small_sim)
     assert loaded.calibration.startswith("split-conformal") and loaded.available
+    assert loaded.kind == "calibrated"
     np.testing.assert_array_equal(fresh.low, loaded.low)
     np.testing.assert_array_equal(fresh.high, loaded.high)
     a = assessed.assessment
@@ -145,6 +148,7 @@ def test_continuous_scores_fall_back_to_the_assessment_or_say_why(small_sim):
     chosen = mdad.select(soft, "random", 20, seed=0)
     result = chosen.intervals(soft)
     assert not result.available and "need 0/1 scores" in result.calibration
+    assert result.kind == "none"
     calibrated = chosen.with_assessment(mdad.assess(soft, "random", 20, runs=3, seed=0)).intervals(soft)
     assert calibrated.available and calibrated.calibration.startswith("split-conformal")
 

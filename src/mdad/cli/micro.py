@@ -125,6 +125,7 @@ BEYOND_SOURCES = {
                    "(benchmarks/README.md); without --population the intervals hold for any model."),
     "calibrated": ("Intervals and order probabilities were calibrated on models like the sources; for models better "
                    "than all of them they are not measured and may be too confident."),
+    "none": "Estimates of models better than every source are extrapolations of what the sources showed.",
 }
 
 
@@ -132,7 +133,7 @@ def beyond_sources_note(chosen: SelectedMicroBenchmark, estimates: np.ndarray, k
     """A sentence when some models are estimated above every model the micro-benchmark was chosen from.
 
     What the intervals and order probabilities promise was measured on models like the sources;
-    ``kind`` ("exact", "population" or "calibrated") says which answer was printed."""
+    ``kind``: :attr:`EstimateIntervals.kind`, which answer was printed."""
     best = chosen.best_source_accuracy
     above = int(np.sum(estimates > best)) if best is not None else 0
     if not above:
@@ -226,9 +227,7 @@ def estimate_command(
     if len(orders.gap) and np.isfinite(orders.probability).all():
         console.print(f"{unsure} of the {len(orders.gap)} neighbouring pairs keep their order on the full benchmark "
                       f"with probability below {100 * threshold:g}%: those orders are not reliable.", highlight=False)
-    kind = ("exact" if intervals.calibration.startswith("exact") else
-            "population" if intervals.calibration.startswith("empirical Bayes") else "calibrated")
-    note = beyond_sources_note(chosen, intervals.estimate, kind)
+    note = beyond_sources_note(chosen, intervals.estimate, intervals.kind)
     if note:
         console.print(f"[yellow]{note}[/yellow]", highlight=False)
     if assessment is None:

@@ -12,8 +12,10 @@ import pandas as pd
 class EstimateIntervals:
     """Each model's estimated full-benchmark accuracy with an interval (fractions), like scipy's ConfidenceInterval.
 
-    ``calibration`` says in words where the interval comes from; ``low`` and ``high`` are NaN
-    when the micro-benchmark carries nothing to compute them from.
+    ``calibration`` says in words where the interval comes from and ``kind`` in one word:
+    "exact" (random designs, valid for every model), "population" (random designs, empirical
+    Bayes over models like the sources), "calibrated" (held-out assessment) or "none" (``low``
+    and ``high`` NaN: the micro-benchmark carries nothing to compute them from).
     """
 
     models: np.ndarray
@@ -22,6 +24,7 @@ class EstimateIntervals:
     high: np.ndarray
     level: float
     calibration: str
+    kind: str = "none"
 
     @property
     def available(self) -> bool:

@@ -61,8 +61,8 @@ def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores
     """Interval (accuracies) of every model from its 0/1 ``scores`` on the chosen items, and how it was made.
 
     ``sizes``/``drawn``: pool and chosen items per stratum; ``codes``: the stratum of each chosen
-    item. With an accuracy ``prior`` (the source models'): the empirical-Bayes posterior interval;
-    without: the finite-population mid-p interval, valid for every pool count."""
+    item. With an accuracy ``prior`` (the source models', over this pool): the empirical-Bayes
+    posterior interval; without: the finite-population mid-p interval, valid for every pool count."""
     correct = _per_stratum(scores, codes, len(sizes))
     if len(sizes) == 1:
         total, k, x = int(sizes[0]), int(drawn[0]), correct[:, 0]
@@ -70,7 +70,7 @@ def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores
     else:
         total, k, x = kish_effective(sizes, drawn, correct)
         design = f"{len(sizes)}-subtask stratified estimate with Kish's effective number of items"
-    if prior is not None and prior.pool_items == total:
+    if prior is not None:
         low, high = posterior_count_interval(prior, k, x, level=level)
         how = (f"empirical Bayes: posterior interval, prior from {len(prior.counts)} source models' full-benchmark "
                f"accuracies ({100 * prior.uniform_weight:g}% uniform), finite-population ({design}) likelihood")
@@ -115,15 +115,18 @@ def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estim
     strata = _exact_strata(chosen, scores)
     calibration = chosen.assessment.interval_calibration if chosen.assessment is not None else None
     if strata is not None:
-        low, high, how = exact_bounds(*strata, scores, level=level, prior=chosen.accuracy_prior if population else None)
-        return EstimateIntervals(models, estimates, low, high, level, how)
+        prior = chosen.accuracy_prior
+        if not population or prior is None or prior.pool_items != int(strata[0].sum()):
+            prior = None
+        low, high, how = exact_bounds(*strata, scores, level=level, prior=prior)
+        return EstimateIntervals(models, estimates, low, high, level, how, "exact" if prior is None else "population")
     if calibration is not None:
         low, high = calibration.bounds(estimates, level=level)
         how = (f"split-conformal: {calibration.size} held-out residuals in {len(calibration.residuals)} "
                "bins of the estimate")
-        return EstimateIntervals(models, estimates, low, high, level, how)
+        return EstimateIntervals(models, estimates, low, high, level, how, "calibrated")
     nan = np.full(len(estimates), np.nan)
-    return EstimateIntervals(models, estimates, nan, nan, level, _why_not(chosen, scores))
+    return EstimateIntervals(models, estimates, nan, nan, level, _why_not(chosen, scores), "none")
 
 
 def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,

@@ -47,9 +47,9 @@ def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[
             coverage.append({"method": cell.method, "size": cell.size, "level": level,
                              "coverage": float(np.mean((low <= test_truth) & (test_truth <= high))),
                              "width": float(np.mean(high - low)) * 100, "runs": est.shape[0] - half})
-        de, dt = pair_differences(test_est).ravel(), pair_differences(test_truth).ravel()
         i, j = np.triu_indices(test_est.shape[1], k=1)
         first, second = test_est[:, i].ravel(), test_est[:, j].ravel()
+        de, dt = first - second, pair_differences(test_truth).ravel()
         keep = de != 0
         if order is None or not keep.any():
             continue
