@@ -12,7 +12,7 @@ from mdad.data import ResponseMatrix, simulate_with_truth
 from mdad.experiment.evaluate import evaluate_cell
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.methods import REGISTRY, SourceView, get
-from mdad.methods.anchor_points import AnchorPoints, item_correlations
+from mdad.methods.anchor_points import AnchorPoints, item_correlations, item_distances
 from mdad.metrics import agreement_curve, mdad_from_curve, pairwise_agreement
 from mdad.seeding import rng_for
 
@@ -40,8 +40,20 @@ def test_registered_by_name():
 
 def test_correlations_match_numpy_on_varying_items(sim_view):
     corr = item_correlations(sim_view.gold_prob)
-    assert corr.dtype == np.float32
+    assert corr.dtype == np.float64
     np.testing.assert_allclose(corr, np.corrcoef(sim_view.gold_prob.astype(np.float64), rowvar=False), atol=1e-5)
+
+
+def test_distances_are_exact_integers_wherever_the_items_sit():
+    # a matrix product rounds by position; the exact product does not: permuted items get the
+    # permuted distances to the bit, and copies of an item its distances (docs/reproducibility.md)
+    scores = zero_one_with_constant_items()
+    order = np.random.default_rng(1).permutation(scores.shape[1])
+    distance = item_distances(scores)
+    assert distance.dtype == np.int32
+    np.testing.assert_array_equal(item_distances(scores[:, order]), distance[np.ix_(order, order)])
+    np.testing.assert_array_equal(distance[8], distance[10][[*range(8), 10, 11, 8, 9, *range(12, 80)]])
+    np.testing.assert_allclose(1 - distance / 2.0**24, item_correlations(scores), atol=0)
 
 
 def test_constant_items_have_defined_correlations():

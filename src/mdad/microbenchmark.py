@@ -13,6 +13,7 @@ from mdad import methods as method_registry
 from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
+from mdad.exact import on_estimate_grid
 from mdad.data.matrix import fingerprint
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
@@ -89,7 +90,7 @@ class SelectedMicroBenchmark:
         if self.adaptive:
             return self._adaptive_details(matrix, {item: j for j, item in enumerate(matrix.items)}, index)
         scores, gold = self.item_scores(matrix)
-        frame = pd.DataFrame({"estimate": self.micro.estimate(scores, gold)}, index=index)
+        frame = pd.DataFrame({"estimate": on_estimate_grid(self.micro.estimate(scores, gold))}, index=index)
         if isinstance(self.micro, AIPWBenchmark):
             interval = self.micro.interval(scores)
             frame["low"], frame["high"] = interval.low, interval.high
@@ -153,7 +154,7 @@ class SelectedMicroBenchmark:
         answers[:, present] = matrix.scores[:, cols]
         nxt = self.micro.next_items(answers)
         frame = pd.DataFrame({
-            "estimate": self.micro.estimate(answers),
+            "estimate": on_estimate_grid(self.micro.estimate(answers)),
             "answered": (~np.isnan(answers)).sum(axis=1),
             "next_item": np.where(nxt >= 0, self.item_ids[np.maximum(nxt, 0)], ""),
         }, index=index)

@@ -8,7 +8,7 @@ tasks can go to local processes or to a cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, nullcontext
 from dataclasses import KW_ONLY, dataclass, field
 
@@ -16,15 +16,14 @@ import numpy as np
 import pandas as pd
 
 from mdad import methods as method_registry
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import evaluate_frames
 from mdad.experiment.executors import execute
 from mdad.experiment.splits import Splits, make_splits, n_seen_items
-from mdad.data.matrix import fingerprint
 from mdad.experiment.store import BLOCK_DTYPE, Cell, ResultStore
-from mdad.methods.base import SourceView, check_size
+from mdad.methods.base import Outcome, SourceView, check_size
 from mdad.methods.per_subtask import allocate, is_per_subtask
 from mdad.seeding import rng_for
 
@@ -159,6 +158,34 @@ def plan_tasks(
     return tasks
 
 
+def task_outcomes(matrix: ResponseMatrix, splits: Splits, task: Task) -> Iterator[tuple[int, dict[Cell, Outcome]]]:
+    """(run, outcome of every cell of ``task``) for each of its runs in turn: what every method
+    chose and estimated, each from its own generator keyed by (seed, method, size, run)."""
+    scores = matrix.scores
+    gold_prob = matrix.gold_prob()
+    codes = matrix.subtask_codes
+    sources_all = splits.sources(task.sources)
+    chosen = {name: method_registry.get(name) for name in task.methods}
+    for run in task.runs(splits.n_runs):
+        pool, src, tgt = splits.seen[run], sources_all[run], splits.targets[run]
+        view = SourceView.from_arrays(
+            scores[np.ix_(src, pool)], gold_prob[np.ix_(src, pool)], codes[pool], matrix.has_option_probs
+        )
+        target_scores, target_probs = scores[tgt], gold_prob[tgt]
+        prepared: dict[str, object] = {}
+        outcomes: dict[Cell, Outcome] = {}
+        for name, method in chosen.items():
+            key = method.preparation or f"method:{name}"
+            if key not in prepared:
+                prepared[key] = method.prepare(view, rng_for(splits.seed, "prepare", key, task.sources, run))
+            by_size = method.outcomes(
+                view, task.sizes, scores=target_scores[:, pool], gold_prob=target_probs[:, pool],
+                rng_of=lambda k, name=name, run=run: rng_for(splits.seed, "select", name, k, run), prepared=prepared[key],
+            )
+            outcomes.update((Cell(name, k, task.sources), outcome) for k, outcome in by_size.items())
+        yield run, outcomes
+
+
 def run_task(
     matrix: ResponseMatrix,
     splits: Splits,
@@ -167,32 +194,13 @@ def run_task(
 ) -> dict[Cell, np.ndarray]:
     """Select and estimate every cell of ``task`` on its runs: per cell, task runs x targets records
     of ``BLOCK_DTYPE`` (the estimate and the guard's flag)."""
-    scores = matrix.scores
-    gold_prob = matrix.gold_prob()
-    codes = matrix.subtask_codes
-    sources_all = splits.sources(task.sources)
-    chosen = {name: method_registry.get(name) for name in task.methods}
-    estimates = {cell: [] for cell in task.cells}
-    for run in task.runs(splits.n_runs):
-        pool, src, tgt = splits.seen[run], sources_all[run], splits.targets[run]
-        view = SourceView.from_arrays(
-            scores[np.ix_(src, pool)], gold_prob[np.ix_(src, pool)], codes[pool], matrix.has_option_probs
-        )
-        target_scores, target_probs = scores[tgt], gold_prob[tgt]
-        prepared: dict[str, object] = {}
-        for name, method in chosen.items():
-            key = method.preparation or f"method:{name}"
-            if key not in prepared:
-                prepared[key] = method.prepare(view, rng_for(splits.seed, "prepare", key, task.sources, run))
-            outcomes = method.outcomes(
-                view, task.sizes, scores=target_scores[:, pool], gold_prob=target_probs[:, pool],
-                rng_of=lambda k, name=name, run=run: rng_for(splits.seed, "select", name, k, run), prepared=prepared[key],
-            )
-            for k, outcome in outcomes.items():
-                record = np.empty(len(tgt), BLOCK_DTYPE)
-                record["estimate"] = outcome.estimates
-                record["flagged"] = np.nan if outcome.flagged is None else outcome.flagged
-                estimates[Cell(name, k, task.sources)].append(record)
+    estimates: dict[Cell, list[np.ndarray]] = {cell: [] for cell in task.cells}
+    for _, outcomes in task_outcomes(matrix, splits, task):
+        for cell, outcome in outcomes.items():
+            record = np.empty(len(outcome.estimates), BLOCK_DTYPE)
+            record["estimate"] = outcome.estimates
+            record["flagged"] = np.nan if outcome.flagged is None else outcome.flagged
+            estimates[cell].append(record)
         if on_run is not None:
             on_run()
     return {cell: np.array(est, dtype=BLOCK_DTYPE) for cell, est in estimates.items()}

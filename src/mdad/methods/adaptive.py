@@ -134,7 +134,8 @@ class Adaptive(SelectionMethod):
         """One adaptive pass up to the largest size serves every size (sizes nest)."""
         test = self.select(view, max(sizes), rng_of(max(sizes)), prepared)
         outcome, flags = test.administer(scores, sizes)
-        return {k: Outcome(outcome.estimate(k), flagged=f.flagged) for k, f in zip(outcome.sizes, flags)}
+        return {k: Outcome(outcome.estimate(k), flagged=f.flagged, items=outcome.items[:, :k])
+                for k, f in zip(outcome.sizes, flags)}
 
 
 class Adaptive1D(Adaptive):

@@ -23,28 +23,56 @@ from __future__ import annotations
 
 import numpy as np
 
+from mdad.exact import product_bits
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+
+# Distances are integers in units of 2**-DISTANCE_BITS (1 - correlation in [0, 2]): FasterPAM then
+# compares exact integer sums, and equal distances are equal on every machine.
+DISTANCE_BITS = 24
+BLOCK_ROWS = 512  # items per block of the correlation product (float64: 8 bytes per item and pool item)
 
 
 def item_correlations(values: np.ndarray) -> np.ndarray:
-    """Pearson correlation (items x items, float32) between the columns of ``values`` (sources x items).
+    """Pearson correlation (items x items, float64) between the columns of ``values`` (sources x items).
 
-    Constant columns: correlation 1 with the constant columns of the same value, 0 with
-    every other column; the diagonal is 1.
+    The standardised columns are rounded to integers of ``product_bits`` bits (a relative
+    precision of about 1e-6 at 300 sources) so that their product is exact: the correlations
+    are the same on every machine (mdad.exact). Constant columns: correlation 1 with the
+    constant columns of the same value, 0 with every other column; the diagonal is 1.
     """
+    return 1.0 - item_distances(values) / 2.0**DISTANCE_BITS
+
+
+def item_distances(values: np.ndarray) -> np.ndarray:
+    """1 - Pearson correlation between the columns of ``values`` (sources x items), as int32
+    in units of 2**-DISTANCE_BITS (see ``item_correlations``); the diagonal is 0."""
     values = np.asarray(values, dtype=np.float64)
+    n_sources, n_items = values.shape
     centred = values - values.mean(axis=0)
-    norms = np.linalg.norm(centred, axis=0)
+    norms = np.sqrt(np.sum(centred * centred, axis=0))
     constant = np.ptp(values, axis=0) == 0
-    z = (centred / np.where(constant, 1.0, norms)).astype(np.float32)
+    z = centred / np.where(constant, 1.0, norms)  # unit columns: |z| <= 1
     z[:, constant] = 0.0
-    corr = z.T @ z
-    np.clip(corr, -1.0, 1.0, out=corr)
+    bits = product_bits(n_sources)
+    q = np.rint(np.ldexp(z, bits))  # exact products: |q| <= 2**bits, n_sources terms
+    # 1 - q_i . q_j / 4**bits in units of 2**-DISTANCE_BITS, rounded once: an exact function of q
+    shift = 2 * bits - DISTANCE_BITS
+    distance = np.empty((n_items, n_items), dtype=np.int32)
+    for start in range(0, n_items, BLOCK_ROWS):  # the upper triangle by blocks, mirrored: exact, so symmetric
+        rows = slice(start, start + BLOCK_ROWS)
+        block = q[:, rows].T @ q[:, start:]
+        np.subtract(4.0**bits, block, out=block)
+        block *= 2.0**-shift  # a power of two: exact
+        np.rint(block, out=block)
+        np.clip(block, 0, 2 ** (DISTANCE_BITS + 1), out=block)
+        distance[rows, start:] = block
+        distance[start:, rows] = block.T
     idx = np.flatnonzero(constant)
     level = values[0, idx]
-    corr[np.ix_(idx, idx)] = level[:, None] == level[None, :]
-    np.fill_diagonal(corr, 1.0)
-    return corr
+    same = level[:, None] == level[None, :]
+    distance[np.ix_(idx, idx)] = np.where(same, 0, 2**DISTANCE_BITS)
+    np.fill_diagonal(distance, 0)
+    return distance
 
 
 def complete_medoids(medoids: np.ndarray, k: int, distance: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -58,7 +86,7 @@ def complete_medoids(medoids: np.ndarray, k: int, distance: np.ndarray, rng: np.
     missing = k - len(medoids)
     if missing <= 0:
         return medoids
-    nearest = distance[medoids].min(axis=0)
+    nearest = distance[medoids].min(axis=0).astype(np.float64)
     nearest[medoids] = -np.inf
     added = []
     for _ in range(missing):
@@ -70,12 +98,13 @@ def complete_medoids(medoids: np.ndarray, k: int, distance: np.ndarray, rng: np.
     return np.sort(np.concatenate([medoids, added]).astype(np.int64))
 
 
-def assign(corr_to_medoids: np.ndarray, medoids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Cluster (0..k-1) of every item: the medoid it correlates with most, ties at random.
+def assign(distance_to_medoids: np.ndarray, medoids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Cluster (0..k-1) of every item: the medoid it correlates with most (least distance), ties at random.
 
-    ``corr_to_medoids`` is k x items. A medoid always joins its own cluster.
+    ``distance_to_medoids`` is k x items (exact integers, so ties are exact). A medoid always
+    joins its own cluster.
     """
-    best = corr_to_medoids == corr_to_medoids.max(axis=0)
+    best = distance_to_medoids == distance_to_medoids.min(axis=0)
     labels = np.argmax(best * rng.random(best.shape), axis=0)
     labels[medoids] = np.arange(len(medoids))
     return labels
@@ -90,14 +119,9 @@ class AnchorPoints(SelectionMethod):
     )
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> np.ndarray:
-        """The distance 1 - correlation between pool items (float32), shared by all sizes.
-
-        Computed in place over the correlations: one items x items array (144 MB at 6,000
-        items), not two."""
-        distance = item_correlations(view.gold_prob)
-        np.subtract(1.0, distance, out=distance)
-        np.fill_diagonal(distance, 0.0)
-        return distance
+        """The distance 1 - correlation between pool items (int32 units, exact), shared by all sizes:
+        one items x items array (144 MB at 6,000 items)."""
+        return item_distances(view.gold_prob)
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, distance: np.ndarray) -> MicroBenchmark:
         n = distance.shape[0]
@@ -108,6 +132,6 @@ class AnchorPoints(SelectionMethod):
         start = np.sort(rng.choice(n, size=k, replace=False))
         fit = kmedoids.fasterpam(distance, start, n_cpu=1)  # FasterPAM's own swap order from this start
         medoids = complete_medoids(fit.medoids.astype(np.int64), k, distance, rng)
-        labels = assign(1.0 - distance[medoids], medoids, rng)
+        labels = assign(distance[medoids], medoids, rng)
         weights = np.bincount(labels, minlength=k) / n
         return MicroBenchmark(items=medoids, weights=weights, uses_gold_prob=True)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from mdad.errors import MdadError
+from mdad.exact import on_estimate_grid
 
 if TYPE_CHECKING:
     from mdad.irt.guard import GuardFlags
@@ -121,11 +122,17 @@ class MicroBenchmark:
 
 @dataclass(frozen=True, eq=False)
 class Outcome:
-    """What a method gives at one size in one run: every target's estimate, and which of them
-    the extrapolation guard flags (None for methods without a fitted model)."""
+    """What a method gives at one size in one run: every target's estimate (rounded to the
+    estimate grid, so that targets with the same answers tie on every machine), which of them
+    the extrapolation guard flags (None for methods without a fitted model), and the chosen pool
+    items (k positions, or targets x k for an adaptive method, in the order asked)."""
 
-    estimates: np.ndarray  # targets
+    estimates: np.ndarray  # targets, on the estimate grid (mdad.exact.on_estimate_grid)
     flagged: np.ndarray | None = None  # targets, bool
+    items: np.ndarray | None = None  # k, or targets x k
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "estimates", on_estimate_grid(self.estimates))
 
 
 MicroBenchmark._kinds[MicroBenchmark.kind] = MicroBenchmark
@@ -190,7 +197,7 @@ class SelectionMethod(ABC):
             on_items = scores[:, micro.items]
             flags = micro.flags(on_items)
             out[k] = Outcome(micro.estimate(on_items, gold_prob[:, micro.items]),
-                             None if flags is None else flags.flagged)
+                             None if flags is None else flags.flagged, items=np.asarray(micro.items))
         return out
 
     def __call__(self, view: SourceView, k: int, rng: np.random.Generator) -> MicroBenchmark:

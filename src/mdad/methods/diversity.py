@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from mdad.exact import integer_grid, product_bits, snap
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
 from mdad.methods.dpp import ope_basis, sample_projection_dpp
 
@@ -47,24 +48,35 @@ class DiversityFeatures:
 
 
 def pca_scores(features: np.ndarray, n_components: int = N_COMPONENTS) -> np.ndarray:
-    """Principal-component scores (rows x d) of the rows of ``features``.
+    """Principal-component scores (rows x d) of the rows of ``features``, the same on every machine.
 
     d = min(n_components, number of components with non-zero variance). Computed from
     the top eigenvectors of the smaller Gram matrix of the centred features (a few times
-    faster than a full SVD). Signs are arbitrary (the DPP does not depend on them).
+    faster than a full SVD). The centred features are rounded to integers of
+    ``product_bits`` bits (a relative precision of about 1e-6) so that the Gram matrix is
+    exact; the scores are then rounded to 2**-20 of their largest magnitude (``snap``), so
+    that rows equal in exact arithmetic get equal scores, and each component's sign is the
+    one that makes its largest score (the first, among equal ones) positive
+    (docs/reproducibility.md).
     """
     from scipy.linalg import eigh  # imported on first use: scipy.linalg costs start-up time of every command
 
     centred = np.asarray(features, dtype=np.float64)
     centred = centred - centred.mean(axis=0)
     rows_side = centred.shape[0] <= centred.shape[1]
-    gram = centred @ centred.T if rows_side else centred.T @ centred
+    integers, unit = integer_grid(centred, product_bits(centred.shape[1] if rows_side else centred.shape[0]))
+    gram = integers @ integers.T if rows_side else integers.T @ integers  # exact: integers below 2**53
     top = min(n_components, len(gram))
     values, vectors = eigh(gram, subset_by_index=[len(gram) - top, len(gram) - 1])
     values, vectors = values[::-1], vectors[:, ::-1]
     keep = values > (values[0] * 1e-10 if top else 0.0)  # zero variance, up to rounding
-    scores = vectors * np.sqrt(np.clip(values, 0.0, None)) if rows_side else centred @ vectors
-    return scores[:, keep]
+    if rows_side:
+        scores = vectors * (np.sqrt(np.clip(values, 0.0, None)) * unit)
+    else:
+        scores = (integers * unit) @ vectors
+    scores = snap(scores[:, keep], axis=0)
+    largest = np.argmax(np.abs(scores), axis=0)  # the first of equal magnitudes
+    return scores * np.where(scores[largest, np.arange(scores.shape[1])] < 0, -1.0, 1.0)
 
 
 def trim_mask(points: np.ndarray, fraction: float = TRIM) -> np.ndarray:

@@ -81,7 +81,8 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
     can only be larger, and accepted with probability current / proposed, its current variance
     computed for that row alone. That is the chain rule's distribution exactly (rejection
     sampling). An update comes when the variances left (r - step) fall below half the proposal's
-    total, so a step needs at most two proposals on average and there are about log2(r)
+    total (r minus the step of the last update: counts, so that rounding cannot move the
+    schedule), so a step needs at most two proposals on average and there are about log2(r)
     updates; the cost stays O(n r^2) but in matrix-matrix products (benchmarks/README.md).
     """
     basis = np.asarray(basis, dtype=np.float64)
@@ -93,7 +94,9 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
     directions = np.zeros((rank, rank))  # orthonormal directions spanned by the chosen rows
     fresh = 0  # directions[:fresh] are accounted for in ``proposal``
     for step in range(rank):
-        if step > fresh and rank - step < UPDATE_SHARE * cumulative[-1]:
+        # the variances left sum to rank - step, the proposal's to rank - fresh (exactly, for an
+        # orthonormal basis): the schedule is decided on those counts, not on rounded sums
+        if step > fresh and rank - step < UPDATE_SHARE * (rank - fresh):
             block = basis @ directions[fresh:step].T
             proposal -= np.einsum("ij,ij->i", block, block)
             np.maximum(proposal, 0.0, out=proposal)  # rounding can leave tiny negatives

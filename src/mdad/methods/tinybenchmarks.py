@@ -1,8 +1,8 @@
 """tinyBenchmarks (Polo et al. 2024): IRT anchor points and the p-IRT and gp-IRT estimators.
 
 Once per run a D=10 multidimensional 2PL model is fitted to the source models' 0/1 answers
-on the pool; each item is embedded as (a_j, b_j). For size k, k-means (k clusters) on the
-embeddings; each cluster's anchor is its member nearest the centroid, weighted by the
+on the pool; each item is embedded as (a_j, b_j). For size k, k-means (k clusters, exact
+arithmetic: mdad.methods.kmeans) on the embeddings; each cluster's anchor is its member nearest the centroid, weighted by the
 cluster's share of the pool. Three estimates of a target's pool accuracy:
 
 - ``tinybenchmarks``: the weighted mean of its 0/1 answers on the anchors (the paper's).
@@ -34,6 +34,7 @@ from mdad.errors import MdadError
 from mdad.irt import IRTFit, check_binary, estimate_ability, fit_irt, predict_correct
 from mdad.irt.guard import GuardFlags, guard, pool_accuracy_range
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+from mdad.methods.kmeans import kmeans
 
 DIMS = 10
 KMEANS_RESTARTS = 5  # the reference keeps the best of 5 k-means runs
@@ -117,18 +118,16 @@ def pirt_bias(scores: np.ndarray, dims: int, rng: np.random.Generator) -> float:
 
 def anchor_points(embedding: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(anchors, weights): k-means on the item embeddings, best of KMEANS_RESTARTS starts;
-    each cluster's member nearest its centroid, weighted by the cluster's share of items.
+    each cluster's member nearest its centroid (the lowest pool position among equals),
+    weighted by the cluster's share of items.
 
-    The anchor is taken among the cluster's own members so that anchors are distinct."""
-    from sklearn.cluster import KMeans  # imported on first use: a second of start-up for every command
-
-    km = KMeans(n_clusters=k, n_init=KMEANS_RESTARTS, random_state=int(rng.integers(2**31 - 1)))
-    labels = km.fit_predict(embedding)
-    distance = np.linalg.norm(embedding - km.cluster_centers_[labels], axis=1)
-    order = np.lexsort((distance, labels))
-    first = np.flatnonzero(np.r_[True, labels[order][1:] != labels[order][:-1]])
+    The anchor is taken among the cluster's own members so that anchors are distinct; the
+    k-means is exact (mdad.methods.kmeans), so the anchors are the same on every machine."""
+    fit = kmeans(embedding, k, rng, n_init=KMEANS_RESTARTS)
+    order = np.lexsort((fit.distance, fit.labels))
+    first = np.flatnonzero(np.r_[True, fit.labels[order][1:] != fit.labels[order][:-1]])
     anchors = order[first]
-    weights = np.bincount(labels, minlength=k)[labels[anchors]] / len(labels)
+    weights = np.bincount(fit.labels, minlength=k)[fit.labels[anchors]] / len(fit.labels)
     return anchors, weights
 
 

@@ -1,0 +1,117 @@
+"""The same seed, the same micro-benchmark: whole commands under several BLAS kernels and worker counts.
+
+    python benchmarks/bench_reproducibility.py [--dataset gpqa] [--runs 5] [--out DIR]
+
+Runs `mdad run` (every method, the adaptive family and aipw included, and a per-subtask
+variant) and `mdad select` for every method as a user would, once per configuration: each
+OpenBLAS kernel that runs on this CPU (``OPENBLAS_CORETYPE``; the first is also run with 1 and
+2 BLAS threads) with ``--workers 1`` and ``--workers 2``. It then compares every configuration's
+files with the first one's, byte for byte: the chosen items (`micro.json`'s item ids, and the
+adaptive tests' first item), `summary.csv`, `curves.csv` and `table.csv`, and every cell's
+estimates (`cells/`; the largest difference when their bytes differ). Prints one table
+(docs/reproducibility.md says what is guaranteed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mdad import methods as method_registry
+from mdad.microbenchmark import SelectedMicroBenchmark
+
+KERNELS = ("Haswell", "SkylakeX", "Sandybridge", "Nehalem", "Prescott")
+MDAD = [sys.executable, "-m", "mdad.cli"]
+
+
+def architecture(kernel: str) -> str | None:
+    """The OpenBLAS kernel a process runs with ``OPENBLAS_CORETYPE=kernel`` (None: it does not run here)."""
+    probe = ("import numpy, threadpoolctl; a = numpy.arange(4096.0).reshape(64, 64); a @ a; "
+             "print(next((i.get('architecture') for i in threadpoolctl.threadpool_info() "
+             "if i.get('internal_api') == 'openblas'), ''))")
+    done = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, OPENBLAS_CORETYPE=kernel),
+                          capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def mdad(args: list[str], env: dict[str, str]) -> None:
+    done = subprocess.run(MDAD + args, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"mdad {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+
+
+def configuration(folder: Path, dataset: str, runs: int, kernel: str, threads: int, workers: int) -> Path:
+    """Every command of one configuration, its outputs in ``folder``."""
+    env = dict(os.environ, OPENBLAS_CORETYPE=kernel, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    methods = method_registry.available() + ["anchor-points@per-subtask"]
+    mdad(["run", "--dataset", dataset, "--methods", ",".join(methods), "--sizes", "10,50", "--runs", str(runs),
+          "--workers", str(workers), "--out", str(folder / "run")], env)
+    for method in method_registry.available():
+        mdad(["select", "--dataset", dataset, "--method", method, "--size", "25", "--assess-runs", "3",
+              "--workers", str(workers), "--out", str(folder / f"select-{method}.json")], env)
+    return folder
+
+
+def chosen_items(path: Path) -> list[str]:
+    """The item ids a micro-benchmark file chose; for an adaptive test, the first item it asks."""
+    micro = SelectedMicroBenchmark.load(path)
+    return [micro.first_item()] if micro.adaptive else micro.item_ids.tolist()
+
+
+def compare(first: Path, other: Path) -> dict[str, str]:
+    """Per kind of output: 'identical', or how it differs from ``first``."""
+    out = {}
+    same_items = [chosen_items(path) == chosen_items(other / path.name) for path in sorted(first.glob("select-*.json"))]
+    out["select: chosen items"] = "identical" if all(same_items) else f"{same_items.count(False)} methods differ"
+    for name in ("summary.csv", "curves.csv", "table.csv"):
+        same = (first / "run" / name).read_bytes() == (other / "run" / name).read_bytes()
+        out[f"run: {name}"] = "identical" if same else "bytes differ"
+    cells = sorted((first / "run" / "cells").rglob("*.parquet"))
+    differing, largest = 0, 0.0
+    for path in cells:
+        twin = other / "run" / path.relative_to(first / "run")
+        if path.read_bytes() != twin.read_bytes():
+            differing += 1
+            a, b = pd.read_parquet(path), pd.read_parquet(twin)
+            numeric = a.select_dtypes("number").columns
+            largest = max(largest, float(np.nanmax(np.abs(a[numeric].to_numpy() - b[numeric].to_numpy()))))
+    out["run: cells"] = ("identical" if not differing
+                         else f"{differing} of {len(cells)} files' bytes differ, estimates by at most {largest:.1e}")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="gpqa")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=None, help="keep the outputs here (default: a temporary folder)")
+    args = parser.parse_args()
+    kernels = [kernel for kernel in KERNELS if architecture(kernel) == kernel][:3]
+    if not kernels:
+        raise SystemExit("numpy does not use OpenBLAS here: there are no kernels to compare.")
+    configs = [(kernels[0], 1, 1), (kernels[0], 2, 2)] + [(kernel, 1, workers) for kernel in kernels[1:] for workers in (1, 2)]
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.out or Path(scratch)
+        folders = []
+        for kernel, threads, workers in configs:
+            folder = root / f"{kernel}-threads{threads}-workers{workers}"
+            print(f"running {folder.name} ...", file=sys.stderr, flush=True)
+            folders.append(configuration(folder, args.dataset, args.runs, kernel, threads, workers))
+        rows = {folder.name: compare(folders[0], folder) for folder in folders[1:]}
+    table = pd.DataFrame(rows).T
+    print(f"{args.dataset}, {args.runs} runs; every configuration against {folders[0].name}:\n")
+    print("| configuration | " + " | ".join(table.columns) + " |")
+    print("|---" * (len(table.columns) + 1) + "|")
+    for name, row in table.iterrows():
+        print(f"| {name} | " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""mdad's exact k-means: the optimum on tiny cases, scikit-learn's quality, k clusters with duplicates, exact numbers."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from mdad.errors import MdadError
+from mdad.exact import integer_grid, power_of_two_above, product_bits, snap
+from mdad.methods.kmeans import kmeans
+
+
+def brute_force_inertia(points: np.ndarray, k: int) -> float:
+    """The least within-cluster sum of squares over every assignment of the points to k clusters."""
+    best = np.inf
+    for labels in itertools.product(range(k), repeat=len(points)):
+        labels = np.array(labels)
+        if len(np.unique(labels)) < k:
+            continue
+        total = sum(((points[labels == c] - points[labels == c].mean(axis=0)) ** 2).sum() for c in range(k))
+        best = min(best, total)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_best_of_starts_reaches_the_brute_force_optimum(seed):
+    # three groups a few spreads apart (k-means is a local search: on structureless points the
+    # best of a few starts need not be the global optimum)
+    rng = np.random.default_rng(seed)
+    points = np.repeat([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]], [3, 3, 2], axis=0) + rng.normal(scale=0.7, size=(8, 2))
+    fit = kmeans(points, 3, np.random.default_rng(seed), n_init=10)
+    inertia = float(((points - fit.centres[fit.labels]) ** 2).sum())
+    # the centres are the members' means rounded to the grid: the optimum up to that rounding
+    assert inertia == pytest.approx(brute_force_inertia(points, 3), rel=1e-6)
+
+
+def test_a_fixed_point_of_lloyd_every_point_at_its_nearest_centre():
+    rng = np.random.default_rng(1)
+    points = rng.normal(size=(400, 11)) * rng.uniform(0.2, 3.0, 11)
+    fit = kmeans(points, 25, np.random.default_rng(2), n_init=2)
+    squared = ((points[:, None, :] - fit.centres[None, :, :]) ** 2).sum(axis=2)
+    np.testing.assert_array_equal(fit.labels, np.argmin(squared, axis=1))
+    for c in range(25):  # every centre is its members' mean, to the grid's resolution
+        np.testing.assert_allclose(fit.centres[c], points[fit.labels == c].mean(axis=0), atol=1e-4 * np.abs(points).max())
+
+
+def test_as_good_as_scikit_learn():
+    from sklearn.cluster import KMeans
+
+    rng = np.random.default_rng(5)
+    points = np.concatenate([rng.normal(loc, 0.3, size=(60, 4)) for loc in rng.normal(0, 3, size=(12, 4))])
+    ours = kmeans(points, 12, np.random.default_rng(0), n_init=5)
+    theirs = KMeans(n_clusters=12, n_init=5, random_state=0).fit(points)
+    inertia = float(((points - ours.centres[ours.labels]) ** 2).sum())
+    assert inertia <= 1.02 * theirs.inertia_
+
+
+def test_k_clusters_even_with_fewer_distinct_points():
+    points = np.repeat(np.arange(5.0)[:, None], 4, axis=0)  # 5 distinct points, 20 rows
+    fit = kmeans(points, 8, np.random.default_rng(0), n_init=3)
+    assert sorted(np.unique(fit.labels)) == list(range(8))
+    assert fit.inertia == 0.0
+
+
+def test_distances_are_exact_integers_so_duplicates_tie():
+    rng = np.random.default_rng(4)
+    points = rng.normal(size=(50, 11)) * 4
+    points[25:] = points[:25]
+    fit = kmeans(points, 10, np.random.default_rng(1), n_init=2)
+    np.testing.assert_array_equal(fit.distance[25:], fit.distance[:25])
+    np.testing.assert_array_equal(fit.distance, np.rint(fit.distance))
+    assert fit.distance.max() < 2.0**53
+
+
+def test_same_clusters_from_the_same_generator_state():
+    points = np.random.default_rng(7).normal(size=(300, 3))
+    first = kmeans(points, 20, np.random.default_rng(9), n_init=3)
+    again = kmeans(points, 20, np.random.default_rng(9), n_init=3)
+    np.testing.assert_array_equal(first.labels, again.labels)
+    np.testing.assert_array_equal(first.centres, again.centres)
+
+
+@pytest.mark.parametrize("k", [0, 11])
+def test_k_outside_one_to_the_number_of_points_is_an_error(k):
+    with pytest.raises(MdadError, match="clusters"):
+        kmeans(np.zeros((10, 2)), k, np.random.default_rng(0))
+
+
+def test_integer_products_are_exact_whatever_the_order():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(300, 40))
+    bits = product_bits(300)
+    q, unit = integer_grid(values, bits)
+    assert np.abs(q).max() <= 2**bits
+    gram = q.T @ q
+    by_loop = np.zeros((40, 40))
+    for row in q[::-1]:  # another order of summation, one term at a time
+        by_loop += np.outer(row, row)
+    np.testing.assert_array_equal(gram, by_loop)
+    np.testing.assert_allclose(q * unit, values, atol=unit[()] / 2 if np.ndim(unit) else unit / 2)
+
+
+def test_snap_is_symmetric_and_idempotent():
+    values = np.random.default_rng(2).normal(size=1000) * 3
+    snapped = snap(values)
+    np.testing.assert_array_equal(snap(-values), -snapped)
+    np.testing.assert_array_equal(snap(snapped), snapped)
+    assert np.abs(snapped - values).max() <= 2.0**-21 * power_of_two_above(np.abs(values).max())
+    assert power_of_two_above(4.0) == 4.0 and power_of_two_above(4.5) == 8.0 and power_of_two_above(0.0) == 1.0
