@@ -7,15 +7,18 @@ variant) and `mdad select` for every method as a user would, once per configurat
 OpenBLAS kernel that runs on this CPU (``OPENBLAS_CORETYPE``; the first is also run with 1 and
 2 BLAS threads) with ``--workers 1`` and ``--workers 2``. It then compares every configuration's
 files with the first one's, byte for byte: the chosen items (`micro.json`'s item ids, and the
-adaptive tests' first item), `summary.csv`, `curves.csv` and `table.csv`, and every cell's
-estimates (`cells/`; the largest difference when their bytes differ). Prints one table
+adaptive tests' first item), `summary.csv`, `curves.csv` and `table.csv`, `report.html` (but for
+the command it names, whose output folder and ``--workers`` differ), and every cell's estimates
+(`cells/`; the largest difference when their bytes differ). Prints one table
 (docs/reproducibility.md says what is guaranteed).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -37,12 +40,12 @@ def architecture(kernel: str) -> str | None:
              "print(next((i.get('architecture') for i in threadpoolctl.threadpool_info() "
              "if i.get('internal_api') == 'openblas'), ''))")
     done = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, OPENBLAS_CORETYPE=kernel),
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
 def mdad(args: list[str], env: dict[str, str]) -> None:
-    done = subprocess.run(MDAD + args, env=env, capture_output=True, text=True)
+    done = subprocess.run(MDAD + args, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"mdad {' '.join(args)} failed:\n{done.stderr[-3000:]}")
 
@@ -65,14 +68,41 @@ def chosen_items(path: Path) -> list[str]:
     return [micro.first_item()] if micro.adaptive else micro.item_ids.tolist()
 
 
+def numbers(value: object, path: str = "") -> dict[str, float]:
+    """Every number of a JSON value by its path."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in numbers(item, f"{path}.{key}").items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in numbers(item, f"{path}[{i}]").items()}
+    return {path: float(value)} if isinstance(value, (int, float)) and not isinstance(value, bool) else {}
+
+
+def file_differences(first: Path, other: Path) -> tuple[set[str], float]:
+    """The fields whose numbers differ between two JSON files, and the largest relative difference."""
+    if first.read_bytes() == other.read_bytes():
+        return set(), 0.0
+    a, b = numbers(json.loads(first.read_text())), numbers(json.loads(other.read_text()))
+    moved = {k: abs(a[k] - b[k]) / max(abs(a[k]), 1e-300) for k in a if k in b and a[k] != b[k]}
+    return {re.sub(r"\[\d+\]", "", k).strip(".") for k in moved}, max(moved.values(), default=0.0)
+
+
 def compare(first: Path, other: Path) -> dict[str, str]:
     """Per kind of output: 'identical', or how it differs from ``first``."""
     out = {}
     same_items = [chosen_items(path) == chosen_items(other / path.name) for path in sorted(first.glob("select-*.json"))]
     out["select: chosen items"] = "identical" if all(same_items) else f"{same_items.count(False)} methods differ"
+    files = [file_differences(path, other / path.name) for path in sorted(first.glob("select-*.json"))]
+    fields = sorted(set().union(*(moved for moved, _ in files)))
+    out["select: other numbers of micro.json"] = (
+        "identical" if not fields else
+        f"{sum(1 for moved, _ in files if moved)} of {len(files)} files: {', '.join(fields)} by at most "
+        f"{max(rel for _, rel in files):.0e} (relative)")
     for name in ("summary.csv", "curves.csv", "table.csv"):
         same = (first / "run" / name).read_bytes() == (other / "run" / name).read_bytes()
         out[f"run: {name}"] = "identical" if same else "bytes differ"
+    pages = [re.sub(r"--workers \d+", "--workers N", (folder / "run" / "report.html").read_text().replace(str(folder), "DIR"))
+             for folder in (first, other)]
+    out["run: report.html"] = "identical" if pages[0] == pages[1] else "differs"
     cells = sorted((first / "run" / "cells").rglob("*.parquet"))
     differing, largest = 0, 0.0
     for path in cells:

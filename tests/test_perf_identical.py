@@ -32,16 +32,17 @@ from mdad.experiment.grid import Task, task_outcomes
 from mdad.experiment.splits import make_splits
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sim_params import TEXTBOOK_2PL  # noqa: E402
+from sim_params import TEXTBOOK_2PL
 
 GOLDEN = Path(__file__).parent / "fixtures" / "grid_golden.json"
 SIZES = (10, 60, 150)
 CASES = {
     # option probabilities, several subtasks, two numbers of sources
-    "probs": dict(data=dict(seed=5, n_models=70, n_items=400, n_subtasks=4, params=TEXTBOOK_2PL), sources=(8, 50)),
+    "probs": {"data": {"seed": 5, "n_models": 70, "n_items": 400, "n_subtasks": 4, "params": TEXTBOOK_2PL},
+              "sources": (8, 50)},
     # 0/1 answers only: anchor-points and diversity work on the scores (constant items at 8 sources)
-    "binary": dict(data=dict(seed=6, n_models=60, n_items=330, n_subtasks=3, with_option_probs=False,
-                             params=TEXTBOOK_2PL), sources=(8,)),
+    "binary": {"data": {"seed": 6, "n_models": 60, "n_items": 330, "n_subtasks": 3, "with_option_probs": False,
+                        "params": TEXTBOOK_2PL}, "sources": (8,)},
 }
 RUNS, TARGETS, SEED = 2, 12, 11
 ESTIMATE_TOLERANCE = 1e-9  # what agrees to rounding (docs/reproducibility.md)
@@ -104,14 +105,14 @@ def blas_architecture(kernel: str | None) -> str | None:
     probe = ("import numpy, threadpoolctl; a = numpy.arange(4096.0).reshape(64, 64); a @ a; "
              "print(next((i.get('architecture') for i in threadpoolctl.threadpool_info() "
              "if i.get('internal_api') == 'openblas'), ''))")
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300, check=False)
     arch = done.stdout.strip()
     return arch if done.returncode == 0 and arch else None
 
 
 def grid_in_subprocess(kernel: str, threads: int) -> dict:
     env = dict(os.environ, OPENBLAS_CORETYPE=kernel, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    done = subprocess.run([sys.executable, __file__, "--print"], env=env, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run([sys.executable, __file__, "--print"], env=env, capture_output=True, text=True, timeout=1800, check=False)
     assert done.returncode == 0, f"the grid under {kernel} with {threads} threads failed:\n{done.stderr[-2000:]}"
     return json.loads(done.stdout)
 

@@ -113,7 +113,8 @@ class MicroBenchmark:
             # equal weights: sum first, so that targets with the same answers in any order get the same estimate
             # (a dot product's rounding depends on where the ones are, which would break ties between models)
             return values.sum(axis=1) * self.weights[0]
-        return values @ self.weights
+        # element-wise products and numpy's own sum, not a BLAS dot product: the same rounding on every machine
+        return (values * np.asarray(self.weights, dtype=np.float64)).sum(axis=1)
 
     def flags(self, scores: np.ndarray) -> GuardFlags | None:
         """The extrapolation guard of model-based estimates (mdad.irt.guard); None for the others."""
