@@ -114,7 +114,12 @@ class MicroBenchmark:
             # (a dot product's rounding depends on where the ones are, which would break ties between models)
             return values.sum(axis=1) * self.weights[0]
         # element-wise products and numpy's own sum, not a BLAS dot product: the same rounding on every machine
-        return (values * np.asarray(self.weights, dtype=np.float64)).sum(axis=1)
+        weights = np.asarray(self.weights, dtype=np.float64)
+        total = (values * weights).sum(axis=1)
+        if len(weights) and weights.min() >= 0 and abs(weights.sum() - 1.0) < 1e-9:
+            # a weighted mean lies between the smallest and largest of its values (rounding can step past them)
+            total = np.clip(total, values.min(axis=1), values.max(axis=1))
+        return total
 
     def flags(self, scores: np.ndarray) -> GuardFlags | None:
         """The extrapolation guard of model-based estimates (mdad.irt.guard); None for the others."""
