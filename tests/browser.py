@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from waiting import BOUND
+
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--disable-extensions", "--mute-audio",
@@ -44,7 +46,7 @@ class PageCheck:
 class Chromium:
     """One headless browser; use as a context manager."""
 
-    def __init__(self, binary: str, profile: Path, timeout: float = 60.0):
+    def __init__(self, binary: str, profile: Path, timeout: float = BOUND):
         self.timeout = timeout
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
@@ -93,7 +95,7 @@ class Chromium:
         while b"\0" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError("Chromium did not answer in time")
+                raise TimeoutError(f"Chromium did not answer in {self.timeout:.0f} s")
             ready, _, _ = select.select([self._from_child], [], [], left)
             if ready:
                 chunk = os.read(self._from_child, 1 << 20)

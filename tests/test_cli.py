@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +13,12 @@ import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
+from mdad.data import load_dataset
+from mdad.experiment.grid import Experiment, ExperimentConfig
+from mdad.experiment.store import ResultStore
 from mdad.methods import defaults
+from mdad.wording import plural
+from waiting import BOUND, ctrl_c_as_in_a_terminal, wait_until
 
 runner = CliRunner()
 
@@ -117,49 +121,48 @@ def _running(pid: int) -> bool:
 
 def test_ctrl_c_stops_the_run_and_its_workers_with_one_message(tmp_path):
     """Ctrl-C reaches the whole process group: one sentence, exit code 130, no worker tracebacks,
-    no worker left running, and what finished is kept."""
+    no worker left running, and what finished is kept. Ctrl-C goes once the first block of runs is
+    written; the run's 600 runs last far longer, so it lands among the cells however busy the machine."""
     out = tmp_path / "o"
-    args = [sys.executable, "-m", "mdad.cli", "run", "--runs", "60", "--sizes", "10,50", "--workers", "2",
+    args = [sys.executable, "-m", "mdad.cli", "run", "--runs", "600", "--sizes", "10,50", "--workers", "2",
             "--methods", "random,anchor-points", "--sources", "20,40,80", "--out", str(out)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, env={**os.environ, "COLUMNS": "200"})
+    with ctrl_c_as_in_a_terminal():
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True, env={**os.environ, "COLUMNS": "200"})
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline and not list(out.glob("cells/*/partial/*.npy")):
-            time.sleep(0.01)
+        wait_until(lambda: list(out.glob("cells/*/partial/*.npy")), "a first block of runs", proc)
         workers = _children(proc.pid)
         os.killpg(proc.pid, signal.SIGINT)
-        output, _ = proc.communicate(timeout=30)
+        output, _ = proc.communicate(timeout=BOUND)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     assert proc.returncode == 130, output
     assert "Interrupted; finished cells and blocks of runs are kept" in output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output
-    time.sleep(0.5)
-    assert not any(_running(pid) for pid in workers)
+    assert workers, "the run had no worker processes"
+    wait_until(lambda: not any(_running(pid) for pid in workers), "the run's worker processes to stop")
     assert list(out.glob("cells/*/partial/*.npy")) or list(out.glob("cells/*/*.parquet"))
 
 
 def test_killed_run_resumes_without_losing_or_recomputing(tmp_path):
+    """SIGKILL once two cells are stored; the rerun keeps them and gives the numbers of a clean run
+    (computed here, without a second report)."""
     out = tmp_path / "o"
-    args = [sys.executable, "-m", "mdad.cli", "run", "--runs", "120", "--sizes", "10,50",
-            "--methods", "random,random-stratified-equal,random-stratified-proportional",
+    methods = ("random", "random-stratified-equal", "random-stratified-proportional")
+    args = [sys.executable, "-m", "mdad.cli", "run", "--runs", "120", "--sizes", "10,50", "--methods", ",".join(methods),
             "--sources", "20,40,80", "--out", str(out)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         cells = out / "cells"
-        deadline = time.time() + 120
-        while time.time() < deadline and len(list(cells.glob("*/*.parquet"))) < 2:
-            time.sleep(0.01)
+        wait_until(lambda: len(list(cells.glob("*/*.parquet"))) >= 2, "two finished cells", proc)
         workers = _children(proc.pid)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    deadline = time.time() + 10
-    while time.time() < deadline and any(_running(pid) for pid in workers):
-        time.sleep(0.05)
-    assert not any(_running(pid) for pid in workers), "the killed run's worker processes are still running"
+    # the workers ask to be stopped when their parent dies: they go, however long a busy machine takes
+    wait_until(lambda: not any(_running(pid) for pid in workers), "the killed run's worker processes to stop")
     finished = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in cells.glob("*/*.parquet")}
     assert 2 <= len(finished) < 18, "the run should have been killed mid-way"
     # blocks of unfinished cells (a kill right after a cell was written can leave its blocks too)
@@ -168,11 +171,14 @@ def test_killed_run_resumes_without_losing_or_recomputing(tmp_path):
     result = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
     assert result.returncode == 0, result.stderr
     assert f"Resuming: {len(finished)} of 18 cells" in result.stdout
-    assert (f"and {kept_blocks} finished blocks of runs" in result.stdout) == (kept_blocks > 0)
+    assert (f"and {plural(kept_blocks, 'finished block')} of runs" in result.stdout) == (kept_blocks > 0)
     after = list(cells.glob("*/*.parquet"))
     assert len(after) == 18 and not list(cells.glob("*/partial/*"))
     assert all((p.stat().st_mtime_ns, p.stat().st_ino) == stamp for p, stamp in finished.items())
-    clean = tmp_path / "clean"
-    subprocess.run([*args[:-1], str(clean)], check=True, capture_output=True)
-    for path in after:
-        pd.testing.assert_frame_equal(pd.read_parquet(path), pd.read_parquet(clean / path.relative_to(out)))
+    gpqa = load_dataset("gpqa")  # the default data
+    config = ExperimentConfig.for_matrix(gpqa, methods=methods, runs=120, sizes=(10, 50), sources=(20, 40, 80))
+    clean = Experiment(gpqa, config).run().frames
+    store = ResultStore(out)
+    assert store.cells() == sorted(clean)
+    for cell, frame in clean.items():
+        pd.testing.assert_frame_equal(store.read(cell), frame)

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -20,32 +19,43 @@ import pytest
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
+from waiting import BOUND, DASK_TIMEOUTS, wait_until
 
+dask = pytest.importorskip("dask", reason="Dask is an optional extra: pip install 'mdad[dask]'")
 distributed = pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'mdad[dask]'")
 DASK = str(Path(sys.executable).with_name("dask"))
+WORKERS = 2
+# the cluster's processes read the raised Dask timeouts from their environment
+TIMEOUT_VARIABLES = {"DASK_" + key.upper().replace(".", "__"): value for key, value in DASK_TIMEOUTS.items()}
 
 
-def start_cluster(folder: Path, workers: int) -> tuple[list[subprocess.Popen], str]:
-    """A scheduler and ``workers`` one-thread worker processes (under a nanny) on the loopback interface."""
+def scheduler_address(scheduler_file: Path) -> str | None:
+    """The address in the scheduler's file, once the scheduler has written it whole."""
+    try:
+        return json.loads(scheduler_file.read_text())["address"]
+    except (FileNotFoundError, json.JSONDecodeError, KeyError):
+        return None
+
+
+def start_cluster(folder: Path, workers: int, procs: list[subprocess.Popen]) -> str:
+    """A scheduler and ``workers`` one-thread worker processes (under a nanny) on the loopback interface;
+    its address. The processes go into ``procs`` as they start, for stopping them whatever happens."""
     scheduler_file = folder / "scheduler.json"
     log = open(folder / "cluster.log", "w")
-    common = dict(stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                               "--scheduler-file", str(scheduler_file)], **common)]
-    deadline = time.monotonic() + 60
-    while not scheduler_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    common = dict(stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **TIMEOUT_VARIABLES})
+    procs.append(subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                   "--scheduler-file", str(scheduler_file)], **common))
+    address = wait_until(lambda: scheduler_address(scheduler_file), "the scheduler's address file", procs[0])
     procs.append(subprocess.Popen([DASK, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", str(workers),
                                    "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"], **common))
-    address = json.loads(scheduler_file.read_text())["address"]
-    with distributed.Client(address, timeout=60) as client:
-        client.wait_for_workers(workers, timeout=120)
-    return procs, address
+    with distributed.Client(address, timeout=BOUND) as client:
+        client.wait_for_workers(workers, timeout=BOUND)
+    return address
 
 
 def stop_cluster(procs: list[subprocess.Popen]) -> None:
     for proc in reversed(procs):
-        os.killpg(proc.pid, signal.SIGTERM)  # each process group was started here, by this test
+        os.killpg(proc.pid, signal.SIGTERM)  # each process group was started here, by this module
     for proc in procs:
         try:
             proc.wait(timeout=30)
@@ -54,27 +64,32 @@ def stop_cluster(procs: list[subprocess.Popen]) -> None:
             proc.wait()
 
 
-@pytest.fixture
-def cluster(tmp_path):
-    procs, address = start_cluster(tmp_path, workers=2)
+@pytest.fixture(scope="module")
+def cluster_address(tmp_path_factory):
+    """One cluster for this module's tests: each of its processes takes seconds of CPU to start."""
+    procs: list[subprocess.Popen] = []
     try:
-        yield address
+        with dask.config.set(DASK_TIMEOUTS):
+            yield start_cluster(tmp_path_factory.mktemp("cluster"), WORKERS, procs)
     finally:
         stop_cluster(procs)
 
 
+@pytest.fixture
+def cluster(cluster_address):
+    """The cluster with all its workers up: the nannies replace those an earlier test killed."""
+    with distributed.Client(cluster_address, timeout=BOUND) as client:
+        client.wait_for_workers(WORKERS, timeout=BOUND)
+    return cluster_address
+
+
 def kill_a_busy_worker(address: str) -> int:
     """SIGKILL a worker process that is running a task now; its pid."""
-    with distributed.Client(address, timeout=30) as client:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            busy = [worker for worker, keys in client.processing().items() if keys]
-            if busy:
-                pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
-                os.kill(pid, signal.SIGKILL)
-                return pid
-            time.sleep(0.05)
-    raise AssertionError("no worker was running a task")
+    with distributed.Client(address, timeout=BOUND) as client:
+        busy = wait_until(lambda: [worker for worker, keys in client.processing().items() if keys], "a worker running a task")
+        pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
+        os.kill(pid, signal.SIGKILL)
+        return pid
 
 
 def test_a_worker_killed_mid_run_loses_nothing(small_sim, cluster, tmp_path):
@@ -101,7 +116,7 @@ def test_losing_every_worker_at_once_is_one_sentence_and_the_rerun_resumes(small
 
     def on_cells(_):
         if not killed:  # the data sent to the workers go with them: the run cannot go on
-            with distributed.Client(cluster, timeout=30) as client:
+            with distributed.Client(cluster, timeout=BOUND) as client:
                 killed.extend(client.run(os.getpid).values())
             for pid in killed:
                 os.kill(pid, signal.SIGKILL)
@@ -109,11 +124,11 @@ def test_losing_every_worker_at_once_is_one_sentence_and_the_rerun_resumes(small
     store = ResultStore(tmp_path / "out")
     with pytest.raises(MdadError, match="lost a task .*running the same experiment again continues"):
         Experiment(small_sim, config, store=store).run(scheduler=cluster, on_cells=on_cells, runs_per_task=1)
-    assert len(killed) == 2
+    assert len(killed) == WORKERS
     kept = store.n_blocks() + len(store.cells())
     assert kept >= 1
-    with distributed.Client(cluster, timeout=60) as client:
-        client.wait_for_workers(2, timeout=120)  # the nannies' fresh workers
+    with distributed.Client(cluster, timeout=BOUND) as client:
+        client.wait_for_workers(WORKERS, timeout=BOUND)  # the nannies' fresh workers
     Experiment(small_sim, config, store=store).run(scheduler=cluster, runs_per_task=1)
     here = Experiment(small_sim, config).run().frames
     assert sorted(here) == store.cells()

@@ -8,7 +8,6 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
-import time
 from unittest import mock
 
 import numpy as np
@@ -23,6 +22,7 @@ from mdad.experiment.grid import Experiment, ExperimentConfig, plan_tasks
 from mdad.experiment.splits import make_splits
 from mdad.experiment.store import Cell, ResultStore
 from naive_metrics import naive_kendall_tau_b, naive_mdad
+from waiting import BOUND, DASK_TIMEOUTS, ctrl_c_as_in_a_terminal
 
 RANDOMS = ("random", "random-stratified-equal", "random-stratified-proportional")
 
@@ -150,10 +150,12 @@ def test_gpqa_random_mdad_decreases_with_size_and_matches_brute_force(gpqa):
 
 
 def test_dask_cluster_gives_the_same_results(small_sim):
+    dask = pytest.importorskip("dask", reason="Dask is an optional extra: pip install 'mdad[dask]'")
     distributed = pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'mdad[dask]'")
     config = ExperimentConfig(methods=RANDOMS, sizes=(10, 40), sources=(20, 60), runs=4, targets=15, seed=9)
     local = Experiment(small_sim, config).run().frames
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with dask.config.set(DASK_TIMEOUTS), distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                                  dashboard_address=None) as cluster:
         remote = Experiment(small_sim, config).run(scheduler=cluster.scheduler_address).frames
     assert local.keys() == remote.keys()
     for cell in local:
@@ -263,7 +265,8 @@ def test_an_interruption_between_results_stops_the_workers_at_once(small_sim, tm
         raise KeyboardInterrupt
 
     earlier = set(multiprocessing.active_children())  # children of earlier tests that may still be exiting
-    bystander = multiprocessing.Process(target=time.sleep, args=(30,))  # another child of the user's program
+    release = multiprocessing.Event()  # another child of the user's program, running until this test ends
+    bystander = multiprocessing.Process(target=release.wait, args=(BOUND,))
     bystander.start()
     try:
         with mock.patch.object(store, "write_block", interrupted):
@@ -274,7 +277,7 @@ def test_an_interruption_between_results_stops_the_workers_at_once(small_sim, tm
                     if running(child.pid)]
         assert bystander.is_alive() and running(bystander.pid)  # the bystander is not
     finally:
-        bystander.terminate()
+        release.set()
         bystander.join()
 
 
@@ -283,9 +286,8 @@ def test_ctrl_c_during_a_store_write_lands_after_it():
     from mdad.experiment.store import uninterrupted
 
     finished = []
-    with pytest.raises(KeyboardInterrupt):
+    with ctrl_c_as_in_a_terminal(), pytest.raises(KeyboardInterrupt):
         with uninterrupted():
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.05)
+            signal.raise_signal(signal.SIGINT)  # delivered to this thread before the call returns
             finished.append(True)
     assert finished == [True]
