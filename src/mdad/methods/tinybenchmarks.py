@@ -2,8 +2,8 @@
 
 Once per run a D=10 multidimensional 2PL model is fitted to the source models' 0/1 answers
 on the pool; each item is embedded as (a_j, b_j). For size k, k-means (k clusters, exact
-arithmetic: mdad.methods.kmeans) on the embeddings; each cluster's anchor is its member nearest the centroid, weighted by the
-cluster's share of the pool. Three estimates of a target's pool accuracy:
+arithmetic: mdad.methods.kmeans) on the embeddings; each cluster's anchor is its member
+nearest the centroid, weighted by the cluster's share of the pool. Three estimates of a target's pool accuracy:
 
 - ``tinybenchmarks``: the weighted mean of its 0/1 answers on the anchors (the paper's).
 - ``tinybenchmarks-pirt``: its ability, estimated from the anchors with the items fixed,
@@ -174,7 +174,7 @@ class GPIRTBenchmark(PIRTBenchmark):
     lam: float
 
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
-        weighted = np.asarray(scores, dtype=np.float64) @ self.weights
+        weighted = MicroBenchmark.estimate(self, scores)  # the weighted mean, as the plain estimator computes it
         return self.lam * weighted + (1.0 - self.lam) * super().estimate(scores, gold_prob)
 
 
