@@ -57,13 +57,16 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
         for future in as_completed(futures):
             yield _done(futures[future], future.result(), splits, on_cells)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Stop the workers first: the pool's manager thread then sees them gone and ends by itself.
+        # Only then shut the pool down, waiting: that joins the manager thread here. A pool shut down
+        # without waiting leaves the thread closing its wake-up pipe while the interpreter's exit
+        # hook writes to it ("OSError: Bad file descriptor" after Ctrl-C on a busy machine).
         workers_alive = [child for child in multiprocessing.active_children() if child.pid not in others]
         for child in workers_alive:
             child.terminate()
         for child in workers_alive:
             child.join()
-        pool.shutdown(wait=True)  # join the pool's manager thread now, not in a race at interpreter exit
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
 
