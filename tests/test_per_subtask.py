@@ -12,7 +12,8 @@ from mdad import methods
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import Cell, ResultStore
-from mdad.methods.per_subtask import PerSubtask, SubtaskMicroBenchmark, allocate, base_name, is_per_subtask
+from mdad.methods.names import MethodName, parse
+from mdad.methods.per_subtask import PerSubtask, SubtaskMicroBenchmark, allocate
 from mdad.seeding import rng_for
 
 
@@ -46,7 +47,8 @@ def test_allocation_brute_force_on_a_small_case():
 
 
 def test_names_and_registry():
-    assert is_per_subtask("random@per-subtask") and base_name("random@per-subtask") == "random"
+    assert parse("random@per-subtask") == MethodName("random", per_subtask=True)
+    assert parse("random") == MethodName("random") and str(parse("random@per-subtask")) == "random@per-subtask"
     method = methods.get("random-stratified-equal@per-subtask")
     assert isinstance(method, PerSubtask) and method.name == "random-stratified-equal@per-subtask"
     with pytest.raises(MdadError, match="Unknown method 'nope@per-subtask'"):

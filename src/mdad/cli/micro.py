@@ -13,6 +13,7 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.assessment import Assessment, assess
+from mdad.metrics.base import METRICS
 from mdad.cli.common import (
     DataOption, DatasetOption, FilterOption, MetricOption, MissingOption, RerunsOption, SeedOption, ThresholdOption,
     WorkersOption, app, console, friendly_errors, load_matrix, output_path, plural, print_notes,
@@ -107,6 +108,8 @@ def describe_assessment(a: Assessment) -> str:
     """How far estimates are off, and which differences the micro-benchmark orders reliably."""
     head = (f"On {a.runs} held-out splits ({a.targets} target models, {a.sources} source models, same method and "
             f"size): estimates are off by {100 * a.error:.1f} points on average, Kendall tau {a.kendall_tau:.2f}")
+    head += "".join(f", {metric.label} {metric.shown(a.metrics[metric.key]):g}{f' {metric.unit}' if metric.unit else ''}"
+                    for metric in METRICS if metric.key in a.metrics and metric.key not in ("error", "kendall_tau"))
     share = f"{100 * a.threshold:.0f}%"
     robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"
     if not a.mdad_reached:

@@ -21,21 +21,14 @@ from mdad.intervals.finite import check_level, count_interval, kish_effective
 from mdad.intervals.order import PairPrior, exact_order_probability
 from mdad.intervals.posterior import AccuracyPrior, posterior_count_interval
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
-from mdad.methods.per_subtask import base_name, is_per_subtask
+from mdad.methods.names import parse
 
 if TYPE_CHECKING:
     from mdad.microbenchmark import SelectedMicroBenchmark
 
-RANDOM_DESIGNS = {"random": "uniform", "random-stratified-equal": "stratified",
-                  "random-stratified-proportional": "stratified"}
-
-
 def design_of(method: str) -> str | None:
     """'uniform' or 'stratified' for the random designs (items uniform within each stratum given its count), else None."""
-    design = RANDOM_DESIGNS.get(base_name(method))
-    if design is None:
-        return None
-    return "stratified" if is_per_subtask(method) else design
+    return parse(method).design
 
 
 def _strata(chosen: SelectedMicroBenchmark) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 from mdad.errors import MdadError
 from mdad.exact import on_estimate_grid
+from mdad.registry import Registry
 
 if TYPE_CHECKING:
     from mdad.irt.guard import GuardFlags
@@ -150,6 +151,14 @@ def plain_mean(items: np.ndarray) -> MicroBenchmark:
     return MicroBenchmark(items=items, weights=np.full(len(items), 1.0 / len(items)))
 
 
+Design = Literal["uniform", "stratified"]
+ScoresNeeded = Literal["binary", "option-probabilities", "either"]
+"""0/1 correctness ("binary", e.g. for an IRT fit), the gold option's probability, or either."""
+IntervalKind = Literal["exact", "calibrated", "own", "none"]
+"""Exact design-based (random designs on 0/1 scores), calibrated on the held-out assessment,
+the estimator's own (e.g. AIPW's), or none."""
+
+
 class SelectionMethod(ABC):
     """Base of every method: ``prepare`` does the size-independent work once per run,
     ``choose`` builds the micro-benchmark of one size from it.
@@ -164,6 +173,11 @@ class SelectionMethod(ABC):
     preparation: ClassVar[str | None] = None
     adaptive: ClassVar[bool] = False  # True: each target gets its own items (see ``outcomes``)
     default: ClassVar[bool] = True  # run when no methods are named
+    # "uniform" or "stratified": items drawn uniformly at random (within each subtask) without
+    # looking at the sources, so the analytic curves and exact intervals apply; None otherwise
+    design: ClassVar[Design | None] = None
+    scores: ClassVar[ScoresNeeded] = "either"  # what the data must hold (see ``ScoresNeeded``)
+    interval: ClassVar[IntervalKind] = "calibrated"  # how a saved micro-benchmark's intervals are had
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         """The size-independent work of one run on ``view`` (None when there is none)."""
@@ -220,3 +234,8 @@ def check_size(k: int, pool: int) -> None:
         raise MdadError(f"A micro-benchmark needs at least one item, got size {k}.")
     if k > pool:
         raise MdadError(f"Size {k} is larger than the pool of {pool} seen items.")
+
+
+METHODS: Registry[type[SelectionMethod]] = Registry("method", package="mdad.methods", group="mdad.methods")
+"""Every selection method class by name; a module of mdad.methods registers its classes with
+``@METHODS.register()`` (docs/extending.md)."""
