@@ -118,11 +118,11 @@ def test_grid_stores_both_variants_as_distinct_cells(small_sim, tmp_path):
 
 def test_a_per_subtask_micro_benchmark_survives_save_and_load(small_sim, tmp_path):
     from mdad.microbenchmark import SelectedMicroBenchmark, select
-    from mdad.methods.base import MicroBenchmark
+    from mdad.methods.base import KINDS, MicroBenchmark
 
     chosen = select(small_sim, "random@per-subtask", 12, seed=4)
     chosen.save(tmp_path / "micro.json")
     loaded = SelectedMicroBenchmark.load(tmp_path / "micro.json")
     assert isinstance(loaded.micro, SubtaskMicroBenchmark) and len(loaded.micro.parts) == 4
     pd.testing.assert_series_equal(loaded.estimate(small_sim), chosen.estimate(small_sim))
-    assert MicroBenchmark._kinds["weighted"] is MicroBenchmark  # the subclass registers its own kind
+    assert KINDS.get("weighted") is MicroBenchmark and KINDS.get("per-subtask") is SubtaskMicroBenchmark  # each its own kind

@@ -3,7 +3,8 @@
 A ``Registry`` holds the objects of one kind under their names. Each object is registered
 where it is defined (``REGISTRY.add(obj)`` or the ``@REGISTRY.register()`` decorator); on the
 first lookup or listing the registry imports every module of its package (so a new module is
-all a new entry needs) and then the installed plug-ins of its entry-point group, once.
+all a new entry needs) and then the installed plug-ins of its entry-point group, once. A plug-in
+that fails to load is reported in one sentence (a warning of the "mdad" logger) and left out.
 Listing follows each entry's ``order`` (built-ins give one, to keep their order whatever the
 module discovery order), then registration order.
 """
@@ -12,16 +13,23 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import logging
 import math
 import pkgutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from mdad.errors import MdadError
 
 T = TypeVar("T")
+LOG = logging.getLogger("mdad")
+
+
+def own_name(obj: Any) -> str:
+    """The ``name`` attribute of a registered object (a method class, a reader)."""
+    return obj.name
 
 
 @dataclass(frozen=True)
@@ -48,9 +56,7 @@ class Registry(Generic[T]):
         The name of an object registered without one (default: its ``name`` attribute).
     """
 
-    def __init__(
-        self, kind: str, *, package: str | None = None, group: str | None = None, name_of: Callable[[T], str] = lambda obj: obj.name
-    ) -> None:  # type: ignore[attr-defined]
+    def __init__(self, kind: str, *, package: str | None = None, group: str | None = None, name_of: Callable[[T], str] = own_name) -> None:
         self.kind = kind
         self.package = package
         self.group = group
@@ -122,10 +128,12 @@ class Registry(Generic[T]):
                 self._load_plugin(point)
 
     def _load_plugin(self, point: importlib.metadata.EntryPoint) -> None:
+        """Register one installed plug-in; one that fails is reported in one sentence and left out,
+        so that a broken package does not stop the rest of mdad."""
         try:
             loaded = point.load()
             if not isinstance(loaded, ModuleType) and not any(e.obj is loaded for e in self._entries.values()):
                 self.add(loaded, name=point.name)
         except Exception as exc:  # any failure of foreign code is reported as one sentence naming it
             reason = str(exc).rstrip(".") or type(exc).__name__
-            raise MdadError(f"The {self.kind} plug-in {point.name!r} ({point.value}) could not be loaded: {reason}.") from None
+            LOG.warning(f"The {self.kind} plug-in {point.name!r} ({point.value}) could not be loaded: {reason}; it is left out.")

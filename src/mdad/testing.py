@@ -43,7 +43,7 @@ def _view(matrix: ResponseMatrix, models: np.ndarray, *, option_probs: bool, fra
     """The source view of ``models``: 0/1 scores (or the gold option's probability as the score when
     ``fractional``), with or without the option probabilities."""
     scores = matrix.scores[models]
-    gold = matrix.gold_prob[models]
+    gold = matrix.gold_prob()[models]
     return SourceView.from_arrays(gold if fractional else scores, gold if option_probs else None, matrix.subtask_codes, has_option_probs=option_probs)
 
 
@@ -62,7 +62,7 @@ def check_method(method: type[SelectionMethod] | SelectionMethod | str) -> None:
 
     Its declared capabilities must be known values; on a simulated matrix it must choose distinct
     pool items, as many as asked (an adaptive method: that many per model), the same for the same
-    seed, with estimates in [0, 1]; a method that needs 0/1 scores or option probabilities refuses
+    seed, with finite estimates in [0, 1] (unless it declares ``bounded = False``); a method that needs 0/1 scores or option probabilities refuses
     other data with an ``MdadError``; a random design must ignore the sources and estimate with
     the plain mean; an exact interval needs a random design and an own interval an estimator that
     gives one.
@@ -95,10 +95,11 @@ def check_method(method: type[SelectionMethod] | SelectionMethod | str) -> None:
 
 
 def _check_outcomes(chosen: SelectionMethod, name: str, view: SourceView, matrix: ResponseMatrix, targets: np.ndarray, k: int) -> None:
-    scores, gold = matrix.scores[targets].astype(np.float64), matrix.gold_prob[targets].astype(np.float64)
+    scores, gold = matrix.scores[targets].astype(np.float64), matrix.gold_prob()[targets].astype(np.float64)
 
-    def run() -> dict:
-        return chosen.outcomes(view, (k,), scores=scores, gold_prob=gold, rng_of=lambda size: rng_for(0, "check", name, size))
+    def run() -> dict:  # as the experiment grid calls it: prepared once per run, then every size
+        prepared = chosen.prepare(view, rng_for(0, "check-prepare", name))
+        return chosen.outcomes(view, (k,), scores=scores, gold_prob=gold, rng_of=lambda size: rng_for(0, "check", name, size), prepared=prepared)
 
     first, again = run()[k], run()[k]
     items = np.atleast_2d(np.asarray(first.items))
@@ -116,9 +117,10 @@ def _check_outcomes(chosen: SelectionMethod, name: str, view: SourceView, matrix
     _check(np.array_equal(first.estimates, again.estimates), f"The method {name!r} gave different estimates from the same seed at size {k}.")
     estimates = np.asarray(first.estimates)
     _check(estimates.shape == (len(targets),), f"The method {name!r} gave {estimates.shape} estimates for {len(targets)} models at size {k}.")
+    _check(bool(np.isfinite(estimates).all()), f"The method {name!r} gave an estimate that is not a number at size {k}.")
     _check(
-        bool(np.isfinite(estimates).all() and (estimates >= 0).all() and (estimates <= 1).all()),
-        f"The method {name!r} gave an estimate outside [0, 1] at size {k}.",
+        not chosen.bounded or bool((estimates >= 0).all() and (estimates <= 1).all()),
+        f"The method {name!r} gave an estimate outside [0, 1] at size {k} (set bounded = False if it may).",
     )
 
 

@@ -132,7 +132,7 @@ class Adaptive(SelectionMethod):
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AdaptiveBenchmark:
         return adaptive_benchmark(prepared.fit, k)
 
-    def outcomes(self, view, sizes, *, scores, gold_prob, rng_of, prepared) -> dict[int, Outcome]:
+    def outcomes(self, view, sizes, *, scores, gold_prob, rng_of, prepared=None) -> dict[int, Outcome]:
         """One adaptive pass up to the largest size serves every size (sizes nest)."""
         test = self.select(view, max(sizes), rng_of(max(sizes)), prepared)
         outcome, flags = test.administer(scores, sizes)

@@ -62,6 +62,7 @@ class AIPW(SelectionMethod):
                    "mean residual), unbiased even when the prediction is wrong; with a variance and interval.")
     scores = "binary"
     interval = "own"
+    bounded = False  # not clipped: clipping would bias it (docs/adaptive.md)
     preparation = "tinybenchmarks-irt"
     default = False  # run on request, with the adaptive methods it is compared with
 

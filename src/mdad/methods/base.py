@@ -51,7 +51,7 @@ class SourceView:
 
 
 @dataclass(frozen=True, eq=False)
-class MicroBenchmark:
+class MicroBenchmark:  # registered in KINDS, below
     """k chosen pool items and how a target's answers on them become an accuracy estimate.
 
     The default estimate is the weighted sum of the target's scores on the items (or of
@@ -64,16 +64,13 @@ class MicroBenchmark:
     uses_gold_prob: bool = False
 
     kind: ClassVar[str] = "weighted"
-    _kinds: ClassVar[dict[str, type["MicroBenchmark"]]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
-        """Register every estimator class for loading; one without its own ``kind`` is keyed by its name."""
+        """Register every estimator class in ``KINDS`` for loading; one without its own ``kind`` is keyed by its name."""
         super().__init_subclass__(**kwargs)
         if "kind" not in cls.__dict__:
             cls.kind = cls.__name__
-        if MicroBenchmark._kinds.get(cls.kind, cls) is not cls:
-            raise TypeError(f"Two micro-benchmark classes share the kind {cls.kind!r}.")
-        MicroBenchmark._kinds[cls.kind] = cls
+        KINDS.add(cls)
 
     @property
     def size(self) -> int:
@@ -91,10 +88,8 @@ class MicroBenchmark:
     @classmethod
     def from_params(cls, params: dict, items: np.ndarray) -> "MicroBenchmark":
         """Rebuild a micro-benchmark saved by ``estimator_params`` (lists become arrays)."""
-        kind = params.get("kind", "weighted")
-        target = MicroBenchmark._kinds.get(kind, cls if kind == cls.kind else None)
-        if target is None:
-            raise MdadError(f"Unknown micro-benchmark kind {kind!r}; known: {', '.join(sorted(MicroBenchmark._kinds))}.")
+        METHODS.load()  # every method's module (and plug-in) is imported, so its estimator classes are registered
+        target = KINDS.get(params.get("kind", "weighted"))
         values = {}
         for f in fields(target):
             if f.name == "items":
@@ -142,7 +137,9 @@ class Outcome:
         object.__setattr__(self, "estimates", on_estimate_grid(self.estimates))
 
 
-MicroBenchmark._kinds[MicroBenchmark.kind] = MicroBenchmark
+KINDS: Registry[type[MicroBenchmark]] = Registry("micro-benchmark kind", name_of=lambda cls: cls.kind)
+"""Every estimator class by its ``kind``, the name a saved micro-benchmark records."""
+KINDS.add(MicroBenchmark)
 
 
 def plain_mean(items: np.ndarray) -> MicroBenchmark:
@@ -178,6 +175,7 @@ class SelectionMethod(ABC):
     design: ClassVar[Design | None] = None
     scores: ClassVar[ScoresNeeded] = "either"  # what the data must hold (see ``ScoresNeeded``)
     interval: ClassVar[IntervalKind] = "calibrated"  # how a saved micro-benchmark's intervals are had
+    bounded: ClassVar[bool] = True  # estimates lie in [0, 1] (an unbiased estimator may step outside)
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         """The size-independent work of one run on ``view`` (None when there is none)."""

@@ -111,7 +111,8 @@ class PerSubtask(SelectionMethod):
         self.preparation = None if base.preparation is None else base.preparation + SUFFIX
         self.design = None if base.design is None else "stratified"  # uniform within each subtask
         self.scores = base.scores
-        self.interval = base.interval
+        self.interval = "calibrated" if base.interval == "own" else base.interval  # the parts' own intervals are not combined
+        self.bounded = base.bounded
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         return [self.base.prepare(sub, rng) for _, sub in subtask_views(view)]
