@@ -91,7 +91,7 @@ def test_builtin_order_is_kept():
         "random", "random-stratified-equal", "random-stratified-proportional", "stratified-confidence", "anchor-points",
         "diversity", "tinybenchmarks", "tinybenchmarks-pirt", "tinybenchmarks-gpirt", "adaptive", "adaptive-1d", "aipw",
     ]
-    assert methods.defaults() == methods.available()[:9]
+    assert methods.defaults() == methods.available()[:9] and methods.on_request() == ["adaptive", "adaptive-1d", "aipw"]
     assert formats() == ("npz", "lm-eval", "lighteval", "inspect", "table") and READERS.get("table").fallback
     assert METRICS.names() == ["error", "kendall_tau"]
 
@@ -118,10 +118,12 @@ def test_names_are_parsed_in_one_place():
         methods.get("adaptive@per-subtask")
 
 
-def test_help_of_compare_lists_the_random_designs():
+def test_help_lists_methods_from_their_capabilities():
     from typer.testing import CliRunner
 
     from mdad.cli import app
 
-    result = CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "300"})
-    assert "random, random-stratified-equal or random-stratified-proportional" in " ".join(result.output.split())
+    compare = CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "300"})
+    assert "random, random-stratified-equal or random-stratified-proportional" in " ".join(compare.output.split())
+    run = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "300"})
+    assert "default: all but adaptive, adaptive-1d, aipw;" in " ".join(run.output.split())

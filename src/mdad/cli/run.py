@@ -46,7 +46,7 @@ def run(
         "Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a "
         "CSV/parquet table (file or folder)."))] = None,
     methods: Annotated[Optional[str], typer.Option(
-        help="Comma-separated selection methods (default: all but adaptive, adaptive-1d and aipw; see 'mdad methods').")] = None,
+        help=f"Comma-separated selection methods (default: all but {', '.join(method_registry.on_request())}; see 'mdad methods').")] = None,
     sizes: Annotated[Optional[str], typer.Option(help=(
         "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
         "items); default: 10,25,50,100,250,500,1000 up to the seen pool; the paper's 10,25,50,100,200 on gpqa."))] = None,

@@ -25,6 +25,11 @@ def defaults() -> list[str]:
     return [name for name, cls in METHODS.items() if cls.default]
 
 
+def on_request() -> list[str]:
+    """Names of the methods run only when named (``default = False``: the adaptive family and AIPW)."""
+    return [name for name, cls in METHODS.items() if not cls.default]
+
+
 def designs() -> tuple[str, ...]:
     """Names of the methods whose items follow a random design (analytic curves, exact intervals)."""
     return tuple(name for name, cls in METHODS.items() if cls.design is not None)
@@ -43,5 +48,5 @@ def get(name: str) -> SelectionMethod:
 
 __all__ = [
     "METHODS", "MethodName", "MicroBenchmark", "REGISTRY", "SelectionMethod", "SourceView", "available", "defaults",
-    "designs", "get", "parse", "plain_mean",
+    "designs", "get", "on_request", "parse", "plain_mean",
 ]
