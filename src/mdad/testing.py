@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 
@@ -20,13 +21,13 @@ from mdad.errors import MdadError
 from mdad.metrics.base import METRICS, Metric, ViewData
 from mdad.metrics.pairwise import pair_differences
 from mdad.methods import get as get_method
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+from mdad.methods.base import Design, IntervalKind, MicroBenchmark, ScoresNeeded, SelectionMethod, SourceView
 from mdad.seeding import rng_for
 
 SIZES = (5, 12)
-DESIGNS = (None, "uniform", "stratified")
-SCORES = ("binary", "option-probabilities", "either")
-INTERVALS = ("exact", "calibrated", "own", "none")
+DESIGNS = (None, *get_args(Design))
+SCORES = get_args(ScoresNeeded)
+INTERVALS = get_args(IntervalKind)
 
 
 def _check(condition: bool, sentence: str) -> None:
@@ -62,10 +63,10 @@ def check_method(method: type[SelectionMethod] | SelectionMethod | str) -> None:
 
     Its declared capabilities must be known values; on a simulated matrix it must choose distinct
     pool items, as many as asked (an adaptive method: that many per model), the same for the same
-    seed, with finite estimates in [0, 1] (unless it declares ``bounded = False``); a method that needs 0/1 scores or option probabilities refuses
-    other data with an ``MdadError``; a random design must ignore the sources and estimate with
-    the plain mean; an exact interval needs a random design and an own interval an estimator that
-    gives one.
+    seed, with finite estimates in [0, 1] (unless it declares ``bounded = False``); a method that
+    needs 0/1 scores or option probabilities refuses other data with an ``MdadError``, and one that
+    takes either accepts both; a random design must ignore the sources and estimate with the plain
+    mean; an exact interval needs a random design and an own interval an estimator that gives one.
     """
     chosen = _method(method)
     name = getattr(chosen, "name", type(chosen).__name__)
