@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import mdad
-from mdad.cli.plan import smallest_size
+from mdad.planning.exact import smallest_size
 from mdad.errors import MdadError
 from mdad.metrics import analytic, exact
 from mdad.metrics.pairwise import AgreementCurve, first_crossing
