@@ -25,7 +25,6 @@ from mdad.cli.common import (
     app,
     console,
     friendly_errors,
-    output_path,
     read_data,
 )
 from mdad.cli.text import literal
@@ -207,7 +206,6 @@ def compare(
     seed: SeedPlanOption = 0,
 ) -> None:
     if csv is not None:
-        csv = output_path(csv, "the CSV file")
         check_output_file(csv, "the CSV file")
     matrix = load_for_analysis(dataset, data, seed, missing)
     names = [n.strip() for value in models for n in value.split(",") if n.strip()] if models else None
