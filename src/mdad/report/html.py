@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.defaults import BIN_TEXT, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.outputs import write_csv, writing
 from mdad.experiment.evaluate import evaluate_store
@@ -94,7 +94,7 @@ def agreement_section(d: ReportData) -> Section:
     sizes = ", ".join(str(s) for s in d.curve_sizes)
     return Section(
         "agreement", "Agreement by accuracy difference",
-        "For pairs of target models grouped by their true accuracy difference (0.5-point bins, seen items), the share "
+        f"For pairs of target models grouped by their true accuracy difference ({BIN_TEXT} bins, seen items), the share "
         f"the micro-benchmark orders correctly. MDAD is where a curve first reaches {d.threshold:.0%}. Sizes: {sizes}.",
         [Figure("agreement_curves", "Agreement by accuracy difference",
                 figures.agreement_curves(d.curves, d.summary, d.curve_sizes, d.n_seen, threshold=d.threshold))],
@@ -114,7 +114,7 @@ def exact_section(d: ReportData) -> Section | None:
         "exact", title,
         "For uniform random sampling the probability of ordering each pair correctly can be computed exactly from the "
         "data (hypergeometric sampling of the items on which the two models differ), on the same runs' targets and seen "
-        "halves. Line: exact expectation per 0.5-point bin; dots: the simulated runs. They agree up to Monte Carlo error.",
+        f"halves. Line: exact expectation per {BIN_TEXT} bin; dots: the simulated runs. They agree up to Monte Carlo error.",
         [Figure(f"exact_vs_simulated_{i}", title, fig) for i, (title, fig) in enumerate(pairs)],
     )
 
