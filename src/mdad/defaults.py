@@ -29,7 +29,7 @@ BIN_TEXT = f"{DEFAULT_BIN_WIDTH:g}-point"  # as in "its 0.5-point bin"
 
 def percent(level: float) -> str:
     """A level as people write it: 0.9 -> "90%"."""
-    return f"{100 * level:g}%"
+    return f"{round(100 * level, 6):g}%"
 
 
 def check_threshold(threshold: float) -> float:

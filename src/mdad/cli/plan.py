@@ -8,9 +8,10 @@ a quick simulation on held-out runs for other methods, or the simulated curves o
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -120,13 +121,13 @@ def print_exact_mdad(found: ExactMdadAtSize) -> None:
     else:
         console.print(f"{head}: MDAD = [bold]{found.mdad:g} points[/bold] ({where}; {found.pairs:,} model pairs). "
                       "Exact, no simulation.")
-    frame = found.to_frame()
+    curve = found.curve
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for header in ("difference (pts)", "pairs", "P(correct order)"):
         table.add_column(header, justify="right")
-    centre = int(np.searchsorted(frame["difference_low"], found.mdad)) if found.reached else len(frame) - 1
-    for row in frame.iloc[max(0, centre - 4):centre + 4].itertuples(index=False):
-        table.add_row(bin_label(row.difference_low), f"{row.pairs:,}", f"{row.p_correct_order:.3f}")
+    centre = int(np.searchsorted(curve.lower, found.mdad)) if found.reached else len(curve.lower) - 1
+    for i in range(max(0, centre - 4), min(len(curve.lower), centre + 4)):
+        table.add_row(bin_label(curve.lower[i]), f"{curve.pairs[i]:,}", f"{curve.rate[i]:.3f}")
     console.print(table)
 
 
@@ -181,7 +182,7 @@ def print_stored(found: StoredAnswer) -> None:
                       f"(>= {found.threshold:g}), {note}.")
 
 
-PRINTERS = {ExactSmallestSize: print_exact_smallest, ExactMdadAtSize: print_exact_mdad,
+PRINTERS: dict[type, Callable[[Any], None]] = {ExactSmallestSize: print_exact_smallest, ExactMdadAtSize: print_exact_mdad,
             SimulatedMdadAtSize: print_simulated_mdad, SimulatedPlan: print_simulated_plan, StoredAnswer: print_stored}
 
 

@@ -24,7 +24,8 @@ from mdad.data import DEFAULT_DATASET
 from mdad.data import ResponseMatrix
 from mdad.data.builtin import BuiltinDataset, builtin_dataset
 from mdad.data.provenance import data_spec
-from mdad.defaults import DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES
+from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS
+from mdad.defaults import EXPERIMENT_SIZES, percent
 from mdad.outputs import check_output_folder
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import METRICS, VIEWS
@@ -138,6 +139,7 @@ def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOpt
 def print_start(experiment: Experiment, builtin: BuiltinDataset | None) -> int:
     """What will run, what a rerun keeps and what was set aside; returns the cells still to compute."""
     matrix, config, store = experiment.matrix, experiment.config, experiment.store
+    assert store is not None  # an experiment run into a folder
     pending = sum(len(t.cells) for t in experiment.pending_tasks())
     total = len(config.methods) * len(config.sizes) * len(config.sources)
     kept_blocks = store.n_blocks()
@@ -235,7 +237,7 @@ def print_table(summary) -> None:
         console.print("Flagged: the target's ability lies outside the source models' range, or its answers fit the "
                       "IRT model badly.")
     print_overview(summary)
-    console.print("MDAD and error in accuracy points; MDAD [95% bootstrap interval].")
+    console.print(f"MDAD and error in accuracy points; MDAD [{percent(DEFAULT_CONFIDENCE)} bootstrap interval].")
 
 
 def print_overview(summary) -> None:

@@ -62,7 +62,7 @@ class RunOptions:
     mdad.errors.MdadError: --scheduler 'not an address' is not a scheduler address (e.g. tcp://host:8786).
     """
 
-    out: Path
+    out: Path | str
     workers: int = 0
     scheduler: str | None = None
     threshold: float = DEFAULT_THRESHOLD

@@ -74,10 +74,11 @@ def plan(
         return plan_from_results(results, method, detect=detect, size=size, threshold=threshold)
     if matrix is None:
         raise MdadError("Give the results to plan on, or the folder of a finished run.")
-    if method not in DESIGNS:
-        if size is not None:
-            return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers)
+    if detect is not None:
+        if method in DESIGNS:
+            return exact_smallest_size(matrix, detect=detect, design=method, threshold=threshold, seed=seed)
         return simulated_plan(matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers)
-    if size is not None:
+    assert size is not None  # exactly one of the two is given
+    if method in DESIGNS:
         return exact_mdad_at_size(matrix, size=size, design=method, threshold=threshold, seed=seed)
-    return exact_smallest_size(matrix, detect=detect, design=method, threshold=threshold, seed=seed)
+    return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers)

@@ -7,6 +7,7 @@ read at the sizes the run holds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -92,22 +93,17 @@ def plan_from_results(
     rows = summary[(summary["method"] == method) & (summary["view"] == "seen")]
     sources = int(rows["sources"].max())
     rows = rows[rows["sources"] == sources].sort_values("size")
-    common = {
-        "method": method,
-        "results": results,
-        "runs": config.get("runs"),
-        "sources": sources,
-        "threshold": threshold,
-        "largest": int(rows["size"].max()),
-    }
+    answer = partial(
+        StoredAnswer, method=method, results=results, runs=config.get("runs"), sources=sources, threshold=threshold, largest=int(rows["size"].max())
+    )
     if size is not None:
         row = rows[rows["size"] == size]
         if row.empty:
             raise MdadError(f"{results} has no {method} results at size {size} (stored sizes: {', '.join(str(s) for s in rows['size'])}).")
         r = row.iloc[0]
         if not r["mdad_reached"]:
-            return StoredAnswer(**common, size=size)
-        return StoredAnswer(**common, size=size, mdad=float(r["mdad"]), mdad_low=float(r["mdad_low"]), mdad_high=float(r["mdad_high"]))
+            return answer(size=size)
+        return answer(size=size, mdad=float(r["mdad"]), mdad_low=float(r["mdad_low"]), mdad_high=float(r["mdad_high"]))
     if detect is None:
         raise MdadError("Give either the difference to detect or the size, not both or neither.")
     lower = bin_lower(detect)
@@ -115,6 +111,6 @@ def plan_from_results(
     at = seen[np.isclose(seen["diff_low"], lower)].set_index("size")["agreement"]
     reached = [int(s) for s in rows["size"] if s in at.index and at[s] >= threshold]
     if not reached:
-        return StoredAnswer(**common, lower=lower)
+        return answer(lower=lower)
     k = min(reached)
-    return StoredAnswer(**common, lower=lower, smallest=k, agreement=float(at[k]))
+    return answer(lower=lower, smallest=k, agreement=float(at[k]))

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from mdad.defaults import BIN_TEXT, DEFAULT_THRESHOLD, check_threshold
+from mdad.defaults import BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, check_threshold, percent
 from mdad.errors import MdadError
 from mdad.outputs import write_csv, writing
 from mdad.experiment.evaluate import evaluate_store
@@ -83,7 +83,7 @@ def main_section(d: ReportData) -> Section:
     return Section(
         "mdad-by-size", "MDAD by number of items",
         f"The smallest accuracy difference (in points) that a micro-benchmark orders like the full benchmark at least "
-        f"{d.threshold:.0%} of the time, by number of items; lower is better. The band is the 95% bootstrap interval. "
+        f"{d.threshold:.0%} of the time, by number of items; lower is better. The band is the {percent(DEFAULT_CONFIDENCE)} bootstrap interval. "
         "Left: judged against accuracy on the seen pool the items were chosen from; right: on the unseen half.",
         [Figure("mdad_vs_size", "MDAD by number of items",
                 figures.mdad_vs_size(d.summary, d.n_seen, threshold=d.threshold))],
@@ -160,7 +160,7 @@ def group_section(d: ReportData) -> Section | None:
         f"The {n_models} models of group {group} ({len(diffs)} pairs) are the targets of every run. Histogram: their "
         "pairwise accuracy differences on all items; lines: the MDAD (seen items) of each size. Pairs closer than the "
         "MDAD are unlikely to be ordered correctly by a micro-benchmark of that size; the table gives their share "
-        "(in brackets: over the MDAD's 95% interval).",
+        f"(in brackets: over the MDAD's {percent(DEFAULT_CONFIDENCE)} interval).",
         [Figure("group_histogram", f"Group {group}", figures.group_histogram(diffs, shares, group, d.n_seen))],
         table_html=_html_table(group_table(shares, d.n_seen)),
     )
@@ -247,7 +247,7 @@ def comparison_sentences(summary: pd.DataFrame, baseline: str = "random") -> lis
             else:
                 overlap = any(_intervals_overlap(b, row) for _, row in best.iterrows())
                 text += f"; uniform {baseline}: {b['mdad']:g} points" + (
-                    " (its 95% interval overlaps the best one's: no clear difference)" if overlap else "")
+                    f" (its {percent(DEFAULT_CONFIDENCE)} interval overlaps the best one's: no clear difference)" if overlap else "")
         elif not base.empty:
             text += f", uniform {baseline} among them"
         out.append(text + ".")
