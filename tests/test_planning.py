@@ -94,3 +94,10 @@ def test_compare_gives_every_chosen_pair_its_probability_against_the_mdad_of_all
         mdad.compare(small_sim, size=50, models=names, group="g")
     with pytest.raises(MdadError, match="two different"):
         mdad.compare(small_sim, size=50, models=names[:1] * 2)
+
+
+def test_plan_from_results_refuses_other_data(small_sim, tmp_path):
+    write_npz(small_sim, tmp_path / "data.npz")
+    result = CliRunner().invoke(app, ["plan", "--results", str(tmp_path), "--data", str(tmp_path / "data.npz"),
+                                      "--detect", "2"], terminal_width=200)
+    assert result.exit_code == 2 and "drop --data and --dataset" in " ".join(result.output.split())

@@ -31,7 +31,6 @@ from mdad.cli.common import (
 from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
-from mdad.errors import MdadError
 from mdad.metrics import analytic
 from mdad.outputs import check_output_file, write_csv
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, SimulatedMdadAtSize, SimulatedPlan, StoredAnswer
@@ -80,9 +79,8 @@ def plan(
     runs: Annotated[int, typer.Option(
         min=1, help="Held-out runs of the quick simulation that answers for methods without an exact answer.")] = ASSESS_RUNS,
 ) -> None:
-    if results is not None and (dataset is not None or data is not None):
-        raise MdadError("--results answers from a finished run's own data; drop --data and --dataset.")
-    matrix = load_for_analysis(dataset, data, seed, missing) if results is None else None
+    named = results is None or dataset is not None or data is not None  # with --results, data is refused
+    matrix = load_for_analysis(dataset, data, seed, missing) if named else None
     simulated = matrix is not None and method not in analytic.DESIGNS
     what = f"{method} with {size} items" if size is not None else f"{method} at increasing sizes"
     with console.status(f"Simulating {literal(what)} on {runs} held-out runs...") if simulated else nullcontext():
