@@ -78,6 +78,18 @@ def plan_from_results(
         A method the run holds.
     detect, size : float, int
         Exactly one: points to tell apart, or the number of items.
+
+    Examples
+    --------
+    >>> import tempfile, mdad
+    >>> from mdad.experiment.store import ResultStore
+    >>> matrix = mdad.simulate(seed=0, n_models=40, n_items=100)
+    >>> config = mdad.ExperimentConfig.for_matrix(matrix, methods="random", sizes=(10, 25), runs=5)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     _ = mdad.Experiment(matrix, config, store=ResultStore(folder)).run()
+    ...     found = plan_from_results(folder, "random", size=25)
+    >>> found.runs, found.sources, found.largest
+    (5, 20, 25)
     """
     from mdad.experiment.evaluate import evaluate_store
     from mdad.experiment.store import ResultStore
