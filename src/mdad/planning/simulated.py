@@ -4,7 +4,7 @@ The random designs have exact answers (``mdad.metrics.analytic``). Every other m
 answered the way ``mdad.assess`` measures a micro-benchmark: in each of ``runs`` held-out
 runs, target models are held out, the method chooses k items of the whole pool using the
 other models (every size of a ladder in the same run, sharing the per-run work), and each
-pair of targets whose full-benchmark difference lies in D's 0.5-point bin is checked: did
+pair of targets whose full-benchmark difference lies in D's bin (DEFAULT_BIN_WIDTH) is checked: did
 the micro-benchmark order it as the full benchmark does? The answer is the smallest size of
 the ladder whose share of such pairs ordered correctly reaches the threshold. It is a
 simulation: each share carries a Monte Carlo standard error (pairs of one run share their
