@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import METRICS, view_metrics
 from mdad.experiment.executors import execute
@@ -135,7 +135,7 @@ def held_out_runs(matrix: ResponseMatrix, method: str, sizes, *, runs: int, targ
 
 
 def assess(
-    matrix: ResponseMatrix, method: str, size: int, *, runs: int = 20, targets: int | None = None,
+    matrix: ResponseMatrix, method: str, size: int, *, runs: int = ASSESS_RUNS, targets: int | None = None,
     seed: int = 0, workers: int = 1, threshold: float = DEFAULT_THRESHOLD,
 ) -> Assessment:
     """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).

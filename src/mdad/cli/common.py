@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 from mdad.cli.text import literal, visible
 from mdad.data import DEFAULT_DATASET, ResponseMatrix, load, load_dataset
 from mdad.errors import MdadError
+from mdad.outputs import output_name as output_path  # noqa: F401  (the CLI's modules import it from here)
 from mdad.wording import plural  # noqa: F401  (the CLI's modules import it from here)
 
 MISSING_POLICIES = ("error", "drop-items", "drop-models")
@@ -92,13 +93,6 @@ MissingOption = Annotated[Literal[MISSING_POLICIES], typer.Option(help="Cells no
 WorkersOption = Annotated[int, typer.Option(min=0, help="Local worker processes (default 0: one per CPU core; 1: this process only).")]
 FiguresOption = Annotated[Optional[Literal[FIGURE_FORMATS]], typer.Option(
     help="Also write every figure to OUT/figures/ in this format.")]
-
-
-def output_path(text: str, what: str) -> Path:
-    """The path of an output the user named; an empty name is an error, not the current folder."""
-    if not text.strip():
-        raise MdadError(f"Give a name for {what}; it is empty.")
-    return Path(text)
 
 
 def parse_list(text: str | None, what: str, convert=str) -> list:

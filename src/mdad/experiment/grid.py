@@ -17,7 +17,7 @@ import pandas as pd
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix, fingerprint
-from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.defaults import DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import evaluate_frames
 from mdad.experiment.executors import execute
@@ -28,23 +28,22 @@ from mdad.methods.names import parse
 from mdad.methods.per_subtask import allocate
 from mdad.seeding import rng_for
 
-PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
 RUNS_PER_TASK = 5  # runs per task: the unit of parallel work and of what an interrupted run keeps
 
 
 def default_targets(n_models: int) -> int:
     """Target models per run when none are asked for: 50, or half the models when there are fewer than 100."""
-    return min(50, n_models // 2)
+    return min(DEFAULT_TARGETS, n_models // 2)
 
 
 def default_sources(free: int) -> int:
     """Source models per run when none are asked for: 300, or every model besides the targets if fewer."""
-    return min(300, free)
+    return min(DEFAULT_SOURCES, free)
 
 
 def default_sizes(n_seen: int) -> tuple[int, ...]:
     """The paper's sizes that fit in the seen pool (the whole pool when none does)."""
-    return tuple(k for k in PAPER_SIZES if k <= n_seen) or (n_seen,)
+    return tuple(k for k in EXPERIMENT_SIZES if k <= n_seen) or (n_seen,)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,9 +73,9 @@ class ExperimentConfig:
 
     methods: tuple[str, ...]
     sizes: tuple[int, ...]
-    sources: tuple[int, ...] = (300,)
-    runs: int = 50
-    targets: int = 50
+    sources: tuple[int, ...] = (DEFAULT_SOURCES,)
+    runs: int = EXPERIMENT_RUNS
+    targets: int = DEFAULT_TARGETS
     group: str | None = None
     seed: int = 0
     targets_from: str = "random"
@@ -97,7 +96,7 @@ class ExperimentConfig:
     @classmethod
     def for_matrix(
         cls, matrix: ResponseMatrix, *, methods: Sequence[str] | str | None = None, sizes: Sequence[int] | int | None = None,
-        sources: Sequence[int] | int | None = None, runs: int = 50, targets: int | None = None, group: str | None = None,
+        sources: Sequence[int] | int | None = None, runs: int = EXPERIMENT_RUNS, targets: int | None = None, group: str | None = None,
         seed: int = 0, targets_from: str = "random",
     ) -> "ExperimentConfig":
         """The configuration for ``matrix`` with the data-dependent defaults filled in.

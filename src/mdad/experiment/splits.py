@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_TARGETS
 from mdad.errors import MdadError
 from mdad.memory import require_memory
 from mdad.wording import plural
@@ -60,7 +61,7 @@ def n_seen_items(matrix: ResponseMatrix) -> int:
 def make_splits(
     matrix: ResponseMatrix,
     runs: int,
-    n_targets: int = 50,
+    n_targets: int = DEFAULT_TARGETS,
     seed: int = 0,
     group: str | None = None,
     *,

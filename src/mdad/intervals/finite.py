@@ -34,6 +34,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.metrics.exact import _log_comb, _log_factorials
 
@@ -104,7 +105,7 @@ def bounds_from_pmfs(lower: np.ndarray, upper: np.ndarray, level: float) -> tupl
     return low, high
 
 
-def count_interval(N: int, k: int, x, *, level: float = 0.9, mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def count_interval(N: int, k: int, x, *, level: float = DEFAULT_LEVEL, mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Interval for the pool count M from x correct of k items drawn uniformly from N (arrays over x)."""
     return bounds_from_pmfs(*confidence_pmfs(int(N), int(k), x, mid_p=mid_p), level)
 
@@ -137,7 +138,7 @@ def kish_effective(sizes, drawn, correct) -> tuple[int, int, np.ndarray]:
     return total, n_eff, x_eff
 
 
-def stratified_count_interval(sizes, drawn, correct, *, level: float = 0.9,
+def stratified_count_interval(sizes, drawn, correct, *, level: float = DEFAULT_LEVEL,
                               mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Interval for the total pool count of a stratified design (rows of ``correct``: models).
 

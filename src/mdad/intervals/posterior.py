@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
+from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.intervals.finite import check_level, hypergeometric_table
 
@@ -107,7 +108,7 @@ def posterior_count_pmf(prior: AccuracyPrior, k: int, x) -> np.ndarray:
     return joint / joint.sum(axis=1, keepdims=True)
 
 
-def posterior_count_interval(prior: AccuracyPrior, k: int, x, *, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+def posterior_count_interval(prior: AccuracyPrior, k: int, x, *, level: float = DEFAULT_LEVEL) -> tuple[np.ndarray, np.ndarray]:
     """Posterior interval for the pool count M (arrays over ``x``): equal tails where the posterior allows.
 
     Each tail may leave out (1 - level)/2 of the posterior: the lower bound is the smallest M

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mdad.defaults import DEFAULT_LEVEL
 from mdad.intervals.finite import check_level, count_interval, kish_effective
 from mdad.intervals.order import PairPrior, exact_order_probability
 from mdad.intervals.posterior import AccuracyPrior, posterior_count_interval
@@ -99,7 +100,7 @@ def _why_not(chosen: SelectedMicroBenchmark, scores: np.ndarray) -> str:
 
 
 def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,
-                       models: np.ndarray, *, level: float = 0.9, population: bool = False) -> EstimateIntervals:
+                       models: np.ndarray, *, level: float = DEFAULT_LEVEL, population: bool = False) -> EstimateIntervals:
     """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k).
 
     Random designs get the mid-p interval, valid for every model; with ``population``, the

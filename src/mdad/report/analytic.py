@@ -16,8 +16,8 @@ import pandas as pd
 
 from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.data.provenance import read_again
-from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad import methods as method_registry
+from mdad.defaults import BIN_TEXT, DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
 from mdad.experiment.store import ResultStore
@@ -105,7 +105,7 @@ def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, s
         dots = sim[(sim["method"] == method) & (sim["sources"] == sources) & (sim["diff_low"] <= max_diff)]
         ax.scatter(dots["diff_low"], dots["agreement"], s=12, color=color, alpha=0.6, label=f"{method} (simulated)")
     ax.axhline(threshold, color="grey", linestyle="--", linewidth=1)
-    ax.set_xlabel("true accuracy difference (points, 0.5-point bins)")
+    ax.set_xlabel(f"true accuracy difference (points, {BIN_TEXT} bins)")
     ax.set_ylabel(f"P(same order as the {view} items)")
     ax.set_title(f"{size} items: exact expectation and simulated runs ({view} items)")
     ax.set_ylim(0, 1.02)

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from mdad.defaults import DEFAULT_THRESHOLD
+from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.experiment.evaluate import METRICS, VIEWS
 from mdad.methods.names import parse
 from mdad.report.tables import NOT_REACHED
@@ -212,7 +212,7 @@ def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int 
         ax.set_title(f"on the {VIEW_WORDS[view]}")
         ax.set_xlabel("items in the micro-benchmark (share of the seen pool)")
     axes[0].set_ylabel(f"MDAD (accuracy points)\nordered correctly {threshold:.0%} of the time")
-    fig.suptitle(f"Smallest accuracy difference ordered correctly, by size ({sources} source models; band: 95% interval)",
+    fig.suptitle(f"Smallest accuracy difference ordered correctly, by size ({sources} source models; band: {percent(DEFAULT_CONFIDENCE)} interval)",
                  fontsize=11)
     methods = data["method"].unique()
     _finish(fig, [*_method_handles(methods, styles), *([_not_reached_handle()] if missing else [])])
@@ -329,7 +329,7 @@ def mdad_vs_sources(summary: pd.DataFrame, n_seen: int | None = None, view: str 
         ax.set_xlabel("source models")
     for ax in axes[:: min(3, len(axes))]:
         ax.set_ylabel("MDAD (points)")
-    fig.suptitle(f"MDAD by number of source models ({view} items; band: 95% interval)", fontsize=11)
+    fig.suptitle(f"MDAD by number of source models ({view} items; band: {percent(DEFAULT_CONFIDENCE)} interval)", fontsize=11)
     methods = data["method"].unique()
     _finish(fig, [*_method_handles(methods, styles), *([_not_reached_handle()] if _any_missing(data) else [])])
     return fig

@@ -16,14 +16,14 @@ import pandas as pd
 
 from matplotlib.lines import Line2D
 
-from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_LEVEL, DEFAULT_THRESHOLD, percent
 from mdad.experiment.evaluate import cell_arrays
 from mdad.experiment.store import ResultStore
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
 from mdad.report.figures import _grid, _finish, _method_handles, _size_title, method_styles, styled
 
-LEVELS = (0.9, 0.95)
+LEVELS = (DEFAULT_LEVEL, 0.95)
 BIN_WIDTH = DEFAULT_BIN_WIDTH
 MIN_PAIRS = 20
 
@@ -70,9 +70,9 @@ def coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
     """Method x size: coverage of the 90% and 95% intervals (%) and the mean 90% width (points)."""
     wide = coverage.pivot_table(index=["method", "size"], columns="level", values=["coverage", "width"])
     return pd.DataFrame({
-        "90% interval covers": (100 * wide[("coverage", 0.9)]).round(1).astype(str) + "%",
+        f"{percent(DEFAULT_LEVEL)} interval covers": (100 * wide[("coverage", DEFAULT_LEVEL)]).round(1).astype(str) + "%",
         "95% interval covers": (100 * wide[("coverage", 0.95)]).round(1).astype(str) + "%",
-        "mean 90% width (points)": wide[("width", 0.9)].round(1),
+        f"mean {percent(DEFAULT_LEVEL)} width (points)": wide[("width", DEFAULT_LEVEL)].round(1),
     }).reset_index()
 
 
