@@ -116,7 +116,7 @@ def test_normal_approximation_bound_holds_at_random_points(N, frac_k, frac_disc,
 
 def stratified_brute_force(strata_items, alloc):
     """Sign probabilities of the sum of independent uniform draws of alloc[s] items per stratum."""
-    per = [np.array([items[list(c)].sum() for c in combinations(range(len(items)), a)]) for items, a in zip(strata_items, alloc)]
+    per = [np.array([items[list(c)].sum() for c in combinations(range(len(items)), a)]) for items, a in zip(strata_items, alloc, strict=True)]
     total = per[0]
     for sums in per[1:]:
         total = (total[:, None] + sums[None, :]).ravel()
@@ -171,7 +171,7 @@ def test_proportional_allocations_follow_the_design():
     law = successive_sampling_allocation_law(sizes, k)
     draws = 40_000
     allocs, freq = exact.proportional_allocations(sizes, k, np.random.default_rng(3), draws)
-    got = {tuple(a): f for a, f in zip(allocs, freq)}
+    got = {tuple(a): f for a, f in zip(allocs, freq, strict=True)}
     # the method itself (numpy choice with p, replace=False) draws the same law
     view = SourceView.from_arrays(np.zeros((1, sizes.sum())), subtasks=np.repeat(np.arange(3), sizes))
     rng = np.random.default_rng(4)

@@ -23,7 +23,7 @@ def describe(matrix: ResponseMatrix) -> dict:
         "source": matrix.source,
         "models": matrix.n_models,
         "items": matrix.n_items,
-        "subtasks": {str(n): int(c) for n, c in zip(names, counts)},
+        "subtasks": {str(n): int(c) for n, c in zip(names, counts, strict=True)},
         "missing_cells": int(missing.sum()),
         "models_missing_items": {
             str(matrix.models[i]): int(per_model[i]) for i in np.flatnonzero(per_model)

@@ -117,5 +117,5 @@ def to_frame(matrix: ResponseMatrix, *, long: bool = False) -> pd.DataFrame:
         })
     frame = pd.DataFrame(matrix.scores, index=pd.Index(matrix.models, name="model"),
                          columns=pd.Index(matrix.items, name="item"))
-    frame.attrs["subtasks"] = dict(zip(matrix.items.tolist(), matrix.subtasks.tolist()))
+    frame.attrs["subtasks"] = dict(zip(matrix.items.tolist(), matrix.subtasks.tolist(), strict=True))
     return frame

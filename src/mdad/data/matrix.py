@@ -226,7 +226,7 @@ class ResponseMatrix:
             raise MdadError(f"Model {missing[0]!r} is not in the data ({self.source}).")
         return np.array([lookup[n] for n in names], dtype=np.int64)
 
-    def take(self, models: np.ndarray | None = None, items: np.ndarray | None = None) -> "ResponseMatrix":
+    def take(self, models: np.ndarray | None = None, items: np.ndarray | None = None) -> ResponseMatrix:
         """A new matrix restricted to the given model and item indices (or boolean masks)."""
         mi = np.arange(self.n_models) if models is None else np.asarray(models)
         ii = np.arange(self.n_items) if items is None else np.asarray(items)
@@ -239,7 +239,7 @@ class ResponseMatrix:
             tasks=self.tasks, item_hashes=None if self.item_hashes is None else self.item_hashes[ii],
         )
 
-    def require_complete(self, missing: Literal["error", "drop-items", "drop-models"] = "error") -> "ResponseMatrix":
+    def require_complete(self, missing: Literal["error", "drop-items", "drop-models"] = "error") -> ResponseMatrix:
         """This matrix without missing cells: raise, or drop the items or models that have them."""
         nan = np.isnan(self.scores)
         if not nan.any():

@@ -110,7 +110,7 @@ def _merge_repeated_models(arrays: dict, path: Path) -> tuple[dict, list[str]]:
         return arrays, []
     scores = np.asarray(arrays["scores"])
     probs = arrays.get("option_probs")
-    for name, row in zip(names[counts > 1], first[counts > 1]):
+    for name, row in zip(names[counts > 1], first[counts > 1], strict=True):
         rows = np.flatnonzero(models == name)
         same = np.array_equal(scores[rows], np.broadcast_to(scores[row], (len(rows), *scores.shape[1:])), equal_nan=True)
         if probs is not None:
@@ -122,7 +122,7 @@ def _merge_repeated_models(arrays: dict, path: Path) -> tuple[dict, list[str]]:
     if probs is not None:
         merged["option_probs"] = np.asarray(probs)[keep]
     notes = [f"Model {str(name)!r} appears {int(n)} times in {path.name} with identical answers; one row is kept."
-             for name, n in zip(names[counts > 1], counts[counts > 1])]
+             for name, n in zip(names[counts > 1], counts[counts > 1], strict=True)]
     return merged, notes
 
 

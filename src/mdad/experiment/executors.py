@@ -13,8 +13,9 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing
 from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
+from contextlib import closing
+from functools import partial
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -36,7 +37,7 @@ def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
     elif workers <= 1 or len(tasks) <= 1:
         for task in tasks:
             per_run = len(task.cells) / splits.n_runs
-            yield task, run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
+            yield task, run_task(matrix, splits, task, on_run=partial(on_cells, per_run) if on_cells else None)
     else:
         yield from _in_processes(run_task, matrix, splits, tasks, workers, on_cells)
 

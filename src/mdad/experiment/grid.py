@@ -98,11 +98,11 @@ class ExperimentConfig:
         cls, matrix: ResponseMatrix, *, methods: Sequence[str] | str | None = None, sizes: Sequence[int] | int | None = None,
         sources: Sequence[int] | int | None = None, runs: int = 50, targets: int | None = None, group: str | None = None,
         seed: int = 0, targets_from: str = "random",
-    ) -> "ExperimentConfig":
+    ) -> ExperimentConfig:
         """The configuration for ``matrix`` with the data-dependent defaults filled in.
 
-        Defaults: every method but the adaptive family (``mdad.methods.defaults()``); targets :func:`default_targets`; sources :func:`default_sources` of the
-        models left besides the targets; sizes :func:`default_sizes` of the seen pool.
+        Defaults: every method but the adaptive family (``mdad.methods.defaults()``); targets :func:`default_targets`;
+        sources :func:`default_sources` of the models left besides the targets; sizes :func:`default_sizes` of the seen pool.
 
         Examples
         --------

@@ -135,7 +135,7 @@ class ResultStore:
             return
         with writing(self.root, "the results folder"):
             self.root.mkdir(parents=True, exist_ok=True)
-            handle = open(self.root / LOCK_FILE, "a+")
+            handle = open(self.root / LOCK_FILE, "a+")  # noqa: SIM115  (held open across the yield: closing releases the lock)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

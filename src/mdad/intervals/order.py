@@ -105,7 +105,7 @@ class PairPrior:
         ends = np.append(starts[1:], N + 1)  # exclusive
         per_m = np.zeros(N + 1)
         row_mass = self.mass.sum(axis=1)
-        for start, end, mass in zip(starts, ends, row_mass):
+        for start, end, mass in zip(starts, ends, row_mass, strict=True):
             if end > start:
                 per_m[start:end] = mass / (end - start)
         if per_m.sum() == 0:

@@ -54,7 +54,7 @@ class AdaptiveBenchmark(MicroBenchmark):
         outcome = run_adaptive(values, self.a, self.b, sizes=sizes, start=self.start)
         rows = np.arange(len(values))[:, None]
         flags = []
-        for k, theta in zip(outcome.sizes, outcome.theta):
+        for k, theta in zip(outcome.sizes, outcome.theta, strict=True):
             asked = np.full(values.shape, np.nan)
             asked[rows, outcome.items[:, :k]] = values[rows, outcome.items[:, :k]]
             flags.append(guard(theta, asked, self.a, self.b, low=self.source_low, high=self.source_high))
@@ -135,7 +135,7 @@ class Adaptive(SelectionMethod):
         test = self.select(view, max(sizes), rng_of(max(sizes)), prepared)
         outcome, flags = test.administer(scores, sizes)
         return {k: Outcome(outcome.estimate(k), flagged=f.flagged, items=outcome.items[:, :k])
-                for k, f in zip(outcome.sizes, flags)}
+                for k, f in zip(outcome.sizes, flags, strict=True)}
 
 
 class Adaptive1D(Adaptive):

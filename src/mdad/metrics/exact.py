@@ -36,8 +36,8 @@ Every public function here returns a :class:`SignProbabilities` (``higher``, ``l
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
 from math import comb, log
+from typing import NamedTuple
 
 import numpy as np
 from scipy.fft import irfft, next_fast_len, rfft
@@ -86,7 +86,7 @@ def unique_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     spans = stacked.max(axis=0).astype(object) + 1
     if np.prod(spans) < 2**62:
         key = np.zeros(len(stacked), dtype=np.int64)
-        for col, span in zip(stacked.T, spans):
+        for col, span in zip(stacked.T, spans, strict=True):
             key = key * int(span) + col
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         return stacked[first], inverse.ravel()
@@ -312,7 +312,7 @@ def stratified_sign_probabilities(
     ks = [np.unique(allocations[:, s]) for s in range(sizes.shape[1])]
     spectra = _stratum_spectra(sizes, n_plus, n_minus, ks, length, eps)
     total = np.zeros((sizes.shape[0], length // 2 + 1), dtype=complex)
-    for alloc, w in zip(allocations, weights):
+    for alloc, w in zip(allocations, weights, strict=True):
         prod = np.full_like(total, w)
         for s, kk in enumerate(alloc):
             prod *= spectra[(s, int(kk))]

@@ -204,7 +204,7 @@ def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int 
     styles = method_styles(data["method"].unique())
     top, missing = mdad_top(data), _any_missing(data)
     fig, axes = _grid(2, 2, height=3.6)
-    for ax, view in zip(axes, ("seen", "unseen")):
+    for ax, view in zip(axes, ("seen", "unseen"), strict=True):
         rows = data[data["view"] == view]
         y_missing = _not_reached_strip(ax, top, missing)
         _mdad_lines(ax, rows, "size", styles, top, y_missing)
@@ -251,7 +251,7 @@ def agreement_curves(curves: pd.DataFrame, summary: pd.DataFrame, sizes, n_seen:
     if max_diff is None:
         max_diff = _curve_range(data[data["size"].isin(sizes)], marks[marks["size"].isin(sizes)])
     fig, axes = _grid(len(sizes), 3 if len(sizes) > 4 else len(sizes), height=3.4)
-    for ax, size in zip(axes, sizes):
+    for ax, size in zip(axes, sizes, strict=True):
         rows = data[(data["size"] == size) & (data["diff_low"] <= max_diff)]
         for method, part in rows.groupby("method", sort=True):
             st = styles[method]
@@ -318,7 +318,7 @@ def mdad_vs_sources(summary: pd.DataFrame, n_seen: int | None = None, view: str 
     styles = method_styles(data["method"].unique())
     sizes = sorted(int(s) for s in data["size"].unique())
     fig, axes = _grid(len(sizes), 3, height=3.0, sharey=False)
-    for ax, size in zip(axes, sizes):
+    for ax, size in zip(axes, sizes, strict=True):
         rows = data[data["size"] == size]
         top = mdad_top(rows)
         y_missing = _not_reached_strip(ax, top, _any_missing(rows))
@@ -343,7 +343,7 @@ def seen_vs_unseen(summary: pd.DataFrame, n_seen: int | None = None, sources: in
     styles = method_styles(methods)
     top, missing = mdad_top(data), _any_missing(data)
     fig, axes = _grid(len(methods), 3, height=2.9)
-    for ax, method in zip(axes, methods):
+    for ax, method in zip(axes, methods, strict=True):
         rows = data[data["method"] == method]
         y_missing = _not_reached_strip(ax, top, missing)
         for view, ls in (("seen", "-"), ("unseen", ":")):
@@ -375,7 +375,7 @@ def group_histogram(differences: np.ndarray, shares: pd.DataFrame, group: str, n
     right = max(float(np.max(differences)) if len(differences) else 1.0, *(reached if reached.size else [0.0])) * 1.06
     bins = np.arange(0, right + 0.5, 0.5 if right <= 30 else 1.0)
     fig, axes = _grid(len(methods), 2, height=3.3)
-    for ax, method in zip(axes, methods):
+    for ax, method in zip(axes, methods, strict=True):
         counts = ax.hist(differences, bins=bins, color="#b7c4d6", edgecolor="white", linewidth=0.4)[0]
         ax.set_xlim(0, right)
         ymax = (counts.max() if len(counts) else 1) * 1.05

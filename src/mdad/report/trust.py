@@ -5,7 +5,8 @@ assessment does (split-conformal residuals, logistic fit of "order held" against
 estimated gap over the residual spread at the two estimates), and the second half, runs the
 calibration never saw, measures it: the share of targets whose interval covers their true
 accuracy on the seen pool, and, per 0.5-point bin of the *estimated* gap, the share of pairs
-whose order held beside the mean fitted probability of those pairs (the decision curve). The random designs' exact answers need the chosen items, which a run
+whose order held beside the mean fitted probability of those pairs (the decision curve). The random designs'
+exact answers need the chosen items, which a run
 does not store; here they are calibrated like every other method.
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from matplotlib.lines import Line2D
 
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
@@ -21,7 +21,7 @@ from mdad.experiment.evaluate import cell_arrays
 from mdad.experiment.store import ResultStore
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
-from mdad.report.figures import _grid, _finish, _method_handles, _size_title, method_styles, styled
+from mdad.report.figures import _finish, _grid, _method_handles, _size_title, method_styles, styled
 
 LEVELS = (0.9, 0.95)
 BIN_WIDTH = DEFAULT_BIN_WIDTH
@@ -85,7 +85,7 @@ def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources
     fig, axes = _grid(len(sizes), 3 if len(sizes) > 4 else len(sizes), height=3.4)
     agreement = curves[(curves["view"] == view) & (curves["sources"] == sources)]
     right = 0.0
-    for ax, size in zip(axes, sizes):
+    for ax, size in zip(axes, sizes, strict=True):
         rows = decision[decision["size"] == size]
         for method, part in rows.groupby("method", sort=True):
             st = styles[method]

@@ -10,8 +10,8 @@ content differs between models, and turns option log-scores into probabilities b
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence
 
 import numpy as np
 
@@ -152,7 +152,7 @@ class Cells:
         when only some did, the item keeps its scores alone, with a note.
         """
         has = np.fromiter(
-            (o is not None and g is not None for o, g in zip(self.option_scores, self.gold)), dtype=bool, count=len(self)
+            (o is not None and g is not None for o, g in zip(self.option_scores, self.gold, strict=True)), dtype=bool, count=len(self)
         )
         if not has.any():
             return None, None

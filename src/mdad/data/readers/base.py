@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Mapping
+from typing import Literal
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
@@ -33,7 +34,7 @@ class Reader:
 
     name: str
     detect: Callable[[Path], bool]
-    read: Callable[[Path, "ReadOptions"], ResponseMatrix]
+    read: Callable[[Path, ReadOptions], ResponseMatrix]
     expects: str = ""
     options: frozenset[str] = frozenset()
     fallback: bool = False

@@ -24,7 +24,14 @@ import zstandard
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
-    Reader, ReadOptions, RunIdentity, content_hash, flat_args, model_names, pick_latest, relative_label,
+    Reader,
+    ReadOptions,
+    RunIdentity,
+    content_hash,
+    flat_args,
+    model_names,
+    pick_latest,
+    relative_label,
 )
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError

@@ -18,11 +18,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
-    Reader, ReadOptions, RunIdentity, content_hash, model_names, pick_latest, relative_label,
+    Reader,
+    ReadOptions,
+    RunIdentity,
+    content_hash,
+    model_names,
+    pick_latest,
+    relative_label,
 )
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
@@ -314,9 +319,9 @@ def _options(row: dict, metric: str, delimiter: str) -> tuple[list[float] | None
     cut = len(delimiter)
     choices = [c[cut:] if cut and c.startswith(delimiter) else c for c in conts]
     if metric == "acc_norm":
-        lls = [ll / max(len(c), 1) for ll, c in zip(lls, choices)]
+        lls = [ll / max(len(c), 1) for ll, c in zip(lls, choices, strict=True)]
     elif metric == "acc_bytes":
-        lls = [ll / max(len(c.encode("utf-8")), 1) for ll, c in zip(lls, choices)]
+        lls = [ll / max(len(c.encode("utf-8")), 1) for ll, c in zip(lls, choices, strict=True)]
     return lls, _gold(row.get("target"), choices)
 
 
