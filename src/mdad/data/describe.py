@@ -37,7 +37,7 @@ def describe(matrix: ResponseMatrix) -> dict:
         "scores": "binary" if matrix.is_binary else "continuous",
         "option_probs": matrix.has_option_probs,
         "items_with_option_probs": int(matrix.option_items.sum()),
-        "options": int(matrix.option_probs.shape[2]) if matrix.has_option_probs else None,
+        "options": int(matrix.option_probs.shape[2]) if matrix.option_probs is not None else None,
         "simulated": matrix.simulated,
     }
 

@@ -31,7 +31,7 @@ class Cells:
     subtasks: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     where: list[str] = field(default_factory=list)
-    option_scores: list[Sequence[float] | None] = field(default_factory=list)
+    option_scores: list[Sequence[float] | np.ndarray | None] = field(default_factory=list)
     gold: list[int | None] = field(default_factory=list)
     hashes: list[str | None] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -39,7 +39,7 @@ class Cells:
 
     def add(
         self, model: str, key: Hashable, item: str, subtask: str, score: float, where: str,
-        name: str | None = None, option_scores: Sequence[float] | None = None, gold: int | None = None,
+        name: str | None = None, option_scores: Sequence[float] | np.ndarray | None = None, gold: int | None = None,
         content: str | None = None,
     ) -> None:
         """One result of ``model`` on the item aligned by ``key`` and called ``item``.
@@ -179,15 +179,16 @@ class Cells:
                 f"The gold answer of {self.names[j]} differs between models ({self.where[j]}); "
                 "the results come from different versions of the task."
             )
-        n_options = np.fromiter((len(self.option_scores[r]) for r in rows), dtype=np.int64, count=len(rows))
+        scored = [scores for r in rows if (scores := self.option_scores[r]) is not None]  # every row of ``rows``
+        n_options = np.fromiter((len(scores) for scores in scored), dtype=np.int64, count=len(rows))
         outside = (row_gold < 0) | (row_gold >= n_options)
         if outside.any():
             j = int(rows[np.argmax(outside)])
             raise MdadError(f"The gold option of {self.names[j]} is not among its options ({self.where[j]}).")
         width = int(n_options.max())
         logits = np.full((len(rows), width), -np.inf)
-        for k, r in enumerate(rows):
-            logits[k, : n_options[k]] = self.option_scores[r]
+        for k, scores in enumerate(scored):
+            logits[k, : n_options[k]] = scores
         logits -= logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         probs = np.full((n_models, n_items, width), np.nan, dtype=np.float64)

@@ -177,7 +177,8 @@ def _runs_in(folder: Path) -> dict[str, _Run]:
         data = read_json(file)
         if m is None or not isinstance(data, dict):
             continue
-        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        logged_config = data.get("config")
+        config = logged_config if isinstance(logged_config, dict) else {}
         runs[m["date"]] = _Run(
             folder=folder, date=m["date"],
             model_name=data.get("model_name") or None,
@@ -224,12 +225,13 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
         "harness": "lm-eval", **({"version": str(run.versions[task])} if task in run.versions else {}),
         **({"n_shot": str(run.n_shot[task])} if task in run.n_shot else {}),
     })
-    keys = []
+    keys: list[tuple[str, ...] | tuple[str, str, int]] = []
     occurrence: dict[tuple, int] = {}
     hash_count: dict[str, int] = defaultdict(int)
     for number, row in sorted(rows, key=lambda r: _doc_order(r[1]["doc_id"])):
         doc_id, doc_hash = row["doc_id"], row.get("doc_hash")
         where = f"{file.name} line {number}"
+        key: tuple[str, ...] | tuple[str, str, int]
         if doc_hash is None:
             key = (task, str(doc_id))
         else:
@@ -294,7 +296,8 @@ def _continuations(arguments) -> list[str] | None:
         conts = [a[1] if isinstance(a, list) and len(a) > 1 else None for a in arguments]
     else:
         return None
-    return conts if all(isinstance(c, str) for c in conts) else None
+    strings = [c for c in conts if isinstance(c, str)]
+    return strings if len(strings) == len(conts) else None
 
 
 def _logliks(row: dict) -> list[float] | None:

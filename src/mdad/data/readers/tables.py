@@ -183,6 +183,6 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
         cells, lambda k: f"{path}: the score of model {names[k // width]!r} on item {items[k % width]!r}"
     ).reshape(len(body), width)
     try:
-        return ResponseMatrix(scores=scores, models=names.astype(str), items=items, subtasks=subtasks, source=str(path))
+        return ResponseMatrix(scores=scores, models=names.astype(str), items=np.array(items, dtype=str), subtasks=subtasks, source=str(path))
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None
