@@ -66,7 +66,9 @@ def dataset_catalogue() -> list[DatasetEntry]:
     entries.append(DatasetEntry(SIMULATED, "simulated", sim.n_models, sim.n_items, len(sim.subtask_names),
                                 "IRT leaderboard with option probabilities, calibrated to the built-in ones"))
     root = data_dir()
-    for name in data_dir_datasets() if root is not None else []:
+    if root is None:
+        return entries
+    for name in data_dir_datasets():
         m = read_npz(root / name / "responses.npz", source=name)
         shadowed = name in BUILTIN or name == SIMULATED
         entries.append(DatasetEntry(

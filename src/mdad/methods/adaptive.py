@@ -17,8 +17,9 @@ serve new models that answered whatever items they were asked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -130,9 +131,11 @@ class Adaptive(SelectionMethod):
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AdaptiveBenchmark:
         return adaptive_benchmark(prepared.fit, k)
 
-    def outcomes(self, view, sizes, *, scores, gold_prob, rng_of, prepared) -> dict[int, Outcome]:
+    def outcomes(self, view: SourceView, sizes: Sequence[int], *, scores: np.ndarray, gold_prob: np.ndarray,
+                 rng_of: Callable[[int], np.random.Generator], prepared: Any = None) -> dict[int, Outcome]:
         """One adaptive pass up to the largest size serves every size (sizes nest)."""
-        test = self.select(view, max(sizes), rng_of(max(sizes)), prepared)
+        rng = rng_of(max(sizes))
+        test = self.choose(view, max(sizes), rng, self.prepare(view, rng) if prepared is None else prepared)
         outcome, flags = test.administer(scores, sizes)
         return {k: Outcome(outcome.estimate(k), flagged=f.flagged, items=outcome.items[:, :k])
                 for k, f in zip(outcome.sizes, flags, strict=True)}

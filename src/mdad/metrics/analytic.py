@@ -136,7 +136,7 @@ class _Stratum:
     def gram(self, rows: slice, cols: slice) -> dict:
         """Per statistic, a function (i, j) -> values for pairs (row i of ``rows``, row j of ``cols``)."""
         zz = (self.z[rows] @ self.z[cols].T).astype(np.float64)
-        if self.complete:
+        if self.v is None:  # complete: no missing cells
             zr, z2r = self.row_z[rows], self.row_z2[rows]
             zc, z2c = self.row_z[cols], self.row_z2[cols]
             return {
