@@ -59,15 +59,15 @@ _CHUNK_ELEMENTS = 262_144
 
 
 @lru_cache(maxsize=8)
-def _log_factorials(n: int) -> np.ndarray:
+def log_factorials(n: int) -> np.ndarray:
     """log(i!) at index i + n + 1 for i = 0..n+1, and +inf for negative i, so that
-    :func:`_log_comb` gives -inf for impossible counts without any masking."""
+    :func:`log_comb` gives -inf for impossible counts without any masking."""
     table = np.concatenate([np.full(n + 1, np.inf), gammaln(np.arange(n + 2, dtype=np.float64) + 1.0)])
     table.setflags(write=False)
     return table
 
 
-def _log_comb(n: np.ndarray, r: np.ndarray, lf: np.ndarray) -> np.ndarray:
+def log_comb(n: np.ndarray, r: np.ndarray, lf: np.ndarray) -> np.ndarray:
     """log C(n, r), -inf where r < 0 or r > n (0 <= n and |r| within the table)."""
     o = (len(lf) - 1) // 2
     return lf[n + o] - lf[r + o] - lf[n - r + o]
@@ -115,7 +115,7 @@ def _grid_chunks(N, k, n_plus, n_minus, eps):
 
     Types are sorted by window width and processed in chunks of about _CHUNK_ELEMENTS cells.
     """
-    lf = _log_factorials(3 * int(N.max()) + 3 if N.size else 3)
+    lf = log_factorials(3 * int(N.max()) + 3 if N.size else 3)
     a0, wa = _window(n_plus, N, k, eps)
     b0, wb = _window(n_minus, N, k, eps)
     width = np.maximum(wa, wb)
@@ -131,8 +131,8 @@ def _grid_chunks(N, k, n_plus, n_minus, eps):
         b = b0[idx, None] + np.arange(B)[None, :]
         n, kk, npl, nmi = N[idx, None, None], k[idx, None, None], n_plus[idx, None, None], n_minus[idx, None, None]
         log_p = (
-            _log_comb(npl, a[:, :, None], lf) + _log_comb(nmi, b[:, None, :], lf)
-            + _log_comb(n - npl - nmi, kk - a[:, :, None] - b[:, None, :], lf) - _log_comb(n, kk, lf)
+            log_comb(npl, a[:, :, None], lf) + log_comb(nmi, b[:, None, :], lf)
+            + log_comb(n - npl - nmi, kk - a[:, :, None] - b[:, None, :], lf) - log_comb(n, kk, lf)
         )
         yield idx, a, b, np.exp(log_p)
         start = stop
@@ -155,7 +155,7 @@ def sign_probabilities(N, k, n_plus, n_minus) -> SignProbabilities:
     keys, inverse = unique_rows(N, k, n_plus, n_minus)
     pos = np.zeros(len(keys))
     neg = np.zeros(len(keys))
-    lf = _log_factorials(3 * int(keys[:, 0].max()) + 3 if len(keys) else 3)
+    lf = log_factorials(3 * int(keys[:, 0].max()) + 3 if len(keys) else 3)
     top = np.minimum(keys[:, 1], keys[:, 2] + keys[:, 3])  # largest possible D
     order = np.argsort(top, kind="stable")
     start = 0
@@ -172,7 +172,7 @@ def sign_probabilities(N, k, n_plus, n_minus) -> SignProbabilities:
 def _sign_chunk(N, k, n_plus, n_minus, d_max, lf) -> tuple[np.ndarray, np.ndarray]:
     m = n_plus + n_minus
     d = np.arange(d_max + 1)[None, :]
-    log_pd = _log_comb(m, d, lf) + _log_comb(N - m, k - d, lf) - _log_comb(N, k, lf)
+    log_pd = log_comb(m, d, lf) + log_comb(N - m, k - d, lf) - log_comb(N, k, lf)
     p_d = np.exp(log_pd)
     even = d % 2 == 0
     j = d // 2
@@ -182,7 +182,7 @@ def _sign_chunk(N, k, n_plus, n_minus, d_max, lf) -> tuple[np.ndarray, np.ndarra
     out = []
     for first, second in ((n_plus, n_minus), (n_minus, n_plus)):
         with np.errstate(invalid="ignore"):  # -inf - -inf beyond d = m, masked by ``live``
-            log_mid = _log_comb(first, mid, lf) + _log_comb(second, d - mid, lf) - _log_comb(m, d, lf)
+            log_mid = log_comb(first, mid, lf) + log_comb(second, d - mid, lf) - log_comb(m, d, lf)
         factor = np.where(even, (first - j) / room, -(second - j) / room)
         step = np.where(live, np.exp(log_mid) * factor, 0.0)
         g = np.cumsum(step, axis=1) - step  # G(d) = sum of the steps before d
@@ -202,7 +202,8 @@ def difference_pmf(N, k, n_plus, n_minus, eps: float = DEFAULT_EPS) -> tuple[np.
     offset = int(k.max()) if k.size else 0
     width = 2 * offset + 1
     pmf = np.zeros((len(keys), width))
-    for idx, a, b, P in _grid_chunks(*keys.T, eps=eps):
+    key_N, key_k, key_plus, key_minus = keys.T
+    for idx, a, b, P in _grid_chunks(key_N, key_k, key_plus, key_minus, eps):
         x = a[:, :, None] - b[:, None, :] + offset
         rows = np.broadcast_to(np.arange(len(idx))[:, None, None], P.shape)
         flat = np.bincount((rows * width + np.clip(x, 0, width - 1)).ravel(), weights=P.ravel(),

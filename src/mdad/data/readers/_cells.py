@@ -64,20 +64,6 @@ class Cells:
         if text not in self.notes:
             self.notes.append(text)
 
-    def extend(self, models: list[str], keys: list[Hashable], items: list[str], subtasks: list[str],
-               scores: list[float], where: list[str], names: list[str]) -> None:
-        """Many results at once (columns of equal length), without option scores."""
-        self.models += models
-        self.keys += keys
-        self.items += items
-        self.subtasks += subtasks
-        self.scores += scores
-        self.where += where
-        self.names += names
-        self.option_scores += [None] * len(scores)
-        self.gold += [None] * len(scores)
-        self.hashes += [None] * len(scores)
-
     def __len__(self) -> int:
         return len(self.scores)
 
@@ -100,7 +86,7 @@ class Cells:
         probs, gold = self._option_probs(m_idx, i_idx, n_models, n_items)
         try:
             return ResponseMatrix(
-                scores=table, models=model_names, items=_unique_names(ids), subtasks=subtasks,
+                scores=table, models=model_names, items=unique_names(ids), subtasks=subtasks,
                 option_probs=probs, gold=gold, source=self.source, notes=tuple(self.notes),
                 tasks=self.tasks, item_hashes=item_hashes,
             )
@@ -213,7 +199,7 @@ def _first_rows(codes: np.ndarray, n: int) -> np.ndarray:
     return first
 
 
-def _unique_names(ids: np.ndarray) -> np.ndarray:
+def unique_names(ids: np.ndarray) -> np.ndarray:
     """Item names, with a #k suffix on repeats (two different items that display alike)."""
     _, inverse, counts = np.unique(ids, return_inverse=True, return_counts=True)
     if counts.max() == 1:
