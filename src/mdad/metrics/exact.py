@@ -18,10 +18,6 @@ Every public function here returns a :class:`SignProbabilities` (``higher``, ``l
 - :func:`difference_pmf`: the whole distribution of K+ - K- (for strata), summed over the
   (K+, K-) grid cut to ``|K - E K| <= sqrt(k log(2/eps) / 2)`` in both coordinates, which by
   Hoeffding's bound for sampling without replacement leaves out a mass below ``2 eps``.
-- :func:`normal_sign_probabilities`: uniform design, normal approximation of
-  X = K+ - K- with the finite-population correction and a continuity correction. Its
-  error, checked over a grid of (N, k, n+, n-) in the tests, is at most 0.25 / sd(X), so at
-  most 0.05 once Var(X) >= 25; use it for speed on very large pools, not for small k.
 - :func:`stratified_sign_probabilities`: items drawn per stratum (subtask), the allocation
   itself possibly random: exact per stratum, convolved over strata (FFT), averaged over
   the allocations.
@@ -30,7 +26,7 @@ Every public function here returns a :class:`SignProbabilities` (``higher``, ``l
 - :func:`proportional_allocations`: the allocations of the proportional design (successive
   sampling with probability proportional to 1/subtask size), drawn by Monte Carlo: its
   answer is exact given the allocation and a Monte Carlo average over allocations.
-- :func:`normal_sign_probabilities_scores`: continuous scores, normal approximation.
+- :func:`normal_tails`: the two tails of a normal approximation (continuous scores).
 """
 
 from __future__ import annotations
@@ -212,21 +208,6 @@ def difference_pmf(N, k, n_plus, n_minus, eps: float = DEFAULT_EPS) -> tuple[np.
     return pmf[inverse], offset
 
 
-def normal_sign_probabilities(N, k, n_plus, n_minus) -> SignProbabilities:
-    """Normal approximation of (P(K+ > K-), P(K+ < K-)) with finite-population and continuity corrections.
-
-    X = K+ - K- has mean k mu and variance k s2 (N - k) / (N - 1), where mu = (n+ - n-)/N and
-    s2 = (n+ + n-)/N - mu^2 are the mean and variance of an item's +1/-1/0 contribution.
-    P(X >= 1) ~ 1 - Phi((0.5 - E X) / sd), P(X <= -1) ~ Phi((-0.5 - E X) / sd).
-    """
-    N, k, n_plus, n_minus = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(N, k, n_plus, n_minus))
-    _check_counts(N, k, n_plus, n_minus)
-    mu = (n_plus - n_minus) / np.maximum(N, 1)
-    s2 = (n_plus + n_minus) / np.maximum(N, 1) - mu**2
-    var = k * s2 * np.where(N > 1, (N - k) / np.maximum(N - 1, 1), 0.0)
-    return SignProbabilities(*normal_tails(k * mu, var, 0.5))
-
-
 def normal_tails(mean: np.ndarray, var: np.ndarray, half: float) -> tuple[np.ndarray, np.ndarray]:
     """P(X > half-way) and P(X < -half-way) of a normal; a point mass where the variance is 0."""
     sd = np.sqrt(np.maximum(var, 0.0))
@@ -234,23 +215,6 @@ def normal_tails(mean: np.ndarray, var: np.ndarray, half: float) -> tuple[np.nda
         pos = np.where(sd > 0, 1.0 - ndtr((half - mean) / sd), (mean > 0).astype(float))
         neg = np.where(sd > 0, ndtr((-half - mean) / sd), (mean < 0).astype(float))
     return pos, neg
-
-
-def normal_sign_probabilities_scores(
-    N, k, mean_diff, var_diff, continuity: bool = False
-) -> SignProbabilities:
-    """Normal approximation for any scores: the order of two models' plain means over k of N items.
-
-    ``mean_diff`` and ``var_diff`` are the mean and (population) variance over the pool of the
-    per-item score difference d = score1 - score2. The sum of d over the draw has mean
-    k mean_diff and variance k var_diff (N - k) / (N - 1). For continuous scores ties have
-    probability zero (``continuity=False``); for 0/1 scores ``continuity=True`` gives
-    :func:`normal_sign_probabilities`. Arrays may carry a trailing strata axis (then N, k,
-    mean_diff, var_diff are per stratum and the strata sums are independent).
-    """
-    N, k, m, v = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(N, k, mean_diff, var_diff))
-    fpc = np.where(N > 1, (N - k) / np.maximum(N - 1, 1), 0.0)
-    return SignProbabilities(*normal_tails(k * m, k * v * fpc, 0.5 if continuity else 0.0))
 
 
 def agreement(p_pos: np.ndarray, p_neg: np.ndarray, truth_sign: np.ndarray) -> np.ndarray:
