@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from naive_metrics import naive_kendall_tau_b, naive_mdad
 from typer.testing import CliRunner
 
 import mdad
@@ -17,7 +18,6 @@ from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
 from mdad.metrics.exact import sign_probabilities
 from mdad.microbenchmark import SelectedMicroBenchmark
-from naive_metrics import naive_kendall_tau_b, naive_mdad
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def test_summary_equals_brute_force_over_the_stored_runs(small_sim, random_asses
     np.testing.assert_allclose(a.estimates * 10, np.round(a.estimates * 10), atol=1e-9)
     assert a.sources == small_sim.n_models - 15 and a.runs == 6 and a.targets == 15
     assert a.error == pytest.approx(np.mean(np.abs(a.estimates - a.truths)))
-    assert a.kendall_tau == pytest.approx(np.mean([naive_kendall_tau_b(e, t) for e, t in zip(a.estimates, a.truths)]))
+    assert a.kendall_tau == pytest.approx(np.mean([naive_kendall_tau_b(e, t) for e, t in zip(a.estimates, a.truths, strict=True)]))
     expected = naive_mdad(a.estimates, a.truths)
     assert (a.mdad if a.mdad_reached else None) == expected
 

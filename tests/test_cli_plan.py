@@ -32,7 +32,10 @@ def test_plan_detect_gives_the_smallest_size_reaching_the_threshold(data_dir, gp
     k = int(re.search(r"(\d+) items order them correctly", flat(result.output)).group(1))
     stats = analytic.pair_stats(gpqa)
     part = stats.subset(bin_of(stats.diff_points) == 4)  # the 2.0-2.5 point bin
-    at = lambda size: analytic.agreement_probabilities(part, size).mean()
+
+    def at(size):
+        return analytic.agreement_probabilities(part, size).mean()
+
     assert at(k) >= 0.8 > at(k - 1)
     assert f"({len(part.first):,} pairs in the data)" in flat(result.output)
     stricter = runner.invoke(app, ["plan", "--dataset", "oll2-gpqa", "--detect", "2.2", "--threshold", "0.9"])

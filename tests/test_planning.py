@@ -33,7 +33,7 @@ def test_simulated_share_matches_the_exact_probability_within_its_monte_carlo_er
                     pos, neg = sign_probabilities(small_sim.n_items, int(k), plus, minus)
                     exact[k].append(float(agreement(pos, neg, np.sign(diff))))
     assert found.pairs == len(exact[found.sizes[0]]) > 50
-    for k, rate, se in zip(found.sizes, found.agreement, found.stderr):
+    for k, rate, se in zip(found.sizes, found.agreement, found.stderr, strict=True):
         assert abs(rate - np.mean(exact[k])) < 4 * se + 0.01, (k, rate, np.mean(exact[k]), se)
     assert found.agreement[-1] > found.agreement[0]
 

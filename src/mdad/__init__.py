@@ -15,11 +15,11 @@ The public API, thin over the library:
 Every option is keyword-only; results are small documented objects (see README.md, docs/).
 """
 
-from mdad import intervals, metrics, methods
+from mdad import intervals, methods, metrics
 from mdad.assessment import Assessment, assess
 from mdad.data import ResponseMatrix, from_frame, load, simulate, to_frame
-from mdad.errors import MdadError
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
+from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig, ExperimentResult
 from mdad.microbenchmark import SelectedMicroBenchmark, select
 from mdad.planning import compare, plan

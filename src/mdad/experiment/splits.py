@@ -10,8 +10,8 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_TARGETS
 from mdad.errors import MdadError
 from mdad.memory import require_memory
-from mdad.wording import plural
 from mdad.seeding import rng_for
+from mdad.wording import plural
 
 SPLIT_STREAM = "splits"
 MIN_MODELS = 4  # 2 targets and 2 source models

@@ -36,7 +36,7 @@ import numpy as np
 
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
-from mdad.metrics.exact import _log_comb, _log_factorials
+from mdad.metrics.exact import log_comb, log_factorials
 
 
 def check_level(level: float) -> float:
@@ -49,10 +49,10 @@ def check_level(level: float) -> float:
 @lru_cache(maxsize=64)
 def hypergeometric_table(N: int, k: int) -> np.ndarray:
     """P_M(X = x) for M = 0..N (rows) and x = 0..k (columns), k of N items drawn without replacement."""
-    lf = _log_factorials(3 * N + 3)
+    lf = log_factorials(3 * N + 3)
     M = np.arange(N + 1)[:, None]
     x = np.arange(k + 1)[None, :]
-    table = np.exp(_log_comb(M, x, lf) + _log_comb(N - M, k - x, lf) - _log_comb(np.array(N), np.array(k), lf))
+    table = np.exp(log_comb(M, x, lf) + log_comb(N - M, k - x, lf) - log_comb(np.array(N), np.array(k), lf))
     table.setflags(write=False)
     return table
 

@@ -77,7 +77,7 @@ class AccuracyPrior:
         h = self.bandwidth
         mass = np.zeros(N + 1)
         reach = KERNEL_REACH * h  # beyond it a kernel's mass is below 1e-15
-        for centre, weight in zip(np.concatenate([theta, -theta, np.pi - theta]).ravel(), np.tile(multiplicity, 3)):
+        for centre, weight in zip(np.concatenate([theta, -theta, np.pi - theta]).ravel(), np.tile(multiplicity, 3), strict=True):
             # the kernel and its reflections at 0 and pi/2, on the cut points it reaches
             lo = max(int(np.searchsorted(cut, centre - reach)) - 1, 0)
             hi = min(int(np.searchsorted(cut, centre + reach)) + 1, N + 2)

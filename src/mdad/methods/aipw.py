@@ -72,5 +72,6 @@ class AIPW(SelectionMethod):
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AIPWBenchmark:
         fit = prepared.fit
         items = rng.permutation(view.n_items)[:k]  # draw order kept: the folds follow it
+        low, high = prepared.guard_range
         return AIPWBenchmark(items=items, weights=np.full(k, 1.0 / k), a=fit.a, b=fit.b, folds=FOLDS,
-                             **prepared.guard_range)
+                             source_low=low, source_high=high)

@@ -60,7 +60,7 @@ class RandomStratifiedEqual(SelectionMethod):
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         members = [np.flatnonzero(view.subtasks == s) for s in range(view.n_subtasks)]
         alloc = equal_allocation(np.array([len(m) for m in members]), k, rng)
-        chosen = [rng.choice(m, size=n, replace=False) for m, n in zip(members, alloc) if n]
+        chosen = [rng.choice(m, size=n, replace=False) for m, n in zip(members, alloc, strict=True) if n]
         return plain_mean(np.sort(np.concatenate(chosen)))
 
 

@@ -72,10 +72,9 @@ class TinyPreparation:
         return self.fit.embedding
 
     @cached_property
-    def guard_range(self) -> dict[str, float]:
-        """The source models' range of predicted pool accuracy, for the extrapolation guard."""
-        low, high = pool_accuracy_range(self.fit.theta, self.fit.a, self.fit.b)
-        return {"source_low": low, "source_high": high}
+    def guard_range(self) -> tuple[float, float]:
+        """The source models' (lowest, highest) predicted pool accuracy, for the extrapolation guard."""
+        return pool_accuracy_range(self.fit.theta, self.fit.a, self.fit.b)
 
     @cached_property
     def variance(self) -> float:
@@ -202,8 +201,8 @@ class TinyBenchmarksPIRT(TinyBenchmarks):
     description = "IRT anchor points; p-IRT estimate (ability from the anchors predicts the rest of the pool)."
 
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
-        return PIRTBenchmark(items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b,
-                             **prepared.guard_range)
+        low, high = prepared.guard_range
+        return PIRTBenchmark(items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b, source_low=low, source_high=high)
 
 
 @METHODS.register(order=52)
@@ -212,7 +211,8 @@ class TinyBenchmarksGPIRT(TinyBenchmarks):
     description = "IRT anchor points; gp-IRT estimate (weighted mean and p-IRT blended by the paper's lambda)."
 
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
+        low, high = prepared.guard_range
         return GPIRTBenchmark(
             items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b, lam=prepared.gpirt_lambda(k),
-            **prepared.guard_range,
+            source_low=low, source_high=high,
         )

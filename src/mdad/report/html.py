@@ -19,11 +19,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mdad.defaults import BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, check_threshold, percent
 from mdad.errors import MdadError
-from mdad.outputs import write_csv, writing
 from mdad.experiment.evaluate import evaluate_store
 from mdad.experiment.executors import ordered_map
 from mdad.experiment.store import ResultStore
 from mdad.methods.names import SUFFIX, parse
+from mdad.outputs import write_csv, writing
 from mdad.report import figures
 from mdad.report.analytic import analytic_figures
 from mdad.report.group import group_differences, group_shares

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Mapping
+from typing import Literal, TypeVar
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
@@ -33,7 +34,7 @@ class Reader:
 
     name: str
     detect: Callable[[Path], bool]
-    read: Callable[[Path, "ReadOptions"], ResponseMatrix]
+    read: Callable[[Path, ReadOptions], ResponseMatrix]
     expects: str = ""
     options: frozenset[str] = frozenset()
     fallback: bool = False
@@ -138,16 +139,21 @@ class ReadOptions:
         return [name for name, choice in (("metric", self.metrics), ("filter", self.filters)) if choice.given]
 
 
+Key = TypeVar("Key")
+Run = TypeVar("Run")
+
+
 def pick_latest(
-    runs: Mapping[object, list[tuple[str, object]]], *, reruns: Reruns,
-    label: Callable[[object], str], where: Callable[[object], str],
-) -> tuple[dict, list[str]]:
+    runs: Mapping[Key, list[tuple[str, Run]]], *, reruns: Reruns,
+    label: Callable[[Key], str], where: Callable[[Run], str],
+) -> tuple[dict[Key, Run], list[str]]:
     """Each key's latest run: ``runs`` maps a key (a model and a task) to its [(date, run), ...].
 
     Under "latest" the older runs are dropped with a note; under "error" a rerun is an error.
     ``label(key)`` names the key ("Model 'X' on task 'T'"), ``where(run)`` a run (its file).
     """
-    kept, notes = {}, []
+    kept: dict[Key, Run] = {}
+    notes: list[str] = []
     for key, found in runs.items():
         found = sorted(found, key=lambda date_run: date_run[0])
         kept[key] = found[-1][1]

@@ -25,7 +25,14 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
 from mdad.data.readers import READERS
 from mdad.data.readers.base import (
-    Reader, ReadOptions, RunIdentity, content_hash, flat_args, model_names, pick_latest, relative_label,
+    Reader,
+    ReadOptions,
+    RunIdentity,
+    content_hash,
+    flat_args,
+    model_names,
+    pick_latest,
+    relative_label,
 )
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
@@ -87,7 +94,8 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
         model, task = str(spec["model"]), str(spec.get("task", file.stem))
         status = str(log.get("status", "success"))
         if status != "success":
-            error = log.get("error") if isinstance(log.get("error"), dict) else {}
+            logged_error = log.get("error")
+            error = logged_error if isinstance(logged_error, dict) else {}
             why = str(error.get("message") or "").strip().splitlines()
             notes.append(f"Skipped {file.name} (model {model!r}, task {task!r}): its status is {status!r}"
                          + (f" ({why[0][:120]})." if why else "."))
@@ -177,8 +185,7 @@ def _load(file: Path) -> tuple[dict, list[dict]]:
             raise MdadError(f"{file} is not a readable inspect .eval log ({exc}).") from None
     else:
         header = read_json(file)
-        samples = header.get("samples") if isinstance(header, dict) else None
-        samples = samples or []
+        samples = (header.get("samples") if isinstance(header, dict) else None) or []
     if not is_eval_log(header):
         raise MdadError(f"{file} is not an inspect evaluation log (no eval.model).")
     if not isinstance(samples, list) or not all(isinstance(s, dict) for s in samples):

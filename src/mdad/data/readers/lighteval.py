@@ -35,7 +35,7 @@ PREFERRED_METRICS = ("acc", "loglikelihood_acc", "em", "exact_match", "quasi_exa
 
 def is_details_table(columns: set[str]) -> bool:
     """Whether parquet columns look like lighteval details (either schema)."""
-    return CURRENT_COLUMNS <= columns or (FLAT_COLUMNS <= columns and ("example" in columns or "choices" in columns))
+    return columns >= CURRENT_COLUMNS or (columns >= FLAT_COLUMNS and ("example" in columns or "choices" in columns))
 
 
 def find_details_files(root: Path) -> list[Path]:

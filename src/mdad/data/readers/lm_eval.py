@@ -18,12 +18,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
 from mdad.data.readers import READERS
 from mdad.data.readers.base import (
-    Reader, ReadOptions, RunIdentity, content_hash, model_names, pick_latest, relative_label,
+    Reader,
+    ReadOptions,
+    RunIdentity,
+    content_hash,
+    model_names,
+    pick_latest,
+    relative_label,
 )
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
@@ -173,7 +178,8 @@ def _runs_in(folder: Path) -> dict[str, _Run]:
         data = read_json(file)
         if m is None or not isinstance(data, dict):
             continue
-        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        logged_config = data.get("config")
+        config = logged_config if isinstance(logged_config, dict) else {}
         runs[m["date"]] = _Run(
             folder=folder, date=m["date"],
             model_name=data.get("model_name") or None,
@@ -220,12 +226,13 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
         "harness": "lm-eval", **({"version": str(run.versions[task])} if task in run.versions else {}),
         **({"n_shot": str(run.n_shot[task])} if task in run.n_shot else {}),
     })
-    keys = []
+    keys: list[tuple[str, ...] | tuple[str, str, int]] = []
     occurrence: dict[tuple, int] = {}
     hash_count: dict[str, int] = defaultdict(int)
     for number, row in sorted(rows, key=lambda r: _doc_order(r[1]["doc_id"])):
         doc_id, doc_hash = row["doc_id"], row.get("doc_hash")
         where = f"{file.name} line {number}"
+        key: tuple[str, ...] | tuple[str, str, int]
         if doc_hash is None:
             key = (task, str(doc_id))
         else:
@@ -290,7 +297,8 @@ def _continuations(arguments) -> list[str] | None:
         conts = [a[1] if isinstance(a, list) and len(a) > 1 else None for a in arguments]
     else:
         return None
-    return conts if all(isinstance(c, str) for c in conts) else None
+    strings = [c for c in conts if isinstance(c, str)]
+    return strings if len(strings) == len(conts) else None
 
 
 def _logliks(row: dict) -> list[float] | None:
@@ -315,9 +323,9 @@ def _options(row: dict, metric: str, delimiter: str) -> tuple[list[float] | None
     cut = len(delimiter)
     choices = [c[cut:] if cut and c.startswith(delimiter) else c for c in conts]
     if metric == "acc_norm":
-        lls = [ll / max(len(c), 1) for ll, c in zip(lls, choices)]
+        lls = [ll / max(len(c), 1) for ll, c in zip(lls, choices, strict=True)]
     elif metric == "acc_bytes":
-        lls = [ll / max(len(c.encode("utf-8")), 1) for ll, c in zip(lls, choices)]
+        lls = [ll / max(len(c.encode("utf-8")), 1) for ll, c in zip(lls, choices, strict=True)]
     return lls, _gold(row.get("target"), choices)
 
 
