@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 import mdad
-from mdad.planning.exact import smallest_size
 from mdad.errors import MdadError
 from mdad.metrics import analytic, exact
 from mdad.metrics.pairwise import AgreementCurve, first_crossing
+from mdad.planning.exact import smallest_size
 
 
 def brute_force_agreement(N: int, k: int, n_plus: int, n_minus: int, draws: int = 0) -> float:

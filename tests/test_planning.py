@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+import mdad
 from mdad.cli import app
 from mdad.data import write_npz
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
 from mdad.metrics.exact import agreement, sign_probabilities
-import mdad
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, SimulatedMdadAtSize, simulated_plan
 
 

@@ -15,13 +15,13 @@ from typing import get_args
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers import READERS, ReadOptions, Reader
+from mdad.data.readers import READERS, Reader, ReadOptions
 from mdad.data.simulate import simulate
 from mdad.errors import MdadError
-from mdad.metrics.base import METRICS, Metric, ViewData
-from mdad.metrics.pairwise import pair_differences
 from mdad.methods import get as get_method
 from mdad.methods.base import Design, IntervalKind, MicroBenchmark, ScoresNeeded, SelectionMethod, SourceView
+from mdad.metrics.base import METRICS, Metric, ViewData
+from mdad.metrics.pairwise import pair_differences
 from mdad.seeding import rng_for
 
 SIZES = (5, 12)

@@ -38,10 +38,10 @@ from mdad.planning import compare as compare_pairs
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label
 
-MISSING_POLICIES = ("pairwise", "error", "drop-items", "drop-models")
 MISSING_HELP = ("Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), "
                 "error, drop-items or drop-models.")
-MissingPairwiseOption = Annotated[Literal[MISSING_POLICIES], typer.Option(help=MISSING_HELP)]
+PairwiseOrPolicy = Literal["pairwise", "error", "drop-items", "drop-models"]  # "pairwise" or a MissingPolicy
+MissingPairwiseOption = Annotated[PairwiseOrPolicy, typer.Option(help=MISSING_HELP)]
 SeedPlanOption = Annotated[int, typer.Option(
     help="Seed of the simulated dataset and of the proportional design's allocation draws.")]
 PAIRS_MEANING = ("'Pairs that far apart' are the pairs of models in the data whose full-benchmark accuracy difference "
@@ -49,7 +49,7 @@ PAIRS_MEANING = ("'Pairs that far apart' are the pairs of models in the data who
                  "at which their probability of being ordered correctly, averaged over those pairs, reaches --threshold.")
 
 
-def load_for_analysis(dataset: str | None, data: Path | None, seed: int, missing: str) -> ResponseMatrix:
+def load_for_analysis(dataset: str | None, data: Path | None, seed: int, missing: PairwiseOrPolicy) -> ResponseMatrix:
     """The matrix the user named; missing cells kept for pairwise use or handled by the policy."""
     matrix = read_data(dataset, data, seed)
     if missing == "pairwise":
@@ -103,7 +103,7 @@ def print_exact_smallest(found: ExactSmallestSize) -> None:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("items", justify="right")
     table.add_column(f"P(correct order), pairs {found.label} pts apart", justify="right")
-    for s, value in zip(found.sizes, found.agreement):
+    for s, value in zip(found.sizes, found.agreement, strict=True):
         table.add_row(f"[bold]{s}[/bold]" if s == k else str(s), f"{value:.3f}")
     console.print(table)
 
@@ -157,7 +157,7 @@ def print_simulated_plan(found: SimulatedPlan) -> None:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("items", justify="right")
     table.add_column(f"share ordered correctly, pairs {found.label} pts apart", justify="right")
-    for s_, rate, se in zip(found.sizes, found.agreement, found.stderr):
+    for s_, rate, se in zip(found.sizes, found.agreement, found.stderr, strict=True):
         table.add_row(f"[bold]{s_}[/bold]" if s_ == k else str(s_), f"{rate:.3f} ± {se:.3f}")
     console.print(table)
 
@@ -196,7 +196,8 @@ def compare(
     group: Annotated[str | None, typer.Option(help="A named model group (groups.json beside the data).")] = None,
     models: Annotated[list[str] | None, typer.Option(
         help="Models to compare (repeat the option or separate names by commas).")] = None,
-    method: Annotated[Literal[analytic.DESIGNS], typer.Option(help=(
+    # the choices are the registered random designs, known at import; typer reads them from the Literal at run time
+    method: Annotated[Literal[analytic.DESIGNS], typer.Option(help=(  # type: ignore[valid-type]
         f"{', '.join(analytic.DESIGNS[:-1])} or {analytic.DESIGNS[-1]}."))] = "random",
     threshold: ThresholdOption = DEFAULT_THRESHOLD,
     missing: MissingPairwiseOption = "pairwise",
@@ -233,10 +234,11 @@ def print_pairs(frame: pd.DataFrame, top: int, size: int, method: str) -> None:
     table.add_column("lower model", overflow="fold", ratio=1)
     for header in ("diff (pts)", "P(same order)", "< MDAD"):
         table.add_column(header, justify="right", no_wrap=True)
-    for row in shown.itertuples(index=False):
-        tie = row.difference_points == 0
-        table.add_row(literal(row.model_a), literal(row.model_b), f"{row.difference_points:.2f}",
-                      "tie" if tie else f"{row.p_correct_order:.3f}", "yes" if row.below_mdad else "no")
+    for first, second, difference, probability, below in zip(
+            shown["model_a"], shown["model_b"], shown["difference_points"].to_numpy(float),
+            shown["p_correct_order"].to_numpy(float), shown["below_mdad"], strict=True):
+        table.add_row(literal(first), literal(second), f"{difference:.2f}",
+                      "tie" if difference == 0 else f"{probability:.3f}", "yes" if below else "no")
     console.print(table)
     if (shown["difference_points"] == 0).any():
         console.print("tie: the two models have the same full-benchmark accuracy, so no order can be kept "

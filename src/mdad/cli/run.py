@@ -6,7 +6,7 @@ import os
 import shlex
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import numpy as np
 import typer
@@ -16,26 +16,38 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.cli.common import (
-    DatasetOption, FiguresOption, FilterOption, MetricOption, MissingOption, RerunsOption, SeedOption, ThresholdOption,
-    WorkersOption, app, console, err_console, friendly_errors, load_matrix, parse_list, plural,
+    DatasetOption,
+    FiguresOption,
+    FilterOption,
+    MetricOption,
+    MissingOption,
+    RerunsOption,
+    SeedOption,
+    ThresholdOption,
+    WorkersOption,
+    app,
+    console,
+    err_console,
+    friendly_errors,
+    load_matrix,
+    parse_list,
+    plural,
 )
 from mdad.cli.text import literal
-from mdad.data import DEFAULT_DATASET
-from mdad.data import ResponseMatrix
+from mdad.data import DEFAULT_DATASET, ResponseMatrix
 from mdad.data.builtin import BuiltinDataset, builtin_dataset
 from mdad.data.provenance import data_spec
-from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS
-from mdad.defaults import EXPERIMENT_SIZES, percent
-from mdad.outputs import check_output_folder
+from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES, percent
 from mdad.errors import MdadError
-from mdad.experiment.evaluate import METRICS, VIEWS
+from mdad.experiment.evaluate import METRICS, VIEWS, Metric
 from mdad.experiment.folder import RunOptions, run_into_folder
 from mdad.experiment.grid import Experiment, ExperimentConfig
-from mdad.experiment.splits import n_seen_items
 from mdad.experiment.sizes import SizeRequest, parse_sizes, unique_counts
+from mdad.experiment.splits import n_seen_items
+from mdad.experiment.store import ResultStore
 from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
-from mdad.experiment.store import ResultStore
+from mdad.outputs import check_output_folder
 from mdad.report.tables import NOT_REACHED, wide_summary
 
 
@@ -44,23 +56,23 @@ from mdad.report.tables import NOT_REACHED, wide_summary
 def run(
     ctx: typer.Context,
     dataset: DatasetOption = None,
-    data: Annotated[Optional[Path], typer.Option(help=(
+    data: Annotated[Path | None, typer.Option(help=(
         "Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a "
         "CSV/parquet table (file or folder)."))] = None,
-    methods: Annotated[Optional[str], typer.Option(
+    methods: Annotated[str | None, typer.Option(
         help=f"Comma-separated selection methods (default: all but {', '.join(method_registry.on_request())}; see 'mdad methods').")] = None,
-    sizes: Annotated[Optional[str], typer.Option(help=(
+    sizes: Annotated[str | None, typer.Option(help=(
         "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
         f"items); default: {','.join(map(str, EXPERIMENT_SIZES))} up to the seen pool; the paper's "
         f"{','.join(map(str, builtin_dataset(DEFAULT_DATASET).sizes))} on {DEFAULT_DATASET}."))] = None,
-    sources: Annotated[Optional[str], typer.Option(
+    sources: Annotated[str | None, typer.Option(
         help=f"Comma-separated numbers of source models (default: {DEFAULT_SOURCES}, or all non-target models if fewer)."
     )] = None,
     runs: Annotated[int, typer.Option(min=1, help="Random runs per cell.")] = EXPERIMENT_RUNS,
-    targets: Annotated[Optional[int], typer.Option(
+    targets: Annotated[int | None, typer.Option(
         help=f"Target models per run (default: {DEFAULT_TARGETS}, or half the models if fewer than "
              f"{2 * DEFAULT_TARGETS}).")] = None,
-    group: Annotated[Optional[str], typer.Option(
+    group: Annotated[str | None, typer.Option(
         help="Use this named model group (groups.json beside the data) as the targets in every run.")] = None,
     targets_from: Annotated[Literal["random", "top"], typer.Option(help=(
         "Where targets come from: 'random' (a fresh draw per run) or 'top' (the strongest models by accuracy on all "
@@ -70,12 +82,12 @@ def run(
     per_subtask: Annotated[bool, typer.Option("--per-subtask", help=(
         "Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined "
         "benchmark."))] = False,
-    curve_sizes: Annotated[Optional[str], typer.Option(
+    curve_sizes: Annotated[str | None, typer.Option(
         help="Sizes whose agreement curves the report shows (default: the smallest and the largest).")] = None,
     figures: FiguresOption = None,
     missing: MissingOption = "error",
     workers: WorkersOption = 0,
-    scheduler: Annotated[Optional[str], typer.Option(
+    scheduler: Annotated[str | None, typer.Option(
         help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster.")] = None,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
@@ -186,8 +198,8 @@ def command_line(ctx: typer.Context) -> str:
 @friendly_errors
 def report(
     out: Annotated[Path, typer.Argument(help="A folder written by 'mdad run'.")],
-    threshold: Annotated[Optional[float], typer.Option(help="Recompute MDAD at another agreement threshold.")] = None,
-    curve_sizes: Annotated[Optional[str], typer.Option(
+    threshold: Annotated[float | None, typer.Option(help="Recompute MDAD at another agreement threshold.")] = None,
+    curve_sizes: Annotated[str | None, typer.Option(
         help="Sizes whose agreement curves the report shows (default: as run).")] = None,
     figures: FiguresOption = None,
     workers: WorkersOption = 0,
@@ -215,7 +227,7 @@ def print_table(summary) -> None:
     if frame.empty:
         console.print("No finished cells.")
         return
-    columns = [(f"MDAD {view}", f"MDAD {view} (pts)", None) for view in VIEWS]
+    columns: list[tuple[str, str, Metric | None]] = [(f"MDAD {view}", f"MDAD {view} (pts)", None) for view in VIEWS]
     columns += [(f"{metric.label}\n{view}", metric.column(view), metric) for metric in METRICS for view in VIEWS]
     for (method, n_sources), rows in frame.groupby(["method", "sources"], sort=False):
         table = Table(title=f"{literal(method)} ({n_sources} source models)", title_justify="left", box=box.SIMPLE_HEAD,
@@ -230,7 +242,7 @@ def print_table(summary) -> None:
         if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
             # a line, not a column: the table stays within 80 columns
             counts = ", ".join(f"{size} items {flagged}" for size, flagged in
-                               zip(rows["size"], rows["flagged targets per run"]) if flagged != "")
+                               zip(rows["size"], rows["flagged targets per run"], strict=True) if flagged != "")
             console.print(f"Flagged targets per run (model-based estimates that extrapolate): {counts}.",
                           highlight=False)
     if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
 from mdad.errors import MdadError
 from mdad.wording import plural
+
+MissingPolicy = Literal["error", "drop-items", "drop-models"]  # what to do with cells not evaluated
+MISSING_POLICIES: tuple[MissingPolicy, ...] = get_args(MissingPolicy)
 
 
 def _as_str_array(values, what: str, length: int) -> np.ndarray:
@@ -240,7 +243,7 @@ class ResponseMatrix:
             tasks=self.tasks, item_hashes=None if self.item_hashes is None else self.item_hashes[ii],
         )
 
-    def require_complete(self, missing: Literal["error", "drop-items", "drop-models"] = "error") -> ResponseMatrix:
+    def require_complete(self, missing: MissingPolicy = "error") -> ResponseMatrix:
         """This matrix without missing cells: raise, or drop the items or models that have them."""
         nan = np.isnan(self.scores)
         if not nan.any():

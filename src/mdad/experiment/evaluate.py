@@ -16,7 +16,11 @@ from mdad.experiment.executors import ordered_map
 from mdad.experiment.store import Cell, ResultStore
 from mdad.metrics.base import METRICS, Metric, ViewData
 from mdad.metrics.pairwise import (
-    AgreementCurve, agreement_curve, agreement_from_differences, mdad_from_curve, pair_differences,
+    AgreementCurve,
+    agreement_curve,
+    agreement_from_differences,
+    mdad_from_curve,
+    pair_differences,
 )
 from mdad.metrics.robust import robust_mdad
 from mdad.seeding import rng_for

@@ -40,7 +40,7 @@ class SourceView:
         return int(self.subtasks.max()) + 1 if self.subtasks.size else 0
 
     @classmethod
-    def from_arrays(cls, scores, gold_prob=None, subtasks=None, has_option_probs=None) -> "SourceView":
+    def from_arrays(cls, scores, gold_prob=None, subtasks=None, has_option_probs=None) -> SourceView:
         """Build a view, compacting subtask labels of any kind to codes 0..m-1."""
         scores = np.asarray(scores, dtype=np.float32)
         labels = np.zeros(scores.shape[1], int) if subtasks is None else np.asarray(subtasks)
@@ -86,11 +86,11 @@ class MicroBenchmark:  # registered in KINDS, below
         return out
 
     @classmethod
-    def from_params(cls, params: dict, items: np.ndarray) -> "MicroBenchmark":
+    def from_params(cls, params: dict, items: np.ndarray) -> MicroBenchmark:
         """Rebuild a micro-benchmark saved by ``estimator_params`` (lists become arrays)."""
         METHODS.load()  # every method's module (and plug-in) is imported, so its estimator classes are registered
         target = KINDS.get(params.get("kind", "weighted"))
-        values = {}
+        values: dict[str, Any] = {}
         for f in fields(target):
             if f.name == "items":
                 continue
@@ -165,17 +165,17 @@ class SelectionMethod(ABC):
     prepares when it is not given what ``prepare`` returned (docs/extending.md).
     """
 
-    name: ClassVar[str]
-    description: ClassVar[str]
-    preparation: ClassVar[str | None] = None
+    name: str
+    description: str
+    preparation: str | None = None
     adaptive: ClassVar[bool] = False  # True: each target gets its own items (see ``outcomes``)
     default: ClassVar[bool] = True  # run when no methods are named
     # "uniform" or "stratified": items drawn uniformly at random (within each subtask) without
     # looking at the sources, so the analytic curves and exact intervals apply; None otherwise
-    design: ClassVar[Design | None] = None
-    scores: ClassVar[ScoresNeeded] = "either"  # what the data must hold (see ``ScoresNeeded``)
-    interval: ClassVar[IntervalKind] = "calibrated"  # how a saved micro-benchmark's intervals are had
-    bounded: ClassVar[bool] = True  # estimates lie in [0, 1] (an unbiased estimator may step outside)
+    design: Design | None = None
+    scores: ScoresNeeded = "either"  # what the data must hold (see ``ScoresNeeded``)
+    interval: IntervalKind = "calibrated"  # how a saved micro-benchmark's intervals are had
+    bounded: bool = True  # estimates lie in [0, 1] (an unbiased estimator may step outside)
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         """The size-independent work of one run on ``view`` (None when there is none)."""

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.data.provenance import read_again
-from mdad import methods as method_registry
 from mdad.defaults import BIN_TEXT, DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits

@@ -10,8 +10,8 @@ read))``; installed packages add theirs through the ``mdad.readers`` entry point
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers.base import RERUN_POLICIES, Reader, ReadOptions, Reruns

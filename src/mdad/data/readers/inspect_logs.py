@@ -22,8 +22,8 @@ from pathlib import Path
 import zstandard
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers._cells import Cells
 from mdad.data.readers import READERS
+from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
     Reader,
     ReadOptions,

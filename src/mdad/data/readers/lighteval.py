@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers._cells import Cells
 from mdad.data.readers import READERS
+from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import Reader, ReadOptions, RunIdentity, content_hash, flat_args, model_names, pick_latest
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers._cells import Cells
 from mdad.data.readers import READERS
+from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
     Reader,
     ReadOptions,
