@@ -70,9 +70,12 @@ def test_lm_eval_rerun_keeps_the_latest_with_a_note_or_refuses():
     row = m.model_index(["model-a"])[0]
     cols = [list(m.items).index(f"tiny_mc/{r['doc_id']}") for r in rows]
     np.testing.assert_allclose(m.gold_prob()[row, cols], expected, rtol=1e-6)
-    note = next(n for n in m.notes if "older run" in n)
+    note = next(n for n in m.notes if "answered again" in n)
     assert older.name in note and latest.name in note and "model-a" in note
-    with pytest.raises(MdadError, match=r"Model 'model-a' on task 'tiny_mc' was run 2 times .*reruns='latest'"):
+    assert f"5 items were answered again ({older.name}, {latest.name})" in note  # a whole rerun: every item again
+    assert "the latest answer of each is read (rerun policy 'latest')" in note
+    with pytest.raises(MdadError, match=r"Model 'model-a' on task 'tiny_mc' was run 2 times and 5 items were answered "
+                                        r"again .*; keep one answer per item or read with the rerun policy 'latest'\."):
         read_source(folder, reruns="error")
 
 
@@ -90,7 +93,8 @@ def test_inspect_rerun_error_status_and_model_arguments_on_default_eval_logs():
         np.testing.assert_array_equal(_column(m, model, [f"tiny_qa/{i}" for i in (1, 2, 3, "q4")]), scores)
     skipped = [n for n in m.notes if n.startswith("Skipped")]
     assert len(skipped) == 1 and "mockllm/delta" in skipped[0] and "status is 'error'" in skipped[0]
-    assert any("mockllm/alpha" in n and "1 older run dropped" in n for n in m.notes)
+    assert any("Model 'mockllm/alpha' on task 'tiny_qa' was run 2 times and 4 items were answered again" in n
+               for n in m.notes)
     with pytest.raises(MdadError, match=r"Model 'mockllm/alpha' on task 'tiny_qa' was run 2 times"):
         read_source(folder, reruns="error")
 
@@ -104,7 +108,7 @@ def test_lighteval_rerun_keeps_the_latest_with_a_note():
     rows = pq.read_table(mc).to_pylist()
     np.testing.assert_array_equal(_column(m, "org/model-a", [f"tiny_mc|0/{r['doc']['id']}" for r in rows]),
                                   [r["metric"]["acc"] for r in rows])
-    assert sum("1 older run dropped" in n for n in m.notes) == 2  # one per task
+    assert sum("was run 2 times and 5 items were answered again" in n for n in m.notes) == 2  # one per task
     with pytest.raises(MdadError, match="was run 2 times"):
         read_source(folder, reruns="error")
 

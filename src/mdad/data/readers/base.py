@@ -12,13 +12,16 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Mapping
+from typing import Callable, Hashable, Literal, Mapping, TypeVar
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 
 RERUN_POLICIES = ("latest", "error")
 Reruns = Literal["latest", "error"]
+K = TypeVar("K")
+R = TypeVar("R")
+A = TypeVar("A")
 
 
 @dataclass(frozen=True)
@@ -117,8 +120,9 @@ class TaskChoice:
 class ReadOptions:
     """How to read harness results: metric and filter per task, and the policy for reruns.
 
-    ``reruns``: two runs of one model (same model arguments, same folder) on the same task
-    are a rerun; "latest" keeps the latest and says so in a note, "error" refuses.
+    ``reruns``: runs of one model (same model arguments, same folder) on one task add up,
+    item by item; an item answered in several of them is a rerun of that item: "latest" keeps
+    the latest answer and says so in a note, "error" refuses.
     """
 
     metric: str | Mapping[str, str] | None = None
@@ -138,31 +142,45 @@ class ReadOptions:
         return [name for name, choice in (("metric", self.metrics), ("filter", self.filters)) if choice.given]
 
 
-def pick_latest(
-    runs: Mapping[object, list[tuple[str, object]]], *, reruns: Reruns,
-    label: Callable[[object], str], where: Callable[[object], str],
-) -> tuple[dict, list[str]]:
-    """Each key's latest run: ``runs`` maps a key (a model and a task) to its [(date, run), ...].
+def rerun_policy(policy: Reruns) -> str:
+    """How notes and errors name a rerun policy, for library and command-line users alike."""
+    return f"rerun policy {policy!r}"
 
-    Under "latest" the older runs are dropped with a note; under "error" a rerun is an error.
-    ``label(key)`` names the key ("Model 'X' on task 'T'"), ``where(run)`` a run (its file).
+
+def combine_runs(
+    runs: Mapping[K, list[tuple[str, R]]], answers: Callable[[K, R], Mapping[Hashable, A]], *, reruns: Reruns,
+    label: Callable[[K], str], where: Callable[[R], str],
+) -> tuple[dict[K, list[A]], list[str]]:
+    """Each key's answers, item by item, over all its runs; and the notes.
+
+    ``runs`` maps a key (a model and a task) to its [(date, run), ...]; ``answers(key, run)``
+    reads one run as {item: answer}. Runs of one key add up: an item answered in one run is
+    kept; an item answered in several runs is a rerun of that item, and the policy applies to
+    it: "latest" keeps the latest run's answer, with one note per key naming how many items
+    were answered again and in which runs; "error" refuses in one sentence. ``label(key)``
+    names the key ("Model 'X' on task 'T'"), ``where(run)`` a run (its file).
     """
-    kept, notes = {}, []
+    combined, notes = {}, []
     for key, found in runs.items():
-        found = sorted(found, key=lambda date_run: date_run[0])
-        kept[key] = found[-1][1]
-        if len(found) == 1:
+        ordered = [run for _, run in sorted(found, key=lambda date_run: date_run[0])]
+        kept: dict[Hashable, A] = {}
+        answered_in: dict[Hashable, list[int]] = {}
+        for position, run in enumerate(ordered):
+            for item, answer in answers(key, run).items():
+                kept[item] = answer
+                answered_in.setdefault(item, []).append(position)
+        again = [positions for positions in answered_in.values() if len(positions) > 1]
+        combined[key] = list(kept.values())
+        if not again:
             continue
-        older = ", ".join(where(run) for _, run in found[:-1])
+        files = ", ".join(where(ordered[p]) for p in sorted({p for positions in again for p in positions}))
+        items = f"{len(again)} {'item was' if len(again) == 1 else 'items were'} answered again"
         if reruns == "error":
-            raise MdadError(
-                f"{label(key)} was run {len(found)} times ({older}, {where(found[-1][1])}); "
-                "keep one run or read with reruns='latest'."
-            )
-        n = len(found) - 1
-        notes.append(f"{label(key)}: {n} older {'run' if n == 1 else 'runs'} dropped ({older}); "
-                     f"the latest, {where(found[-1][1])}, is read (reruns='latest').")
-    return kept, notes
+            raise MdadError(f"{label(key)} was run {len(ordered)} times and {items} ({files}); keep one answer "
+                            f"per item or read with the {rerun_policy('latest')}.")
+        notes.append(f"{label(key)} was run {len(ordered)} times and {items} ({files}); the latest answer of "
+                     f"each is read ({rerun_policy('latest')}).")
+    return combined, notes
 
 
 @dataclass(frozen=True)
