@@ -192,32 +192,57 @@ class RunIdentity:
     folder: str = ""
 
 
+CHECKPOINT_ARGS = ("revision", "peft", "delta")
+UNSET = frozenset({"", "null", "None", "main"})
+
+
+def run_name(identity: RunIdentity) -> str:
+    """The name a run is shown by, whatever else is read with it: its name, plus the arguments that
+    tell checkpoints of one model apart (``revision``, ``peft``, ``delta``) when set to other than
+    the default (``main``, empty): ``name,revision=step4000``."""
+    args = dict(identity.args)
+    return ",".join([identity.name, *(f"{k}={args[k]}" for k in CHECKPOINT_ARGS if args.get(k, "") not in UNSET)])
+
+
 def model_names(identities: set[RunIdentity]) -> tuple[dict[RunIdentity, str], list[str]]:
     """A distinct, readable name per model, and a note per name shared by several models.
 
-    A model is called by its name alone; where runs share a name, the arguments that differ
-    between them are added (``name,revision=step1000``), then, when those are the same, the
-    folder (``name (ckpt-1000)``). Runs are never merged.
+    A model is called by :func:`run_name` (its name, with its revision if any), so the name does
+    not depend on the other models read with it. Only where runs still share that name are the
+    other arguments that differ between them added (``name,dtype=float16``), then, when those
+    are the same, the folder (``name (ckpt-1000)``). Runs are never merged.
     """
     by_name: dict[str, list[RunIdentity]] = {}
     for identity in sorted(identities, key=lambda i: (i.name, i.args, i.folder)):
         by_name.setdefault(identity.name, []).append(identity)
     names, notes = {}, []
     for name, group in by_name.items():
-        if len(group) == 1:
-            names[group[0]] = name
-            continue
-        args = {identity: dict(identity.args) for identity in group}
-        keys = sorted({k for a in args.values() for k in a})
-        differ = [k for k in keys if len({a.get(k) for a in args.values()}) > 1]
-        labels = {i: ",".join([name, *(f"{k}={args[i][k]}" for k in differ if k in args[i])]) for i in group}
-        if len(set(labels.values())) < len(group):
-            labels = {i: f"{labels[i]} ({i.folder})" for i in group}
+        labels = {identity: run_name(identity) for identity in group}
+        if len(group) > 1:
+            for label in set(labels.values()):
+                alike = [i for i in group if labels[i] == label]
+                if len(alike) > 1:
+                    labels.update(_told_apart(label, alike))
+            differ = _differing_args(group)
+            what = f"different arguments ({', '.join(differ)})" if differ else "the same arguments in different folders"
+            notes.append(f"Model {name!r} was run with {what}: each run is a model of its own "
+                         f"({', '.join(labels[i] for i in group)}).")
         names.update(labels)
-        what = f"different arguments ({', '.join(differ)})" if differ else "the same arguments in different folders"
-        notes.append(f"Model {name!r} was run with {what}: each run is a model of its own "
-                     f"({', '.join(labels[i] for i in group)}).")
     return names, notes
+
+
+def _differing_args(runs: list[RunIdentity]) -> list[str]:
+    args = [dict(identity.args) for identity in runs]
+    return [k for k in sorted({k for a in args for k in a}) if len({a.get(k) for a in args}) > 1]
+
+
+def _told_apart(label: str, runs: list[RunIdentity]) -> dict[RunIdentity, str]:
+    """Names for runs shown alike: the arguments that differ between them, then their folder."""
+    differ = [k for k in _differing_args(runs) if k not in CHECKPOINT_ARGS]
+    labels = {i: ",".join([label, *(f"{k}={v}" for k, v in i.args if k in differ)]) for i in runs}
+    if len(set(labels.values())) < len(runs):
+        labels = {i: f"{labels[i]} ({i.folder})" for i in runs}
+    return labels
 
 
 def flat_args(config: object, prefix: str = "") -> tuple[tuple[str, str], ...]:

@@ -114,8 +114,9 @@ def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> Res
     revision, another folder) are models of their own, named by what distinguishes them.
     Runs of one model on a task add up, document by document (one run per asked document is
     one model); a document answered again is a rerun: ``options.reruns`` keeps the latest
-    answer (with a note) or refuses. Every run must have the same task version and n-shot. The metric defaults to each task's main metric (first of its metric_list,
-    else acc, else exact_match); the filter to "none" or the task's first. Items are aligned
+    answer (with a note) or refuses. Every run must have the same task version and n-shot.
+    The metric defaults to each task's main metric (first of its metric_list, else acc, else
+    exact_match); the filter to "none" or the task's first. Items are aligned
     across models by doc_hash when present, else by (task, doc_id). Multiple-choice tasks also
     give per-option probabilities: softmax of the option loglikelihoods, divided by the option
     length in characters for acc_norm (bytes for acc_bytes), as lm-eval normalises;
