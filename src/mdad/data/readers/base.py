@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Hashable, Literal, Mapping, TypeVar
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers._cells import Cells
 from mdad.errors import MdadError
 
 RERUN_POLICIES = ("latest", "error")
@@ -148,19 +149,19 @@ def rerun_policy(policy: Reruns) -> str:
 
 
 def combine_runs(
-    runs: Mapping[K, list[tuple[str, R]]], answers: Callable[[K, R], Mapping[Hashable, A]], *, reruns: Reruns,
-    label: Callable[[K], str], where: Callable[[R], str],
-) -> tuple[dict[K, list[A]], list[str]]:
-    """Each key's answers, item by item, over all its runs; and the notes.
+    runs: Mapping[K, list[tuple[str, R]]], answers: Callable[[K, R], Mapping[Hashable, A]],
+    keep: Callable[[K, list[A]], None], *, reruns: Reruns, label: Callable[[K], str], where: Callable[[R], str],
+) -> list[str]:
+    """Each key's answers, item by item, over all its runs, handed to ``keep(key, answers)``; the notes.
 
     ``runs`` maps a key (a model and a task) to its [(date, run), ...]; ``answers(key, run)``
-    reads one run as {item: answer}. Runs of one key add up: an item answered in one run is
-    kept; an item answered in several runs is a rerun of that item, and the policy applies to
-    it: "latest" keeps the latest run's answer, with one note per key naming how many items
+    reads one run as {item: answer}; one key's runs are held at a time. Runs of one key add up:
+    an item answered in one run is kept; an item answered in several runs is a rerun of that
+    item, and the policy applies to it: "latest" keeps the latest run's answer, with one note per key naming how many items
     were answered again and in which runs; "error" refuses in one sentence. ``label(key)``
     names the key ("Model 'X' on task 'T'"), ``where(run)`` a run (its file).
     """
-    combined, notes = {}, []
+    notes = []
     for key, found in runs.items():
         ordered = [run for _, run in sorted(found, key=lambda date_run: date_run[0])]
         kept: dict[Hashable, A] = {}
@@ -170,17 +171,27 @@ def combine_runs(
                 kept[item] = answer
                 answered_in.setdefault(item, []).append(position)
         again = [positions for positions in answered_in.values() if len(positions) > 1]
-        combined[key] = list(kept.values())
-        if not again:
-            continue
-        files = ", ".join(where(ordered[p]) for p in sorted({p for positions in again for p in positions}))
-        items = f"{len(again)} {'item was' if len(again) == 1 else 'items were'} answered again"
-        if reruns == "error":
-            raise MdadError(f"{label(key)} was run {len(ordered)} times and {items} ({files}); keep one answer "
-                            f"per item or read with the {rerun_policy('latest')}.")
-        notes.append(f"{label(key)} was run {len(ordered)} times and {items} ({files}); the latest answer of "
-                     f"each is read ({rerun_policy('latest')}).")
-    return combined, notes
+        if again:
+            files = ", ".join(where(ordered[p]) for p in sorted({p for positions in again for p in positions}))
+            items = f"{len(again)} {'item was' if len(again) == 1 else 'items were'} answered again"
+            if reruns == "error":
+                raise MdadError(f"{label(key)} was run {len(ordered)} times and {items} ({files}); keep one answer "
+                                f"per item or read with the {rerun_policy('latest')}.")
+            notes.append(f"{label(key)} was run {len(ordered)} times and {items} ({files}); the latest answer of "
+                         f"each is read ({rerun_policy('latest')}).")
+        keep(key, list(kept.values()))
+    return notes
+
+
+def add_to(cells: Cells) -> Callable[[object, list[list[dict]]], None]:
+    """A ``keep`` for :func:`combine_runs` whose answers are lists of cells: each cell added to ``cells``."""
+
+    def keep(key: object, kept: list[list[dict]]) -> None:
+        for rows in kept:
+            for cell in rows:
+                cells.add(**cell)
+
+    return keep
 
 
 @dataclass(frozen=True)

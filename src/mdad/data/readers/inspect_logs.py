@@ -24,7 +24,7 @@ import zstandard
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
-    Reader, ReadOptions, RunIdentity, combine_runs, content_hash, flat_args, model_names, relative_label,
+    Reader, ReadOptions, RunIdentity, add_to, combine_runs, content_hash, flat_args, model_names, relative_label,
 )
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
@@ -103,15 +103,11 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
         file, spec, samples = run
         return _log_answers(cells, names[key[0]], key[1], file, spec, samples, options, versions)
 
-    combined, rerun_notes = combine_runs(
-        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, reruns=options.reruns,
-        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].name,
+    rerun_notes = combine_runs(
+        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
+        reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].name,
     )
-    cells.notes += notes + identity_notes + rerun_notes
-    for kept in combined.values():
-        for rows in kept:
-            for cell in rows:
-                cells.add(**cell)
+    cells.notes[:0] = notes + identity_notes + rerun_notes
     for note in options.metrics.finish():
         cells.note(note)
     return cells.to_matrix()

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
-    Reader, ReadOptions, RunIdentity, combine_runs, content_hash, flat_args, model_names,
+    Reader, ReadOptions, RunIdentity, add_to, combine_runs, content_hash, flat_args, model_names,
 )
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
@@ -105,15 +105,11 @@ def read_lighteval(path: str | Path, *, options: ReadOptions | None = None) -> R
         cells.tasks.setdefault(task, {"harness": "lighteval", **({"version": str(version)} if version is not None else {})})
         return _file_answers(file, model, task, options)
 
-    combined, rerun_notes = combine_runs(
-        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, reruns=options.reruns,
-        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].parent.name,
+    rerun_notes = combine_runs(
+        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
+        reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].parent.name,
     )
-    cells.notes += notes + rerun_notes
-    for kept in combined.values():
-        for rows in kept:
-            for cell in rows:
-                cells.add(**cell)
+    cells.notes[:0] = notes + rerun_notes
     for note in options.metrics.finish():
         cells.note(note)
     return cells.to_matrix()

@@ -22,7 +22,7 @@ from pathlib import Path
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
-    Reader, ReadOptions, RunIdentity, combine_runs, content_hash, model_names, relative_label,
+    Reader, ReadOptions, RunIdentity, add_to, combine_runs, content_hash, model_names, relative_label,
 )
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
@@ -140,15 +140,11 @@ def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> Res
         return found
 
     with paused_gc():
-        combined, rerun_notes = combine_runs(
-            dict(sorted(runs.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, reruns=options.reruns,
-            label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda file_run: file_run[0].name,
+        rerun_notes = combine_runs(
+            dict(sorted(runs.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
+            reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda file_run: file_run[0].name,
         )
         _check_same_task_versions(task_runs)
-        for kept in combined.values():
-            for rows in kept:
-                for cell in rows:
-                    cells.add(**cell)
     cells.notes[:0] = [*notes, *rerun_notes]
     for note in [*options.metrics.finish(), *options.filters.finish()]:
         cells.note(note)
