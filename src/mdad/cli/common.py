@@ -24,8 +24,8 @@ FIGURE_FORMATS: tuple[FigureFormat, ...] = get_args(FigureFormat)
 METRIC_HELP = ("Metric to read from harness results: one name for every task that has it (e.g. acc_norm; "
                "the others keep their main metric), or TASK=METRIC,...; default: each task's main metric.")
 FILTER_HELP = "lm-eval filter to keep, for every task that has it, or TASK=FILTER,... (default: 'none' or the first)."
-RERUNS_HELP = ("A model run twice on one task (same model arguments and folder): 'latest' keeps the latest run "
-               "and says so, 'error' refuses.")
+RERUNS_HELP = ("An item answered again by one model (same model arguments and folder; runs of other items add up): "
+               "'latest' keeps the latest answer and says so, 'error' refuses.")
 
 console = Console()
 err_console = Console(stderr=True)

@@ -115,7 +115,8 @@ def load(source: str | Path, *, metric: str | None = None, filter_name: str | No
     filter_name : str, optional
         The lm-evaluation-harness filter to keep, in the same forms.
     reruns : {"latest", "error"}
-        A model run again on a task: keep the latest run (with a note) or refuse.
+        An item a model answered again (its runs of one task add up item by item): keep the
+        latest answer (with a note) or refuse.
 
     Returns
     -------

@@ -28,10 +28,11 @@ from mdad.data.readers.base import (
     Reader,
     ReadOptions,
     RunIdentity,
+    add_to,
+    combine_runs,
     content_hash,
     flat_args,
     model_names,
-    pick_latest,
     relative_label,
 )
 from mdad.data.readers.jsonlines import read_json
@@ -74,8 +75,9 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
     """A matrix of every model on every sample of every task (subtask = task name).
 
     A model is its name, model arguments and folder: logs differing in any of them are models
-    of their own. A model's later log of the same task is a rerun (``options.reruns``: keep
-    the latest, with a note, or refuse). Logs whose status is not "success" (an error, a
+    of their own. A model's logs of one task add up, sample by sample (one log per asked
+    sample, ``--sample-id``, is one model); a sample answered again is a rerun
+    (``options.reruns``: keep the latest answer, with a note, or refuse). Logs whose status is not "success" (an error, a
     cancelled run) are skipped with a note naming them. The metric names a scorer (default:
     each task's first); a scorer whose value is a dict is chosen as "scorer.key". Samples
     without a score (errors) are missing cells.
@@ -104,23 +106,29 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
         identity = RunIdentity(model, args, relative_label(file.parent, root))
         found[(identity, task)].append((str(spec.get("created", "")), (file, spec, samples)))
     names, identity_notes = model_names({identity for identity, _ in found})
-    kept, rerun_notes = pick_latest(
-        found, reruns=options.reruns,
-        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].name,
-    )
     cells = Cells(source=str(path))
-    cells.notes += notes + identity_notes + rerun_notes
     versions: dict[str, tuple[object, str, Path]] = {}
-    for (identity, task), (file, spec, samples) in sorted(kept.items(), key=lambda kv: (names[kv[0][0]], kv[0][1])):
-        _add_log(cells, names[identity], task, file, spec, samples, options, versions)
+
+    def answers(key: tuple, run: tuple[Path, dict, list[dict]]) -> dict:
+        file, spec, samples = run
+        return _log_answers(cells, names[key[0]], key[1], file, spec, samples, options, versions)
+
+    rerun_notes = combine_runs(
+        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
+        reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].name,
+    )
+    cells.notes[:0] = notes + identity_notes + rerun_notes
     for note in options.metrics.finish():
         cells.note(note)
     return cells.to_matrix()
 
 
-def _add_log(cells: Cells, model: str, task: str, file: Path, spec: dict, samples: list[dict],
-             options: ReadOptions, versions: dict) -> None:
-    """One log's samples, epochs averaged (inspect's default reducer, mean)."""
+def _log_answers(cells: Cells, model: str, task: str, file: Path, spec: dict, samples: list[dict],
+                 options: ReadOptions, versions: dict) -> dict[tuple, list[dict]]:
+    """One log's samples, epochs averaged (inspect's default reducer, mean): {(task, sample id): [its cell]}.
+
+    ``versions`` holds the first version seen of each task: a log of another version is refused.
+    """
     version = spec.get("task_version", 0)
     seen = versions.setdefault(task, (version, model, file))
     if seen[0] != version:
@@ -162,13 +170,15 @@ def _add_log(cells: Cells, model: str, task: str, file: Path, spec: dict, sample
     if unscored:
         cells.note(f"Model {model!r}: {unscored} {'sample' if unscored == 1 else 'samples'} of task {task!r} "
                    f"in {file.name} have no score (errors); those cells are missing.")
+    found: dict[tuple, list[dict]] = {}
     for sample_id, epochs in per_sample.items():
         values = [v for v, _ in epochs.values() if not math.isnan(v)]
         score = sum(values) / len(values) if values else math.nan
-        cells.add(
-            model, (task, sample_id), f"{task}/{sample_id}", task, score, next(iter(epochs.values()))[1],
-            name=f"task {task!r} sample {sample_id}", content=content[sample_id],
-        )
+        found[(task, sample_id)] = [dict(
+            model=model, key=(task, sample_id), item=f"{task}/{sample_id}", subtask=task, score=score,
+            where=next(iter(epochs.values()))[1], name=f"task {task!r} sample {sample_id}", content=content[sample_id],
+        )]
+    return found
 
 
 def _load(file: Path) -> tuple[dict, list[dict]]:
