@@ -31,7 +31,8 @@ from mdad.data import ResponseMatrix, read_npz, simulate
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import UNIFORM_WEIGHT, AccuracyPrior
-from mdad.intervals.trust import design_of, exact_bounds, exact_pair_probabilities
+from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
+from mdad.micro.trust import design_of
 from mdad.methods.aipw import AIPWBenchmark
 from mdad.methods.base import SourceView
 from mdad.seeding import rng_for

@@ -15,7 +15,7 @@ from mdad.data import write_npz
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
 from mdad.metrics.exact import sign_probabilities
-from mdad.microbenchmark import SelectedMicroBenchmark
+from mdad.micro import SelectedMicroBenchmark
 from naive_metrics import naive_kendall_tau_b, naive_mdad
 
 

@@ -19,7 +19,7 @@ from mdad.data import ResponseMatrix, from_frame, load, simulate, to_frame
 from mdad.errors import MdadError
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad.experiment.grid import Experiment, ExperimentConfig, ExperimentResult
-from mdad.microbenchmark import SelectedMicroBenchmark, select
+from mdad.micro import SelectedMicroBenchmark, select
 
 __version__ = "0.1.0"
 

@@ -23,7 +23,7 @@ from mdad.data import load
 from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.splits import MIN_MODELS
-from mdad.microbenchmark import SelectedMicroBenchmark, select
+from mdad.micro import SelectedMicroBenchmark, select
 
 
 @app.command("select")

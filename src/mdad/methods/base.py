@@ -11,6 +11,7 @@ import numpy as np
 
 from mdad.errors import MdadError
 from mdad.exact import on_estimate_grid
+from mdad.intervals.results import EstimateIntervals
 
 if TYPE_CHECKING:
     from mdad.irt.guard import GuardFlags
@@ -63,6 +64,7 @@ class MicroBenchmark:
     uses_gold_prob: bool = False
 
     kind: ClassVar[str] = "weighted"
+    own_interval_name: ClassVar[str] = ""  # what the table column of ``own_intervals`` is called ("AIPW")
     _kinds: ClassVar[dict[str, type["MicroBenchmark"]]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
@@ -123,6 +125,11 @@ class MicroBenchmark:
 
     def flags(self, scores: np.ndarray) -> GuardFlags | None:
         """The extrapolation guard of model-based estimates (mdad.irt.guard); None for the others."""
+        return None
+
+    def own_intervals(self, scores: np.ndarray, models: np.ndarray) -> EstimateIntervals | None:
+        """The interval the estimator itself gives each target (``scores``: targets x k, on ``items``;
+        ``models``: their names), besides the ones mdad.micro.trust derives; None for most estimators."""
         return None
 
 

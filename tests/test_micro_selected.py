@@ -14,7 +14,7 @@ import mdad
 from mdad.cli import app
 from mdad.data import write_npz
 from mdad.errors import MdadError
-from mdad.microbenchmark import SelectedMicroBenchmark
+from mdad.micro import SelectedMicroBenchmark
 from lm_eval_samples import DATE, build_known
 
 FIXTURES = Path(__file__).parent / "fixtures"
