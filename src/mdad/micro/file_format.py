@@ -92,19 +92,19 @@ def decode(data: dict) -> dict[str, Any]:
     positions = np.array(data["pool_positions"])
     if positions.ndim != 1 or (positions.size and positions.dtype.kind not in "iu"):
         raise MdadError("pool_positions must be a list of integers")
-    return dict(
-        method=str(data["method"]), item_ids=items, subtasks=np.array(data["subtasks"], dtype=str),
-        micro=MicroBenchmark.from_params(data["estimator"], positions.astype(np.int64)),
-        seed=int(data["seed"]),
-        data_source=str(data.get("data_source", "")), data_fingerprint=str(data.get("data_fingerprint", "")),
-        n_pool=int(data.get("pool_items", len(items))),
-        assessment=Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
-        tasks=data.get("tasks") or {},
-        item_hashes=np.array(data["item_hashes"], dtype=str) if data.get("item_hashes") is not None else None,
-        pool_subtasks=_pool_subtasks(data.get("pool_subtasks")),
-        pair_prior=PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
-        accuracy_prior=AccuracyPrior.from_json(data["accuracy_prior"]) if data.get("accuracy_prior") else None,
-    )
+    return {
+        "method": str(data["method"]), "item_ids": items, "subtasks": np.array(data["subtasks"], dtype=str),
+        "micro": MicroBenchmark.from_params(data["estimator"], positions.astype(np.int64)),
+        "seed": int(data["seed"]),
+        "data_source": str(data.get("data_source", "")), "data_fingerprint": str(data.get("data_fingerprint", "")),
+        "n_pool": int(data.get("pool_items", len(items))),
+        "assessment": Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
+        "tasks": data.get("tasks") or {},
+        "item_hashes": np.array(data["item_hashes"], dtype=str) if data.get("item_hashes") is not None else None,
+        "pool_subtasks": _pool_subtasks(data.get("pool_subtasks")),
+        "pair_prior": PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
+        "accuracy_prior": AccuracyPrior.from_json(data["accuracy_prior"]) if data.get("accuracy_prior") else None,
+    }
 
 
 def _pool_subtasks(value) -> dict[str, int] | None:

@@ -89,7 +89,7 @@ class SelectedMicroBenchmark:
         scores, gold = self.item_scores(matrix)
         frame = pd.DataFrame({"estimate": on_estimate_grid(self.micro.estimate(scores, gold))}, index=index)
         own = self.micro.own_intervals(scores, np.asarray(matrix.models))
-        if own is not None:
+        if own is not None:  # the estimator's own interval (AIPW's)
             frame["low"], frame["high"] = own.low, own.high
         return _with_flags(frame, self.micro.flags(scores))
 
@@ -104,6 +104,13 @@ class SelectedMicroBenchmark:
         return estimate_intervals(scores, estimates, np.asarray(matrix.models), method=self.method,
                                   strata=self._strata(), calibration=calibration, prior=self.accuracy_prior,
                                   level=level, population=population)
+
+    def own_intervals(self, matrix: ResponseMatrix) -> EstimateIntervals | None:
+        """The interval the estimator itself gives every model of ``matrix`` (AIPW's; ``MicroBenchmark.own_intervals``),
+        None when it gives none (most estimators, and every adaptive test)."""
+        if self.adaptive:
+            return None
+        return self.micro.own_intervals(self.item_scores(matrix)[0], np.asarray(matrix.models))
 
     def order_probabilities(self, matrix: ResponseMatrix) -> OrderProbabilities:
         """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""
@@ -210,7 +217,7 @@ class SelectedMicroBenchmark:
         file_format.write(self.to_json(), path)
 
     @classmethod
-    def load(cls, path: str | Path) -> "SelectedMicroBenchmark":
+    def load(cls, path: str | Path) -> SelectedMicroBenchmark:
         """Read a micro-benchmark ``save`` wrote; one clear error for a broken or foreign file."""
         return cls(**file_format.read(path))
 
