@@ -20,8 +20,9 @@ def _per_stratum(values: np.ndarray, codes: np.ndarray, n_strata: int) -> np.nda
     return np.stack([values[:, codes == s].sum(axis=1) for s in range(n_strata)], axis=1).round().astype(np.int64)
 
 
-def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray, *,
-                 level: float, prior: AccuracyPrior | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+def exact_bounds(
+    sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray, *, level: float, prior: AccuracyPrior | None = None
+) -> tuple[np.ndarray, np.ndarray, str]:
     """Interval (accuracies) of every model from its 0/1 ``scores`` on the chosen items, and how it was made.
 
     ``sizes``/``drawn``: pool and chosen items per stratum; ``codes``: the stratum of each chosen
@@ -36,16 +37,26 @@ def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores
         design = f"{len(sizes)}-subtask stratified estimate with Kish's effective number of items"
     if prior is not None:
         low, high = posterior_count_interval(prior, k, x, level=level)
-        how = (f"empirical Bayes: posterior interval, prior from {len(prior.counts)} source models' full-benchmark "
-               f"accuracies ({100 * prior.uniform_weight:g}% uniform), finite-population ({design}) likelihood")
+        how = (
+            f"empirical Bayes: posterior interval, prior from {len(prior.counts)} source models' full-benchmark "
+            f"accuracies ({100 * prior.uniform_weight:g}% uniform), finite-population ({design}) likelihood"
+        )
     else:
         low, high = count_interval(total, k, x, level=level)
         how = f"exact: finite-population ({design}) mid-p interval, valid for every model"
     return low / total, high / total, how
 
 
-def exact_pair_probabilities(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray,
-                             first: np.ndarray, second: np.ndarray, *, prior: PairPrior | None = None) -> np.ndarray:
+def exact_pair_probabilities(
+    sizes: np.ndarray,
+    drawn: np.ndarray,
+    codes: np.ndarray,
+    scores: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    *,
+    prior: PairPrior | None = None,
+) -> np.ndarray:
     """P(the full benchmark ranks model ``first`` above ``second``) for pairs of rows of 0/1 ``scores``."""
     a, b = scores[first], scores[second]
     plus = _per_stratum((a == 1) & (b == 0), codes, len(sizes))

@@ -60,8 +60,7 @@ def _unreliable(orders: OrderProbabilities, threshold: float) -> int:
     return int(np.sum(orders.probability < threshold))
 
 
-def estimate_report(chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, *, level: float = 0.9,
-                    population: bool = False) -> EstimateReport:
+def estimate_report(chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, *, level: float = 0.9, population: bool = False) -> EstimateReport:
     """Estimate every model of ``matrix`` with ``chosen``, with intervals (``level``; ``population``:
     see ``SelectedMicroBenchmark.intervals``), order probabilities, table and notes."""
     details = chosen.details(matrix)
@@ -76,8 +75,15 @@ def estimate_report(chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, *, l
     return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes)
 
 
-def _columns(chosen: SelectedMicroBenchmark, details: pd.DataFrame, intervals: EstimateIntervals,
-             orders: OrderProbabilities, own: EstimateIntervals | None, threshold: float, level: float) -> list[Column]:
+def _columns(
+    chosen: SelectedMicroBenchmark,
+    details: pd.DataFrame,
+    intervals: EstimateIntervals,
+    orders: OrderProbabilities,
+    own: EstimateIntervals | None,
+    threshold: float,
+    level: float,
+) -> list[Column]:
     """The table's columns, rows ranked by estimate (best first); a column only when it has something to show."""
     ranked = np.argsort(-intervals.estimate, kind="stable")
     n_pairs = len(orders.gap)
@@ -86,18 +92,34 @@ def _columns(chosen: SelectedMicroBenchmark, details: pd.DataFrame, intervals: E
         Column("estimate", [f"{100 * intervals.estimate[i]:.1f}" for i in ranked], numeric=True, no_wrap=True),
     ]
     if np.isfinite(intervals.low).any():
-        columns.append(Column(f"{100 * level:g}% interval", [
-            "" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}"
-            for i in ranked], numeric=True, no_wrap=True))
-    columns.append(Column("gap", [f"{orders.gap[p]:.1f}" if p < n_pairs else "" for p in range(len(ranked))],
-                          numeric=True, no_wrap=True))
+        columns.append(
+            Column(
+                f"{100 * level:g}% interval",
+                ["" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}" for i in ranked],
+                numeric=True,
+                no_wrap=True,
+            )
+        )
+    columns.append(Column("gap", [f"{orders.gap[p]:.1f}" if p < n_pairs else "" for p in range(len(ranked))], numeric=True, no_wrap=True))
     if np.isfinite(orders.probability).any():
         probability = [orders.probability[p] if p < n_pairs else np.nan for p in range(len(ranked))]
-        columns.append(Column("P(order holds)", ["" if np.isnan(p) else f"{p:.2f}" for p in probability],
-                              warned=[bool(p < threshold) for p in probability], numeric=True, no_wrap=True))
+        columns.append(
+            Column(
+                "P(order holds)",
+                ["" if np.isnan(p) else f"{p:.2f}" for p in probability],
+                warned=[bool(p < threshold) for p in probability],
+                numeric=True,
+                no_wrap=True,
+            )
+        )
     if own is not None:
-        columns.append(Column(f"{chosen.micro.own_interval_name} {100 * own.level:g}% interval",
-                              [f"{100 * own.low[i]:.1f} - {100 * own.high[i]:.1f}" for i in ranked], numeric=True))
+        columns.append(
+            Column(
+                f"{chosen.micro.own_interval_name} {100 * own.level:g}% interval",
+                [f"{100 * own.low[i]:.1f} - {100 * own.high[i]:.1f}" for i in ranked],
+                numeric=True,
+            )
+        )
     if chosen.adaptive:
         columns.append(Column("answered", [str(details["answered"].iloc[i]) for i in ranked], numeric=True))
         columns.append(Column("next item", [details["next_item"].iloc[i] or "(done)" for i in ranked], fold=True))
@@ -107,25 +129,33 @@ def _columns(chosen: SelectedMicroBenchmark, details: pd.DataFrame, intervals: E
     return columns
 
 
-def _notes(chosen: SelectedMicroBenchmark, details: pd.DataFrame, intervals: EstimateIntervals,
-           orders: OrderProbabilities, threshold: float) -> list[Note]:
+def _notes(
+    chosen: SelectedMicroBenchmark, details: pd.DataFrame, intervals: EstimateIntervals, orders: OrderProbabilities, threshold: float
+) -> list[Note]:
     """The lines below the table: where the numbers come from, what they do not promise, what to do next."""
     notes = [Note(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.")]
     if len(orders.gap) and np.isfinite(orders.probability).all():
-        notes.append(Note(f"{_unreliable(orders, threshold)} of the {len(orders.gap)} neighbouring pairs keep their order on the full "
-                          f"benchmark with probability below {100 * threshold:g}%: those orders are not reliable."))
+        notes.append(
+            Note(
+                f"{_unreliable(orders, threshold)} of the {len(orders.gap)} neighbouring pairs keep their order on the full "
+                f"benchmark with probability below {100 * threshold:g}%: those orders are not reliable."
+            )
+        )
     beyond = beyond_sources_note(chosen.best_source_accuracy, intervals.estimate, intervals.kind)
     if beyond:
         notes.append(Note(beyond, warning=True))
     if chosen.assessment is None:
-        notes.append(Note("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its "
-                          "MDAD)."))
+        notes.append(Note("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its MDAD)."))
     else:
         notes.append(Note(describe_assessment(chosen.assessment)))
     if "flagged" in details and details["flagged"].any():
         flagged = details[details["flagged"]]
-        notes.append(Note(f"{plural(len(flagged), 'estimate')} of {len(details)} flagged as extrapolations, "
-                          "unreliable because the source models do not cover them:"))
+        notes.append(
+            Note(
+                f"{plural(len(flagged), 'estimate')} of {len(details)} flagged as extrapolations, "
+                "unreliable because the source models do not cover them:"
+            )
+        )
         notes.extend(Note(f"  {model}: {row['reason']}.") for model, row in flagged.iterrows())
     if chosen.adaptive and (details["next_item"] != "").any():
         notes.append(Note("Ask each model its next item, then run this command again with the new results."))

@@ -29,15 +29,25 @@ def encode(fields: dict[str, Any]) -> dict:
     """The JSON object of a micro-benchmark's ``fields``; optional parts only when present."""
     micro: MicroBenchmark = fields["micro"]
     optional = {
-        "item_hashes": fields["item_hashes"], "pool_subtasks": fields["pool_subtasks"],
-        "pair_prior": fields["pair_prior"], "accuracy_prior": fields["accuracy_prior"],
+        "item_hashes": fields["item_hashes"],
+        "pool_subtasks": fields["pool_subtasks"],
+        "pair_prior": fields["pair_prior"],
+        "accuracy_prior": fields["accuracy_prior"],
         "assessment": fields["assessment"],
     }
     return {
-        "format": FORMAT, "method": fields["method"], "size": micro.size, "seed": fields["seed"],
-        "data_source": fields["data_source"], "data_fingerprint": fields["data_fingerprint"],
-        "pool_items": fields["n_pool"], "items": fields["item_ids"].tolist(), "subtasks": fields["subtasks"].tolist(),
-        "pool_positions": micro.items.tolist(), "estimator": micro.estimator_params(), "tasks": fields["tasks"],
+        "format": FORMAT,
+        "method": fields["method"],
+        "size": micro.size,
+        "seed": fields["seed"],
+        "data_source": fields["data_source"],
+        "data_fingerprint": fields["data_fingerprint"],
+        "pool_items": fields["n_pool"],
+        "items": fields["item_ids"].tolist(),
+        "subtasks": fields["subtasks"].tolist(),
+        "pool_positions": micro.items.tolist(),
+        "estimator": micro.estimator_params(),
+        "tasks": fields["tasks"],
         **{name: _json_value(value) for name, value in optional.items() if value is not None},
     }
 
@@ -93,10 +103,13 @@ def decode(data: dict) -> dict[str, Any]:
     if positions.ndim != 1 or (positions.size and positions.dtype.kind not in "iu"):
         raise MdadError("pool_positions must be a list of integers")
     return {
-        "method": str(data["method"]), "item_ids": items, "subtasks": np.array(data["subtasks"], dtype=str),
+        "method": str(data["method"]),
+        "item_ids": items,
+        "subtasks": np.array(data["subtasks"], dtype=str),
         "micro": MicroBenchmark.from_params(data["estimator"], positions.astype(np.int64)),
         "seed": int(data["seed"]),
-        "data_source": str(data.get("data_source", "")), "data_fingerprint": str(data.get("data_fingerprint", "")),
+        "data_source": str(data.get("data_source", "")),
+        "data_fingerprint": str(data.get("data_fingerprint", "")),
         "n_pool": int(data.get("pool_items", len(items))),
         "assessment": Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
         "tasks": data.get("tasks") or {},

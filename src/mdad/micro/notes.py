@@ -21,26 +21,35 @@ class Note:
 
 def describe_assessment(a: Assessment) -> str:
     """How far estimates are off, and which differences the micro-benchmark orders reliably."""
-    head = (f"On {a.runs} held-out splits ({a.targets} target models, {a.sources} source models, same method and "
-            f"size): estimates are off by {100 * a.error:.1f} points on average, Kendall tau {a.kendall_tau:.2f}")
+    head = (
+        f"On {a.runs} held-out splits ({a.targets} target models, {a.sources} source models, same method and "
+        f"size): estimates are off by {100 * a.error:.1f} points on average, Kendall tau {a.kendall_tau:.2f}"
+    )
     share = f"{100 * a.threshold:.0f}%"
     robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"
     if not a.mdad_reached:
-        return (f"{head}; MDAD not reached (logistic fit: {robust}): no bin of differences is ordered correctly "
-                f"{share} of the time.")
+        return f"{head}; MDAD not reached (logistic fit: {robust}): no bin of differences is ordered correctly {share} of the time."
     high = "not reached" if a.mdad_high != a.mdad_high else f"{a.mdad_high:g}"
-    return (f"{head}; MDAD {a.mdad:g} points [95% interval {a.mdad_low:g}, {high}] (logistic fit: {robust}): "
-            f"models closer than that are ordered correctly less than {share} of the time.")
+    return (
+        f"{head}; MDAD {a.mdad:g} points [95% interval {a.mdad_low:g}, {high}] (logistic fit: {robust}): "
+        f"models closer than that are ordered correctly less than {share} of the time."
+    )
 
 
 BEYOND_SOURCES = {
-    "exact": ("The exact intervals hold for them too; the order probabilities rest on the source models' pairs and "
-              "were overconfident for models better than all of them (benchmarks/README.md)."),
-    "population": ("The --population intervals covered such models less often than their level and the order "
-                   "probabilities, resting on the source models' pairs, were overconfident for them "
-                   "(benchmarks/README.md); without --population the intervals hold for any model."),
-    "calibrated": ("Intervals and order probabilities were calibrated on models like the sources; for models better "
-                   "than all of them they are not measured and may be too confident."),
+    "exact": (
+        "The exact intervals hold for them too; the order probabilities rest on the source models' pairs and "
+        "were overconfident for models better than all of them (benchmarks/README.md)."
+    ),
+    "population": (
+        "The --population intervals covered such models less often than their level and the order "
+        "probabilities, resting on the source models' pairs, were overconfident for them "
+        "(benchmarks/README.md); without --population the intervals hold for any model."
+    ),
+    "calibrated": (
+        "Intervals and order probabilities were calibrated on models like the sources; for models better "
+        "than all of them they are not measured and may be too confident."
+    ),
     "none": "Estimates of models better than every source are extrapolations of what the sources showed.",
 }
 
@@ -55,5 +64,7 @@ def beyond_sources_note(best_source_accuracy: float | None, estimates: np.ndarra
     above = int(np.sum(estimates > best)) if best is not None else 0
     if not above:
         return None
-    return (f"{above} of the {len(estimates)} models are estimated above every model the micro-benchmark was chosen "
-            f"from (the best scored {100 * best:.1f}%). {BEYOND_SOURCES[kind]}")
+    return (
+        f"{above} of the {len(estimates)} models are estimated above every model the micro-benchmark was chosen "
+        f"from (the best scored {100 * best:.1f}%). {BEYOND_SOURCES[kind]}"
+    )

@@ -24,8 +24,10 @@ from mdad.wording import plural
 def check_sample_lists(method: str, *, lm_eval_samples: bool, inspect: bool) -> None:
     """Refuse an unknown method, and sample lists for an adaptive test (each model gets its own items)."""
     if method_registry.get(method).adaptive and (lm_eval_samples or inspect):
-        raise MdadError(f"{method} asks each new model its own items one at a time, so there is no fixed sample list: "
-                        "ask the first item it names, then 'mdad estimate' names the next after each answer.")
+        raise MdadError(
+            f"{method} asks each new model its own items one at a time, so there is no fixed sample list: "
+            "ask the first item it names, then 'mdad estimate' names the next after each answer."
+        )
 
 
 def assessment_runs(n_models: int, runs: int, targets: int | None) -> int:
@@ -61,31 +63,52 @@ class Selection:
         chosen, matrix = self.chosen, self.matrix
         method, size, n_subtasks = chosen.method, chosen.size, len(set(chosen.subtasks.tolist()))
         if chosen.adaptive:
-            notes = [Note(f"{method}: an adaptive test of {size} items from the pool of {matrix.n_items} items of "
-                          f"{matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}. Every new model "
-                          f"starts with item {chosen.first_item()}; after each answer 'mdad estimate {out} RESULTS' "
-                          "names its next item.")]
+            notes = [
+                Note(
+                    f"{method}: an adaptive test of {size} items from the pool of {matrix.n_items} items of "
+                    f"{matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}. Every new model "
+                    f"starts with item {chosen.first_item()}; after each answer 'mdad estimate {out} RESULTS' "
+                    "names its next item."
+                )
+            ]
         else:
-            notes = [Note(f"{method}: {size} of {matrix.n_items} items from {matrix.source} "
-                          f"({plural(n_subtasks, 'subtask')}) written to {out}.")]
+            notes = [Note(f"{method}: {size} of {matrix.n_items} items from {matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}.")]
         if chosen.assessment is not None:
             notes.append(Note(describe_assessment(chosen.assessment)))
         if self.lm_eval_samples is not None and samples_path is not None:
-            notes.append(Note(f"lm-eval samples ({', '.join(self.lm_eval_samples)}) written to {samples_path}. Evaluate a "
-                              "new model on these items only with: "
-                              f"{lm_eval.samples_command(self.lm_eval_samples, samples_path)}; then: mdad estimate {out} NEW"))
+            notes.append(
+                Note(
+                    f"lm-eval samples ({', '.join(self.lm_eval_samples)}) written to {samples_path}. Evaluate a "
+                    "new model on these items only with: "
+                    f"{lm_eval.samples_command(self.lm_eval_samples, samples_path)}; then: mdad estimate {out} NEW"
+                )
+            )
         if self.inspect_commands:
             notes.append(Note(f"Evaluate a new model on these samples only with inspect, then: mdad estimate {out} NEW"))
             notes.extend(Note(f"  {command}", command=True) for command in self.inspect_commands)
         if self.too_few_models:
-            notes.append(Note(f"Not assessed: with {plural(matrix.n_models, 'model')} there are too few to hold out 2 "
-                              f"targets and keep 2 source models (at least {MIN_MODELS} are needed)."))
+            notes.append(
+                Note(
+                    f"Not assessed: with {plural(matrix.n_models, 'model')} there are too few to hold out 2 "
+                    f"targets and keep 2 source models (at least {MIN_MODELS} are needed)."
+                )
+            )
         return notes
 
 
-def build_selection(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, runs: int = 20,
-                    targets: int | None = None, threshold: float = DEFAULT_THRESHOLD, workers: int = 1,
-                    lm_eval_samples: bool = False, inspect: bool = False) -> Selection:
+def build_selection(
+    matrix: ResponseMatrix,
+    method: str,
+    size: int,
+    *,
+    seed: int = 0,
+    runs: int = 20,
+    targets: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    workers: int = 1,
+    lm_eval_samples: bool = False,
+    inspect: bool = False,
+) -> Selection:
     """Choose ``size`` items of ``matrix`` with ``method`` (``mdad.select``), write-ready sample lists when asked
     for, and its assessment on ``runs`` held-out splits (``mdad.assess``; skipped with too few models).
 
@@ -97,6 +120,5 @@ def build_selection(matrix: ResponseMatrix, method: str, size: int, *, seed: int
     commands = chosen.inspect_commands() if inspect else []
     made = assessment_runs(matrix.n_models, runs, targets)
     if made:
-        chosen = chosen.with_assessment(assess(matrix, method, size, runs=made, targets=targets, seed=seed,
-                                               workers=workers, threshold=threshold))
+        chosen = chosen.with_assessment(assess(matrix, method, size, runs=made, targets=targets, seed=seed, workers=workers, threshold=threshold))
     return Selection(chosen, matrix, samples, commands, runs)
