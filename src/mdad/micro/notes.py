@@ -61,7 +61,9 @@ def beyond_sources_note(best_source_accuracy: float | None, estimates: np.ndarra
     ``best_source_accuracy``: the best of them (None: not stored); ``kind``:
     :attr:`EstimateIntervals.kind`, which answer was printed."""
     best = best_source_accuracy
-    above = int(np.sum(estimates > best)) if best is not None else 0
+    if best is None:
+        return None
+    above = int(np.sum(estimates > best))
     if not above:
         return None
     return (
