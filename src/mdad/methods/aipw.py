@@ -48,9 +48,8 @@ class AIPWBenchmark(MicroBenchmark):
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
         return self.interval(scores).estimate
 
-    def own_intervals(self, scores: np.ndarray, models: np.ndarray) -> EstimateIntervals:
-        """Each target's 95% interval from the cross-fitted estimate's variance estimate."""
-        level = 0.95
+    def own_intervals(self, scores: np.ndarray, models: np.ndarray, *, level: float = 0.95) -> EstimateIntervals:
+        """Each target's t interval at ``level`` from the cross-fitted estimate's variance estimate."""
         result = self.interval(scores, confidence=level)
         return EstimateIntervals(np.asarray(models), result.estimate, result.low, result.high, level,
                                  "AIPW: t interval from the cross-fitted estimate's variance estimate", "estimator")

@@ -127,9 +127,9 @@ class MicroBenchmark:
         """The extrapolation guard of model-based estimates (mdad.irt.guard); None for the others."""
         return None
 
-    def own_intervals(self, scores: np.ndarray, models: np.ndarray) -> EstimateIntervals | None:
-        """The interval the estimator itself gives each target (``scores``: targets x k, on ``items``;
-        ``models``: their names), besides the ones mdad.micro.trust derives; None for most estimators."""
+    def own_intervals(self, scores: np.ndarray, models: np.ndarray, *, level: float = 0.95) -> EstimateIntervals | None:
+        """The interval at ``level`` the estimator itself gives each target (``scores``: targets x k, on
+        ``items``; ``models``: their names), besides the ones mdad.micro.trust derives; None for most estimators."""
         return None
 
 
