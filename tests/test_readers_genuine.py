@@ -199,7 +199,7 @@ def test_estimate_refuses_a_changed_gold_answer_even_with_the_same_version(tmp_p
         loaded.estimate(read_source(FIXTURES / "lm_eval_v2"))  # data v2 changes the gold answer of document 2 only
 
 
-# ---- 6-8 covered above and in test_microbenchmark; 9. lighteval gold consistency on every row ----
+# ---- 6-8 covered above and in test_micro_selected; 9. lighteval gold consistency on every row ----
 
 def test_lighteval_changed_generation_answer_is_refused(tmp_path):
     for folder in ("lighteval", "lighteval_changed"):

@@ -19,7 +19,7 @@ from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.micro import file_format, harness
-from mdad.micro.trust import design_strata, estimate_intervals, neighbour_orders
+from mdad.micro.trust import Strata, design_strata, estimate_intervals, neighbour_orders
 from mdad.seeding import rng_for
 
 TASK_IDENTITY = ("harness", "version", "n_shot")  # what must match between the data and later results
@@ -119,7 +119,7 @@ class SelectedMicroBenchmark:
         return neighbour_orders(scores, estimates, np.asarray(matrix.models), method=self.method,
                                 strata=self._strata(), calibration=calibration, prior=self.pair_prior)
 
-    def _strata(self):
+    def _strata(self) -> Strata | None:
         """The exact design's strata (mdad.micro.trust.design_strata), None when it has none."""
         return design_strata(self.method, self.n_pool, self.subtasks, self.pool_subtasks)
 
