@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import mdad
+from mdad.assessment import Assessment, assess
 from mdad.cli import app
 from mdad.data import write_npz
 from mdad.errors import MdadError
@@ -130,3 +131,21 @@ def test_select_on_too_few_models_says_it_cannot_assess(small_sim, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Not assessed: with 3 models" in " ".join(result.output.split())
     assert SelectedMicroBenchmark.load(tmp_path / "m.json").assessment is None
+
+
+def test_every_registered_metric_reaches_the_assessment_and_its_file():
+    from mdad.cli.micro import describe_assessment
+    from mdad.metrics.base import METRICS, Metric
+
+    spread = Metric("spread", "estimate spread", "standard deviation of the estimates", lambda d: float(np.std(d.estimates)),
+                    scale=100.0, unit="pts", digits=1, better="higher")
+    METRICS.add(spread)
+    try:
+        a = assess(mdad.simulate(seed=0, n_models=30, n_items=80), "random", 10, runs=3)
+        back = Assessment.from_json(a.to_json())
+        sentence = describe_assessment(a)
+    finally:
+        METRICS.remove("spread")
+    assert a.metrics["spread"] == pytest.approx(np.std(a.estimates))
+    assert set(a.metrics) == {"error", "kendall_tau", "spread"} and back.metrics == pytest.approx(a.metrics)
+    assert f"estimate spread {round(100 * a.metrics['spread'], 1):g} pts" in sentence

@@ -97,7 +97,7 @@ def plan(
         min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
     threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = DEFAULT_THRESHOLD,
     method: Annotated[str, typer.Option(help=(
-        "random, random-stratified-equal, random-stratified-proportional (exact), or any other method (simulated)."))
+        f"{', '.join(analytic.DESIGNS)} (exact), or any other method (simulated)."))
     ] = "random",
     results: Annotated[Optional[Path], typer.Option(
         help="Folder of a finished 'mdad run': answer from its simulated curves.")] = None,
@@ -259,7 +259,7 @@ def compare(
     models: Annotated[Optional[List[str]], typer.Option(
         help="Models to compare (repeat the option or separate names by commas).")] = None,
     method: Annotated[Literal[analytic.DESIGNS], typer.Option(help=(
-        "random, random-stratified-equal or random-stratified-proportional."))] = "random",
+        f"{', '.join(analytic.DESIGNS[:-1])} or {analytic.DESIGNS[-1]}."))] = "random",
     threshold: ThresholdOption = DEFAULT_THRESHOLD,
     missing: MissingPairwiseOption = "pairwise",
     csv: Annotated[Optional[str], typer.Option(help="Also write every pair to this CSV file.")] = None,

@@ -31,8 +31,8 @@ from mdad.experiment.evaluate import METRICS, VIEWS
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.splits import n_seen_items
 from mdad.experiment.sizes import SizeRequest, parse_sizes, unique_counts
-from mdad.methods.per_subtask import SUFFIX as PER_SUBTASK
-from mdad.methods.per_subtask import is_per_subtask
+from mdad.methods.names import SUFFIX as PER_SUBTASK
+from mdad.methods.names import parse as parse_method
 from mdad.experiment.store import ResultStore
 from mdad.report.tables import NOT_REACHED, wide_summary
 
@@ -46,7 +46,7 @@ def run(
         "Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a "
         "CSV/parquet table (file or folder)."))] = None,
     methods: Annotated[Optional[str], typer.Option(
-        help="Comma-separated selection methods (default: all but adaptive, adaptive-1d and aipw; see 'mdad methods').")] = None,
+        help=f"Comma-separated selection methods (default: all but {', '.join(method_registry.on_request())}; see 'mdad methods').")] = None,
     sizes: Annotated[Optional[str], typer.Option(help=(
         "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
         "items); default: 10,25,50,100,250,500,1000 up to the seen pool; the paper's 10,25,50,100,200 on gpqa."))] = None,
@@ -90,8 +90,8 @@ def run(
         method_registry.get(name)  # an unknown name is one clear error, before the data is read
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     if per_subtask:
-        method_names += [f"{m}{PER_SUBTASK}" for m in method_names
-                         if not is_per_subtask(m) and not method_registry.get(m).adaptive]
+        method_names += [str(parse_method(m).variant()) for m in method_names
+                         if not parse_method(m).per_subtask and not method_registry.get(m).adaptive]
     method_names = list(dict.fromkeys(method_names))
     builtin = builtin_dataset(dataset or DEFAULT_DATASET) if data is None else None
     defaults = ExperimentConfig.for_matrix(matrix, methods=method_names, runs=runs, targets=targets, group=group,

@@ -24,7 +24,8 @@ from mdad.experiment.executors import execute
 from mdad.experiment.splits import Splits, make_splits, n_seen_items
 from mdad.experiment.store import BLOCK_DTYPE, Cell, ResultStore
 from mdad.methods.base import Outcome, SourceView, check_size
-from mdad.methods.per_subtask import allocate, is_per_subtask
+from mdad.methods.names import parse
+from mdad.methods.per_subtask import allocate
 from mdad.seeding import rng_for
 
 PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
@@ -300,7 +301,7 @@ class Experiment:
         seen_per_subtask = np.bincount(matrix.subtask_codes[self.splits.seen[0]])
         for k in config.sizes:
             check_size(k, self.splits.n_seen)
-            if any(is_per_subtask(name) for name in config.methods):
+            if any(parse(name).per_subtask for name in config.methods):
                 allocate(seen_per_subtask[seen_per_subtask > 0], k)
         for s in config.sources:
             if s < 2:

@@ -26,7 +26,7 @@ from mdad.errors import MdadError
 from mdad.irt import IRTFit, check_binary, fit_irt, sigmoid
 from mdad.irt.adaptive import AdaptiveOutcome, d_optimal_gain, map_abilities, run_adaptive
 from mdad.irt.guard import GuardFlags, guard, pool_accuracy_range
-from mdad.methods.base import MicroBenchmark, Outcome, SelectionMethod, SourceView
+from mdad.methods.base import METHODS, MicroBenchmark, Outcome, SelectionMethod, SourceView
 from mdad.methods.tinybenchmarks import TinyPreparation
 
 
@@ -116,10 +116,12 @@ def adaptive_benchmark(fit: IRTFit, length: int) -> AdaptiveBenchmark:
     )
 
 
+@METHODS.register(order=60)
 class Adaptive(SelectionMethod):
     name = "adaptive"
     description = ("Adaptive test per model: 10-D 2PL (shared with tinyBenchmarks), next item by D-optimal "
                    "information, MAP ability after each answer; p-IRT estimate.")
+    scores = "binary"
     preparation = "tinybenchmarks-irt"
     adaptive = True
     default = False  # costlier than the static methods: run on request
@@ -130,7 +132,7 @@ class Adaptive(SelectionMethod):
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AdaptiveBenchmark:
         return adaptive_benchmark(prepared.fit, k)
 
-    def outcomes(self, view, sizes, *, scores, gold_prob, rng_of, prepared) -> dict[int, Outcome]:
+    def outcomes(self, view, sizes, *, scores, gold_prob, rng_of, prepared=None) -> dict[int, Outcome]:
         """One adaptive pass up to the largest size serves every size (sizes nest)."""
         test = self.select(view, max(sizes), rng_of(max(sizes)), prepared)
         outcome, flags = test.administer(scores, sizes)
@@ -138,6 +140,7 @@ class Adaptive(SelectionMethod):
                 for k, f in zip(outcome.sizes, flags)}
 
 
+@METHODS.register(order=61)
 class Adaptive1D(Adaptive):
     name = "adaptive-1d"
     description = "Adaptive test per model as Fluid Benchmarking: 1-D 2PL, maximum Fisher information, MAP; p-IRT estimate."

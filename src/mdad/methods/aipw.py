@@ -19,7 +19,7 @@ from mdad.estimators.aipw import FOLDS, AIPWEstimate, aipw
 from mdad.intervals.results import EstimateIntervals
 from mdad.irt import check_binary, estimate_ability, predict_correct
 from mdad.irt.guard import GuardFlags, guard
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView
 from mdad.methods.tinybenchmarks import TinyPreparation
 
 
@@ -63,10 +63,14 @@ class AIPWBenchmark(MicroBenchmark):
         return guard(theta, on_pool, self.a, self.b, low=self.source_low, high=self.source_high)
 
 
+@METHODS.register(order=70)
 class AIPW(SelectionMethod):
     name = "aipw"
     description = ("k random items; cross-fitted AIPW estimate (10-D 2PL prediction of the pool plus the sample's "
                    "mean residual), unbiased even when the prediction is wrong; with a variance and interval.")
+    scores = "binary"
+    interval = "own"
+    bounded = False  # not clipped: clipping would bias it (docs/adaptive.md)
     preparation = "tinybenchmarks-irt"
     default = False  # run on request, with the adaptive methods it is compared with
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 from mdad.errors import MdadError
 from mdad.exact import on_estimate_grid
 from mdad.intervals.results import EstimateIntervals
+from mdad.registry import Registry
 
 if TYPE_CHECKING:
     from mdad.irt.guard import GuardFlags
@@ -51,7 +52,7 @@ class SourceView:
 
 
 @dataclass(frozen=True, eq=False)
-class MicroBenchmark:
+class MicroBenchmark:  # registered in KINDS, below
     """k chosen pool items and how a target's answers on them become an accuracy estimate.
 
     The default estimate is the weighted sum of the target's scores on the items (or of
@@ -65,16 +66,13 @@ class MicroBenchmark:
 
     kind: ClassVar[str] = "weighted"
     own_interval_name: ClassVar[str] = ""  # what the table column of ``own_intervals`` is called ("AIPW")
-    _kinds: ClassVar[dict[str, type["MicroBenchmark"]]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
-        """Register every estimator class for loading; one without its own ``kind`` is keyed by its name."""
+        """Register every estimator class in ``KINDS`` for loading; one without its own ``kind`` is keyed by its name."""
         super().__init_subclass__(**kwargs)
         if "kind" not in cls.__dict__:
             cls.kind = cls.__name__
-        if MicroBenchmark._kinds.get(cls.kind, cls) is not cls:
-            raise TypeError(f"Two micro-benchmark classes share the kind {cls.kind!r}.")
-        MicroBenchmark._kinds[cls.kind] = cls
+        KINDS.add(cls)
 
     @property
     def size(self) -> int:
@@ -92,10 +90,8 @@ class MicroBenchmark:
     @classmethod
     def from_params(cls, params: dict, items: np.ndarray) -> "MicroBenchmark":
         """Rebuild a micro-benchmark saved by ``estimator_params`` (lists become arrays)."""
-        kind = params.get("kind", "weighted")
-        target = MicroBenchmark._kinds.get(kind, cls if kind == cls.kind else None)
-        if target is None:
-            raise MdadError(f"Unknown micro-benchmark kind {kind!r}; known: {', '.join(sorted(MicroBenchmark._kinds))}.")
+        METHODS.load()  # every method's module (and plug-in) is imported, so its estimator classes are registered
+        target = KINDS.get(params.get("kind", "weighted"))
         values = {}
         for f in fields(target):
             if f.name == "items":
@@ -148,13 +144,23 @@ class Outcome:
         object.__setattr__(self, "estimates", on_estimate_grid(self.estimates))
 
 
-MicroBenchmark._kinds[MicroBenchmark.kind] = MicroBenchmark
+KINDS: Registry[type[MicroBenchmark]] = Registry("micro-benchmark kind", name_of=lambda cls: cls.kind)
+"""Every estimator class by its ``kind``, the name a saved micro-benchmark records."""
+KINDS.add(MicroBenchmark)
 
 
 def plain_mean(items: np.ndarray) -> MicroBenchmark:
     """A micro-benchmark that averages the target's scores on ``items``."""
     items = np.asarray(items, dtype=np.int64)
     return MicroBenchmark(items=items, weights=np.full(len(items), 1.0 / len(items)))
+
+
+Design = Literal["uniform", "stratified"]
+ScoresNeeded = Literal["binary", "option-probabilities", "either"]
+"""0/1 correctness ("binary", e.g. for an IRT fit), the gold option's probability, or either."""
+IntervalKind = Literal["exact", "calibrated", "own", "none"]
+"""Exact design-based (random designs on 0/1 scores), calibrated on the held-out assessment,
+the estimator's own (e.g. AIPW's), or none."""
 
 
 class SelectionMethod(ABC):
@@ -171,6 +177,12 @@ class SelectionMethod(ABC):
     preparation: ClassVar[str | None] = None
     adaptive: ClassVar[bool] = False  # True: each target gets its own items (see ``outcomes``)
     default: ClassVar[bool] = True  # run when no methods are named
+    # "uniform" or "stratified": items drawn uniformly at random (within each subtask) without
+    # looking at the sources, so the analytic curves and exact intervals apply; None otherwise
+    design: ClassVar[Design | None] = None
+    scores: ClassVar[ScoresNeeded] = "either"  # what the data must hold (see ``ScoresNeeded``)
+    interval: ClassVar[IntervalKind] = "calibrated"  # how a saved micro-benchmark's intervals are had
+    bounded: ClassVar[bool] = True  # estimates lie in [0, 1] (an unbiased estimator may step outside)
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         """The size-independent work of one run on ``view`` (None when there is none)."""
@@ -227,3 +239,8 @@ def check_size(k: int, pool: int) -> None:
         raise MdadError(f"A micro-benchmark needs at least one item, got size {k}.")
     if k > pool:
         raise MdadError(f"Size {k} is larger than the pool of {pool} seen items.")
+
+
+METHODS: Registry[type[SelectionMethod]] = Registry("method", package="mdad.methods", group="mdad.methods")
+"""Every selection method class by name; a module of mdad.methods registers its classes with
+``@METHODS.register()`` (docs/extending.md)."""

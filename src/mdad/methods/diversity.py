@@ -25,7 +25,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from mdad.exact import integer_grid, product_bits, snap
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView, plain_mean
 from mdad.methods.dpp import ope_basis, sample_projection_dpp
 
 N_COMPONENTS = 4
@@ -114,6 +114,7 @@ def dpp_items(candidates: np.ndarray, points: np.ndarray, k: int, rng: np.random
     return chosen
 
 
+@METHODS.register(order=40)
 class Diversity(SelectionMethod):
     name = "diversity"
     description = (

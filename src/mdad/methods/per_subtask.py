@@ -27,18 +27,7 @@ import numpy as np
 
 from mdad.errors import MdadError
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
-
-SUFFIX = "@per-subtask"
-
-
-def is_per_subtask(name: str) -> bool:
-    """Whether a method name names the per-subtask variant."""
-    return name.endswith(SUFFIX)
-
-
-def base_name(name: str) -> str:
-    """The wrapped method's name (the name itself for a plain method)."""
-    return name[: -len(SUFFIX)] if is_per_subtask(name) else name
+from mdad.methods.names import SUFFIX, MethodName
 
 
 def allocate(sizes: np.ndarray, k: int) -> np.ndarray:
@@ -117,9 +106,13 @@ class PerSubtask(SelectionMethod):
 
     def __init__(self, base: SelectionMethod):
         self.base = base
-        self.name = base.name + SUFFIX
+        self.name = str(MethodName(base.name).variant())
         self.description = f"{base.name} within each subtask, k split by subtask size; estimates weighted by subtask share."
         self.preparation = None if base.preparation is None else base.preparation + SUFFIX
+        self.design = None if base.design is None else "stratified"  # uniform within each subtask
+        self.scores = base.scores
+        self.interval = "calibrated" if base.interval == "own" else base.interval  # the parts' own intervals are not combined
+        self.bounded = base.bounded
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         return [self.base.prepare(sub, rng) for _, sub in subtask_views(view)]

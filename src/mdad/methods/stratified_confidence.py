@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView
 
 N_STRATA = 10
 
@@ -160,6 +160,7 @@ def horvitz_thompson(labels: np.ndarray, items: np.ndarray) -> np.ndarray:
     return sizes[h] / (chosen[h] * len(labels))
 
 
+@METHODS.register(order=20)
 class StratifiedConfidence(SelectionMethod):
     name = "stratified-confidence"
     description = (

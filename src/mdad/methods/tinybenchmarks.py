@@ -33,7 +33,7 @@ import numpy as np
 from mdad.errors import MdadError
 from mdad.irt import IRTFit, check_binary, estimate_ability, fit_irt, predict_correct
 from mdad.irt.guard import GuardFlags, guard, pool_accuracy_range
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView
 from mdad.methods.kmeans import kmeans
 
 DIMS = 10
@@ -178,9 +178,11 @@ class GPIRTBenchmark(PIRTBenchmark):
         return self.lam * weighted + (1.0 - self.lam) * super().estimate(scores, gold_prob)
 
 
+@METHODS.register(order=50)
 class TinyBenchmarks(SelectionMethod):
     name = "tinybenchmarks"
     description = "IRT anchor points (k-means on 10-D 2PL item embeddings); weighted mean of the anchors."
+    scores = "binary"
     preparation = "tinybenchmarks-irt"
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation:
@@ -194,6 +196,7 @@ class TinyBenchmarks(SelectionMethod):
         return MicroBenchmark(items=anchors, weights=weights)
 
 
+@METHODS.register(order=51)
 class TinyBenchmarksPIRT(TinyBenchmarks):
     name = "tinybenchmarks-pirt"
     description = "IRT anchor points; p-IRT estimate (ability from the anchors predicts the rest of the pool)."
@@ -203,6 +206,7 @@ class TinyBenchmarksPIRT(TinyBenchmarks):
                              **prepared.guard_range)
 
 
+@METHODS.register(order=52)
 class TinyBenchmarksGPIRT(TinyBenchmarks):
     name = "tinybenchmarks-gpirt"
     description = "IRT anchor points; gp-IRT estimate (weighted mean and p-IRT blended by the paper's lambda)."

@@ -26,12 +26,13 @@ import numpy as np
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
+from mdad.methods import designs
 from mdad.methods.random import equal_allocation, equal_allocation_base
 from mdad.metrics import exact
 from mdad.metrics.pairwise import AgreementCurve, bin_of
 from mdad.seeding import rng_for
 
-DESIGNS = ("random", "random-stratified-equal", "random-stratified-proportional")
+DESIGNS = designs()  # the methods that declare a random design (mdad.methods.base.SelectionMethod.design)
 PAIR_BLOCK = 2048
 ALLOCATION_DRAWS = 100
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mdad.assessment import Assessment
+from mdad.metrics.base import METRICS
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,11 @@ def describe_assessment(a: Assessment) -> str:
     head = (
         f"On {a.runs} held-out splits ({a.targets} target models, {a.sources} source models, same method and "
         f"size): estimates are off by {100 * a.error:.1f} points on average, Kendall tau {a.kendall_tau:.2f}"
+    )
+    head += "".join(
+        f", {metric.label} {metric.shown(a.metrics[metric.key]):g}{f' {metric.unit}' if metric.unit else ''}"
+        for metric in METRICS
+        if metric.key in a.metrics and metric.key not in ("error", "kendall_tau")
     )
     share = f"{100 * a.threshold:.0f}%"
     robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"

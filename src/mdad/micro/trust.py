@@ -23,20 +23,13 @@ from mdad.intervals.order import OrderCalibration, PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
-from mdad.methods.per_subtask import base_name, is_per_subtask
+from mdad.methods.names import parse
 
 Strata = tuple[np.ndarray, np.ndarray, np.ndarray]  # pool sizes, drawn items, stratum of each chosen item
 
-RANDOM_DESIGNS = {"random": "uniform", "random-stratified-equal": "stratified",
-                  "random-stratified-proportional": "stratified"}
-
-
 def design_of(method: str) -> str | None:
     """'uniform' or 'stratified' for the random designs (items uniform within each stratum given its count), else None."""
-    design = RANDOM_DESIGNS.get(base_name(method))
-    if design is None:
-        return None
-    return "stratified" if is_per_subtask(method) else design
+    return parse(method).design
 
 
 def design_strata(method: str, n_pool: int, subtasks: np.ndarray, pool_subtasks: dict[str, int] | None) -> Strata | None:

@@ -17,6 +17,7 @@ import pandas as pd
 from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.data.provenance import read_again
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
+from mdad import methods as method_registry
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
 from mdad.experiment.store import ResultStore
@@ -30,7 +31,7 @@ CURVE_COLUMNS = ["method", "size", "sources", "view", "diff_low", "pairs", "agre
 # The report computes exact curves for uniform sampling only: it is instant for every run's
 # pairs, while the stratified designs' convolutions over all runs' pairs take minutes on large
 # pools (`mdad plan` / `mdad compare` answer them for the data's own pairs).
-REPORT_DESIGNS = ("random",)
+REPORT_DESIGNS = tuple(name for name in analytic.DESIGNS if method_registry.get(name).design == "uniform")
 
 def _stack(parts: list[analytic.PairStats]) -> analytic.PairStats:
     fields = ("first", "second", "sizes", "n_plus", "n_minus", "sum_d", "sum_d2")

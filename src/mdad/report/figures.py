@@ -22,7 +22,7 @@ from matplotlib.ticker import MaxNLocator
 
 from mdad.defaults import DEFAULT_THRESHOLD
 from mdad.experiment.evaluate import METRICS, VIEWS
-from mdad.methods.per_subtask import base_name, is_per_subtask
+from mdad.methods.names import parse
 from mdad.report.tables import NOT_REACHED
 
 STYLE = {
@@ -81,19 +81,19 @@ def css_width(png: bytes) -> int:
 # ---- shared pieces ------------------------------------------------------------------
 def method_order(methods) -> list[str]:
     """Methods sorted by base method, each followed by its per-subtask variant."""
-    return sorted(set(methods), key=lambda m: (base_name(m), is_per_subtask(m)))
+    return sorted(set(methods), key=parse)
 
 
 def method_styles(methods) -> dict[str, dict]:
     """Colour by base method (stable, alphabetical), dashed line and hollow marker for per-subtask variants."""
-    bases = sorted({base_name(m) for m in methods})
+    bases = sorted({parse(m).base for m in methods})
     cmap = matplotlib.colormaps["tab10" if len(bases) <= 10 else "tab20"]
     colors = {b: cmap(i % cmap.N) for i, b in enumerate(bases)}
     out = {}
     for m in methods:
-        variant = is_per_subtask(m)
-        out[m] = {"color": colors[base_name(m)], "linestyle": "--" if variant else "-", "marker": "s" if variant else "o",
-                  "markerfacecolor": "white" if variant else colors[base_name(m)]}
+        variant = parse(m).per_subtask
+        out[m] = {"color": colors[parse(m).base], "linestyle": "--" if variant else "-", "marker": "s" if variant else "o",
+                  "markerfacecolor": "white" if variant else colors[parse(m).base]}
     return out
 
 

@@ -23,7 +23,7 @@ from mdad.outputs import write_csv, writing
 from mdad.experiment.evaluate import evaluate_store
 from mdad.experiment.executors import ordered_map
 from mdad.experiment.store import ResultStore
-from mdad.methods.per_subtask import SUFFIX, is_per_subtask
+from mdad.methods.names import SUFFIX, parse
 from mdad.report import figures
 from mdad.report.analytic import analytic_figures
 from mdad.report.group import group_differences, group_shares
@@ -336,7 +336,7 @@ def build_outputs(
         config=config, threshold=threshold, sections=sections,
         sources=sorted(int(s) for s in summary["sources"].unique()) if not summary.empty else [],
         inputs=_inputs(config),
-        per_subtask=any(is_per_subtask(m) for m in methods), suffix=SUFFIX, methods=methods,
+        per_subtask=any(parse(m).per_subtask for m in methods), suffix=SUFFIX, methods=methods,
         size_note=_size_requests_note(config),
         sentences=summary_sentences(summary, threshold, config.get("n_seen")),
         comparisons=comparison_sentences(summary),

@@ -23,6 +23,7 @@ import zstandard
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
+from mdad.data.readers import READERS
 from mdad.data.readers.base import (
     Reader, ReadOptions, RunIdentity, content_hash, flat_args, model_names, pick_latest, relative_label,
 )
@@ -248,8 +249,10 @@ def _to_float(value, metric: str, where: str) -> float:
     raise MdadError(f"{where}: the value {str(value)[:40]!r} of scorer {metric!r} is not a score.")
 
 
-READER = Reader(
-    "inspect", detect, read, options=frozenset({"metric"}), expects="inspect logs (.eval or .json)",
+READER = READERS.add(
+    Reader(
+        "inspect", detect, read, options=frozenset({"metric"}), expects="inspect logs (.eval or .json)",
+    ), order=40,
 )
 
 

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
+from mdad.data.readers import READERS
 from mdad.data.readers.base import Reader, ReadOptions, RunIdentity, content_hash, flat_args, model_names, pick_latest
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
@@ -215,6 +216,8 @@ def _score(value, metric: str, where: str) -> float:
     raise MdadError(f"{where}: metric {metric!r} is not a per-example number (found {str(value)[:40]!r}).")
 
 
-READER = Reader(
-    "lighteval", detect, read, options=frozenset({"metric"}), expects="lighteval details_<task>_<date>.parquet files",
+READER = READERS.add(
+    Reader(
+        "lighteval", detect, read, options=frozenset({"metric"}), expects="lighteval details_<task>_<date>.parquet files",
+    ), order=30,
 )

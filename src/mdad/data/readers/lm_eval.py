@@ -22,6 +22,7 @@ from pathlib import Path
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
+from mdad.data.readers import READERS
 from mdad.data.readers.base import (
     Reader, ReadOptions, RunIdentity, content_hash, model_names, pick_latest, relative_label,
 )
@@ -376,9 +377,11 @@ def _check_same_task_versions(task_runs: list[_TaskRun]) -> None:
                 )
 
 
-READER = Reader(
-    "lm-eval", detect, read, options=frozenset({"metric", "filter"}),
-    expects="lm-evaluation-harness samples_<task>_<date>.jsonl files",
+READER = READERS.add(
+    Reader(
+        "lm-eval", detect, read, options=frozenset({"metric", "filter"}),
+        expects="lm-evaluation-harness samples_<task>_<date>.jsonl files",
+    ), order=20,
 )
 
 
