@@ -134,7 +134,7 @@ def test_select_on_too_few_models_says_it_cannot_assess(small_sim, tmp_path):
 
 
 def test_every_registered_metric_reaches_the_assessment_and_its_file():
-    from mdad.cli.micro import describe_assessment
+    from mdad.micro.notes import describe_assessment
     from mdad.metrics.base import METRICS, Metric
 
     spread = Metric("spread", "estimate spread", "standard deviation of the estimates", lambda d: float(np.std(d.estimates)),
