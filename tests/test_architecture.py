@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("metrics", ("mdad.metrics",)),
     ("intervals", ("mdad.intervals",)),
     ("experiment", ("mdad.experiment",)),
-    ("micro-benchmarks", ("mdad.microbenchmark", "mdad.micro", "mdad.assessment", "mdad.planning")),
+    ("micro-benchmarks", ("mdad.micro", "mdad.assessment", "mdad.planning")),
     ("report", ("mdad.report",)),
     ("cli", ("mdad.cli",)),
     ("api", ("mdad", "mdad.testing")),

@@ -3,8 +3,10 @@
 ``finite``: exact finite-population intervals of the random designs; ``posterior``: their
 empirical-Bayes intervals, with the source models' accuracies as prior; ``conformal``:
 split-conformal intervals from held-out residuals; ``order``: the probability that an
-observed order holds (exact for random designs, calibrated otherwise); ``trust``: which
-applies to a saved micro-benchmark; ``results``: the result objects.
+observed order holds (exact for random designs, calibrated otherwise); ``random_designs``:
+both exact answers from a random design's strata; ``results``: the result objects. Which of
+them applies to a saved micro-benchmark is decided in mdad.micro.trust; this package is the
+mathematics only.
 """
 
 from mdad.intervals.conformal import ConformalCalibration

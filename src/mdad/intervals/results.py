@@ -14,8 +14,9 @@ class EstimateIntervals:
 
     ``calibration`` says in words where the interval comes from and ``kind`` in one word:
     "exact" (random designs, valid for every model), "population" (random designs, empirical
-    Bayes over models like the sources), "calibrated" (held-out assessment) or "none" (``low``
-    and ``high`` NaN: the micro-benchmark carries nothing to compute them from).
+    Bayes over models like the sources), "calibrated" (held-out assessment), "estimator" (the
+    estimator's own, e.g. AIPW's) or "none" (``low`` and ``high`` NaN: the micro-benchmark
+    carries nothing to compute them from).
     """
 
     models: np.ndarray
