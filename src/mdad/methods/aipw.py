@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mdad.estimates import EstimateIntervals
 from mdad.estimators.aipw import FOLDS, AIPWEstimate, aipw
-from mdad.intervals.results import EstimateIntervals
 from mdad.irt import check_binary, estimate_ability, predict_correct
 from mdad.irt.guard import GuardFlags, guard
 from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView

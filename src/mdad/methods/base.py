@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from mdad.errors import MdadError
+from mdad.estimates import EstimateIntervals
 from mdad.exact import on_estimate_grid
-from mdad.intervals.results import EstimateIntervals
 from mdad.registry import Registry
 
 if TYPE_CHECKING:

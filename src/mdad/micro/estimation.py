@@ -13,7 +13,7 @@ import pandas as pd
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
-from mdad.intervals.results import EstimateIntervals, OrderProbabilities
+from mdad.estimates import EstimateIntervals, OrderProbabilities
 from mdad.micro.notes import Note, beyond_sources_note, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark
 from mdad.wording import plural

@@ -13,10 +13,10 @@ from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
+from mdad.estimates import EstimateIntervals, OrderProbabilities
 from mdad.exact import on_estimate_grid
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
-from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.micro import file_format, harness

@@ -18,12 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from mdad.defaults import DEFAULT_LEVEL
+from mdad.estimates import EstimateIntervals, OrderProbabilities
 from mdad.intervals.conformal import ConformalCalibration
 from mdad.intervals.finite import check_level
 from mdad.intervals.order import OrderCalibration, PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
-from mdad.intervals.results import EstimateIntervals, OrderProbabilities
 from mdad.methods.names import parse
 
 Strata = tuple[np.ndarray, np.ndarray, np.ndarray]  # pool sizes, drawn items, stratum of each chosen item

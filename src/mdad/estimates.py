@@ -1,4 +1,7 @@
-"""Result objects: intervals around estimates, and the probability that neighbouring orders hold."""
+"""What an estimate with its uncertainty is: intervals around estimates, and the probability that an order holds.
+
+Plain result objects that every layer may hand on (an estimator gives its own interval as one).
+"""
 
 from __future__ import annotations
 
