@@ -42,8 +42,6 @@ PRIOR_FLOOR = 1e-3  # share of the prior spread uniformly, so that no (m, M+) is
 EXACT_M = 8  # m = 1..8 get a bin each; above, bins grow by GROWTH
 GROWTH = 1.25
 SHRINK_PAIRS = 20  # a bin's share histogram borrows this many pairs' worth from its neighbouring bins
-M_POINTS = 64  # most values of m evaluated per discordant count (cells of equal width beyond)
-J_POINTS = 200  # most values of M+ evaluated per m (an even grid beyond)
 
 
 def m_bin_edges(pool_items: int) -> np.ndarray:
@@ -163,27 +161,71 @@ def _smoothed(counts: np.ndarray) -> np.ndarray:
     return shape * (total / total.sum())[:, None]
 
 
-def _m_cells(weights: np.ndarray, lowest: int) -> tuple[np.ndarray, np.ndarray]:
-    """At most ``M_POINTS`` values of m standing for the posterior weights of m (from ``lowest``), with their weights."""
-    support = np.flatnonzero(weights > weights.max() * 1e-12)
-    lo, hi = support[0], support[-1] + 1
-    w = weights[lo:hi]
-    values = np.arange(lo, hi) + lowest
-    if len(w) <= M_POINTS:
-        return values, w
-    cell = np.minimum(np.arange(len(w)) * M_POINTS // len(w), M_POINTS - 1)
-    total = np.bincount(cell, weights=w, minlength=M_POINTS)
-    centre = np.bincount(cell, weights=w * values, minlength=M_POINTS)
-    here = total > 0
-    return np.rint(centre[here] / total[here]).astype(np.int64), total[here]
+EXACTNESS = 1e-10  # largest error of an order probability from the values of m left out (see _m_support)
+CHUNK = 2_000_000  # most hypergeometric probabilities evaluated at once (memory)
+
+
+def _m_support(weights: np.ndarray, discordant: int) -> np.ndarray:
+    """Indices of the weights of m to sum: all but the smallest, whose omission moves no probability by more than
+    ``EXACTNESS``.
+
+    Given m, the likelihood of K+ summed under the share prior lies between PRIOR_FLOOR / (d + 1) (the
+    prior's uniform part; the likelihood sums to (m + 1) / (d + 1) over M+) and 1, so weights below
+    t = EXACTNESS * PRIOR_FLOOR / ((d + 1) * len(weights)) of the largest, left out, change the
+    numerator and denominator of the posterior by at most t * len(weights) * max(weights), at most
+    EXACTNESS times the denominator that remains.
+    """
+    threshold = EXACTNESS * PRIOR_FLOOR / ((discordant + 1) * len(weights))
+    return np.flatnonzero(weights > weights.max() * threshold)
+
+
+def _bin_starts(prior: PairPrior, m: np.ndarray) -> np.ndarray:
+    """(values of m, PRIOR_BINS + 1): the first M+ of each share bin given m, and m + 1 at the end.
+
+    M+ = j falls in bin floor(PRIOR_BINS j / m) (the last bin also holds j = m), computed in
+    floating point as :meth:`PairPrior.share_weights` does, so the bins are exactly its.
+    """
+    b = np.arange(1, PRIOR_BINS)[None, :]
+    mm = m[:, None]
+
+    def column(j):  # the share bin of M+ = j, as share_weights computes it
+        return np.minimum((j / np.maximum(mm, 1) * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
+
+    start = (b * mm + PRIOR_BINS - 1) // PRIOR_BINS  # ceil(b m / PRIOR_BINS)
+    start = np.where(column(np.maximum(start - 1, 0)) >= b, start - 1, start)  # floating point may round across
+    start = np.where(column(start) < b, start + 1, start)
+    start = np.minimum(start, mm + 1)
+    return np.concatenate([np.zeros_like(mm), start, mm + 1], axis=1)
+
+
+def _run_likelihood(m: np.ndarray, ends: np.ndarray, d: int, first: np.ndarray, lf: np.ndarray) -> np.ndarray:
+    """sum over M+ = 0..e-1 of P(K+ | M+, m, d), for every m (rows), end e (``ends``: rows x ends) and K+ in ``first``.
+
+    sum_{j=0}^{e-1} C(j, K) C(m-j, d-K) = C(m+1, d+1) P(X >= K+1), X hypergeometric (population
+    m + 1, successes e, draws d + 1): a (d+1)-subset of {0..m} whose (K+1)-th smallest element
+    is below e is a choice of that element j, K smaller and d - K larger. Divided by C(m, d),
+    the factor is (m + 1) / (d + 1).
+    """
+    x = np.arange(int(first.min()) + 1, d + 2)  # P(X >= K+1) needs the terms from the smallest K+1 up
+    o = (len(lf) - 1) // 2  # lf[i + o] = log i! (_log_factorials); gathers kept to two over the 3-D array
+    rest = m[:, None] + 1 - ends  # the population's failures
+    log_2d = lf[ends + o] + lf[rest + o] - (lf[m + 1 + o] - lf[d + 1 + o] - lf[m - d + o])[:, None]
+    log_pmf = (log_2d[:, :, None] - (lf[x + o] + lf[d + 1 - x + o])[None, None, :]
+               - lf[ends[:, :, None] - x + o] - lf[rest[:, :, None] - (d + 1 - x) + o])
+    survival = np.cumsum(np.exp(log_pmf)[:, :, ::-1], axis=2)[:, :, ::-1]  # P(X >= x)
+    return survival[:, :, first - int(first.min())] * ((m + 1) / (d + 1))[:, None, None]
 
 
 def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: int, first=None) -> np.ndarray:
     """P(M+ > m/2 | d, K+) for the counts K+ in ``first`` (default every K+ = 0..d), d = ``discordant``
-    of ``drawn`` items of ``pool_items``."""
+    of ``drawn`` items of ``pool_items``.
+
+    Exact up to ``EXACTNESS``: every m the draw allows (but those of negligible weight, :func:`_m_support`)
+    and every M+ = 0..m, the sum over M+ taken in closed form over each run of M+ where the prior is
+    constant (:func:`_run_likelihood`)."""
     N, k, d = int(pool_items), int(drawn), int(discordant)
     first = np.arange(d + 1) if first is None else np.asarray(first, dtype=np.int64).ravel()
-    lf = _log_factorials(N + 1)
+    lf = _log_factorials(N + 2)
     m = np.arange(d, N - (k - d) + 1)  # what the draw allows
     if d == 0:
         m = m[m >= 1]
@@ -191,20 +233,30 @@ def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: i
         return np.zeros(len(first))
     log_like = _log_comb(m, np.full_like(m, d), lf) + _log_comb(N - m, np.full_like(m, k - d), lf)
     weights = prior.m_weights(N)[m] * np.exp(log_like - log_like.max())
-    values, cell_weights = _m_cells(weights, int(m[0]))
-    # values of M+ per m: all of 0..m, or an even grid of J_POINTS beyond (rows padded, ``valid`` marks the real ones)
-    width = min(int(values.max()) + 1, J_POINTS)
-    j = np.rint(np.linspace(0.0, 1.0, width)[None, :] * values[:, None]).astype(np.int64)
-    j = np.where(values[:, None] < J_POINTS, np.arange(width)[None, :], j)
-    valid = j <= values[:, None]
-    valid[:, 1:] &= j[:, 1:] != j[:, :-1]  # repeated grid points counted once
-    j = np.minimum(j, values[:, None])
-    q = prior.share_weights(values, j, valid)  # (values of m, values of M+)
-    mm, jj, K = values[:, None, None], j[:, :, None], first[None, None, :]
-    like = np.exp(_log_comb(jj, K, lf) + _log_comb(mm - jj, d - K, lf) - _log_comb(mm, np.array(d), lf))
-    joint = (cell_weights[:, None] * q)[:, :, None] * like  # (m, M+, K+)
-    total = joint.sum(axis=(0, 1))
-    held = (joint * (2 * j > values[:, None])[:, :, None]).sum(axis=(0, 1))
+    keep = _m_support(weights, d)
+    m, weights = m[keep], weights[keep]
+    held = np.zeros(len(first))
+    total = np.zeros(len(first))
+    rows = max(1, CHUNK // ((PRIOR_BINS + 2) * (d + 2)))
+    for lo in range(0, len(m), rows):
+        mc, wc = m[lo:lo + rows], weights[lo:lo + rows]
+        starts = _bin_starts(prior, mc)  # (m, bins + 1)
+        half = mc // 2 + 1  # the first M+ that puts the first model ahead
+        ends = np.concatenate([starts, half[:, None]], axis=1)
+        cum = _run_likelihood(mc, ends, d, first, lf)  # (m, ends, K+)
+        at_start, at_half = cum[:, :-1], cum[:, -1:]
+        per_bin = np.diff(at_start, axis=1)  # (m, bins, K+)
+        above = np.diff(np.where((starts >= half[:, None])[:, :, None], at_start, at_half), axis=1)
+        # the prior of M+ within each bin (share_weights: normalised over 0..m, then the uniform floor)
+        rows_of_m = np.minimum(np.searchsorted(prior.edges, mc, side="right") - 1, len(prior.edges) - 1)
+        table = prior.mass / np.maximum(prior.mass.sum(axis=1, keepdims=True), 1e-300)
+        table[prior.mass.sum(axis=1) == 0] = 1.0 / PRIOR_BINS
+        height = table[rows_of_m]  # (m, bins)
+        norm = (height * np.diff(starts, axis=1)).sum(axis=1, keepdims=True)
+        height = np.where(norm > 0, height / np.where(norm > 0, norm, 1.0), 1.0 / (mc + 1)[:, None])
+        height = (1.0 - PRIOR_FLOOR) * height + PRIOR_FLOOR / (mc + 1)[:, None]
+        total += wc @ (height[:, :, None] * per_bin).sum(axis=1)
+        held += wc @ (height[:, :, None] * above).sum(axis=1)
     return np.where(total > 0, held / np.where(total > 0, total, 1.0), 0.0)
 
 
