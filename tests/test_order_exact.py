@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 from scipy.stats import hypergeom
+from test_intervals import simulated_pairs
 
 from mdad.intervals import PairPrior, exact_order_probability
 from mdad.intervals.order import EXACTNESS, order_posterior
-
-from test_intervals import simulated_pairs
 
 
 def hypergeometric_pmf(x, population, successes, draws) -> np.ndarray:
@@ -28,8 +27,7 @@ def hypergeometric_pmf(x, population, successes, draws) -> np.ndarray:
     def log_comb(a, b):
         return gammaln(a + 1) - gammaln(b + 1) - gammaln(np.maximum(a - b, 0) + 1)
 
-    return np.where(ok, np.exp(log_comb(s, np.where(ok, x, 0)) + log_comb(n - s, np.where(ok, r - x, 0))
-                               - log_comb(n, r)), 0.0)
+    return np.where(ok, np.exp(log_comb(s, np.where(ok, x, 0)) + log_comb(n - s, np.where(ok, r - x, 0)) - log_comb(n, r)), 0.0)
 
 
 def full_double_sum(prior: PairPrior, N: int, k: int, d: int) -> np.ndarray | None:
@@ -56,8 +54,9 @@ def test_the_reference_pmf_is_scipys():
     np.testing.assert_allclose(hypergeometric_pmf(x, n, s, r), hypergeom.pmf(x, n, s, r), rtol=1e-10, atol=1e-15)
 
 
-@pytest.mark.parametrize("m,d,K,e", [(0, 0, 0, 1), (5, 2, 1, 3), (9, 4, 0, 10), (9, 4, 4, 7), (12, 5, 2, 0),
-                                     (12, 5, 3, 6), (20, 1, 1, 11), (7, 7, 3, 8)])
+@pytest.mark.parametrize(
+    "m,d,K,e", [(0, 0, 0, 1), (5, 2, 1, 3), (9, 4, 0, 10), (9, 4, 4, 7), (12, 5, 2, 0), (12, 5, 3, 6), (20, 1, 1, 11), (7, 7, 3, 8)]
+)
 def test_a_run_of_the_likelihood_over_m_plus_is_a_hypergeometric_tail(m, d, K, e):
     """sum_{j<e} C(j, K) C(m-j, d-K) = C(m+1, d+1) P(X >= K+1), X hypergeometric (m+1, e, d+1)."""
     direct = sum(comb(j, K) * comb(m - j, d - K) for j in range(e))

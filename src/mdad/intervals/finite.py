@@ -110,13 +110,9 @@ def count_interval(N: int, k: int, x, *, level: float = 0.9, mid_p: bool = True)
 
 
 
-def kish_effective(sizes, drawn, correct) -> tuple[int, int, np.ndarray]:
-    """(pool size, effective items, effective correct counts per model) of a stratified design.
-
-    The stratified estimate sum_s N_s x_s / k_s as a uniform draw of Kish's effective number of
-    items k / deff, deff = k sum w_i^2 / (sum w_i)^2 for item weights w_i = N_s / k_s (module
-    docstring). Strata without chosen items take the chosen items' mean.
-    """
+def _item_weights(sizes, drawn, correct) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sizes, drawn, correct) checked, and the weight of a chosen item of each stratum: N_s / k_s, scaled so
+    that strata without chosen items take the chosen items' mean."""
     sizes = np.asarray(sizes, dtype=np.int64).ravel()
     drawn = np.asarray(drawn, dtype=np.int64).ravel()
     correct = np.atleast_2d(np.asarray(correct, dtype=np.int64))
@@ -127,9 +123,32 @@ def kish_effective(sizes, drawn, correct) -> tuple[int, int, np.ndarray]:
     if np.any(correct < 0) or np.any(correct > drawn):
         raise MdadError("Counts of correct items must lie between 0 and the items drawn in their stratum.")
     seen = drawn > 0
+    weight = np.where(seen, sizes / np.maximum(drawn, 1), 0.0) * sizes.sum() / sizes[seen].sum()  # per chosen item
+    return sizes, drawn, correct, weight
+
+
+def stratified_estimate(sizes, drawn, correct) -> np.ndarray:
+    """The pool accuracy a stratified design estimates from correct counts per stratum (rows: models):
+    sum_s N_s x_s / k_s / N, strata without chosen items at the chosen items' mean.
+
+    Given how many items each stratum got, items are uniform within it, so this is the design's
+    unbiased estimate; the exact intervals of the stratified designs are built around it
+    (:func:`kish_effective`), and it is the estimate printed with them.
+    """
+    sizes, _, correct, weight = _item_weights(sizes, drawn, correct)
+    return (correct * weight[None, :]).sum(axis=1) / sizes.sum()
+
+
+def kish_effective(sizes, drawn, correct) -> tuple[int, int, np.ndarray]:
+    """(pool size, effective items, effective correct counts per model) of a stratified design.
+
+    The stratified estimate (:func:`stratified_estimate`) as a uniform draw of Kish's effective
+    number of items k / deff, deff = k sum w_i^2 / (sum w_i)^2 for item weights w_i = N_s / k_s
+    (module docstring).
+    """
+    sizes, drawn, correct, weight = _item_weights(sizes, drawn, correct)
     total = int(sizes.sum())
-    weight = np.where(seen, sizes / np.maximum(drawn, 1), 0.0) * total / sizes[seen].sum()  # per chosen item
-    share = (correct * weight[None, :]).sum(axis=1) / total
+    share = stratified_estimate(sizes, drawn, correct)
     k = int(drawn.sum())
     deff = k * float((drawn * weight**2).sum()) / float((drawn * weight).sum()) ** 2
     n_eff = int(np.clip(round(k / deff), 1, k))

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mdad.intervals.finite import check_level, count_interval, kish_effective
+from mdad.exact import on_estimate_grid
+from mdad.intervals.finite import check_level, count_interval, kish_effective, stratified_estimate
 from mdad.intervals.order import PairPrior, exact_order_probability
 from mdad.intervals.posterior import AccuracyPrior, posterior_count_interval
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
@@ -88,6 +89,15 @@ def _exact_strata(chosen: SelectedMicroBenchmark, scores: np.ndarray):
     return strata if strata is not None and binary else None
 
 
+def _design_estimates(strata, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray:
+    """The estimates the exact answers belong to: a stratified design's own (finite.stratified_estimate), which its
+    plain mean is not when subtasks got unequal shares of the items; else ``estimates``."""
+    if strata is None or len(strata[0]) == 1:
+        return estimates
+    sizes, drawn, codes = strata
+    return on_estimate_grid(stratified_estimate(sizes, drawn, _per_stratum(scores, codes, len(sizes))))
+
+
 def _why_not(chosen: SelectedMicroBenchmark, scores: np.ndarray) -> str:
     if design_of(chosen.method) is not None and not np.isin(scores, (0.0, 1.0)).all():
         return ("no interval: exact answers need 0/1 scores and the micro-benchmark carries no held-out assessment "
@@ -106,6 +116,7 @@ def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estim
     empirical-Bayes interval for models like the sources (the accuracy prior stored by ``select``)."""
     level = check_level(level)
     strata = _exact_strata(chosen, scores)
+    estimates = _design_estimates(strata, scores, estimates)
     calibration = chosen.assessment.interval_calibration if chosen.assessment is not None else None
     if strata is not None:
         prior = chosen.accuracy_prior
@@ -125,10 +136,11 @@ def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estim
 def neighbour_orders(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,
                      models: np.ndarray) -> OrderProbabilities:
     """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds)."""
+    strata = _exact_strata(chosen, scores)
+    estimates = _design_estimates(strata, scores, estimates)
     order = np.argsort(-estimates, kind="stable")
     first, second = order[:-1], order[1:]
     gap = 100.0 * (estimates[first] - estimates[second])
-    strata = _exact_strata(chosen, scores)
     calibration = chosen.assessment.order_calibration if chosen.assessment is not None else None
     if strata is not None:
         probability = exact_pair_probabilities(*strata, scores, first, second, prior=chosen.pair_prior)
