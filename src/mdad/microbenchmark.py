@@ -96,15 +96,17 @@ class SelectedMicroBenchmark:
             frame["low"], frame["high"] = interval.low, interval.high
         return _with_flags(frame, self.micro.flags(scores))
 
-    def intervals(self, matrix: ResponseMatrix, *, level: float = 0.9, population: bool = False) -> EstimateIntervals:
+    def intervals(self, matrix: ResponseMatrix, *, level: float = 0.9, population: bool = False,
+                  mid_p: bool = True) -> EstimateIntervals:
         """Every model's estimate with an interval for its full-benchmark accuracy (mdad.intervals.trust).
 
-        ``population``: for the random designs, the empirical-Bayes interval calibrated on the source
-        models' accuracies instead of the exact one valid for every model (narrower; nominal on average
-        over models like the sources, not for a model unlike all of them)."""
+        For the random designs: the mid-p interval (nominal coverage on average over accuracies); with
+        ``mid_p=False`` the Clopper-Pearson one (at least nominal for every accuracy, wider); with
+        ``population`` the empirical-Bayes interval calibrated on the source models' accuracies
+        (narrower; nominal on average over models like the sources, not for a model unlike all of them)."""
         scores, estimates = self._scores_and_estimates(matrix)
         return estimate_intervals(self, scores, estimates, np.asarray(matrix.models), level=level,
-                                  population=population)
+                                  population=population, mid_p=mid_p)
 
     def order_probabilities(self, matrix: ResponseMatrix) -> OrderProbabilities:
         """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""

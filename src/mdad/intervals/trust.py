@@ -3,7 +3,8 @@
 - Random designs on 0/1 scores: finite-population answers from the pool's size (per subtask
   for the stratified designs and the per-subtask variants), the model's answers and the priors
   ``select`` stored from the source models (mdad.intervals.posterior: the empirical-Bayes
-  interval, or the exact mid-p one of mdad.intervals.finite without a prior; mdad.intervals.order):
+  interval, or without a prior the mid-p one of mdad.intervals.finite, nominal on average over
+  accuracies, or its Clopper-Pearson version, at least nominal for every accuracy; mdad.intervals.order):
   nothing is calibrated on held-out runs.
 - Every other method, and any method on continuous scores: the calibration of its held-out
   assessment (split-conformal residuals, logistic order fit on the gap over the residual spread
@@ -51,12 +52,15 @@ def _per_stratum(values: np.ndarray, codes: np.ndarray, n_strata: int) -> np.nda
 
 
 def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray, *,
-                 level: float, prior: AccuracyPrior | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+                 level: float, prior: AccuracyPrior | None = None,
+                 mid_p: bool = True) -> tuple[np.ndarray, np.ndarray, str]:
     """Interval (accuracies) of every model from its 0/1 ``scores`` on the chosen items, and how it was made.
 
     ``sizes``/``drawn``: pool and chosen items per stratum; ``codes``: the stratum of each chosen
     item. With an accuracy ``prior`` (the source models', over this pool): the empirical-Bayes
-    posterior interval; without: the finite-population mid-p interval, valid for every pool count."""
+    posterior interval; without: the finite-population mid-p interval (nominal coverage on average over
+    pool counts), or with ``mid_p=False`` the Clopper-Pearson one (at least nominal for every pool count
+    of a uniform draw; docs/intervals.md#what-each-interval-promises)."""
     correct = _per_stratum(scores, codes, len(sizes))
     if len(sizes) == 1:
         total, k, x = int(sizes[0]), int(drawn[0]), correct[:, 0]
@@ -69,8 +73,11 @@ def exact_bounds(sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores
         how = (f"empirical Bayes: posterior interval, prior from {len(prior.counts)} source models' full-benchmark "
                f"accuracies ({100 * prior.uniform_weight:g}% uniform), finite-population ({design}) likelihood")
     else:
-        low, high = count_interval(total, k, x, level=level)
-        how = f"exact: finite-population ({design}) mid-p interval, valid for every model"
+        low, high = count_interval(total, k, x, level=level, mid_p=mid_p)
+        how = f"exact: finite-population ({design}) " + (
+            "mid-p interval, nominal coverage on average over accuracies, less for some" if mid_p
+            else "Clopper-Pearson interval, at least nominal coverage for every accuracy"
+            + ("" if len(sizes) == 1 else " of a uniform draw, here applied to the stratified estimate"))
     return low / total, high / total, how
 
 
@@ -109,10 +116,12 @@ def _why_not(chosen: SelectedMicroBenchmark, scores: np.ndarray) -> str:
 
 
 def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,
-                       models: np.ndarray, *, level: float = 0.9, population: bool = False) -> EstimateIntervals:
+                       models: np.ndarray, *, level: float = 0.9, population: bool = False,
+                       mid_p: bool = True) -> EstimateIntervals:
     """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k).
 
-    Random designs get the mid-p interval, valid for every model; with ``population``, the
+    Random designs get the mid-p interval, nominal on average over accuracies; with ``mid_p=False`` the
+    Clopper-Pearson one, at least nominal for every accuracy (wider); with ``population``, the
     empirical-Bayes interval for models like the sources (the accuracy prior stored by ``select``)."""
     level = check_level(level)
     strata = _exact_strata(chosen, scores)
@@ -122,7 +131,7 @@ def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estim
         prior = chosen.accuracy_prior
         if not population or prior is None or prior.pool_items != int(strata[0].sum()):
             prior = None
-        low, high, how = exact_bounds(*strata, scores, level=level, prior=prior)
+        low, high, how = exact_bounds(*strata, scores, level=level, prior=prior, mid_p=mid_p)
         return EstimateIntervals(models, estimates, low, high, level, how, "exact" if prior is None else "population")
     if calibration is not None:
         low, high = calibration.bounds(estimates, level=level)
