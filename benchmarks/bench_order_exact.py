@@ -20,24 +20,32 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.special import gammaln
 
 from mdad.data import read_npz
 from mdad.intervals.order import PairPrior, order_posterior
-from mdad.metrics.exact import _log_comb, _log_factorials
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 M_POINTS, J_POINTS = 64, 200
 
 
+def log_comb(n, r) -> np.ndarray:
+    """log C(n, r), -inf where r < 0 or r > n."""
+    n, r = np.broadcast_arrays(np.asarray(n, dtype=np.float64), np.asarray(r, dtype=np.float64))
+    ok = (r >= 0) & (r <= n)
+    safe_r = np.where(ok, r, 0.0)
+    value = gammaln(n + 1) - gammaln(safe_r + 1) - gammaln(np.where(ok, n - r, 0.0) + 1)
+    return np.where(ok, value, -np.inf)
+
+
 def grid_order_posterior(prior: PairPrior, N: int, k: int, d: int, first: np.ndarray) -> np.ndarray:
     """The earlier evaluation: the posterior summed over cells of m and a grid of M+ (for comparison only)."""
-    lf = _log_factorials(N + 1)
     m = np.arange(d, N - (k - d) + 1)
     if d == 0:
         m = m[m >= 1]
     if not len(m):
         return np.zeros(len(first))
-    log_like = _log_comb(m, np.full_like(m, d), lf) + _log_comb(N - m, np.full_like(m, k - d), lf)
+    log_like = log_comb(m, np.full_like(m, d)) + log_comb(N - m, np.full_like(m, k - d))
     weights = prior.m_weights(N)[m] * np.exp(log_like - log_like.max())
     support = np.flatnonzero(weights > weights.max() * 1e-12)
     w, values = weights[support[0] : support[-1] + 1], np.arange(support[0], support[-1] + 1) + int(m[0])
@@ -55,7 +63,7 @@ def grid_order_posterior(prior: PairPrior, N: int, k: int, d: int, first: np.nda
     j = np.minimum(j, values[:, None])
     q = prior.share_weights(values, j, valid)
     mm, jj, K = values[:, None, None], j[:, :, None], first[None, None, :]
-    like = np.exp(_log_comb(jj, K, lf) + _log_comb(mm - jj, d - K, lf) - _log_comb(mm, np.array(d), lf))
+    like = np.exp(log_comb(jj, K) + log_comb(mm - jj, d - K) - log_comb(mm, np.array(d)))
     joint = (w[:, None] * q)[:, :, None] * like
     total = joint.sum(axis=(0, 1))
     held = (joint * (2 * j > values[:, None])[:, :, None]).sum(axis=(0, 1))

@@ -16,7 +16,7 @@ from scipy.stats import hypergeom
 from test_intervals import simulated_pairs
 
 from mdad.intervals import PairPrior, exact_order_probability
-from mdad.intervals.order import EXACTNESS, order_posterior
+from mdad.intervals.order import EXACTNESS, PRIOR_BINS, order_posterior
 
 
 def hypergeometric_pmf(x, population, successes, draws) -> np.ndarray:
@@ -105,3 +105,21 @@ def test_left_out_values_of_m_are_within_the_stated_bound():
     prior = PairPrior.from_pairs(N, *simulated_pairs(rng, 20000, N))
     assert EXACTNESS <= 1e-9
     assert_full_sum(prior, N, [(700, 3), (700, 30)])
+
+
+def test_share_bins_given_m_are_the_bins_the_prior_puts_each_m_plus_in():
+    """Bin starts agree with share_weights' bin of every M+ (floating point included) for every m up to 3000,
+    and the per-bin prior is share_weights' value there."""
+    prior = PairPrior.from_pairs(3000, *simulated_pairs(np.random.default_rng(4), 5000, 3000))
+    m = np.arange(1, 3001)
+    starts = prior.share_bin_starts(m)
+    for mm, row in zip(m, starts):
+        j = np.arange(mm + 1)
+        expected = np.minimum((j / mm * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
+        np.testing.assert_array_equal(np.repeat(np.arange(PRIOR_BINS), np.diff(row)), expected, err_msg=str(mm))
+    some = np.array([1, 7, 49, 50, 51, 333, 2999])
+    heights = prior.share_bin_weights(some, prior.share_bin_starts(some))
+    for mm, height, row in zip(some, heights, prior.share_bin_starts(some)):
+        j = np.arange(mm + 1)
+        direct = prior.share_weights(np.array([mm]), j[None, :], np.ones((1, mm + 1), bool))[0]
+        np.testing.assert_allclose(np.repeat(height, np.diff(row)), direct, rtol=1e-12)

@@ -112,7 +112,7 @@ def count_interval(N: int, k: int, x, *, level: float = 0.9, mid_p: bool = True)
 
 
 
-def _item_weights(sizes, drawn, correct) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _item_weights(sizes, drawn, correct) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(sizes, drawn, correct) checked, and the weight of a chosen item of each stratum: N_s / k_s, scaled so
     that strata without chosen items take the chosen items' mean."""
     sizes = np.asarray(sizes, dtype=np.int64).ravel()

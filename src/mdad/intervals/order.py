@@ -5,9 +5,9 @@ models differ on the full benchmark only through the m pool items exactly one of
 right, M+ of them the first model's; the full benchmark ranks the first above the second when
 M+ > m/2 (a tie is not an order). Of the k chosen items, d are such items (hypergeometric
 (N, m, k) given m), and of those the first got K+ (hypergeometric (m, M+, d) given m, M+). The
-probability that the order holds is the posterior mass of M+ > m/2 given (d, K+), under a joint
-prior on (m, M+): the distribution over the pairs of models the micro-benchmark was chosen from
-(:class:`PairPrior`, stored with it). Both parts matter: a pair with one or two discordant
+probability that the order holds is the posterior mass of M+ > m/2 given (d, K+), summed exactly
+over every m and M+ (to ``EXACTNESS``), under a joint prior on (m, M+): the distribution over
+the pairs of models the micro-benchmark was chosen from (:class:`PairPrior`, stored with it). Both parts matter: a pair with one or two discordant
 chosen items may have few or many in the pool, and pairs with few discordant items split them
 far less evenly than the typical leaderboard pair (many items, share near 1/2). Stratified
 designs pool the subtasks' counts and use the uniform design's likelihood with the number of
@@ -42,6 +42,8 @@ PRIOR_FLOOR = 1e-3  # share of the prior spread uniformly, so that no (m, M+) is
 EXACT_M = 8  # m = 1..8 get a bin each; above, bins grow by GROWTH
 GROWTH = 1.25
 SHRINK_PAIRS = 20  # a bin's share histogram borrows this many pairs' worth from its neighbouring bins
+EXACTNESS = 1e-10  # largest error of an order probability from the values of m left out (see _m_support)
+CHUNK = 500_000  # most hypergeometric probabilities evaluated at once (memory and cache)
 
 
 def m_bin_edges(pool_items: int) -> np.ndarray:
@@ -117,15 +119,40 @@ class PairPrior:
         """Prior probability of M+ = j given m, one row per value of ``m`` (``j``: rows of the values of M+
         considered, ``valid`` marking the real ones; normalised over them)."""
         m = np.asarray(m, dtype=np.int64)
-        rows = np.minimum(np.searchsorted(self.edges, m, side="right") - 1, len(self.edges) - 1)
-        table = self.mass / np.maximum(self.mass.sum(axis=1, keepdims=True), 1e-300)
-        table[self.mass.sum(axis=1) == 0] = 1.0 / PRIOR_BINS
-        cols = np.minimum((j / np.maximum(m, 1)[:, None] * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
-        w = np.where(valid, table[rows[:, None], cols], 0.0)
+        w = np.where(valid, self._share_rows(m)[np.arange(len(m))[:, None], _share_bin(j, m[:, None])], 0.0)
         total = w.sum(axis=1, keepdims=True)
         count = valid.sum(axis=1, keepdims=True)
         w = np.where(total > 0, w / np.where(total > 0, total, 1.0), valid / count)
         return np.where(valid, (1.0 - PRIOR_FLOOR) * w + PRIOR_FLOOR / count, 0.0)
+
+    def _share_rows(self, m: np.ndarray) -> np.ndarray:
+        """The share histogram (PRIOR_BINS values summing to 1) of the bin of each ``m``."""
+        rows = np.minimum(np.searchsorted(self.edges, m, side="right") - 1, len(self.edges) - 1)
+        table = self.mass / np.maximum(self.mass.sum(axis=1, keepdims=True), 1e-300)
+        table[self.mass.sum(axis=1) == 0] = 1.0 / PRIOR_BINS
+        return table[rows]
+
+    def share_bin_starts(self, m: np.ndarray) -> np.ndarray:
+        """(values of m, PRIOR_BINS + 1): the first M+ of each share bin given m, and m + 1 at the end.
+
+        M+ = j falls in the bin :meth:`share_weights` puts it in, floor(PRIOR_BINS j / m) in floating
+        point (the last bin also holds j = m).
+        """
+        mm = np.asarray(m, dtype=np.int64)[:, None]
+        b = np.arange(1, PRIOR_BINS)[None, :]
+        start = (b * mm + PRIOR_BINS - 1) // PRIOR_BINS  # ceil(b m / PRIOR_BINS)
+        start = np.where(_share_bin(np.maximum(start - 1, 0), mm) >= b, start - 1, start)  # rounding may cross
+        start = np.where(_share_bin(start, mm) < b, start + 1, start)
+        return np.concatenate([np.zeros_like(mm), np.minimum(start, mm + 1), mm + 1], axis=1)
+
+    def share_bin_weights(self, m: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Prior probability of each single value of M+ in each share bin given m (values of m x PRIOR_BINS;
+        ``starts``: :meth:`share_bin_starts`): :meth:`share_weights`, constant within a bin."""
+        m = np.asarray(m, dtype=np.int64)
+        height = self._share_rows(m)
+        norm = (height * np.diff(starts, axis=1)).sum(axis=1, keepdims=True)
+        height = np.where(norm > 0, height / np.where(norm > 0, norm, 1.0), 1.0 / (m + 1)[:, None])
+        return (1.0 - PRIOR_FLOOR) * height + PRIOR_FLOOR / (m + 1)[:, None]
 
     def to_json(self) -> dict:
         return {"share_bins": PRIOR_BINS, "m_edges": self.edges.tolist(), "mass": self.mass.tolist()}
@@ -149,6 +176,11 @@ class PairPrior:
         return cls(edges, mass / mass.sum())
 
 
+def _share_bin(j: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """The share bin of M+ = j given m: floor(PRIOR_BINS j / m), the last bin also holding j = m."""
+    return np.minimum((j / np.maximum(m, 1) * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
+
+
 def _smoothed(counts: np.ndarray) -> np.ndarray:
     """Joint probabilities: each row's share histogram shrunk towards its neighbouring rows' by ``SHRINK_PAIRS``."""
     total = counts.sum(axis=1)
@@ -159,10 +191,6 @@ def _smoothed(counts: np.ndarray) -> np.ndarray:
         fallback = around / around.sum() if around.sum() > 0 else pooled
         shape[b] = (counts[b] + SHRINK_PAIRS * fallback) / (total[b] + SHRINK_PAIRS)
     return shape * (total / total.sum())[:, None]
-
-
-EXACTNESS = 1e-10  # largest error of an order probability from the values of m left out (see _m_support)
-CHUNK = 2_000_000  # most hypergeometric probabilities evaluated at once (memory)
 
 
 def _m_support(weights: np.ndarray, discordant: int) -> np.ndarray:
@@ -177,25 +205,6 @@ def _m_support(weights: np.ndarray, discordant: int) -> np.ndarray:
     """
     threshold = EXACTNESS * PRIOR_FLOOR / ((discordant + 1) * len(weights))
     return np.flatnonzero(weights > weights.max() * threshold)
-
-
-def _bin_starts(prior: PairPrior, m: np.ndarray) -> np.ndarray:
-    """(values of m, PRIOR_BINS + 1): the first M+ of each share bin given m, and m + 1 at the end.
-
-    M+ = j falls in bin floor(PRIOR_BINS j / m) (the last bin also holds j = m), computed in
-    floating point as :meth:`PairPrior.share_weights` does, so the bins are exactly its.
-    """
-    b = np.arange(1, PRIOR_BINS)[None, :]
-    mm = m[:, None]
-
-    def column(j):  # the share bin of M+ = j, as share_weights computes it
-        return np.minimum((j / np.maximum(mm, 1) * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
-
-    start = (b * mm + PRIOR_BINS - 1) // PRIOR_BINS  # ceil(b m / PRIOR_BINS)
-    start = np.where(column(np.maximum(start - 1, 0)) >= b, start - 1, start)  # floating point may round across
-    start = np.where(column(start) < b, start + 1, start)
-    start = np.minimum(start, mm + 1)
-    return np.concatenate([np.zeros_like(mm), start, mm + 1], axis=1)
 
 
 def _run_likelihood(m: np.ndarray, ends: np.ndarray, d: int, first: np.ndarray, lf: np.ndarray) -> np.ndarray:
@@ -240,21 +249,14 @@ def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: i
     rows = max(1, CHUNK // ((PRIOR_BINS + 2) * (d + 2)))
     for lo in range(0, len(m), rows):
         mc, wc = m[lo:lo + rows], weights[lo:lo + rows]
-        starts = _bin_starts(prior, mc)  # (m, bins + 1)
+        starts = prior.share_bin_starts(mc)  # (m, bins + 1)
         half = mc // 2 + 1  # the first M+ that puts the first model ahead
         ends = np.concatenate([starts, half[:, None]], axis=1)
         cum = _run_likelihood(mc, ends, d, first, lf)  # (m, ends, K+)
         at_start, at_half = cum[:, :-1], cum[:, -1:]
         per_bin = np.diff(at_start, axis=1)  # (m, bins, K+)
         above = np.diff(np.where((starts >= half[:, None])[:, :, None], at_start, at_half), axis=1)
-        # the prior of M+ within each bin (share_weights: normalised over 0..m, then the uniform floor)
-        rows_of_m = np.minimum(np.searchsorted(prior.edges, mc, side="right") - 1, len(prior.edges) - 1)
-        table = prior.mass / np.maximum(prior.mass.sum(axis=1, keepdims=True), 1e-300)
-        table[prior.mass.sum(axis=1) == 0] = 1.0 / PRIOR_BINS
-        height = table[rows_of_m]  # (m, bins)
-        norm = (height * np.diff(starts, axis=1)).sum(axis=1, keepdims=True)
-        height = np.where(norm > 0, height / np.where(norm > 0, norm, 1.0), 1.0 / (mc + 1)[:, None])
-        height = (1.0 - PRIOR_FLOOR) * height + PRIOR_FLOOR / (mc + 1)[:, None]
+        height = prior.share_bin_weights(mc, starts)  # (m, bins): the prior of each M+ of the bin
         total += wc @ (height[:, :, None] * per_bin).sum(axis=1)
         held += wc @ (height[:, :, None] * above).sum(axis=1)
     return np.where(total > 0, held / np.where(total > 0, total, 1.0), 0.0)
