@@ -134,7 +134,7 @@ def stratified_estimate(sizes, drawn, correct) -> np.ndarray:
     sum_s N_s x_s / k_s / N, strata without chosen items at the chosen items' mean.
 
     Given how many items each stratum got, items are uniform within it, so this is the design's
-    unbiased estimate; the exact intervals of the stratified designs are built around it
+    unbiased estimate (when every stratum has a chosen item); the exact intervals of the stratified designs are built around it
     (:func:`kish_effective`), and it is the estimate printed with them.
     """
     sizes, _, correct, weight = _item_weights(sizes, drawn, correct)
