@@ -236,7 +236,7 @@ def main() -> None:
                              "(off-population check; default: a random 30%%).")
     parser.add_argument("--population", action="store_true",
                         help="Random designs: the empirical-Bayes interval of estimate --population instead of "
-                             "the mid-p one, valid for every model, that estimate prints by default.")
+                             "the mid-p one (from the model's own answers alone) that estimate prints by default.")
     parser.add_argument("--uniform-weight", type=float, default=UNIFORM_WEIGHT,
                         help="With --population: weight of the uniform component of the accuracy prior.")
     parser.add_argument("--out", type=Path, default=None)

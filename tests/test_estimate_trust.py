@@ -33,7 +33,7 @@ def test_random_design_intervals_are_mid_p_or_posterior_and_orders_the_exact_one
     low, high = count_interval(small_sim.n_items, 30, scores.sum(axis=1).astype(int), level=0.95)
     np.testing.assert_allclose(per_model.low, low / small_sim.n_items)
     np.testing.assert_allclose(per_model.high, high / small_sim.n_items)
-    assert per_model.calibration.startswith("exact") and "valid for every model" in per_model.calibration
+    assert per_model.calibration.startswith("exact") and "on average over accuracies" in per_model.calibration
     assert per_model.kind == "exact"
     result = chosen.intervals(small_sim, level=0.95, population=True)
     assert chosen.accuracy_prior.counts.tolist() == sorted(small_sim.scores.sum(axis=1).astype(int).tolist())
@@ -184,7 +184,7 @@ def test_estimate_command_says_which_random_design_interval_it_printed(small_sim
     exact = runner.invoke(app, base + ["--csv", str(tmp_path / "exact.csv")], terminal_width=200)
     assert calibrated.exit_code == 0 and exact.exit_code == 0, calibrated.output + exact.output
     assert "Intervals: empirical Bayes" in " ".join(calibrated.output.split())
-    assert "valid for every model" in " ".join(exact.output.split())
+    assert "nominal coverage on average over accuracies" in " ".join(exact.output.split())
     eb, mid_p = pd.read_csv(tmp_path / "eb.csv"), pd.read_csv(tmp_path / "exact.csv")
     assert (eb["high"] - eb["low"]).mean() < (mid_p["high"] - mid_p["low"]).mean()
 
@@ -207,7 +207,7 @@ def test_estimate_says_when_models_score_above_every_source(small_sim, tmp_path)
     above = int((estimates > best).sum())
     assert above >= 1
     said = f"{above} of the 5 models are estimated above every model the micro-benchmark was chosen from"
-    assert said in " ".join(exact.output.split()) and "The exact intervals hold for them too" in " ".join(exact.output.split())
+    assert said in " ".join(exact.output.split()) and "The exact intervals do not rest on the source models" in " ".join(exact.output.split())
     assert "The --population intervals covered such models less often" in " ".join(population.output.split())
     write_npz(small_sim.take(models=order[:4]), tmp_path / "weak.npz")
     weak = runner.invoke(app, ["estimate", str(tmp_path / "r.json"), str(tmp_path / "weak.npz")], terminal_width=200)
@@ -223,3 +223,17 @@ def test_malformed_priors_in_a_file_get_one_sentence(small_sim, tmp_path, field,
     (tmp_path / "bad.json").write_text(json.dumps(data))
     with pytest.raises(mdad.MdadError, match="bad.json.*prior"):
         SelectedMicroBenchmark.load(tmp_path / "bad.json")
+
+
+def test_the_clopper_pearson_interval_is_offered_where_each_model_needs_the_guarantee(small_sim):
+    """``mid_p=False``: the Clopper-Pearson interval (at least the level for every accuracy), wider than mid-p."""
+    chosen = mdad.select(small_sim, "random", 30, seed=2)
+    scores, _ = chosen.item_scores(small_sim)
+    exact = chosen.intervals(small_sim, level=0.9, mid_p=False)
+    low, high = count_interval(small_sim.n_items, 30, scores.sum(axis=1).astype(int), level=0.9, mid_p=False)
+    np.testing.assert_allclose(exact.low, low / small_sim.n_items)
+    np.testing.assert_allclose(exact.high, high / small_sim.n_items)
+    assert "Clopper-Pearson" in exact.calibration and "for every accuracy" in exact.calibration
+    mid_p = chosen.intervals(small_sim, level=0.9)
+    assert ((exact.low <= mid_p.low) & (exact.high >= mid_p.high)).all()
+    assert ((exact.high - exact.low) > (mid_p.high - mid_p.low)).any()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from mdad.intervals import (
     exact_order_probability,
     stratified_count_interval,
 )
-from mdad.intervals.finite import hypergeometric_table
+from mdad.intervals.finite import coverage_by_count, hypergeometric_table
 from mdad.intervals.order import PRIOR_BINS, PairPrior
 
 
@@ -125,8 +126,8 @@ def test_whole_pool_drawn_is_certain_and_no_discordant_item_is_a_coin_short_of_t
     assert 0.3 < tie_free < 0.5  # symmetric prior: (1 - P(tie)) / 2
 
 
-def test_many_discordant_values_are_evaluated_on_grids_close_to_the_full_sum():
-    """Beyond 64 values of m and 200 of M+ the posterior is summed on grids: close to the full double loop."""
+def test_many_discordant_values_give_the_full_sum():
+    """Hundreds of values of m and M+: the posterior is the full double loop."""
     N, k, plus, minus = 600, 40, 9, 5
     m = np.arange(1, N + 1)
     p_d = hypergeom.pmf(plus + minus, N, m, k)
@@ -138,7 +139,7 @@ def test_many_discordant_values_are_evaluated_on_grids_close_to_the_full_sum():
         like = w / (mm + 1) * hypergeom.pmf(plus, mm, j, plus + minus)
         den += like.sum()
         num += like[2 * j > mm].sum()
-    assert exact_order_probability([N], [k], [[plus]], [[minus]])[0] == pytest.approx(num / den, abs=0.005)
+    assert exact_order_probability([N], [k], [[plus]], [[minus]])[0] == pytest.approx(num / den, abs=1e-6)
 
 
 def test_stratified_designs_use_the_uniform_likelihood_with_the_stratified_estimate_of_m():
@@ -286,3 +287,31 @@ def test_conformal_bounds_are_order_statistics_of_the_residuals():
     assert (low[0], high[0]) == (0.0, 1.0)
     back = ConformalCalibration.from_json(calibration.to_json())
     np.testing.assert_array_equal(back.bounds([0.3], level=0.8), calibration.bounds([0.3], level=0.8))
+
+
+def test_what_each_interval_promises_is_the_table_of_the_docs():
+    """docs/intervals.md#what-each-interval-promises, recomputed by enumeration: Clopper-Pearson covers at least
+    the level for every pool count, mid-p only on average over them (and under the level for many)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "intervals.md").read_text()
+    section = text.split("## What each interval promises")[1].split("\n## ")[0]
+    rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| 9")]
+    assert len(rows) == 10
+    for row in rows:
+        level, k, *cells = [cell.strip() for cell in row]
+        level, k = float(level.rstrip("%")) / 100, int(k)
+        mid = coverage_by_count(448, k, level=level)
+        exact = coverage_by_count(448, k, level=level, mid_p=False)
+        shown = [float(cell.rstrip("%")) for cell in cells[:5]]
+        computed = [100 * mid.min(), 100 * mid.mean(), 100 * (mid < level).mean(), 100 * exact.min(), 100 * exact.mean()]
+        rounding = np.array([0.05, 0.05, 0.5, 0.05, 0.05]) + 1e-9  # the table's digits
+        assert (np.abs(np.subtract(shown, computed)) <= rounding).all(), (level, k, shown, computed)
+        assert exact.min() >= level and mid.mean() >= level and mid.min() < level - 0.01
+
+
+@pytest.mark.parametrize("mid_p", [True, False])
+def test_coverage_by_count_is_the_enumeration_over_the_draw(mid_p):
+    N, k, level = 40, 9, 0.9
+    x = np.arange(k + 1)
+    low, high = count_interval(N, k, x, level=level, mid_p=mid_p)
+    expected = [sum(hypergeom.pmf(c, N, M, k) for c in x if low[c] <= M <= high[c]) for M in range(N + 1)]
+    np.testing.assert_allclose(coverage_by_count(N, k, level=level, mid_p=mid_p), expected, atol=1e-12)

@@ -16,7 +16,7 @@ class EstimateIntervals:
     """Each model's estimated full-benchmark accuracy with an interval (fractions), like scipy's ConfidenceInterval.
 
     ``calibration`` says in words where the interval comes from and ``kind`` in one word:
-    "exact" (random designs, valid for every model), "population" (random designs, empirical
+    "exact" (random designs, from the model's own answers alone), "population" (random designs, empirical
     Bayes over models like the sources), "calibrated" (held-out assessment), "estimator" (the
     estimator's own, e.g. AIPW's) or "none" (``low`` and ``high`` NaN: the micro-benchmark
     carries nothing to compute them from).

@@ -105,7 +105,7 @@ def estimate_command(
     population: Annotated[bool, typer.Option(
         "--population", help="Random designs: the interval calibrated on the source models' accuracies (narrower; "
                              "right on average for models like them, too narrow for a model far better than all of "
-                             "them) instead of the exact one, valid for every model.")] = False,
+                             "them) instead of the exact mid-p one, which does not rest on the source models.")] = False,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",

@@ -5,9 +5,9 @@ models differ on the full benchmark only through the m pool items exactly one of
 right, M+ of them the first model's; the full benchmark ranks the first above the second when
 M+ > m/2 (a tie is not an order). Of the k chosen items, d are such items (hypergeometric
 (N, m, k) given m), and of those the first got K+ (hypergeometric (m, M+, d) given m, M+). The
-probability that the order holds is the posterior mass of M+ > m/2 given (d, K+), under a joint
-prior on (m, M+): the distribution over the pairs of models the micro-benchmark was chosen from
-(:class:`PairPrior`, stored with it). Both parts matter: a pair with one or two discordant
+probability that the order holds is the posterior mass of M+ > m/2 given (d, K+), summed exactly
+over every m and M+ (to ``EXACTNESS``), under a joint prior on (m, M+): the distribution over
+the pairs of models the micro-benchmark was chosen from (:class:`PairPrior`, stored with it). Both parts matter: a pair with one or two discordant
 chosen items may have few or many in the pool, and pairs with few discordant items split them
 far less evenly than the typical leaderboard pair (many items, share near 1/2). Stratified
 designs pool the subtasks' counts and use the uniform design's likelihood with the number of
@@ -42,8 +42,8 @@ PRIOR_FLOOR = 1e-3  # share of the prior spread uniformly, so that no (m, M+) is
 EXACT_M = 8  # m = 1..8 get a bin each; above, bins grow by GROWTH
 GROWTH = 1.25
 SHRINK_PAIRS = 20  # a bin's share histogram borrows this many pairs' worth from its neighbouring bins
-M_POINTS = 64  # most values of m evaluated per discordant count (cells of equal width beyond)
-J_POINTS = 200  # most values of M+ evaluated per m (an even grid beyond)
+EXACTNESS = 1e-10  # largest error of an order probability from the values of m left out (see _m_support)
+CHUNK = 500_000  # most hypergeometric probabilities evaluated at once (memory and cache)
 
 
 def m_bin_edges(pool_items: int) -> np.ndarray:
@@ -119,15 +119,40 @@ class PairPrior:
         """Prior probability of M+ = j given m, one row per value of ``m`` (``j``: rows of the values of M+
         considered, ``valid`` marking the real ones; normalised over them)."""
         m = np.asarray(m, dtype=np.int64)
-        rows = np.minimum(np.searchsorted(self.edges, m, side="right") - 1, len(self.edges) - 1)
-        table = self.mass / np.maximum(self.mass.sum(axis=1, keepdims=True), 1e-300)
-        table[self.mass.sum(axis=1) == 0] = 1.0 / PRIOR_BINS
-        cols = np.minimum((j / np.maximum(m, 1)[:, None] * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
-        w = np.where(valid, table[rows[:, None], cols], 0.0)
+        w = np.where(valid, self._share_rows(m)[np.arange(len(m))[:, None], _share_bin(j, m[:, None])], 0.0)
         total = w.sum(axis=1, keepdims=True)
         count = valid.sum(axis=1, keepdims=True)
         w = np.where(total > 0, w / np.where(total > 0, total, 1.0), valid / count)
         return np.where(valid, (1.0 - PRIOR_FLOOR) * w + PRIOR_FLOOR / count, 0.0)
+
+    def _share_rows(self, m: np.ndarray) -> np.ndarray:
+        """The share histogram (PRIOR_BINS values summing to 1) of the bin of each ``m``."""
+        rows = np.minimum(np.searchsorted(self.edges, m, side="right") - 1, len(self.edges) - 1)
+        table = self.mass / np.maximum(self.mass.sum(axis=1, keepdims=True), 1e-300)
+        table[self.mass.sum(axis=1) == 0] = 1.0 / PRIOR_BINS
+        return table[rows]
+
+    def share_bin_starts(self, m: np.ndarray) -> np.ndarray:
+        """(values of m, PRIOR_BINS + 1): the first M+ of each share bin given m, and m + 1 at the end.
+
+        M+ = j falls in the bin :meth:`share_weights` puts it in, floor(PRIOR_BINS j / m) in floating
+        point (the last bin also holds j = m).
+        """
+        mm = np.asarray(m, dtype=np.int64)[:, None]
+        b = np.arange(1, PRIOR_BINS)[None, :]
+        start = (b * mm + PRIOR_BINS - 1) // PRIOR_BINS  # ceil(b m / PRIOR_BINS)
+        start = np.where(_share_bin(np.maximum(start - 1, 0), mm) >= b, start - 1, start)  # rounding may cross
+        start = np.where(_share_bin(start, mm) < b, start + 1, start)
+        return np.concatenate([np.zeros_like(mm), np.minimum(start, mm + 1), mm + 1], axis=1)
+
+    def share_bin_weights(self, m: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Prior probability of each single value of M+ in each share bin given m (values of m x PRIOR_BINS;
+        ``starts``: :meth:`share_bin_starts`): :meth:`share_weights`, constant within a bin."""
+        m = np.asarray(m, dtype=np.int64)
+        height = self._share_rows(m)
+        norm = (height * np.diff(starts, axis=1)).sum(axis=1, keepdims=True)
+        height = np.where(norm > 0, height / np.where(norm > 0, norm, 1.0), 1.0 / (m + 1)[:, None])
+        return (1.0 - PRIOR_FLOOR) * height + PRIOR_FLOOR / (m + 1)[:, None]
 
     def to_json(self) -> dict:
         return {"share_bins": PRIOR_BINS, "m_edges": self.edges.tolist(), "mass": self.mass.tolist()}
@@ -151,6 +176,11 @@ class PairPrior:
         return cls(edges, mass / mass.sum())
 
 
+def _share_bin(j: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """The share bin of M+ = j given m: floor(PRIOR_BINS j / m), the last bin also holding j = m."""
+    return np.minimum((j / np.maximum(m, 1) * PRIOR_BINS).astype(np.int64), PRIOR_BINS - 1)
+
+
 def _smoothed(counts: np.ndarray) -> np.ndarray:
     """Joint probabilities: each row's share histogram shrunk towards its neighbouring rows' by ``SHRINK_PAIRS``."""
     total = counts.sum(axis=1)
@@ -163,27 +193,48 @@ def _smoothed(counts: np.ndarray) -> np.ndarray:
     return shape * (total / total.sum())[:, None]
 
 
-def _m_cells(weights: np.ndarray, lowest: int) -> tuple[np.ndarray, np.ndarray]:
-    """At most ``M_POINTS`` values of m standing for the posterior weights of m (from ``lowest``), with their weights."""
-    support = np.flatnonzero(weights > weights.max() * 1e-12)
-    lo, hi = support[0], support[-1] + 1
-    w = weights[lo:hi]
-    values = np.arange(lo, hi) + lowest
-    if len(w) <= M_POINTS:
-        return values, w
-    cell = np.minimum(np.arange(len(w)) * M_POINTS // len(w), M_POINTS - 1)
-    total = np.bincount(cell, weights=w, minlength=M_POINTS)
-    centre = np.bincount(cell, weights=w * values, minlength=M_POINTS)
-    here = total > 0
-    return np.rint(centre[here] / total[here]).astype(np.int64), total[here]
+def _m_support(weights: np.ndarray, discordant: int) -> np.ndarray:
+    """Indices of the weights of m to sum: all but the smallest, whose omission moves no probability by more than
+    ``EXACTNESS``.
+
+    Given m, the likelihood of K+ summed under the share prior lies between PRIOR_FLOOR / (d + 1) (the
+    prior's uniform part; the likelihood sums to (m + 1) / (d + 1) over M+) and 1, so weights below
+    t = EXACTNESS * PRIOR_FLOOR / ((d + 1) * len(weights)) of the largest, left out, change the
+    numerator and denominator of the posterior by at most t * len(weights) * max(weights), at most
+    EXACTNESS times the denominator that remains.
+    """
+    threshold = EXACTNESS * PRIOR_FLOOR / ((discordant + 1) * len(weights))
+    return np.flatnonzero(weights > weights.max() * threshold)
+
+
+def _run_likelihood(m: np.ndarray, ends: np.ndarray, d: int, first: np.ndarray, lf: np.ndarray) -> np.ndarray:
+    """sum over M+ = 0..e-1 of P(K+ | M+, m, d), for every m (rows), end e (``ends``: rows x ends) and K+ in ``first``.
+
+    sum_{j=0}^{e-1} C(j, K) C(m-j, d-K) = C(m+1, d+1) P(X >= K+1), X hypergeometric (population
+    m + 1, successes e, draws d + 1): a (d+1)-subset of {0..m} whose (K+1)-th smallest element
+    is below e is a choice of that element j, K smaller and d - K larger. Divided by C(m, d),
+    the factor is (m + 1) / (d + 1).
+    """
+    x = np.arange(int(first.min()) + 1, d + 2)  # P(X >= K+1) needs the terms from the smallest K+1 up
+    o = (len(lf) - 1) // 2  # lf[i + o] = log i! (log_factorials); gathers kept to two over the 3-D array
+    rest = m[:, None] + 1 - ends  # the population's failures
+    log_2d = lf[ends + o] + lf[rest + o] - (lf[m + 1 + o] - lf[d + 1 + o] - lf[m - d + o])[:, None]
+    log_pmf = (log_2d[:, :, None] - (lf[x + o] + lf[d + 1 - x + o])[None, None, :]
+               - lf[ends[:, :, None] - x + o] - lf[rest[:, :, None] - (d + 1 - x) + o])
+    survival = np.cumsum(np.exp(log_pmf)[:, :, ::-1], axis=2)[:, :, ::-1]  # P(X >= x)
+    return survival[:, :, first - int(first.min())] * ((m + 1) / (d + 1))[:, None, None]
 
 
 def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: int, first=None) -> np.ndarray:
     """P(M+ > m/2 | d, K+) for the counts K+ in ``first`` (default every K+ = 0..d), d = ``discordant``
-    of ``drawn`` items of ``pool_items``."""
+    of ``drawn`` items of ``pool_items``.
+
+    Exact up to ``EXACTNESS``: every m the draw allows (but those of negligible weight, :func:`_m_support`)
+    and every M+ = 0..m, the sum over M+ taken in closed form over each run of M+ where the prior is
+    constant (:func:`_run_likelihood`)."""
     N, k, d = int(pool_items), int(drawn), int(discordant)
     first = np.arange(d + 1) if first is None else np.asarray(first, dtype=np.int64).ravel()
-    lf = log_factorials(N + 1)
+    lf = log_factorials(N + 2)
     m = np.arange(d, N - (k - d) + 1)  # what the draw allows
     if d == 0:
         m = m[m >= 1]
@@ -191,20 +242,23 @@ def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: i
         return np.zeros(len(first))
     log_like = log_comb(m, np.full_like(m, d), lf) + log_comb(N - m, np.full_like(m, k - d), lf)
     weights = prior.m_weights(N)[m] * np.exp(log_like - log_like.max())
-    values, cell_weights = _m_cells(weights, int(m[0]))
-    # values of M+ per m: all of 0..m, or an even grid of J_POINTS beyond (rows padded, ``valid`` marks the real ones)
-    width = min(int(values.max()) + 1, J_POINTS)
-    j = np.rint(np.linspace(0.0, 1.0, width)[None, :] * values[:, None]).astype(np.int64)
-    j = np.where(values[:, None] < J_POINTS, np.arange(width)[None, :], j)
-    valid = j <= values[:, None]
-    valid[:, 1:] &= j[:, 1:] != j[:, :-1]  # repeated grid points counted once
-    j = np.minimum(j, values[:, None])
-    q = prior.share_weights(values, j, valid)  # (values of m, values of M+)
-    mm, jj, K = values[:, None, None], j[:, :, None], first[None, None, :]
-    like = np.exp(log_comb(jj, K, lf) + log_comb(mm - jj, d - K, lf) - log_comb(mm, np.array(d), lf))
-    joint = (cell_weights[:, None] * q)[:, :, None] * like  # (m, M+, K+)
-    total = joint.sum(axis=(0, 1))
-    held = (joint * (2 * j > values[:, None])[:, :, None]).sum(axis=(0, 1))
+    keep = _m_support(weights, d)
+    m, weights = m[keep], weights[keep]
+    held = np.zeros(len(first))
+    total = np.zeros(len(first))
+    rows = max(1, CHUNK // ((PRIOR_BINS + 2) * (d + 2)))
+    for lo in range(0, len(m), rows):
+        mc, wc = m[lo:lo + rows], weights[lo:lo + rows]
+        starts = prior.share_bin_starts(mc)  # (m, bins + 1)
+        half = mc // 2 + 1  # the first M+ that puts the first model ahead
+        ends = np.concatenate([starts, half[:, None]], axis=1)
+        cum = _run_likelihood(mc, ends, d, first, lf)  # (m, ends, K+)
+        at_start, at_half = cum[:, :-1], cum[:, -1:]
+        per_bin = np.diff(at_start, axis=1)  # (m, bins, K+)
+        above = np.diff(np.where((starts >= half[:, None])[:, :, None], at_start, at_half), axis=1)
+        height = prior.share_bin_weights(mc, starts)  # (m, bins): the prior of each M+ of the bin
+        total += wc @ (height[:, :, None] * per_bin).sum(axis=1)
+        held += wc @ (height[:, :, None] * above).sum(axis=1)
     return np.where(total > 0, held / np.where(total > 0, total, 1.0), 0.0)
 
 

@@ -1,7 +1,8 @@
 """Empirical-Bayes intervals for the random designs (docs/intervals.md#empirical-bayes-intervals).
 
-The exact (mid-p) interval of :mod:`mdad.intervals.finite` is valid for every pool count M, so
-it must cover a model with 0 correct of 10 items as if it could be anywhere from 0 to 20%. On a
+The exact intervals of :mod:`mdad.intervals.finite` hold for every pool count M (Clopper-Pearson)
+or close to it (mid-p, on average over M), so they must cover a model with 0 correct of 10 items
+as if it could be anywhere from 0 to 20%. On a
 leaderboard where a third of the models score under 1% (MATH level 5) that over-covers. The
 population answer: a prior for M, the distribution of the source models' pool counts, and the
 posterior given the model's answers,

@@ -44,13 +44,15 @@ def describe_assessment(a: Assessment) -> str:
 
 BEYOND_SOURCES = {
     "exact": (
-        "The exact intervals hold for them too; the order probabilities rest on the source models' pairs and "
-        "were overconfident for models better than all of them (benchmarks/README.md)."
+        "The exact intervals do not rest on the source models, but a model estimated above all of them is "
+        "often one whose items happened to favour it, so its interval holds less often than its level says; "
+        "the order probabilities rest on the source models' pairs and were overconfident for models better "
+        "than all of them (benchmarks/README.md)."
     ),
     "population": (
         "The --population intervals covered such models less often than their level and the order "
         "probabilities, resting on the source models' pairs, were overconfident for them "
-        "(benchmarks/README.md); without --population the intervals hold for any model."
+        "(benchmarks/README.md); without --population the intervals do not rest on the source models."
     ),
     "calibrated": (
         "Intervals and order probabilities were calibrated on models like the sources; for models better "

@@ -94,17 +94,19 @@ class SelectedMicroBenchmark:
             frame["low"], frame["high"] = own.low, own.high
         return _with_flags(frame, self.micro.flags(scores))
 
-    def intervals(self, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL, population: bool = False) -> EstimateIntervals:
+    def intervals(self, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL, population: bool = False,
+                  mid_p: bool = True) -> EstimateIntervals:
         """Every model's estimate with an interval for its full-benchmark accuracy (mdad.micro.trust).
 
-        ``population``: for the random designs, the empirical-Bayes interval calibrated on the source
-        models' accuracies instead of the exact one valid for every model (narrower; nominal on average
-        over models like the sources, not for a model unlike all of them)."""
+        For the random designs: the mid-p interval (nominal coverage on average over accuracies); with
+        ``mid_p=False`` the Clopper-Pearson one (at least nominal for every accuracy, wider); with
+        ``population`` the empirical-Bayes interval calibrated on the source models' accuracies
+        (narrower; nominal on average over models like the sources, not for a model unlike all of them)."""
         scores, estimates = self._scores_and_estimates(matrix)
         calibration = self.assessment.interval_calibration if self.assessment is not None else None
         return estimate_intervals(scores, estimates, np.asarray(matrix.models), method=self.method,
                                   strata=self._strata(), calibration=calibration, prior=self.accuracy_prior,
-                                  level=level, population=population)
+                                  level=level, population=population, mid_p=mid_p)
 
     def own_intervals(self, matrix: ResponseMatrix) -> EstimateIntervals | None:
         """The interval the estimator itself gives every model of ``matrix`` (AIPW's; ``MicroBenchmark.own_intervals``),

@@ -3,8 +3,9 @@
 - Random designs on 0/1 scores: finite-population answers from the pool's size (per subtask
   for the stratified designs and the per-subtask variants), the model's answers and the priors
   ``select`` stored from the source models (mdad.intervals.random_designs: the empirical-Bayes
-  interval of mdad.intervals.posterior, or the exact mid-p one of mdad.intervals.finite without
-  a prior; mdad.intervals.order): nothing is calibrated on held-out runs.
+  interval of mdad.intervals.posterior, or without a prior the mid-p one of mdad.intervals.finite,
+  nominal on average over accuracies, or its Clopper-Pearson version, at least nominal for every
+  accuracy; mdad.intervals.order): nothing is calibrated on held-out runs.
 - Every other method, and any method on continuous scores: the calibration of its held-out
   assessment (split-conformal residuals, logistic order fit on the gap over the residual spread
   at the two estimates), stored with the micro-benchmark.
@@ -19,11 +20,12 @@ import numpy as np
 
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.exact import on_estimate_grid
 from mdad.intervals.conformal import ConformalCalibration
-from mdad.intervals.finite import check_level
+from mdad.intervals.finite import check_level, stratified_estimate
 from mdad.intervals.order import OrderCalibration, PairPrior
 from mdad.intervals.posterior import AccuracyPrior
-from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
+from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities, per_stratum
 from mdad.methods.names import parse
 
 Strata = tuple[np.ndarray, np.ndarray, np.ndarray]  # pool sizes, drawn items, stratum of each chosen item
@@ -54,6 +56,15 @@ def _exact_strata(strata: Strata | None, scores: np.ndarray) -> Strata | None:
     return strata if strata is not None and binary else None
 
 
+def _design_estimates(strata: Strata | None, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray:
+    """The estimates the exact answers belong to: a stratified design's own (finite.stratified_estimate), which its
+    plain mean is not when subtasks got unequal shares of the items; else ``estimates``."""
+    if strata is None or len(strata[0]) == 1:
+        return estimates
+    sizes, drawn, codes = strata
+    return on_estimate_grid(stratified_estimate(sizes, drawn, per_stratum(scores, codes, len(sizes))))
+
+
 def _why_not(method: str, strata: Strata | None, scores: np.ndarray) -> str:
     if design_of(method) is not None and not np.isin(scores, (0.0, 1.0)).all():
         return ("no interval: exact answers need 0/1 scores and the micro-benchmark carries no held-out assessment "
@@ -66,7 +77,8 @@ def _why_not(method: str, strata: Strata | None, scores: np.ndarray) -> str:
 
 def estimate_intervals(scores: np.ndarray, estimates: np.ndarray, models: np.ndarray, *, method: str,
                        strata: Strata | None, calibration: ConformalCalibration | None,
-                       prior: AccuracyPrior | None, level: float = DEFAULT_LEVEL, population: bool = False) -> EstimateIntervals:
+                       prior: AccuracyPrior | None, level: float = DEFAULT_LEVEL, population: bool = False,
+                       mid_p: bool = True) -> EstimateIntervals:
     """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k).
 
     Parameters
@@ -77,16 +89,18 @@ def estimate_intervals(scores: np.ndarray, estimates: np.ndarray, models: np.nda
         The held-out assessment's interval calibration (None: not assessed).
     prior
         The source models' accuracies (stored by ``select``); used only with ``population``.
-    level, population
-        Random designs get the mid-p interval, valid for every model; with ``population``, the
+    level, population, mid_p
+        Random designs get the mid-p interval, nominal on average over accuracies; with ``mid_p=False``
+        the Clopper-Pearson one, at least nominal for every accuracy (wider); with ``population``, the
         empirical-Bayes interval for models like the sources.
     """
     level = check_level(level)
     exact = _exact_strata(strata, scores)
+    estimates = _design_estimates(exact, scores, estimates)
     if exact is not None:
         if not population or prior is None or prior.pool_items != int(exact[0].sum()):
             prior = None
-        low, high, how = exact_bounds(*exact, scores, level=level, prior=prior)
+        low, high, how = exact_bounds(*exact, scores, level=level, prior=prior, mid_p=mid_p)
         return EstimateIntervals(models, estimates, low, high, level, how, "exact" if prior is None else "population")
     if calibration is not None:
         low, high = calibration.bounds(estimates, level=level)
@@ -103,10 +117,11 @@ def neighbour_orders(scores: np.ndarray, estimates: np.ndarray, models: np.ndarr
     """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds).
 
     ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs."""
+    exact = _exact_strata(strata, scores)
+    estimates = _design_estimates(exact, scores, estimates)
     order = np.argsort(-estimates, kind="stable")
     first, second = order[:-1], order[1:]
     gap = 100.0 * (estimates[first] - estimates[second])
-    exact = _exact_strata(strata, scores)
     if exact is not None:
         probability = exact_pair_probabilities(*exact, scores, first, second, prior=prior)
         source = ("the source leaderboard's pairs (how many items they differ on, how they split them) as prior"
