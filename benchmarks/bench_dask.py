@@ -43,7 +43,7 @@ def start_cluster(folder: Path, workers: int) -> tuple[list[subprocess.Popen], s
 
     scheduler_file = folder / "scheduler.json"
     scheduler_file.unlink(missing_ok=True)
-    log = open(folder / "cluster.log", "a")
+    log = open(folder / "cluster.log", "a")  # noqa: SIM115  (the cluster's processes write to it after this returns)
     common = dict(stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                                "--scheduler-file", str(scheduler_file)], **common)]

@@ -48,7 +48,7 @@ def loop_metrics(frame, threshold=0.8, rng=None):
             naive_bootstrap_interval(bins[edge], rng)
             if mdad is None and mean >= threshold:
                 mdad = edge
-        taus = [naive_kendall_tau_b(e, t) for e, t in zip(est, truth)]
+        taus = [naive_kendall_tau_b(e, t) for e, t in zip(est, truth, strict=True)]
         out[view] = (mdad, float(np.nanmean(taus)), float(np.mean(np.abs(est - truth))))
     return out
 

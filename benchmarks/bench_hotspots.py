@@ -79,11 +79,11 @@ def diversity(view: SourceView, repeats: int = 3) -> None:
     print(f"\ndiversity: DPP on {len(points)} trimmed items (CPU s, {repeats} samples each)")
     print(f"{'k':>6s} {'basis QR':>9s} {'former sampler':>15s} {'k products':>11s} {'ratio':>6s} {'sampler':>8s} {'speed-up':>9s}")
     for k in (10, 100, 300, 1000):
-        basis, t_basis = cpu(lambda: ope_basis(points, k))
-        _, t_former = cpu(lambda: [former_sampler(basis, np.random.default_rng(s)) for s in range(repeats)])
-        _, t_sample = cpu(lambda: [sample_projection_dpp(basis, np.random.default_rng(s)) for s in range(repeats)])
+        basis, t_basis = cpu(lambda k=k: ope_basis(points, k))
+        _, t_former = cpu(lambda basis=basis: [former_sampler(basis, np.random.default_rng(s)) for s in range(repeats)])
+        _, t_sample = cpu(lambda basis=basis: [sample_projection_dpp(basis, np.random.default_rng(s)) for s in range(repeats)])
         v = np.full(basis.shape[1], basis.shape[1] ** -0.5)
-        _, t_floor = cpu(lambda: [basis @ v for _ in range(basis.shape[1] * repeats)])
+        _, t_floor = cpu(lambda basis=basis, v=v: [basis @ v for _ in range(basis.shape[1] * repeats)])
         print(f"{k:6d} {t_basis:9.3f} {t_former / repeats:15.3f} {t_floor / repeats:11.3f} {t_former / t_floor:6.2f} "
               f"{t_sample / repeats:8.3f} {t_former / t_sample:8.1f}x")
 
@@ -114,9 +114,9 @@ def anchor_points(view: SourceView, repeats: int = 3) -> None:
         rng = np.random.default_rng([seed, 99])
         for k in sizes:
             fits = {
-                "former": lambda: kmedoids.fasterpam(distance, k, init="random", random_state=int(rng.integers(2**31)),
+                "former": lambda k=k, rng=rng: kmedoids.fasterpam(distance, k, init="random", random_state=int(rng.integers(2**31)),
                                                      n_cpu=1).medoids,
-                "own order": lambda: kmedoids.fasterpam(distance, np.sort(rng.choice(n, k, replace=False)),
+                "own order": lambda k=k, rng=rng: kmedoids.fasterpam(distance, np.sort(rng.choice(n, k, replace=False)),
                                                         n_cpu=1).medoids,
             }
             for way, fit in fits.items():
@@ -153,8 +153,8 @@ def tinybenchmarks(view: SourceView) -> None:
     print(f"IRT fit with the element-wise work on whole arrays {timing['whole arrays']:.2f} s, in cache-sized blocks "
           f"(used) {timing['blocks']:.2f} s: {timing['whole arrays'] / timing['blocks']:.2f}x; identical fit: {same}")
     for k in (100, 1000):
-        ours, t_ours = cpu(lambda: kmeans(fit.embedding, k, np.random.default_rng(3), n_init=5))
-        theirs, t_theirs = cpu(lambda: KMeans(n_clusters=k, n_init=5, random_state=3).fit(fit.embedding))
+        ours, t_ours = cpu(lambda k=k: kmeans(fit.embedding, k, np.random.default_rng(3), n_init=5))
+        theirs, t_theirs = cpu(lambda k=k: KMeans(n_clusters=k, n_init=5, random_state=3).fit(fit.embedding))
         inertia = float(((fit.embedding - ours.centres[ours.labels]) ** 2).sum())
         print(f"k-means k={k}, 5 starts: mdad's exact k-means {t_ours:.2f} s (inertia {inertia:.2f}), scikit-learn "
               f"{t_theirs:.2f} s (inertia {theirs.inertia_:.2f}): time {t_ours / t_theirs:.2f}x, inertia "

@@ -61,7 +61,7 @@ def run_block(matrix: ResponseMatrix, methods: list[str], sizes: list[int], sour
     """
     gold = matrix.gold_prob()
     out = {(m, k): [] for m in methods for k in sizes}
-    for run, (src, tgt) in enumerate(zip(sources, targets)):
+    for run, (src, tgt) in enumerate(zip(sources, targets, strict=True)):
         view = SourceView.from_arrays(matrix.scores[src], gold[src], matrix.subtask_codes, matrix.has_option_probs)
         prepared = {}
         for name in methods:
@@ -69,7 +69,8 @@ def run_block(matrix: ResponseMatrix, methods: list[str], sizes: list[int], sour
             key = method.preparation or f"method:{name}"
             if key not in prepared:
                 prepared[key] = method.prepare(view, rng_for(0, "bench-intervals", *seed, key, run))
-            rng_of = lambda k: rng_for(0, "bench-intervals", *seed, name, k, run)  # noqa: E731
+            def rng_of(k, name=name, run=run):
+                return rng_for(0, "bench-intervals", *seed, name, k, run)
             if method.adaptive:
                 outcomes = method.outcomes(view, sizes, scores=matrix.scores[tgt], gold_prob=gold[tgt],
                                            rng_of=rng_of, prepared=prepared[key])

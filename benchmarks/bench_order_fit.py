@@ -23,8 +23,8 @@ import argparse
 
 import numpy as np
 import pandas as pd
-
 from bench_intervals import P_BINS, load, markdown
+
 from mdad.assessment import held_out_runs
 from mdad.intervals import OrderCalibration
 from mdad.metrics.robust import logistic_coefficients

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 
 import pandas as pd
-
 from bench_intervals import load, markdown, one_repetition
 
 DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard", "simulated")

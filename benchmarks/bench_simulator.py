@@ -81,9 +81,9 @@ def main() -> None:
         print(f"| {name} | " + " | ".join(f"{table.loc['random', k]:g}" for k in SIZES) + " |")
     low = [min(results[n].loc["random", k] for n in REAL) for k in SIZES]
     high = [max(results[n].loc["random", k] for n in REAL) for k in SIZES]
-    print("| range of the real ones | " + " | ".join(f"{lo:g}-{hi:g}" for lo, hi in zip(low, high)) + " |")
+    print("| range of the real ones | " + " | ".join(f"{lo:g}-{hi:g}" for lo, hi in zip(low, high, strict=True)) + " |")
     for name in ("simulated", "simulated, 0/1 only"):
-        inside = [lo <= results[name].loc["random", k] <= hi for k, lo, hi in zip(SIZES, low, high)]
+        inside = [lo <= results[name].loc["random", k] <= hi for k, lo, hi in zip(SIZES, low, high, strict=True)]
         print(f"\n{name}: random within the real range at {sum(inside)} of {len(SIZES)} sizes")
 
     for k in (10, 100):

@@ -7,6 +7,7 @@ file descriptor 3 and writes replies and events on descriptor 4.
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -70,7 +71,7 @@ class Chromium:
         self._next_id = 0
         self.events: list[dict] = []
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -78,10 +79,8 @@ class Chromium:
 
     def close(self) -> None:
         for fd in (self._to_child, self._from_child):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         if self.proc.poll() is None:
             self.proc.terminate()
             try:

@@ -1,13 +1,16 @@
 """Regenerate tests/fixtures with the real harnesses (see tests/fixtures/README.md).
 
-    python tests/make_fixtures.py [--venvs DIR] [--only lm_eval,inspect,lighteval] [--folders lm_eval_checkpoints,...]
+    python tests/make_fixtures.py [--venvs DIR] [--only lm_eval,inspect,lighteval] [--folders lm_eval_loop,...]
 
 Installs lm-evaluation-harness 0.4.13, inspect-ai 0.3.285 and lighteval 0.13.0 in throwaway
 virtual environments under DIR (default: a folder in the system's temporary directory), runs
 each offline on the local tasks of tests/fixtures/tasks/ with models that download nothing
 (lm-eval's ``dummy`` model, inspect's ``mockllm`` models with scripted outputs, a lighteval
 custom model answering at random from a seed), and writes their logs, trimmed of what no reader
-needs, under tests/fixtures/. The default test run reads the committed fixtures only.
+needs, under tests/fixtures/. The adaptive-loop folders (lm_eval_loop/, inspect_loop/) also run
+this checkout's mdad: ``mdad select --method adaptive-1d`` on source logs, then one harness run
+per item that ``mdad estimate`` names, into one folder. The default test run reads the committed
+fixtures only.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent / "fixtures"
 TASKS = HERE / "tasks"
@@ -62,44 +66,125 @@ LM_EVAL_RUNS = {
 
 def make_lm_eval(python: Path, work: Path) -> None:
     for folder, runs in LM_EVAL_RUNS.items():
-        if ONLY_FOLDERS and folder.split("/")[0] not in ONLY_FOLDERS:
+        if not wanted(folder.split("/")[0]):
             continue
         out = work / folder
         for model_args, seed, extra in runs:
-            tasks = [] if "--tasks" in extra else ["--tasks", "tiny_mc,tiny_gen"]
-            include = [] if "--include_path" in extra else ["--include_path", "."]
-            run([str(python), "-m", "lm_eval", "--model", "dummy", "--model_args", model_args, *tasks, *include,
-                 "--output_path", str(out), "--log_samples", "--seed", f"{seed},1234,1234,1234", *extra], cwd=work)
-        target = HERE / folder
-        shutil.rmtree(target, ignore_errors=True)
-        for file in sorted(out.rglob("*.json*")):
-            dest = target / file.relative_to(out)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if file.name.startswith("results_"):
-                data = json.loads(file.read_text())
-                trimmed = {k: data[k] for k in RESULTS_KEYS if k in data}
-                text = json.dumps(trimmed, indent=2).replace(str(work) + "/", "")
-                dest.write_text(text + "\n")
-            else:
-                shutil.copy(file, dest)
+            run_lm_eval(python, work, model_args, seed, out, extra)
+        copy_trimmed(work, out, HERE / folder)
+    if wanted("lm_eval_loop"):
+        make_lm_eval_loop(python, work)
+
+
+def run_lm_eval(python: Path, work: Path, model_args: str, seed: int, out: Path, extra: list[str]) -> None:
+    tasks = [] if "--tasks" in extra else ["--tasks", "tiny_mc,tiny_gen"]
+    include = [] if "--include_path" in extra else ["--include_path", "."]
+    run([str(python), "-m", "lm_eval", "--model", "dummy", "--model_args", model_args, *tasks, *include,
+         "--output_path", str(out), "--log_samples", "--seed", f"{seed},1234,1234,1234", *extra], cwd=work)
+
+
+def copy_trimmed(work: Path, out: Path, target: Path) -> None:
+    """lm-eval's output folder ``out`` as ``target``: samples files as they are, results files trimmed."""
+    shutil.rmtree(target, ignore_errors=True)
+    for file in sorted(out.rglob("*.json*")):
+        dest = target / file.relative_to(out)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if file.name.startswith("results_"):
+            data = json.loads(file.read_text())
+            trimmed = {k: data[k] for k in RESULTS_KEYS if k in data}
+            text = json.dumps(trimmed, indent=2).replace(str(work) + "/", "")
+            dest.write_text(text + "\n")
+        else:
+            shutil.copy(file, dest)
+
+
+def make_lm_eval_loop(python: Path, work: Path) -> None:
+    """Eight dummy models on nb_zoo and nb_sums (tasks/loop/) as sources; then the new model, one document per run."""
+    target, loop = HERE / "lm_eval_loop", ["--tasks", "nb_zoo,nb_sums", "--include_path", "loop"]
+    shutil.rmtree(target, ignore_errors=True)
+    for n in range(1, LOOP_SOURCES + 1):
+        run_lm_eval(python, work, f"pretrained=src-{n}", n, work / "loop_sources", loop)
+    copy_trimmed(work, work / "loop_sources", target / "sources")
+
+    def ask(item: str, new: Path) -> None:
+        task, _, doc_id = item.partition("/")
+        run_lm_eval(python, work, "pretrained=new-model", 7, work / "loop_new",
+                    ["--tasks", task, "--include_path", "loop", "--samples", json.dumps({task: [int(doc_id)]})])
+        copy_trimmed(work, work / "loop_new", new)
+
+    adaptive_loop(target, ask)
 
 
 # ---- inspect -----------------------------------------------------------------------------------
 
 def make_inspect(python: Path, work: Path) -> None:
-    for target in ("inspect", "inspect_eval"):
-        shutil.rmtree(HERE / target, ignore_errors=True)
-    run([str(python), str(work / "inspect_run.py"), str(HERE)], cwd=work)
+    if wanted("inspect") or wanted("inspect_eval"):
+        for target in ("inspect", "inspect_eval"):
+            shutil.rmtree(HERE / target, ignore_errors=True)
+        run([str(python), str(work / "inspect_run.py"), str(HERE)], cwd=work)
+    if wanted("inspect_loop"):
+        target = HERE / "inspect_loop"
+        shutil.rmtree(target, ignore_errors=True)
+        run([str(python), str(work / "inspect_loop.py"), "sources", str(target / "sources")], cwd=work)
+        adaptive_loop(target, lambda item, new: run(
+            [str(python), str(work / "inspect_loop.py"), "ask", item.partition("/")[2], str(new)], cwd=work))
+
+
+# ---- the adaptive loop -------------------------------------------------------------------------
+
+LOOP_SIZE = 15
+LOOP_SOURCES = 8
+
+
+def mdad(cwd: Path, *args: object) -> str:
+    """This checkout's mdad command line, run in ``cwd`` (paths it records stay relative); what it printed."""
+    done = subprocess.run([sys.executable, "-m", "mdad.cli", *map(str, args)], cwd=cwd, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"mdad {' '.join(map(str, args))} failed:\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def adaptive_loop(target: Path, ask: Callable[[str, Path], None]) -> None:
+    """An adaptive test chosen on ``target/sources`` (``target/micro.json``), answered by one new model in
+    ``target/new/``: ``ask(item, folder)`` runs the harness on that one item into the folder, then
+    ``mdad estimate`` reads the folder and names the next item, until the test is done."""
+    from mdad import SelectedMicroBenchmark
+    from mdad.data import read_source
+
+    micro, new = target / "micro.json", target / "new"
+    print(mdad(target, "select", "--data", "sources", "--method", "adaptive-1d", "--size", LOOP_SIZE,
+               "--assess-runs", "0", "--out", micro.name))
+    test = SelectedMicroBenchmark.load(micro)
+    item = test.first_item()
+    for answered in range(1, LOOP_SIZE + 1):
+        ask(item, new)
+        mdad(target, "estimate", micro.name, new.name)
+        (details,) = test.details(read_source(new)).itertuples()
+        if details.answered != answered:
+            raise SystemExit(f"After {answered} runs mdad estimate counts {details.answered} answered items.")
+        print(f"{target.name}: {answered} answered ({item}), next: {details.next_item or '(done)'}")
+        item = details.next_item
+    if item:
+        raise SystemExit(f"After {LOOP_SIZE} items the adaptive test still asks {item}.")
 
 
 # ---- lighteval ---------------------------------------------------------------------------------
 
 def make_lighteval(python: Path, work: Path) -> None:
+    if not wanted("lighteval"):
+        return
     shutil.rmtree(HERE / "lighteval", ignore_errors=True)
     run([str(python), str(work / "lighteval_run.py"), str(HERE / "lighteval")], cwd=work)
 
 
 ONLY_FOLDERS: set[str] = set()
+
+
+def wanted(folder: str) -> bool:
+    """Whether a fixture folder is to be written (all of them unless --folders names some)."""
+    return not ONLY_FOLDERS or folder in ONLY_FOLDERS
+
+
 MAKERS = {"lm_eval": make_lm_eval, "inspect": make_inspect, "lighteval": make_lighteval}
 
 
@@ -107,7 +192,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venvs", type=Path, default=Path(tempfile.gettempdir()) / "mdad-fixture-venvs")
     parser.add_argument("--only", default=",".join(MAKERS))
-    parser.add_argument("--folders", default="", help="lm-eval fixture folders to remake (default: all)")
+    parser.add_argument("--folders", default="", help="fixture folders to remake (default: all of each harness)")
     args = parser.parse_args()
     ONLY_FOLDERS.update(f for f in args.folders.split(",") if f)
     for name in args.only.split(","):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -38,7 +40,7 @@ def test_map_abilities_minimise_each_models_own_posterior():
     y[0] = 1.0  # all correct: only the prior keeps the optimum finite
     theta = map_abilities(y, a, b, prior_scale=1.5)
     for i in range(n):
-        def f(th):
+        def f(th, i=i):
             eta = a[i] @ th - b[i]
             return float(np.sum(np.logaddexp(0, eta) - y[i] * eta) + 0.5 * th @ th / 1.5**2)
         reference = minimize(f, np.zeros(d), method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-12}).x
@@ -66,7 +68,7 @@ def test_next_item_maximises_the_determinant_of_the_posterior_precision(sim3):
     for i in range(3):
         asked = out.items[i, :5]
         theta = estimate_ability(answers[i : i + 1, asked], truth.a[asked], truth.b[asked])[0]
-        def precision(items):
+        def precision(items, theta=theta):
             w = predict_correct(theta[None], truth.a[items], truth.b[items])[0]
             return np.eye(3) + (truth.a[items] * (w * (1 - w))[:, None]).T @ truth.a[items]
         dets = [np.linalg.det(precision(np.r_[asked, j])) if j not in asked else -np.inf for j in range(400)]
@@ -94,7 +96,7 @@ def test_ability_converges_to_the_truth_as_the_test_grows(fixture, request):
     sizes = (5, 20, 60, 160)
     out = run_adaptive(answers, truth.a, truth.b, sizes=sizes, start=np.zeros(truth.a.shape[1]))
     error = [float(np.sqrt(np.mean(np.sum((out.theta[i] - truth.theta) ** 2, axis=1)))) for i in range(len(sizes))]
-    assert all(later < earlier for earlier, later in zip(error, error[1:]))
+    assert all(later < earlier for earlier, later in pairwise(error))
     prior_guess = float(np.sqrt(np.mean(np.sum(truth.theta**2, axis=1))))  # the error of answering nothing
     assert error[-1] < 0.5 * prior_guess
     # the ability of dimension 0 (general skill) is recovered closely with 160 items

@@ -58,12 +58,14 @@ def test_unbiased_over_random_draws_on_simulated_data(sim, wrong):
     pool, k, draws = answers.shape[1], 20, 600
     true_p = truth.p_correct[:8]
     estimates, inside = [], []
+
+    def true_probabilities(rows):
+        return np.tile(true_p, (len(rows) // len(true_p), 1))
+
     for _ in range(draws):
         items = rng.permutation(pool)[:k]
-        if wrong:  # a deliberately wrong predictor: 2PL abilities from the other folds, items reversed
-            predict = irt_predictor(-truth.a, truth.b + 2.0, items)
-        else:  # a good predictor: the true probabilities (fixed, so no fold may see its own answers)
-            predict = lambda rows: np.tile(true_p, (len(rows) // len(true_p), 1))  # noqa: E731
+        # wrong: 2PL abilities from the other folds, items reversed; else the true probabilities (fixed, so no fold sees its own answers)
+        predict = irt_predictor(-truth.a, truth.b + 2.0, items) if wrong else true_probabilities
         result = aipw(targets[:, items], items, pool, predict)
         estimates.append(result.estimate)
         inside.append((result.low <= targets.mean(axis=1)) & (targets.mean(axis=1) <= result.high))

@@ -94,7 +94,7 @@ def test_pair_stats_equal_a_loop_and_use_common_items():
     subtasks = np.repeat(["a", "b"], 20)
     matrix = ResponseMatrix(scores=scores, models=[f"m{i}" for i in range(6)], items=[f"i{j}" for j in range(40)], subtasks=subtasks)
     stats = analytic.pair_stats(matrix)
-    for p, (i, j) in enumerate(zip(stats.first, stats.second)):
+    for p, (i, j) in enumerate(zip(stats.first, stats.second, strict=True)):
         for s, name in enumerate(["a", "b"]):
             cols = subtasks == name
             x, y = scores[i, cols], scores[j, cols]

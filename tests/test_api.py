@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 import mdad
-from mdad.cli.plan import smallest_size
 from mdad.errors import MdadError
 from mdad.metrics import analytic, exact
 from mdad.metrics.pairwise import AgreementCurve, first_crossing
+from mdad.planning.exact import smallest_size
 
 
 def brute_force_agreement(N: int, k: int, n_plus: int, n_minus: int, draws: int = 0) -> float:
@@ -48,11 +48,18 @@ def test_plan_finds_the_true_smallest_size_when_agreement_is_not_monotone():
 
 
 def test_public_functions_take_options_by_keyword_only():
-    for func, first_option in ((mdad.select, "seed"), (mdad.assess, "runs"), (analytic.analytic_mdad, "design")):
+    for func, first_option in ((mdad.select, "seed"), (mdad.assess, "runs"), (analytic.analytic_mdad, "design"),
+                               (mdad.plan, "detect"), (mdad.compare, "size")):
         parameter = inspect.signature(func).parameters[first_option]
         assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, func.__name__
     with pytest.raises(TypeError):
         mdad.ExperimentConfig(("random",), (10,))
+
+
+def test_the_version_is_written_once():
+    from importlib.metadata import version
+
+    assert version("mdad") == mdad.__version__
 
 
 def test_defaults_live_in_the_library_and_fit_small_leaderboards():

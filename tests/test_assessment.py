@@ -7,16 +7,17 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from naive_metrics import naive_kendall_tau_b, naive_mdad
 from typer.testing import CliRunner
 
 import mdad
+from mdad.assessment import Assessment, assess
 from mdad.cli import app
 from mdad.data import write_npz
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
 from mdad.metrics.exact import sign_probabilities
 from mdad.microbenchmark import SelectedMicroBenchmark
-from naive_metrics import naive_kendall_tau_b, naive_mdad
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,7 @@ def test_summary_equals_brute_force_over_the_stored_runs(small_sim, random_asses
     np.testing.assert_allclose(a.estimates * 10, np.round(a.estimates * 10), atol=1e-9)
     assert a.sources == small_sim.n_models - 15 and a.runs == 6 and a.targets == 15
     assert a.error == pytest.approx(np.mean(np.abs(a.estimates - a.truths)))
-    assert a.kendall_tau == pytest.approx(np.mean([naive_kendall_tau_b(e, t) for e, t in zip(a.estimates, a.truths)]))
+    assert a.kendall_tau == pytest.approx(np.mean([naive_kendall_tau_b(e, t) for e, t in zip(a.estimates, a.truths, strict=True)]))
     expected = naive_mdad(a.estimates, a.truths)
     assert (a.mdad if a.mdad_reached else None) == expected
 
@@ -130,3 +131,21 @@ def test_select_on_too_few_models_says_it_cannot_assess(small_sim, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Not assessed: with 3 models" in " ".join(result.output.split())
     assert SelectedMicroBenchmark.load(tmp_path / "m.json").assessment is None
+
+
+def test_every_registered_metric_reaches_the_assessment_and_its_file():
+    from mdad.cli.micro import describe_assessment
+    from mdad.metrics.base import METRICS, Metric
+
+    spread = Metric("spread", "estimate spread", "standard deviation of the estimates", lambda d: float(np.std(d.estimates)),
+                    scale=100.0, unit="pts", digits=1, better="higher")
+    METRICS.add(spread)
+    try:
+        a = assess(mdad.simulate(seed=0, n_models=30, n_items=80), "random", 10, runs=3)
+        back = Assessment.from_json(a.to_json())
+        sentence = describe_assessment(a)
+    finally:
+        METRICS.remove("spread")
+    assert a.metrics["spread"] == pytest.approx(np.std(a.estimates))
+    assert set(a.metrics) == {"error", "kendall_tau", "spread"} and back.metrics == pytest.approx(a.metrics)
+    assert f"estimate spread {round(100 * a.metrics['spread'], 1):g} pts" in sentence

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
+from waiting import BOUND, ctrl_c_as_in_a_terminal, wait_until
 
 from mdad.cli import app
 from mdad.data import load_dataset
@@ -18,7 +19,6 @@ from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
 from mdad.methods import defaults
 from mdad.wording import plural
-from waiting import BOUND, ctrl_c_as_in_a_terminal, wait_until
 
 runner = CliRunner()
 
@@ -50,7 +50,7 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     for method in defaults():
         line = next(row for row in overview.splitlines() if row.split()[:1] == [method])
         values = seen[seen["method"] == method].sort_values("size")
-        expected = " ".join(f"{v:g}" if ok else "not reached" for v, ok in zip(values["mdad"], values["mdad_reached"]))
+        expected = " ".join(f"{v:g}" if ok else "not reached" for v, ok in zip(values["mdad"], values["mdad_reached"], strict=True))
         assert line.split()[1:] == expected.split()
     rebuilt = runner.invoke(app, ["report", str(out), "--threshold", "0.9"])
     assert rebuilt.exit_code == 0, rebuilt.output
@@ -89,7 +89,8 @@ def test_real_data_with_missing_cells_needs_a_policy(shared_data_dir, tmp_path, 
 @pytest.mark.parametrize("args, message", [
     (["run", "--workers", "-1", "--out", "{tmp}/o"], "Invalid value for '--workers'"),
     (["run", "--missing", "maybe", "--out", "{tmp}/o"], "Invalid value for '--missing': 'maybe' is not one of 'error', 'drop-items', 'drop-models'"),
-    (["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/file.txt"], "Cannot write the output folder {tmp}/file.txt: it is a file, not a folder"),
+    (["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/file.txt"],
+     "Cannot write the output folder {tmp}/file.txt: it is a file, not a folder"),
     (["select", "--method", "random", "--size", "5", "--out", "{tmp}/no/such/m.json"],
      "Cannot write the micro-benchmark file {tmp}/no/such/m.json: its folder {tmp}/no/such does not exist"),
     (["select", "--method", "random", "--size", "5", "--out", "{tmp}"], "Cannot write the micro-benchmark file {tmp}: it is a folder"),

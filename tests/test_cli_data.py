@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from lm_eval_samples import DATE, MC_CONFIG, mc_row, write_jsonl, write_results
 from typer.testing import CliRunner
 
 from mdad.cli import app
 from mdad.data import read_npz, read_source
-from lm_eval_samples import DATE, MC_CONFIG, mc_row, write_jsonl, write_results
 
 FIXTURES = Path(__file__).parent / "fixtures"
 runner = CliRunner()

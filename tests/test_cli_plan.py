@@ -32,7 +32,10 @@ def test_plan_detect_gives_the_smallest_size_reaching_the_threshold(data_dir, gp
     k = int(re.search(r"(\d+) items order them correctly", flat(result.output)).group(1))
     stats = analytic.pair_stats(gpqa)
     part = stats.subset(bin_of(stats.diff_points) == 4)  # the 2.0-2.5 point bin
-    at = lambda size: analytic.agreement_probabilities(part, size).mean()
+
+    def at(size):
+        return analytic.agreement_probabilities(part, size).mean()
+
     assert at(k) >= 0.8 > at(k - 1)
     assert f"({len(part.first):,} pairs in the data)" in flat(result.output)
     stricter = runner.invoke(app, ["plan", "--dataset", "oll2-gpqa", "--detect", "2.2", "--threshold", "0.9"])
@@ -146,7 +149,7 @@ def test_errors_are_one_sentence(args, message):
     assert "Traceback" not in result.output
 
 
-def test_methods_without_an_exact_answer_are_simulated_and_compare_refuses_them(monkeypatch):
+def test_methods_without_an_exact_answer_are_simulated_and_compare_refuses_them():
     from mdad import methods
     from mdad.methods.base import plain_mean
 
@@ -157,8 +160,11 @@ def test_methods_without_an_exact_answer_are_simulated_and_compare_refuses_them(
         def choose(self, view, k, rng, prepared):
             return plain_mean(np.arange(k))
 
-    monkeypatch.setitem(methods.REGISTRY, "fancy", Fancy)
-    result = runner.invoke(app, ["plan", "--detect", "2", "--method", "fancy", "--runs", "2"])
+    methods.METHODS.add(Fancy)
+    try:
+        result = runner.invoke(app, ["plan", "--detect", "2", "--method", "fancy", "--runs", "2"])
+        compare = runner.invoke(app, ["compare", "--size", "10", "--method", "fancy"])
+    finally:
+        methods.METHODS.remove("fancy")
     assert result.exit_code == 0 and "Simulated, not exact" in flat(result.output)
-    compare = runner.invoke(app, ["compare", "--size", "10", "--method", "fancy"])
     assert compare.exit_code == 2 and "Invalid value for '--method': 'fancy' is not one of 'random'" in flat(compare.output)

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from waiting import BOUND, DASK_TIMEOUTS, wait_until
 
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
-from waiting import BOUND, DASK_TIMEOUTS, wait_until
 
 dask = pytest.importorskip("dask", reason="Dask is an optional extra: pip install 'mdad[dask]'")
 distributed = pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'mdad[dask]'")
@@ -41,7 +41,7 @@ def start_cluster(folder: Path, workers: int, procs: list[subprocess.Popen]) -> 
     """A scheduler and ``workers`` one-thread worker processes (under a nanny) on the loopback interface;
     its address. The processes go into ``procs`` as they start, for stopping them whatever happens."""
     scheduler_file = folder / "scheduler.json"
-    log = open(folder / "cluster.log", "w")
+    log = open(folder / "cluster.log", "w")  # noqa: SIM115  (the cluster's processes write to it after this returns)
     common = dict(stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **TIMEOUT_VARIABLES})
     procs.append(subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                                    "--scheduler-file", str(scheduler_file)], **common))

@@ -14,8 +14,8 @@ from mdad.cli import app
 from mdad.data import write_npz
 from mdad.intervals import count_interval, exact_order_probability
 from mdad.intervals.finite import kish_effective
-from mdad.intervals.posterior import posterior_count_interval
 from mdad.intervals.order import PairPrior
+from mdad.intervals.posterior import posterior_count_interval
 from mdad.microbenchmark import SelectedMicroBenchmark
 
 
@@ -65,7 +65,7 @@ def test_random_design_intervals_are_mid_p_or_posterior_and_orders_the_exact_one
 def test_stratified_design_uses_the_pool_subtask_sizes(small_sim):
     chosen = mdad.select(small_sim, "random-stratified-equal", 12, seed=2)
     names, sizes = np.unique(small_sim.subtasks, return_counts=True)
-    assert chosen.pool_subtasks == dict(zip(names.tolist(), sizes.tolist()))
+    assert chosen.pool_subtasks == dict(zip(names.tolist(), sizes.tolist(), strict=True))
     scores, _ = chosen.item_scores(small_sim)
     correct = np.stack([scores[:, chosen.subtasks == name].sum(axis=1) for name in names], axis=1).astype(int)
     total, n_eff, x_eff = kish_effective(sizes, [3, 3, 3, 3], correct)

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 import signal
 import subprocess
 import sys
+from itertools import pairwise
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
 import pandas as pd
 import pytest
-
+from naive_metrics import naive_kendall_tau_b, naive_mdad
+from waiting import BOUND, DASK_TIMEOUTS, ctrl_c_as_in_a_terminal
 
 from mdad.errors import MdadError
 from mdad.experiment import grid
@@ -21,8 +23,6 @@ from mdad.experiment.evaluate import cell_arrays, evaluate_cell
 from mdad.experiment.grid import Experiment, ExperimentConfig, plan_tasks
 from mdad.experiment.splits import make_splits
 from mdad.experiment.store import Cell, ResultStore
-from naive_metrics import naive_kendall_tau_b, naive_mdad
-from waiting import BOUND, DASK_TIMEOUTS, ctrl_c_as_in_a_terminal
 
 RANDOMS = ("random", "random-stratified-equal", "random-stratified-proportional")
 
@@ -83,7 +83,7 @@ def test_methods_share_splits_and_truths(small_sim):
     config = ExperimentConfig(methods=RANDOMS, sizes=(10,), sources=(50,), runs=4, targets=12, seed=0)
     frames = Experiment(small_sim, config).run().frames
     first = frames[Cell("random", 10, 50)]
-    for cell, frame in frames.items():
+    for frame in frames.values():
         assert frame[["run", "model", "seen", "unseen", "full"]].equals(first[["run", "model", "seen", "unseen", "full"]])
 
 
@@ -141,11 +141,11 @@ def test_gpqa_random_mdad_decreases_with_size_and_matches_brute_force(gpqa):
         seen = next(r for r in rows if r["view"] == "seen")
         arrays = cell_arrays(frames[cell])
         assert seen["mdad"] == naive_mdad(arrays["estimate"], arrays["seen"])
-        taus = [naive_kendall_tau_b(e, t) for e, t in zip(arrays["estimate"], arrays["seen"])]
+        taus = [naive_kendall_tau_b(e, t) for e, t in zip(arrays["estimate"], arrays["seen"], strict=True)]
         assert seen["kendall_tau"] == pytest.approx(np.mean(taus))
         assert seen["error"] == pytest.approx(np.mean(np.abs(arrays["estimate"] - arrays["seen"])))
         values.append(seen["mdad"])
-    assert all(a >= b for a, b in zip(values, values[1:])), values
+    assert all(a >= b for a, b in pairwise(values)), values
     assert values[0] >= 10 and values[-1] <= 5, values
 
 
@@ -166,9 +166,9 @@ def test_unreachable_scheduler_is_one_sentence(small_sim):
     dask = pytest.importorskip("dask", reason="Dask is an optional extra")
     pytest.importorskip("distributed", reason="Dask is an optional extra")
     config = ExperimentConfig(methods=("random",), sizes=(10,), sources=(20,), runs=2, targets=10)
-    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
-        with pytest.raises(MdadError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
-            Experiment(small_sim, config).run(scheduler="tcp://127.0.0.1:9")
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}), \
+            pytest.raises(MdadError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        Experiment(small_sim, config).run(scheduler="tcp://127.0.0.1:9")
 
 
 def test_blocks_of_runs_give_the_same_cells(small_sim, tmp_path):
@@ -269,9 +269,8 @@ def test_an_interruption_between_results_stops_the_workers_at_once(small_sim, tm
     bystander = multiprocessing.Process(target=release.wait, args=(BOUND,))
     bystander.start()
     try:
-        with mock.patch.object(store, "write_block", interrupted):
-            with pytest.raises(KeyboardInterrupt):
-                Experiment(small_sim, config, store=store).run(workers=2)
+        with mock.patch.object(store, "write_block", interrupted), pytest.raises(KeyboardInterrupt):
+            Experiment(small_sim, config, store=store).run(workers=2)
         # the workers are gone (asked of the system: a Process object can miss that its process was reaped)
         assert not [child for child in set(multiprocessing.active_children()) - earlier - {bystander}
                     if running(child.pid)]
@@ -286,8 +285,7 @@ def test_ctrl_c_during_a_store_write_lands_after_it():
     from mdad.experiment.store import uninterrupted
 
     finished = []
-    with ctrl_c_as_in_a_terminal(), pytest.raises(KeyboardInterrupt):
-        with uninterrupted():
-            signal.raise_signal(signal.SIGINT)  # delivered to this thread before the call returns
-            finished.append(True)
+    with ctrl_c_as_in_a_terminal(), pytest.raises(KeyboardInterrupt), uninterrupted():
+        signal.raise_signal(signal.SIGINT)  # delivered to this thread before the call returns
+        finished.append(True)
     assert finished == [True]

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
+from waiting import BOUND
 
 from mdad.cli import app
 from mdad.data import ResponseMatrix, from_frame, read_source
@@ -28,7 +29,6 @@ from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
 from mdad.microbenchmark import SelectedMicroBenchmark, select
-from waiting import BOUND
 
 runner = CliRunner()
 ESC_TITLE = "\x1b]0;owned\x07"
@@ -354,7 +354,7 @@ def test_two_runs_started_together_never_race(tmp_path):
             "--runs", "3", "--workers", "1", "--out", str(out)]
     procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = [p.communicate(timeout=BOUND) for p in procs]
-    results = [(p.returncode, stdout, stderr) for p, (stdout, stderr) in zip(procs, outputs)]
+    results = [(p.returncode, stdout, stderr) for p, (stdout, stderr) in zip(procs, outputs, strict=True)]
     codes = sorted(code for code, _, _ in results)
     assert codes in ([0, 0], [0, 2]), results
     for code, stdout, stderr in results:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from sim_params import TEXTBOOK_2PL
 
 from mdad.data import simulate_with_truth
 from mdad.errors import MdadError
 from mdad.irt import Priors, estimate_ability, fit_irt, neg_log_posterior, predict_correct
-from sim_params import TEXTBOOK_2PL
 
 
 def tiny(seed: int = 0, n: int = 6, m: int = 8, d: int = 3, missing: bool = True):
@@ -58,7 +58,7 @@ def test_blocks_of_rows_give_the_whole_arrays_values_to_the_bit(monkeypatch):
     assert fits[9][0] == pytest.approx(brute_objective(y, theta, a, b, priors), rel=1e-12)
     for cells in (9, 18):
         assert fits[cells][0] == fits[10**9][0]
-        for got, whole in zip(fits[cells][1], fits[10**9][1]):
+        for got, whole in zip(fits[cells][1], fits[10**9][1], strict=True):
             np.testing.assert_array_equal(got, whole)
         np.testing.assert_array_equal(fits[cells][2], fits[10**9][2])
 
@@ -94,7 +94,7 @@ def test_spread_term_is_the_stated_quadratic():
     rng = np.random.default_rng(10)
     p_theta, q_a = spd(rng, len(theta), 3), spd(rng, len(a), 3)
     base = neg_log_posterior(y, theta, a, b, priors)[0]
-    extra = sum(t @ p @ t for t, p in zip(theta, p_theta)) + sum(v @ q @ v for v, q in zip(a, q_a))
+    extra = sum(t @ p @ t for t, p in zip(theta, p_theta, strict=True)) + sum(v @ q @ v for v, q in zip(a, q_a, strict=True))
     assert neg_log_posterior(y, theta, a, b, priors, (p_theta, q_a))[0] == pytest.approx(base + 0.5 * extra)
 
 

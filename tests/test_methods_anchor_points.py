@@ -178,8 +178,8 @@ def test_paper_behaviour_with_option_probabilities():
 
     splits = experiment.splits
     probs, scores = matrix.gold_prob().astype(np.float64), matrix.scores.astype(np.float64)
-    pool_mean_prob = np.array([probs[np.ix_(t, s)].mean(axis=1) for t, s in zip(splits.targets, splits.seen)])
-    seen_accuracy = np.array([scores[np.ix_(t, s)].mean(axis=1) for t, s in zip(splits.targets, splits.seen)])
+    pool_mean_prob = np.array([probs[np.ix_(t, s)].mean(axis=1) for t, s in zip(splits.targets, splits.seen, strict=True)])
+    seen_accuracy = np.array([scores[np.ix_(t, s)].mean(axis=1) for t, s in zip(splits.targets, splits.seen, strict=True)])
     floor = _mdad(pool_mean_prob, seen_accuracy)
     assert floor >= 1.0
     assert all(mdad["anchor-points", k] >= floor - 0.5 for k in sizes)  # within one 0.5-point bin

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sim_params import TEXTBOOK_2PL
 
 from mdad.data import ResponseMatrix, simulate_with_truth
 from mdad.experiment.evaluate import evaluate_cell
@@ -23,7 +24,6 @@ from mdad.methods.stratified_confidence import (
     sample_strata,
 )
 from mdad.seeding import rng_for
-from sim_params import TEXTBOOK_2PL
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_strata_are_ten_contiguous_intervals_of_the_proxy():
     assert set(labels) == set(range(N_STRATA))
     highs = [proxy[labels == h].max() for h in range(N_STRATA)]
     lows = [proxy[labels == h].min() for h in range(N_STRATA)]
-    assert all(high < low for high, low in zip(highs[:-1], lows[1:]))  # numbered in proxy order
+    assert all(high < low for high, low in zip(highs[:-1], lows[1:], strict=True))  # numbered in proxy order
 
 
 def test_fewer_distinct_proxy_values_than_strata_give_one_stratum_per_value():

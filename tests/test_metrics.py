@@ -6,13 +6,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive_metrics import naive_bootstrap_interval, naive_curve, naive_kendall_tau_b, naive_mdad, naive_pairs
 from scipy.stats import kendalltau
 
 from mdad.errors import MdadError
 from mdad.metrics import (
-    agreement_curve, bin_of, estimation_error, kendall_tau, mdad_from_curve, pairwise_agreement,
+    agreement_curve,
+    bin_of,
+    estimation_error,
+    kendall_tau,
+    mdad_from_curve,
+    pairwise_agreement,
 )
-from naive_metrics import naive_bootstrap_interval, naive_curve, naive_kendall_tau_b, naive_mdad, naive_pairs
 
 
 def coarse_arrays(rng, runs, targets, levels=20):

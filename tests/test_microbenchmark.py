@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from lm_eval_samples import DATE, build_known
 from typer.testing import CliRunner
 
 import mdad
@@ -15,7 +16,6 @@ from mdad.cli import app
 from mdad.data import write_npz
 from mdad.errors import MdadError
 from mdad.microbenchmark import SelectedMicroBenchmark
-from lm_eval_samples import DATE, build_known
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -12,7 +12,8 @@ from mdad import methods
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import Cell, ResultStore
-from mdad.methods.per_subtask import PerSubtask, SubtaskMicroBenchmark, allocate, base_name, is_per_subtask
+from mdad.methods.names import MethodName, parse
+from mdad.methods.per_subtask import PerSubtask, SubtaskMicroBenchmark, allocate
 from mdad.seeding import rng_for
 
 
@@ -46,7 +47,8 @@ def test_allocation_brute_force_on_a_small_case():
 
 
 def test_names_and_registry():
-    assert is_per_subtask("random@per-subtask") and base_name("random@per-subtask") == "random"
+    assert parse("random@per-subtask") == MethodName("random", per_subtask=True)
+    assert parse("random") == MethodName("random") and str(parse("random@per-subtask")) == "random@per-subtask"
     method = methods.get("random-stratified-equal@per-subtask")
     assert isinstance(method, PerSubtask) and method.name == "random-stratified-equal@per-subtask"
     with pytest.raises(MdadError, match="Unknown method 'nope@per-subtask'"):
@@ -115,12 +117,12 @@ def test_grid_stores_both_variants_as_distinct_cells(small_sim, tmp_path):
 
 
 def test_a_per_subtask_micro_benchmark_survives_save_and_load(small_sim, tmp_path):
+    from mdad.methods.base import KINDS, MicroBenchmark
     from mdad.microbenchmark import SelectedMicroBenchmark, select
-    from mdad.methods.base import MicroBenchmark
 
     chosen = select(small_sim, "random@per-subtask", 12, seed=4)
     chosen.save(tmp_path / "micro.json")
     loaded = SelectedMicroBenchmark.load(tmp_path / "micro.json")
     assert isinstance(loaded.micro, SubtaskMicroBenchmark) and len(loaded.micro.parts) == 4
     pd.testing.assert_series_equal(loaded.estimate(small_sim), chosen.estimate(small_sim))
-    assert MicroBenchmark._kinds["weighted"] is MicroBenchmark  # the subclass registers its own kind
+    assert KINDS.get("weighted") is MicroBenchmark and KINDS.get("per-subtask") is SubtaskMicroBenchmark  # each its own kind

@@ -119,7 +119,7 @@ def grid_in_subprocess(kernel: str, threads: int) -> dict:
 
 def test_same_items_under_every_blas_kernel_and_thread_count(golden):
     with ThreadPoolExecutor(2) as pool:
-        found = dict(zip(KERNELS, pool.map(blas_architecture, KERNELS)))
+        found = dict(zip(KERNELS, pool.map(blas_architecture, KERNELS), strict=True))
     kernels = {arch: kernel for kernel, arch in found.items() if arch == kernel}  # those that run as asked
     if not kernels:
         pytest.skip("numpy does not use OpenBLAS here: no BLAS kernels to compare")
@@ -128,7 +128,7 @@ def test_same_items_under_every_blas_kernel_and_thread_count(golden):
     runs = [(first, 1), (first, 2)] + [(kernel, 1 + i % 2) for i, kernel in enumerate(others)]  # both counts, every kernel
     with ThreadPoolExecutor(2) as pool:  # two subprocesses at a time, one per core
         results = list(pool.map(lambda run: grid_in_subprocess(*run), runs))
-    for (kernel, threads), result in zip(runs, results):
+    for (kernel, threads), result in zip(runs, results, strict=True):
         for case in CASES:
             assert_same_grid(result[case], golden[case], f"{case}, {kernel} kernel, {threads} threads")
 

@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from scipy.special import softmax
@@ -70,9 +71,12 @@ def test_lm_eval_rerun_keeps_the_latest_with_a_note_or_refuses():
     row = m.model_index(["model-a"])[0]
     cols = [list(m.items).index(f"tiny_mc/{r['doc_id']}") for r in rows]
     np.testing.assert_allclose(m.gold_prob()[row, cols], expected, rtol=1e-6)
-    note = next(n for n in m.notes if "older run" in n)
+    note = next(n for n in m.notes if "answered again" in n)
     assert older.name in note and latest.name in note and "model-a" in note
-    with pytest.raises(MdadError, match=r"Model 'model-a' on task 'tiny_mc' was run 2 times .*reruns='latest'"):
+    assert f"5 items were answered again ({older.name}, {latest.name})" in note  # a whole rerun: every item again
+    assert "the latest answer of each is read (rerun policy 'latest')" in note
+    with pytest.raises(MdadError, match=r"Model 'model-a' on task 'tiny_mc' was run 2 times and 5 items were answered "
+                                        r"again .*; keep one answer per item or read with the rerun policy 'latest'\."):
         read_source(folder, reruns="error")
 
 
@@ -90,7 +94,8 @@ def test_inspect_rerun_error_status_and_model_arguments_on_default_eval_logs():
         np.testing.assert_array_equal(_column(m, model, [f"tiny_qa/{i}" for i in (1, 2, 3, "q4")]), scores)
     skipped = [n for n in m.notes if n.startswith("Skipped")]
     assert len(skipped) == 1 and "mockllm/delta" in skipped[0] and "status is 'error'" in skipped[0]
-    assert any("mockllm/alpha" in n and "1 older run dropped" in n for n in m.notes)
+    assert any("Model 'mockllm/alpha' on task 'tiny_qa' was run 2 times and 4 items were answered again" in n
+               for n in m.notes)
     with pytest.raises(MdadError, match=r"Model 'mockllm/alpha' on task 'tiny_qa' was run 2 times"):
         read_source(folder, reruns="error")
 
@@ -104,9 +109,98 @@ def test_lighteval_rerun_keeps_the_latest_with_a_note():
     rows = pq.read_table(mc).to_pylist()
     np.testing.assert_array_equal(_column(m, "org/model-a", [f"tiny_mc|0/{r['doc']['id']}" for r in rows]),
                                   [r["metric"]["acc"] for r in rows])
-    assert sum("1 older run dropped" in n for n in m.notes) == 2  # one per task
+    assert sum("was run 2 times and 5 items were answered again" in n for n in m.notes) == 2  # one per task
     with pytest.raises(MdadError, match="was run 2 times"):
         read_source(folder, reruns="error")
+
+
+def _split_runs(folder: Path, target: Path, keep: dict[str, set[int]]) -> None:
+    """The runs of ``folder`` copied to ``target``, each samples file cut to the documents ``keep`` names by date."""
+    for file in folder.iterdir():
+        date = file.stem.rsplit("_", 1)[-1]
+        if file.name.startswith("samples_"):
+            rows = [line for line in file.read_text().splitlines() if json.loads(line)["doc_id"] in keep[date]]
+            (target / file.name).write_text("\n".join(rows) + "\n")
+        else:
+            shutil.copy(file, target / file.name)
+
+
+def test_runs_of_one_model_on_one_task_add_up_and_only_an_item_answered_again_is_a_rerun(tmp_path):
+    folder = FIXTURES / "lm_eval_reruns" / "model-a"
+    older, latest = sorted(folder.glob("samples_tiny_mc_*.jsonl"))
+    date = lambda file: file.stem.rsplit("_", 1)[-1]  # noqa: E731
+    target = tmp_path / "model-a"
+    target.mkdir()
+    _split_runs(folder, target, {date(older): {0, 1, 2}, date(latest): {2, 3, 4}})
+    m = read_source(tmp_path)
+    rows = {**{r["doc_id"]: r for r in _rows(older)}, **{r["doc_id"]: r for r in _rows(latest) if r["doc_id"] >= 2}}
+    assert list(m.models) == ["model-a"] and m.n_missing == 0
+    items = [f"tiny_mc/{d}" for d in sorted(rows)]
+    np.testing.assert_array_equal(_column(m, "model-a", items), [rows[d]["acc"] for d in sorted(rows)])
+    expected = [softmax([float(x[0]) for x in rows[d]["filtered_resps"]])[int(rows[d]["target"])] for d in sorted(rows)]
+    cols = [list(m.items).index(i) for i in items]
+    np.testing.assert_allclose(m.gold_prob()[0, cols], expected, rtol=1e-6)  # document 2: the latest run's options
+    (note,) = [n for n in m.notes if "answered again" in n]
+    assert note == (f"Model 'model-a' on task 'tiny_mc' was run 2 times and 1 item was answered again ({older.name}, "
+                    f"{latest.name}); the latest answer of each is read (rerun policy 'latest').")
+    with pytest.raises(MdadError, match=r"was run 2 times and 1 item was answered again"):
+        read_source(tmp_path, reruns="error")
+    shutil.rmtree(target)
+    target.mkdir()
+    _split_runs(folder, target, {date(older): {0, 1}, date(latest): {2, 3, 4}})
+    apart = read_source(tmp_path, reruns="error")  # no document twice: no rerun
+    assert not any("answered again" in n for n in apart.notes) and apart.n_missing == 0
+
+
+def test_a_run_of_another_task_version_is_not_added_to_a_models_runs(tmp_path):
+    target = tmp_path / "model-a"
+    shutil.copytree(FIXTURES / "lm_eval_reruns" / "model-a", target)
+    latest = sorted(target.glob("results_*.json"))[-1]
+    results = json.loads(latest.read_text())
+    results["versions"]["tiny_mc"] = 2.0
+    latest.write_text(json.dumps(results))
+    with pytest.raises(MdadError, match=r"Task 'tiny_mc' has version 1.0 for model 'model-a' but 2.0 for model "
+                                        r"'model-a' .*mixed task versions cannot be compared"):
+        read_source(tmp_path)
+
+
+def test_lighteval_runs_of_one_model_add_up_example_by_example(tmp_path):
+    shutil.copytree(FIXTURES / "lighteval_reruns", tmp_path / "logs")
+    older, latest = sorted((tmp_path / "logs" / "details" / "org" / "model-a").iterdir())
+    for run, ids in ((older, {"0", "1"}), (latest, {"2", "3", "4"})):
+        (file,) = run.glob("details_tiny_mc*.parquet")
+        table = pq.read_table(file)
+        pq.write_table(table.filter(pa.array([r["doc"]["id"] in ids for r in table.to_pylist()])), file)
+    m = read_source(tmp_path / "logs")  # tiny_mc: split between the runs; tiny_gen: run twice whole
+    mc = [str(i) for i in range(5)]
+    expected = {r["doc"]["id"]: r["metric"]["acc"] for run in (older, latest)
+                for r in pq.read_table(next(run.glob("details_tiny_mc*.parquet"))).to_pylist()}
+    np.testing.assert_array_equal(_column(m, "org/model-a", [f"tiny_mc|0/{i}" for i in mc]), [expected[i] for i in mc])
+    assert [n for n in m.notes if "answered again" in n] == [
+        f"Model 'org/model-a' on task 'tiny_gen|0' was run 2 times and 5 items were answered again ({older.name}, "
+        f"{latest.name}); the latest answer of each is read (rerun policy 'latest')."]
+
+
+def test_a_checkpoint_keeps_its_revision_in_its_name_when_read_alone(tmp_path):
+    folder = FIXTURES / "lm_eval_checkpoints" / "EleutherAI__pythia-160m"
+    together = read_source(FIXTURES / "lm_eval_checkpoints")
+    for results in sorted(folder.glob("results_*.json")):
+        date = results.stem.removeprefix("results_")
+        alone = tmp_path / date
+        alone.mkdir()
+        for file in folder.glob(f"*{date}*"):
+            shutil.copy(file, alone / file.name)
+        revision = json.loads(results.read_text())["config"]["model_args"]["revision"]
+        name = f"EleutherAI/pythia-160m,revision={revision}"
+        assert list(read_source(alone).models) == [name] and name in together.models
+    alone = set()
+    for log in (FIXTURES / "inspect_eval").glob("*.eval"):
+        try:
+            alone.update(read_source(log).models)
+        except MdadError:  # the log whose status is "error": nothing to read
+            pass
+    assert alone == set(read_source(FIXTURES / "inspect_eval").models)  # mockllm/alpha,revision=v2 included
+    assert list(read_source(FIXTURES / "lm_eval" / "model-a").models) == ["model-a"]  # no revision: the plain name
 
 
 # ---- 2. mixed task types keep option probabilities where present ---------------------------------

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lm_eval_samples import DATE, GEN_CONFIG, build_known, gen_row, write_jsonl, write_results
 from scipy.special import softmax
 
-from lm_eval_samples import DATE, GEN_CONFIG, build_known, gen_row, write_jsonl, write_results
 from mdad.data import describe, load, read_source
 from mdad.data.readers.lm_eval import read_lm_eval
 from mdad.errors import MdadError
@@ -129,7 +129,7 @@ def test_older_files_without_filter_metrics_or_hashes(tmp_path):
     gold = [0, 1]
     for model, model_lls in lls.items():
         rows = []
-        for d, (doc, ll) in enumerate(zip(docs, model_lls)):
+        for d, (doc, ll) in enumerate(zip(docs, model_lls, strict=True)):
             rows.append({
                 "doc_id": d, "doc": doc, "target": gold[d],
                 "arguments": [[f"Q: {doc['q']}\nA:", f" {c}"] for c in doc["choices"]],
@@ -147,7 +147,7 @@ def test_older_files_without_filter_metrics_or_hashes(tmp_path):
 
 def _gen_task(root: Path, model: str, outputs: list[str], answers: list[str]) -> None:
     docs = [{"question": f"q{d}", "answer": a} for d, a in enumerate(answers)]
-    rows = [gen_row(d, doc, doc["answer"], out, f) for f in ("strict", "lower") for d, (doc, out) in enumerate(zip(docs, outputs))]
+    rows = [gen_row(d, doc, doc["answer"], out, f) for f in ("strict", "lower") for d, (doc, out) in enumerate(zip(docs, outputs, strict=True))]
     folder = root / model
     write_jsonl(folder / f"samples_gen_{DATE}.jsonl", rows)
     write_results(folder, model, {"gen": {"task": "gen", **GEN_CONFIG}}, {"gen": rows})

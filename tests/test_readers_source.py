@@ -7,11 +7,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from lm_eval_samples import build_known
+
 from mdad.data import (
-    ResponseMatrix, convert, describe, detect_format, format_description, load, read_npz, read_source,
-    simulate, write_npz,
+    ResponseMatrix,
+    convert,
+    describe,
+    detect_format,
+    format_description,
+    load,
+    read_npz,
+    read_source,
+    simulate,
+    write_npz,
 )
 from mdad.errors import MdadError
 

@@ -10,6 +10,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from report_fixture import FIGURE_KEYS, GROUP, built_report_fixture  # noqa: F401  (registers the built_report fixture)
 from typer.testing import CliRunner
 
 from mdad.cli import app
@@ -17,7 +18,6 @@ from mdad.experiment.store import ResultStore
 from mdad.report import figures
 from mdad.report.group import group_differences, group_shares, share_below
 from mdad.report.html import build_outputs, comparison_sentences, summary_sentences
-from report_fixture import FIGURE_KEYS, GROUP, built_report_fixture  # noqa: F401  (registers the built_report fixture)
 
 runner = CliRunner()
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import io
 
 import pytest
-from PIL import Image
-
 from browser import Chromium, find_chromium
+from PIL import Image
 from report_fixture import FIGURE_KEYS, built_report_fixture  # noqa: F401  (registers the built_report fixture)
 
 WIDTH, HEIGHT = 1200, 900

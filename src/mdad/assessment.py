@@ -4,8 +4,9 @@
 Its reliability is measured the paper's way, adapted to that use: in each of ``runs``
 runs, T target models are held out, the same method chooses k items from the whole pool
 using the other models, and the targets' estimates are compared with their accuracy on
-all items. Estimation error, Kendall tau and MDAD (first crossing with its bootstrap
-interval, and the robust logistic-fit MDAD) summarise the runs. Unlike ``mdad run`` there
+all items. Every registered metric (mdad.metrics.base.METRICS: estimation error, Kendall
+tau, ...) and MDAD (first crossing with its bootstrap interval, and the robust logistic-fit
+MDAD) summarise the runs. Unlike ``mdad run`` there
 is no seen/unseen halving: the accuracy a user estimates with the micro-benchmark is the
 accuracy on the whole benchmark.
 """
@@ -19,9 +20,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
-from mdad.experiment.evaluate import view_metrics
+from mdad.experiment.evaluate import METRICS, view_metrics
 from mdad.experiment.executors import execute
 from mdad.experiment.grid import ExperimentConfig, default_targets, plan_tasks, run_task
 from mdad.experiment.splits import make_splits
@@ -41,17 +42,26 @@ class Assessment:
     targets: int
     sources: int
     threshold: float
-    error: float
-    kendall_tau: float
     mdad: float  # NaN when not reached
     mdad_low: float
     mdad_high: float
     mdad_robust: float
+    metrics: dict[str, float] = field(default_factory=dict)  # every registered metric by key (METRICS)
     estimates: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
     truths: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
     # what intervals and order probabilities of any future model need (kept in the saved file)
     interval_calibration: ConformalCalibration | None = field(default=None, repr=False, compare=False)
     order_calibration: OrderCalibration | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def error(self) -> float:
+        """Mean absolute error of the estimates (accuracy units)."""
+        return self.metrics["error"]
+
+    @property
+    def kendall_tau(self) -> float:
+        """Mean Kendall tau between estimated and true ranking."""
+        return self.metrics["kendall_tau"]
 
     @property
     def mdad_reached(self) -> bool:
@@ -66,7 +76,7 @@ class Assessment:
 
     def to_json(self) -> dict:
         """The summary numbers and the calibrations (not the per-run arrays); NaN becomes null."""
-        out = {name: getattr(self, name) for name in _SUMMARY_FIELDS}
+        out = {**{name: getattr(self, name) for name in _SUMMARY_FIELDS}, **self.metrics}
         out = {key: None if isinstance(value, float) and math.isnan(value) else value for key, value in out.items()}
         if self.interval_calibration is not None:
             out["interval_calibration"] = self.interval_calibration.to_json()
@@ -76,21 +86,24 @@ class Assessment:
 
     @classmethod
     def from_json(cls, data: dict) -> Assessment:
-        """Read what :meth:`to_json` wrote; files without calibrations (older mdad) load without them."""
+        """Read what :meth:`to_json` wrote; files without calibrations (older mdad) load without them, and
+        the metrics are those the file holds (a metric registered since is absent)."""
         try:
-            values = {name: data[name] for name in _SUMMARY_FIELDS}
+            values = {name: data[name] for name in (*_SUMMARY_FIELDS, "error", "kendall_tau")}
         except KeyError as exc:
             raise MdadError(f"The micro-benchmark's assessment lacks the field {exc.args[0]!r}.") from None
         values = {key: float("nan") if value is None else value for key, value in values.items()}
+        metrics = {key: float("nan") if data[key] is None else data[key] for key in METRICS.names() if key in data}
+        values = {key: value for key, value in values.items() if key not in metrics}
         intervals = data.get("interval_calibration")
         order = data.get("order_calibration")
-        return cls(**values,
+        return cls(**values, metrics=metrics,
                    interval_calibration=ConformalCalibration.from_json(intervals) if intervals else None,
                    order_calibration=OrderCalibration.from_json(order) if order else None)
 
 
 _SUMMARY_FIELDS = tuple(name for name in Assessment.__dataclass_fields__
-                        if name not in ("estimates", "truths", "interval_calibration", "order_calibration"))
+                        if name not in ("metrics", "estimates", "truths", "interval_calibration", "order_calibration"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,7 +135,7 @@ def held_out_runs(matrix: ResponseMatrix, method: str, sizes, *, runs: int, targ
 
 
 def assess(
-    matrix: ResponseMatrix, method: str, size: int, *, runs: int = 20, targets: int | None = None,
+    matrix: ResponseMatrix, method: str, size: int, *, runs: int = ASSESS_RUNS, targets: int | None = None,
     seed: int = 0, workers: int = 1, threshold: float = DEFAULT_THRESHOLD,
 ) -> Assessment:
     """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).
@@ -167,8 +180,8 @@ def assess(
                               robust_rng=rng_for(seed, "robust", *key))
     return Assessment(
         method=method, size=size, runs=runs, targets=n_targets, sources=n_sources, threshold=threshold,
-        error=metrics["error"], kendall_tau=metrics["kendall_tau"], mdad=metrics["mdad"],
-        mdad_low=metrics["mdad_low"], mdad_high=metrics["mdad_high"], mdad_robust=metrics["mdad_robust"],
+        mdad=metrics["mdad"], mdad_low=metrics["mdad_low"], mdad_high=metrics["mdad_high"],
+        mdad_robust=metrics["mdad_robust"], metrics={metric.key: metrics[metric.key] for metric in METRICS},
         estimates=estimates, truths=truths,
         interval_calibration=ConformalCalibration.fit(estimates, truths),
         order_calibration=OrderCalibration.fit_if_possible(estimates, truths),

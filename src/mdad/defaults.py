@@ -1,7 +1,8 @@
 """The defaults every part of mdad shares, and the checks of the values that replace them.
 
 One home for each: the agreement rate that defines MDAD, the width of the bins of accuracy
-difference, the confidence of every interval (docs/protocol.md#mdad).
+difference, the confidence of every interval, the numbers of targets, sources and runs, and
+the ladders of sizes (docs/protocol.md#mdad). The command line formats its help from them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,21 @@ DEFAULT_THRESHOLD = 0.8  # agreement rate that defines MDAD
 DEFAULT_BIN_WIDTH = 0.5  # points of accuracy difference per bin of the agreement curve
 DEFAULT_CONFIDENCE = 0.95  # of the bootstrap intervals of MDAD
 DEFAULT_BOOTSTRAP = 1000  # resamples behind those intervals
+DEFAULT_LEVEL = 0.9  # confidence level of the intervals of a micro-benchmark's estimates
+DEFAULT_TARGETS = 50  # target models per run (half the models when there are fewer than twice as many)
+DEFAULT_SOURCES = 300  # source models per run (every model besides the targets when fewer)
+EXPERIMENT_RUNS = 50  # random runs per cell of `mdad run`
+ASSESS_RUNS = 20  # held-out runs of an assessment (`mdad.assess`, `mdad select`, `mdad plan`)
+PLAN_RUNS = 10  # held-out runs of `mdad.planning.simulated_plan` called alone
+EXPERIMENT_SIZES = (10, 25, 50, 100, 250, 500, 1000)  # the paper's sizes, kept where they fit the seen pool
+PLAN_SIZES = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000)  # sizes that `plan` tries or tabulates
+
+BIN_TEXT = f"{DEFAULT_BIN_WIDTH:g}-point"  # as in "its 0.5-point bin"
+
+
+def percent(level: float) -> str:
+    """A level as people write it: 0.9 -> "90%"."""
+    return f"{round(100 * level, 6):g}%"
 
 
 def check_threshold(threshold: float) -> float:

@@ -12,6 +12,7 @@ import pandas as pd
 from mdad import methods as method_registry
 from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.exact import on_estimate_grid
 from mdad.data.matrix import fingerprint
@@ -96,7 +97,7 @@ class SelectedMicroBenchmark:
             frame["low"], frame["high"] = interval.low, interval.high
         return _with_flags(frame, self.micro.flags(scores))
 
-    def intervals(self, matrix: ResponseMatrix, *, level: float = 0.9, population: bool = False) -> EstimateIntervals:
+    def intervals(self, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL, population: bool = False) -> EstimateIntervals:
         """Every model's estimate with an interval for its full-benchmark accuracy (mdad.intervals.trust).
 
         ``population``: for the random designs, the empirical-Bayes interval calibrated on the source

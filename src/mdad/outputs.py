@@ -36,10 +36,17 @@ def _existing_ancestor(path: Path, what: str, target: Path) -> Path:
     return Path.cwd()
 
 
+def output_name(text: str | Path, what: str) -> Path:
+    """The path of an output the user named; an empty name is an error, not the current folder."""
+    if not str(text).strip():
+        raise MdadError(f"Give a name for {what}; it is empty.")
+    return Path(text)
+
+
 def check_output_file(path: str | Path, what: str) -> None:
     """An error sentence, before any work, when ``path`` cannot be written as a file."""
-    path = Path(path)
-    if str(path) in ("", "."):
+    path = output_name(path, what)
+    if str(path) == ".":
         raise MdadError(f"Give a file name for {what}.")
     if path.is_dir():
         raise MdadError(f"Cannot write {what} {path}: it is a folder; give a file name.")
@@ -54,9 +61,7 @@ def check_output_file(path: str | Path, what: str) -> None:
 
 def check_output_folder(path: str | Path, what: str) -> None:
     """An error sentence, before any work, when ``path`` cannot be (created and) written as a folder."""
-    path = Path(path)
-    if str(path).strip() == "":
-        raise MdadError(f"Give a folder name for {what}.")
+    path = output_name(path, what)
     if path.exists() and not path.is_dir():
         raise MdadError(f"Cannot write {what} {path}: it is a file, not a folder.")
     _probe_folder(_existing_ancestor(path, what, path), what, path)

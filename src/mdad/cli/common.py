@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal, get_args
 
 import typer
 from rich.console import Console
@@ -13,17 +13,19 @@ from typer.core import TyperGroup
 
 from mdad.cli.text import literal, visible
 from mdad.data import DEFAULT_DATASET, ResponseMatrix, load, load_dataset
+from mdad.data.matrix import MissingPolicy
+from mdad.data.readers.base import Reruns
 from mdad.errors import MdadError
+from mdad.outputs import output_name as output_path  # noqa: F401  (the CLI's modules import it from here)
 from mdad.wording import plural  # noqa: F401  (the CLI's modules import it from here)
 
-MISSING_POLICIES = ("error", "drop-items", "drop-models")
-FIGURE_FORMATS = ("png", "svg", "pdf")  # as mdad.report.figures.FORMATS (imported lazily: matplotlib)
-RERUNS_POLICIES = ("latest", "error")
+FigureFormat = Literal["png", "svg", "pdf"]  # as mdad.report.figures.FORMATS (imported lazily: matplotlib)
+FIGURE_FORMATS: tuple[FigureFormat, ...] = get_args(FigureFormat)
 METRIC_HELP = ("Metric to read from harness results: one name for every task that has it (e.g. acc_norm; "
                "the others keep their main metric), or TASK=METRIC,...; default: each task's main metric.")
 FILTER_HELP = "lm-eval filter to keep, for every task that has it, or TASK=FILTER,... (default: 'none' or the first)."
-RERUNS_HELP = ("A model run twice on one task (same model arguments and folder): 'latest' keeps the latest run "
-               "and says so, 'error' refuses.")
+RERUNS_HELP = ("An item answered again by one model (same model arguments and folder; runs of other items add up): "
+               "'latest' keeps the latest answer and says so, 'error' refuses.")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -81,24 +83,17 @@ def friendly_errors(func):
 # ---- options shared by several commands (Annotated style) -------------------------------------
 DATASET_HELP = ("Named dataset: built in (gpqa, the paper's GPQA matrix, the default; musr; math-hard), 'simulated' (a "
                 "simulated leaderboard with option probabilities) or a folder of $MDAD_DATA_DIR; 'mdad datasets' lists them.")
-DatasetOption = Annotated[Optional[str], typer.Option(help=DATASET_HELP, show_default=False)]
-DataOption = Annotated[Optional[Path], typer.Option(help="Your own results: a file or folder in any supported format.")]
-MetricOption = Annotated[Optional[str], typer.Option(help=METRIC_HELP)]
-FilterOption = Annotated[Optional[str], typer.Option("--filter", help=FILTER_HELP)]
-RerunsOption = Annotated[Literal[RERUNS_POLICIES], typer.Option(help=RERUNS_HELP)]
+DatasetOption = Annotated[str | None, typer.Option(help=DATASET_HELP, show_default=False)]
+DataOption = Annotated[Path | None, typer.Option(help="Your own results: a file or folder in any supported format.")]
+MetricOption = Annotated[str | None, typer.Option(help=METRIC_HELP)]
+FilterOption = Annotated[str | None, typer.Option("--filter", help=FILTER_HELP)]
+RerunsOption = Annotated[Reruns, typer.Option(help=RERUNS_HELP)]
 SeedOption = Annotated[int, typer.Option(help="The one seed behind every random draw.")]
 ThresholdOption = Annotated[float, typer.Option(help="Agreement rate that defines MDAD.")]
-MissingOption = Annotated[Literal[MISSING_POLICIES], typer.Option(help="Cells not evaluated: error, drop-items or drop-models.")]
+MissingOption = Annotated[MissingPolicy, typer.Option(help="Cells not evaluated: error, drop-items or drop-models.")]
 WorkersOption = Annotated[int, typer.Option(min=0, help="Local worker processes (default 0: one per CPU core; 1: this process only).")]
-FiguresOption = Annotated[Optional[Literal[FIGURE_FORMATS]], typer.Option(
+FiguresOption = Annotated[FigureFormat | None, typer.Option(
     help="Also write every figure to OUT/figures/ in this format.")]
-
-
-def output_path(text: str, what: str) -> Path:
-    """The path of an output the user named; an empty name is an error, not the current folder."""
-    if not text.strip():
-        raise MdadError(f"Give a name for {what}; it is empty.")
-    return Path(text)
 
 
 def parse_list(text: str | None, what: str, convert=str) -> list:
@@ -114,8 +109,8 @@ def parse_list(text: str | None, what: str, convert=str) -> list:
         raise MdadError(f"--{what} must be a comma-separated list of {convert.__name__}s, got {text!r}.") from None
 
 
-def read_data(dataset: str | None, data: Optional[Path], seed: int = 0, metric: str | None = None,
-              filter_name: str | None = None, reruns: str = "latest") -> ResponseMatrix:
+def read_data(dataset: str | None, data: Path | None, seed: int = 0, metric: str | None = None,
+              filter_name: str | None = None, reruns: Reruns = "latest") -> ResponseMatrix:
     """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``, not both;
     its notes are printed."""
     if data is not None:
@@ -140,7 +135,7 @@ def print_notes(matrix: ResponseMatrix) -> None:
         err_console.print(f"note: {visible(note)}", style="dim", soft_wrap=True, highlight=False, markup=False)
 
 
-def load_matrix(dataset: str | None, data: Optional[Path], seed: int, missing: str, metric: str | None = None,
-                filter_name: str | None = None, reruns: str = "latest") -> ResponseMatrix:
+def load_matrix(dataset: str | None, data: Path | None, seed: int, missing: MissingPolicy, metric: str | None = None,
+                filter_name: str | None = None, reruns: Reruns = "latest") -> ResponseMatrix:
     """The response matrix the user named, with missing cells handled as asked."""
     return read_data(dataset, data, seed, metric, filter_name, reruns).require_complete(missing)

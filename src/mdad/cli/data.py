@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich import box
 from rich.table import Table
 
 from mdad.cli.common import (
-    DatasetOption, FilterOption, MetricOption, RerunsOption, app, console, friendly_errors, output_path, plural,
-    print_notes, read_data,
+    DatasetOption,
+    FilterOption,
+    MetricOption,
+    RerunsOption,
+    app,
+    console,
+    friendly_errors,
+    output_path,
+    plural,
+    print_notes,
+    read_data,
 )
 from mdad.cli.text import literal
 from mdad.data import convert, dataset_catalogue, describe, format_description
@@ -22,10 +31,10 @@ from mdad.errors import MdadError
 @app.command()
 @friendly_errors
 def info(
-    source: Annotated[Optional[Path], typer.Argument(
+    source: Annotated[Path | None, typer.Argument(
         help="Results: npz, lm-eval samples folder, lighteval details, inspect logs, CSV/parquet table.")] = None,
     dataset: DatasetOption = None,
-    data: Annotated[Optional[Path], typer.Option(help="The same as SOURCE, spelled as on 'mdad run'.")] = None,
+    data: Annotated[Path | None, typer.Option(help="The same as SOURCE, spelled as on 'mdad run'.")] = None,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
@@ -52,12 +61,12 @@ def convert_command(
     reruns: RerunsOption = "latest",
 ) -> None:
     """Convert results to mdad's npz format (scores, names, subtasks, option probabilities)."""
-    out = output_path(out, "the output file")
+    path = output_path(out, "the output file")
     if not source.exists():
         raise MdadError(f"No such file or folder: {source}.")
-    matrix = convert(source, out, metric=metric, filter_name=filter_name, reruns=reruns)
+    matrix = convert(source, path, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
-    console.print(f"{plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} written to {literal(out)}.",
+    console.print(f"{plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} written to {literal(path)}.",
                   highlight=False)
 
 
@@ -66,9 +75,8 @@ def convert_command(
 def list_datasets() -> None:
     """The named datasets (for --dataset): built in, simulated and the folders of $MDAD_DATA_DIR, with shapes and sources."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for header, justify in (("name", "left"), ("kind", "left"), ("models x items", "right"), ("subtasks", "right"),
-                            ("source", "left")):
-        table.add_column(header, justify=justify, overflow="fold")
+    for header in ("name", "kind", "models x items", "subtasks", "source"):
+        table.add_column(header, justify="right" if header in ("models x items", "subtasks") else "left", overflow="fold")
     for entry in dataset_catalogue():
         table.add_row(f"[bold]{literal(entry.name)}[/bold]", literal(entry.kind), f"{entry.models} x {entry.items}",
                       str(entry.subtasks), literal(entry.source))

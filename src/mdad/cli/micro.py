@@ -13,6 +13,7 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.assessment import Assessment, assess
+from mdad.metrics.base import METRICS
 from mdad.cli.common import (
     DataOption, DatasetOption, FilterOption, MetricOption, MissingOption, RerunsOption, SeedOption, ThresholdOption,
     WorkersOption, app, console, friendly_errors, load_matrix, output_path, plural, print_notes,
@@ -20,7 +21,7 @@ from mdad.cli.common import (
 from mdad.cli.text import literal
 from mdad.outputs import check_output_file, write_csv, writing
 from mdad.data import load
-from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.splits import MIN_MODELS
 from mdad.microbenchmark import SelectedMicroBenchmark, select
@@ -40,9 +41,9 @@ def select_command(
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
     assess_runs: Annotated[int, typer.Option(
-        min=0, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip).")] = 20,
+        min=0, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip).")] = ASSESS_RUNS,
     targets: Annotated[Optional[int], typer.Option(
-        help="Held-out target models per assessment run (default: 50, or half the models if fewer than 100).")] = None,
+        help=f"Held-out target models per assessment run (default: {DEFAULT_TARGETS}, or half the models if fewer than {2 * DEFAULT_TARGETS}).")] = None,
     threshold: ThresholdOption = DEFAULT_THRESHOLD,
     workers: WorkersOption = 0,
     lm_eval_samples: Annotated[Optional[str], typer.Option(help=(
@@ -107,6 +108,8 @@ def describe_assessment(a: Assessment) -> str:
     """How far estimates are off, and which differences the micro-benchmark orders reliably."""
     head = (f"On {a.runs} held-out splits ({a.targets} target models, {a.sources} source models, same method and "
             f"size): estimates are off by {100 * a.error:.1f} points on average, Kendall tau {a.kendall_tau:.2f}")
+    head += "".join(f", {metric.label} {metric.shown(a.metrics[metric.key]):g}{f' {metric.unit}' if metric.unit else ''}"
+                    for metric in METRICS if metric.key in a.metrics and metric.key not in ("error", "kendall_tau"))
     share = f"{100 * a.threshold:.0f}%"
     robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"
     if not a.mdad_reached:
@@ -151,7 +154,7 @@ def estimate_command(
         help="Also write one row per model (model, estimate, low, high, level) to this CSV file.")] = None,
     pairs_csv: Annotated[Optional[str], typer.Option(
         help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")] = None,
-    level: Annotated[float, typer.Option(help="Confidence level of the intervals (between 0 and 1).")] = 0.9,
+    level: Annotated[float, typer.Option(help="Confidence level of the intervals (between 0 and 1).")] = DEFAULT_LEVEL,
     population: Annotated[bool, typer.Option(
         "--population", help="Random designs: the interval calibrated on the source models' accuracies (narrower; "
                              "right on average for models like them, too narrow for a model far better than all of "

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import numpy as np
 import typer
@@ -17,23 +16,38 @@ from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.cli.common import (
-    DatasetOption, FiguresOption, FilterOption, MetricOption, MissingOption, RerunsOption, SeedOption, ThresholdOption,
-    WorkersOption, app, console, err_console, friendly_errors, load_matrix, output_path, parse_list, plural,
+    DatasetOption,
+    FiguresOption,
+    FilterOption,
+    MetricOption,
+    MissingOption,
+    RerunsOption,
+    SeedOption,
+    ThresholdOption,
+    WorkersOption,
+    app,
+    console,
+    err_console,
+    friendly_errors,
+    load_matrix,
+    parse_list,
+    plural,
 )
 from mdad.cli.text import literal
-from mdad.data import DEFAULT_DATASET
-from mdad.data.builtin import builtin_dataset
+from mdad.data import DEFAULT_DATASET, ResponseMatrix
+from mdad.data.builtin import BuiltinDataset, builtin_dataset
 from mdad.data.provenance import data_spec
-from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
-from mdad.outputs import check_output_folder
+from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES, percent
 from mdad.errors import MdadError
-from mdad.experiment.evaluate import METRICS, VIEWS
+from mdad.experiment.evaluate import METRICS, VIEWS, Metric
+from mdad.experiment.folder import RunOptions, run_into_folder
 from mdad.experiment.grid import Experiment, ExperimentConfig
-from mdad.experiment.splits import n_seen_items
 from mdad.experiment.sizes import SizeRequest, parse_sizes, unique_counts
-from mdad.methods.per_subtask import SUFFIX as PER_SUBTASK
-from mdad.methods.per_subtask import is_per_subtask
+from mdad.experiment.splits import n_seen_items
 from mdad.experiment.store import ResultStore
+from mdad.methods.names import SUFFIX as PER_SUBTASK
+from mdad.methods.names import parse as parse_method
+from mdad.outputs import check_output_folder
 from mdad.report.tables import NOT_REACHED, wide_summary
 
 
@@ -42,20 +56,23 @@ from mdad.report.tables import NOT_REACHED, wide_summary
 def run(
     ctx: typer.Context,
     dataset: DatasetOption = None,
-    data: Annotated[Optional[Path], typer.Option(help=(
+    data: Annotated[Path | None, typer.Option(help=(
         "Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a "
         "CSV/parquet table (file or folder)."))] = None,
-    methods: Annotated[Optional[str], typer.Option(
-        help="Comma-separated selection methods (default: all but adaptive, adaptive-1d and aipw; see 'mdad methods').")] = None,
-    sizes: Annotated[Optional[str], typer.Option(help=(
+    methods: Annotated[str | None, typer.Option(
+        help=f"Comma-separated selection methods (default: all but {', '.join(method_registry.on_request())}; see 'mdad methods').")] = None,
+    sizes: Annotated[str | None, typer.Option(help=(
         "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
-        "items); default: 10,25,50,100,250,500,1000 up to the seen pool; the paper's 10,25,50,100,200 on gpqa."))] = None,
-    sources: Annotated[Optional[str], typer.Option(
-        help="Comma-separated numbers of source models (default: 300, or all non-target models if fewer).")] = None,
-    runs: Annotated[int, typer.Option(min=1, help="Random runs per cell.")] = 50,
-    targets: Annotated[Optional[int], typer.Option(
-        help="Target models per run (default: 50, or half the models if fewer than 100).")] = None,
-    group: Annotated[Optional[str], typer.Option(
+        f"items); default: {','.join(map(str, EXPERIMENT_SIZES))} up to the seen pool; the paper's "
+        f"{','.join(map(str, builtin_dataset(DEFAULT_DATASET).sizes))} on {DEFAULT_DATASET}."))] = None,
+    sources: Annotated[str | None, typer.Option(
+        help=f"Comma-separated numbers of source models (default: {DEFAULT_SOURCES}, or all non-target models if fewer)."
+    )] = None,
+    runs: Annotated[int, typer.Option(min=1, help="Random runs per cell.")] = EXPERIMENT_RUNS,
+    targets: Annotated[int | None, typer.Option(
+        help=f"Target models per run (default: {DEFAULT_TARGETS}, or half the models if fewer than "
+             f"{2 * DEFAULT_TARGETS}).")] = None,
+    group: Annotated[str | None, typer.Option(
         help="Use this named model group (groups.json beside the data) as the targets in every run.")] = None,
     targets_from: Annotated[Literal["random", "top"], typer.Option(help=(
         "Where targets come from: 'random' (a fresh draw per run) or 'top' (the strongest models by accuracy on all "
@@ -65,12 +82,12 @@ def run(
     per_subtask: Annotated[bool, typer.Option("--per-subtask", help=(
         "Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined "
         "benchmark."))] = False,
-    curve_sizes: Annotated[Optional[str], typer.Option(
+    curve_sizes: Annotated[str | None, typer.Option(
         help="Sizes whose agreement curves the report shows (default: the smallest and the largest).")] = None,
     figures: FiguresOption = None,
     missing: MissingOption = "error",
     workers: WorkersOption = 0,
-    scheduler: Annotated[Optional[str], typer.Option(
+    scheduler: Annotated[str | None, typer.Option(
         help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster.")] = None,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
@@ -78,61 +95,76 @@ def run(
     out: Annotated[str, typer.Option(help="Output folder (a rerun with the same settings resumes).")] = "mdad-out",
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
-    check_threshold(threshold)
     if group is not None and targets is not None:
         raise MdadError("Give --group (a fixed set of targets) or --targets (a number drawn per run), not both.")
-    if scheduler is not None:
-        check_scheduler(scheduler)
-    out = output_path(out, "the output folder")
-    check_output_folder(out, "the output folder")
+    options = RunOptions(out=out, workers=workers, scheduler=scheduler, threshold=threshold, figures=figures)
     method_names = parse_list(methods, "methods") or method_registry.defaults()
-    for name in method_names:
-        method_registry.get(name)  # an unknown name is one clear error, before the data is read
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     if per_subtask:
-        method_names += [f"{m}{PER_SUBTASK}" for m in method_names
-                         if not is_per_subtask(m) and not method_registry.get(m).adaptive]
-    method_names = list(dict.fromkeys(method_names))
+        method_names += [str(parse_method(m).variant()) for m in method_names
+                         if not parse_method(m).per_subtask and not method_registry.get(m).adaptive]
     builtin = builtin_dataset(dataset or DEFAULT_DATASET) if data is None else None
-    defaults = ExperimentConfig.for_matrix(matrix, methods=method_names, runs=runs, targets=targets, group=group,
-                                           seed=seed, sources=parse_list(sources, "sources", int) or None,
-                                           sizes=builtin.sizes if builtin is not None else None,
-                                           targets_from=targets_from)
     n_seen = n_seen_items(matrix)
-    requests = parse_sizes(sizes, n_seen) if sizes is not None else [SizeRequest(str(k), k) for k in defaults.sizes]
-    config = replace(defaults, sizes=unique_counts(requests))
-    curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes is not None else None
-    for k in curve_list or []:
-        if k not in config.sizes:
-            raise MdadError(f"--curve-sizes: size {k} is not among the sizes run ({', '.join(map(str, config.sizes))}).")
-    store = ResultStore(out)
-    experiment = Experiment(matrix, config, store=store)
-    extra = {"command": command_line(ctx), "threshold": threshold, "curve_sizes": curve_list,
-             "data": data_spec(dataset=dataset or DEFAULT_DATASET, path=data, metric=metric, filter_name=filter_name,
-                               missing=missing, seed=seed, reruns=reruns),
-             "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
-    with store.locked():
-        experiment.open_store(extra)
-        run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs, builtin,
-                   targets_from)
+    requests = parse_sizes(sizes, n_seen) if sizes is not None else None
+    config = ExperimentConfig.for_matrix(
+        matrix, methods=list(dict.fromkeys(method_names)), runs=runs, targets=targets, group=group, seed=seed,
+        sources=parse_list(sources, "sources", int) or None, targets_from=targets_from,
+        sizes=unique_counts(requests) if requests is not None else builtin.sizes if builtin is not None else None)
+    if requests is None:
+        requests = [SizeRequest(str(k), k) for k in config.sizes]
+    record = {"command": command_line(ctx),
+              "data": data_spec(dataset=dataset or DEFAULT_DATASET, path=data, metric=metric, filter_name=filter_name,
+                                missing=missing, seed=seed, reruns=reruns),
+              "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
+    curve_list = unique_counts(parse_sizes(curve_sizes, n_seen)) if curve_sizes is not None else None
+    run_locked(matrix, config, replace(options, curve_sizes=curve_list, record=record), builtin)
 
 
-def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, figures, group, n_seen, runs,
-               builtin, targets_from) -> None:
-    """The run itself, while this process holds the output folder's lock."""
-    out = store.root
-    config = experiment.config
+def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOptions, builtin: BuiltinDataset | None
+               ) -> None:
+    """Run into the output folder, under its lock: what will run, a progress bar, then the tables."""
+    progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console,
+                        transient=False)
+    bar = progress.add_task("cells", total=None)
+
+    def start(experiment: Experiment) -> None:
+        progress.update(bar, total=print_start(experiment, builtin))
+        progress.start()
+
+    try:
+        outputs = run_into_folder(matrix, config, options, on_start=start, on_cells=lambda n: progress.advance(bar, n))
+    except KeyboardInterrupt:
+        progress.stop()
+        err_console.print(literal(f"Interrupted; finished cells and blocks of runs are kept in {options.out}. Run the "
+                                  "same command again to resume."), highlight=False)
+        raise typer.Exit(130) from None
+    finally:
+        progress.stop()
+    print_table(outputs.summary)
+    out = literal(options.out)
+    console.print(f"Results, tables and report: {out}/ (report.html)", highlight=False)
+    if outputs.figure_files:
+        console.print(f"Figures: {out}/figures/ ({len(outputs.figure_files)} {options.figures} files)", highlight=False)
+
+
+def print_start(experiment: Experiment, builtin: BuiltinDataset | None) -> int:
+    """What will run, what a rerun keeps and what was set aside; returns the cells still to compute."""
+    matrix, config, store = experiment.matrix, experiment.config, experiment.store
+    assert store is not None  # an experiment run into a folder
     pending = sum(len(t.cells) for t in experiment.pending_tasks())
     total = len(config.methods) * len(config.sizes) * len(config.sources)
     kept_blocks = store.n_blocks()
     label = matrix.source if not matrix.simulated or "simulated" in matrix.source else f"{matrix.source} (simulated)"
-    targets_text = (f"group {group} as targets" if group else
-                    f"the {experiment.splits.targets.shape[1]} strongest models as targets" if targets_from == "top" else
-                    f"{experiment.splits.targets.shape[1]} targets")
+    n_targets = experiment.splits.targets.shape[1]
+    targets_text = (f"group {config.group} as targets" if config.group else
+                    f"the {n_targets} strongest models as targets" if config.targets_from == "top" else
+                    f"{n_targets} targets")
     console.print(literal(
         f"{label}: {plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} ({plural(len(matrix.subtask_names), 'subtask')}, "
-        f"{n_seen} seen per run); {plural(runs, 'run')} of {targets_text}; {plural(len(config.methods), 'method')} x "
-        f"{plural(len(config.sizes), 'size')} x {plural(len(config.sources), 'source count')} = {plural(total, 'cell')}."),
+        f"{experiment.splits.n_seen} seen per run); {plural(config.runs, 'run')} of {targets_text}; "
+        f"{plural(len(config.methods), 'method')} x {plural(len(config.sizes), 'size')} x "
+        f"{plural(len(config.sources), 'source count')} = {plural(total, 'cell')}."),
         highlight=False)
     if builtin is not None:
         console.print(f"[dim]{literal(f'{builtin.name}: {builtin.benchmark}, {builtin.origin}.')}[/dim]", highlight=False)
@@ -140,33 +172,9 @@ def run_locked(experiment, matrix, store, extra, workers, scheduler, threshold, 
         err_console.print(f"[yellow]{literal(sentence)}[/yellow]", soft_wrap=True, highlight=False)
     if pending < total or kept_blocks:
         blocks_note = f" (and {plural(kept_blocks, 'finished block')} of runs of the others)" if kept_blocks else ""
-        console.print(literal(f"Resuming: {total - pending} of {total} cells are already in {out}{blocks_note}."),
+        console.print(literal(f"Resuming: {total - pending} of {total} cells are already in {store.root}{blocks_note}."),
                       highlight=False)
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console,
-                  transient=False) as progress:
-        bar = progress.add_task("cells", total=pending)
-        workers = workers or os.cpu_count() or 1
-        try:
-            experiment.run(workers=workers, on_cells=lambda n: progress.advance(bar, n),
-                           extra_config=extra, scheduler=scheduler)
-        except KeyboardInterrupt:
-            err_console.print(literal(f"Interrupted; finished cells and blocks of runs are kept in {out}. Run the same "
-                                      "command again to resume."), highlight=False)
-            raise typer.Exit(130) from None
-    from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
-
-    outputs = build_outputs(out, threshold, figure_format=figures, workers=workers)
-    print_table(outputs.summary)
-    console.print(f"Results, tables and report: {literal(out)}/ (report.html)", highlight=False)
-    if outputs.figure_files:
-        console.print(f"Figures: {literal(out)}/figures/ ({len(outputs.figure_files)} {figures} files)", highlight=False)
-
-
-def check_scheduler(address: str) -> None:
-    """A Dask scheduler address: scheme://host:port or host:port."""
-    if not re.fullmatch(r"([a-z][a-z0-9+.-]*://)?[^\s/:]+(:\d+)?/?", address):
-        raise MdadError(f"--scheduler {address!r} is not a scheduler address (e.g. tcp://host:8786).")
+    return pending
 
 
 def command_line(ctx: typer.Context) -> str:
@@ -190,8 +198,8 @@ def command_line(ctx: typer.Context) -> str:
 @friendly_errors
 def report(
     out: Annotated[Path, typer.Argument(help="A folder written by 'mdad run'.")],
-    threshold: Annotated[Optional[float], typer.Option(help="Recompute MDAD at another agreement threshold.")] = None,
-    curve_sizes: Annotated[Optional[str], typer.Option(
+    threshold: Annotated[float | None, typer.Option(help="Recompute MDAD at another agreement threshold.")] = None,
+    curve_sizes: Annotated[str | None, typer.Option(
         help="Sizes whose agreement curves the report shows (default: as run).")] = None,
     figures: FiguresOption = None,
     workers: WorkersOption = 0,
@@ -199,8 +207,6 @@ def report(
     """Rebuild tables and report.html from stored results alone."""
     from mdad.report.html import build_outputs
 
-    if threshold is not None:
-        check_threshold(threshold)
     store = ResultStore(out)
     n_seen = store.read_config().get("n_seen") or 0
     check_output_folder(out, "the results folder")
@@ -221,7 +227,7 @@ def print_table(summary) -> None:
     if frame.empty:
         console.print("No finished cells.")
         return
-    columns = [(f"MDAD {view}", f"MDAD {view} (pts)", None) for view in VIEWS]
+    columns: list[tuple[str, str, Metric | None]] = [(f"MDAD {view}", f"MDAD {view} (pts)", None) for view in VIEWS]
     columns += [(f"{metric.label}\n{view}", metric.column(view), metric) for metric in METRICS for view in VIEWS]
     for (method, n_sources), rows in frame.groupby(["method", "sources"], sort=False):
         table = Table(title=f"{literal(method)} ({n_sources} source models)", title_justify="left", box=box.SIMPLE_HEAD,
@@ -236,14 +242,14 @@ def print_table(summary) -> None:
         if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
             # a line, not a column: the table stays within 80 columns
             counts = ", ".join(f"{size} items {flagged}" for size, flagged in
-                               zip(rows["size"], rows["flagged targets per run"]) if flagged != "")
+                               zip(rows["size"], rows["flagged targets per run"], strict=True) if flagged != "")
             console.print(f"Flagged targets per run (model-based estimates that extrapolate): {counts}.",
                           highlight=False)
     if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
         console.print("Flagged: the target's ability lies outside the source models' range, or its answers fit the "
                       "IRT model badly.")
     print_overview(summary)
-    console.print("MDAD and error in accuracy points; MDAD [95% bootstrap interval].")
+    console.print(f"MDAD and error in accuracy points; MDAD [{percent(DEFAULT_CONFIDENCE)} bootstrap interval].")
 
 
 def print_overview(summary) -> None:

@@ -10,6 +10,7 @@ from mdad.data.builtin import BUILTIN, builtin_dataset
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.npz import read_npz, write_npz
 from mdad.data.readers import read_source
+from mdad.data.readers.base import Reruns
 from mdad.data.simulate import simulate
 from mdad.errors import MdadError
 from mdad.outputs import check_output_file, writing
@@ -65,6 +66,8 @@ def dataset_catalogue() -> list[DatasetEntry]:
     entries.append(DatasetEntry(SIMULATED, "simulated", sim.n_models, sim.n_items, len(sim.subtask_names),
                                 "IRT leaderboard with option probabilities, calibrated to the built-in ones"))
     root = data_dir()
+    if root is None:
+        return entries
     for name in data_dir_datasets():
         m = read_npz(root / name / "responses.npz", source=name)
         shadowed = name in BUILTIN or name == SIMULATED
@@ -98,7 +101,7 @@ def load_dataset(name: str = DEFAULT_DATASET, seed: int = 0) -> ResponseMatrix:
 
 
 def load(source: str | Path, *, metric: str | None = None, filter_name: str | None = None,
-         reruns: str = "latest") -> ResponseMatrix:
+         reruns: Reruns = "latest") -> ResponseMatrix:
     """Load a response matrix from a dataset name or a file/folder in any readable format.
 
     Parameters
@@ -112,7 +115,8 @@ def load(source: str | Path, *, metric: str | None = None, filter_name: str | No
     filter_name : str, optional
         The lm-evaluation-harness filter to keep, in the same forms.
     reruns : {"latest", "error"}
-        A model run again on a task: keep the latest run (with a note) or refuse.
+        An item a model answered again (its runs of one task add up item by item): keep the
+        latest answer (with a note) or refuse.
 
     Returns
     -------
@@ -136,7 +140,7 @@ def load(source: str | Path, *, metric: str | None = None, filter_name: str | No
 
 
 def convert(source: str | Path, out: str | Path, *, metric: str | None = None, filter_name: str | None = None,
-            reruns: str = "latest") -> ResponseMatrix:
+            reruns: Reruns = "latest") -> ResponseMatrix:
     """Read ``source`` (any readable format) and save it as the npz that ``read_npz`` loads."""
     out = Path(out)
     if out.suffix != ".npz":

@@ -23,7 +23,7 @@ def describe(matrix: ResponseMatrix) -> dict:
         "source": matrix.source,
         "models": matrix.n_models,
         "items": matrix.n_items,
-        "subtasks": {str(n): int(c) for n, c in zip(names, counts)},
+        "subtasks": {str(n): int(c) for n, c in zip(names, counts, strict=True)},
         "missing_cells": int(missing.sum()),
         "models_missing_items": {
             str(matrix.models[i]): int(per_model[i]) for i in np.flatnonzero(per_model)
@@ -37,7 +37,7 @@ def describe(matrix: ResponseMatrix) -> dict:
         "scores": "binary" if matrix.is_binary else "continuous",
         "option_probs": matrix.has_option_probs,
         "items_with_option_probs": int(matrix.option_items.sum()),
-        "options": int(matrix.option_probs.shape[2]) if matrix.has_option_probs else None,
+        "options": int(matrix.option_probs.shape[2]) if matrix.option_probs is not None else None,
         "simulated": matrix.simulated,
     }
 

@@ -83,7 +83,8 @@ def _from_wide(frame: pd.DataFrame, subtasks, source: str) -> ResponseMatrix:
             i, j = np.argwhere(bad)[0]
             raise MdadError(f"In the {source}, the score of model {models[i]!r} on item {items[j]!r} is "
                             f"{values[i, j]!r}, not a number.")
-    return ResponseMatrix(scores=scores, models=models, items=items, subtasks=_item_subtasks(subtasks, items),
+    return ResponseMatrix(scores=scores, models=np.array(models, dtype=str), items=np.array(items, dtype=str),
+                          subtasks=_item_subtasks(subtasks, items),
                           source=source)
 
 
@@ -117,5 +118,5 @@ def to_frame(matrix: ResponseMatrix, *, long: bool = False) -> pd.DataFrame:
         })
     frame = pd.DataFrame(matrix.scores, index=pd.Index(matrix.models, name="model"),
                          columns=pd.Index(matrix.items, name="item"))
-    frame.attrs["subtasks"] = dict(zip(matrix.items.tolist(), matrix.subtasks.tolist()))
+    frame.attrs["subtasks"] = dict(zip(matrix.items.tolist(), matrix.subtasks.tolist(), strict=True))
     return frame

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
 from mdad.errors import MdadError
 from mdad.wording import plural
+
+MissingPolicy = Literal["error", "drop-items", "drop-models"]  # what to do with cells not evaluated
+MISSING_POLICIES: tuple[MissingPolicy, ...] = get_args(MissingPolicy)
 
 
 def _as_str_array(values, what: str, length: int) -> np.ndarray:
@@ -32,12 +35,13 @@ def _private_float32(values) -> np.ndarray:
 
 def _frozen(array: np.ndarray) -> bool:
     """Read-only, and so is every array it is a view of, down to one owning its memory."""
-    while isinstance(array, np.ndarray):
-        if array.flags.writeable:
+    view: object = array
+    while isinstance(view, np.ndarray):
+        if view.flags.writeable:
             return False
-        if array.flags.owndata:
+        if view.flags.owndata:
             return True
-        array = array.base
+        view = view.base
     return False
 
 
@@ -112,7 +116,7 @@ class ResponseMatrix:
             gold = np.asarray(gold)
             if gold.dtype.kind not in "biuf":
                 raise MdadError(f"gold must give each item's gold option as a whole number, got dtype {gold.dtype}.")
-            fractional = np.flatnonzero(np.ravel(gold != np.round(gold))) if gold.dtype.kind == "f" else []
+            fractional = np.flatnonzero(np.ravel(gold != np.round(gold))) if gold.dtype.kind == "f" else np.zeros(0, np.intp)
             if len(fractional):
                 raise MdadError(f"gold must give each item's gold option as a whole number; item {str(items[fractional[0]])!r} "
                                 f"has {np.ravel(gold)[fractional[0]]:g}.")
@@ -207,7 +211,7 @@ class ResponseMatrix:
         mixed data) give the score itself (0/1 correctness), the fallback every
         probability-based method uses.
         """
-        if self.option_probs is None:
+        if self.option_probs is None or self.gold is None:  # both present or both absent
             return self.scores
         idx = np.broadcast_to(np.maximum(self.gold, 0)[None, :, None], (self.n_models, self.n_items, 1))
         probs = np.take_along_axis(self.option_probs, idx, axis=2)[:, :, 0]
@@ -215,7 +219,7 @@ class ResponseMatrix:
 
     def accuracy(self) -> np.ndarray:
         """Full-benchmark accuracy of each model (mean over evaluated items)."""
-        return np.nanmean(self.scores, axis=1, dtype=np.float64)
+        return np.asarray(np.nanmean(self.scores, axis=1, dtype=np.float64))
 
     # ---- selection ---------------------------------------------------------------
     def model_index(self, names) -> np.ndarray:
@@ -226,7 +230,7 @@ class ResponseMatrix:
             raise MdadError(f"Model {missing[0]!r} is not in the data ({self.source}).")
         return np.array([lookup[n] for n in names], dtype=np.int64)
 
-    def take(self, models: np.ndarray | None = None, items: np.ndarray | None = None) -> "ResponseMatrix":
+    def take(self, models: np.ndarray | None = None, items: np.ndarray | None = None) -> ResponseMatrix:
         """A new matrix restricted to the given model and item indices (or boolean masks)."""
         mi = np.arange(self.n_models) if models is None else np.asarray(models)
         ii = np.arange(self.n_items) if items is None else np.asarray(items)
@@ -239,7 +243,7 @@ class ResponseMatrix:
             tasks=self.tasks, item_hashes=None if self.item_hashes is None else self.item_hashes[ii],
         )
 
-    def require_complete(self, missing: Literal["error", "drop-items", "drop-models"] = "error") -> "ResponseMatrix":
+    def require_complete(self, missing: MissingPolicy = "error") -> ResponseMatrix:
         """This matrix without missing cells: raise, or drop the items or models that have them."""
         nan = np.isnan(self.scores)
         if not nan.any():
@@ -277,5 +281,5 @@ def fingerprint(matrix: ResponseMatrix) -> str:
     h = hashlib.sha256()
     for arr in (matrix.scores, matrix.models, matrix.items, matrix.subtasks, matrix.option_probs, matrix.gold):
         if arr is not None:
-            h.update(memoryview(np.ascontiguousarray(arr)).cast("B"))  # hashed in place, not copied to bytes
+            h.update(np.ascontiguousarray(arr).data.cast("B"))  # hashed in place, not copied to bytes
     return h.hexdigest()[:16]

@@ -93,7 +93,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     """A freshly read array, made read-only: ResponseMatrix then keeps it instead of copying it
     (reading 193 MB of option probabilities peaks at 1.3 times their size, not 3.3 times;
     benchmarks/README.md)."""
-    view = array
+    view: object = array
     while isinstance(view, np.ndarray):  # numpy reads into a flat array and returns it reshaped
         view.setflags(write=False)
         view = view.base
@@ -110,7 +110,7 @@ def _merge_repeated_models(arrays: dict, path: Path) -> tuple[dict, list[str]]:
         return arrays, []
     scores = np.asarray(arrays["scores"])
     probs = arrays.get("option_probs")
-    for name, row in zip(names[counts > 1], first[counts > 1]):
+    for name, row in zip(names[counts > 1], first[counts > 1], strict=True):
         rows = np.flatnonzero(models == name)
         same = np.array_equal(scores[rows], np.broadcast_to(scores[row], (len(rows), *scores.shape[1:])), equal_nan=True)
         if probs is not None:
@@ -122,14 +122,14 @@ def _merge_repeated_models(arrays: dict, path: Path) -> tuple[dict, list[str]]:
     if probs is not None:
         merged["option_probs"] = np.asarray(probs)[keep]
     notes = [f"Model {str(name)!r} appears {int(n)} times in {path.name} with identical answers; one row is kept."
-             for name, n in zip(names[counts > 1], counts[counts > 1])]
+             for name, n in zip(names[counts > 1], counts[counts > 1], strict=True)]
     return merged, notes
 
 
 def write_npz(matrix: ResponseMatrix, path: str | Path) -> None:
     """Save a matrix in the npz format that ``read_npz`` reads."""
-    arrays = dict(scores=matrix.scores, models=matrix.models, items=matrix.items, subtasks=matrix.subtasks)
-    if matrix.option_probs is not None:
+    arrays: dict[str, np.ndarray] = dict(scores=matrix.scores, models=matrix.models, items=matrix.items, subtasks=matrix.subtasks)
+    if matrix.option_probs is not None and matrix.gold is not None:  # both present or both absent
         arrays.update(option_probs=matrix.option_probs, gold=matrix.gold)
     if matrix.notes:
         arrays["notes"] = np.array(matrix.notes, dtype=str)
@@ -137,4 +137,4 @@ def write_npz(matrix: ResponseMatrix, path: str | Path) -> None:
         arrays["tasks"] = np.array(json.dumps(matrix.tasks, sort_keys=True))
     if matrix.item_hashes is not None:
         arrays["item_hashes"] = matrix.item_hashes
-    np.savez_compressed(Path(path), **arrays)
+    np.savez_compressed(Path(path), allow_pickle=False, **arrays)

@@ -1,14 +1,12 @@
 """From stored cells to the meta-evaluation: error, Kendall tau, agreement curves and MDAD.
 
-docs/protocol.md#meta-evaluation. The per-view numbers besides MDAD are listed once, in
-``METRICS``: the summary columns, the printed and CSV tables and the report's figure of
-them are all driven by that list, so a new metric is one ``Metric`` entry (docs/extending.md).
+docs/protocol.md#meta-evaluation. The per-view numbers besides MDAD are the registry
+``METRICS`` (mdad.metrics.base): the summary columns, the printed and CSV tables and the
+report's figure of them are all driven by it, so a new metric is one new module of
+mdad.metrics (docs/extending.md#a-metric).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -16,9 +14,13 @@ import pandas as pd
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad.experiment.executors import ordered_map
 from mdad.experiment.store import Cell, ResultStore
-from mdad.metrics.estimation import estimation_error, kendall_tau_from_differences
+from mdad.metrics.base import METRICS, Metric, ViewData
 from mdad.metrics.pairwise import (
-    AgreementCurve, agreement_curve, agreement_from_differences, mdad_from_curve, pair_differences,
+    AgreementCurve,
+    agreement_curve,
+    agreement_from_differences,
+    mdad_from_curve,
+    pair_differences,
 )
 from mdad.metrics.robust import robust_mdad
 from mdad.seeding import rng_for
@@ -26,49 +28,7 @@ from mdad.seeding import rng_for
 VIEWS = ("seen", "unseen")
 
 
-@dataclass(frozen=True, eq=False)
-class ViewData:
-    """What a metric of one view is computed from: runs x targets estimates and truths, and their
-    runs x pairs differences (computed once for every metric)."""
-
-    estimates: np.ndarray
-    truth: np.ndarray
-    estimate_differences: np.ndarray
-    truth_differences: np.ndarray
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One number per cell and view besides MDAD: how it is computed and how it is shown.
-
-    ``key`` is the summary column; ``label`` the table header; ``scale`` turns the stored
-    value into the shown one (100: accuracy units to points); ``unit`` follows the label;
-    ``digits`` rounds the shown value; ``better`` is "lower" or "higher" (figure axis label).
-    """
-
-    key: str
-    label: str
-    description: str
-    compute: Callable[[ViewData], float]
-    scale: float = 1.0
-    unit: str = ""
-    digits: int = 3
-    better: str = "higher"
-
-    def column(self, view: str) -> str:
-        """The column of the wide table, e.g. 'error seen (pts)'."""
-        return f"{self.label} {view}" + (f" ({self.unit})" if self.unit else "")
-
-    def shown(self, values):
-        return np.round(self.scale * values, self.digits)
-
-
-METRICS: tuple[Metric, ...] = (
-    Metric("error", "error", "mean |estimate - accuracy|", lambda d: estimation_error(d.estimates, d.truth).mean,
-           scale=100.0, unit="pts", digits=2, better="lower"),
-    Metric("kendall_tau", "tau", "Kendall tau with the true ranking",
-           lambda d: kendall_tau_from_differences(d.estimate_differences, d.truth_differences).mean),
-)
+__all__ = ["METRICS", "VIEWS", "Metric", "ViewData", "cell_arrays", "evaluate_cell", "evaluate_frames", "evaluate_store", "view_metrics"]
 
 
 def cell_arrays(frame: pd.DataFrame) -> dict[str, np.ndarray]:

@@ -12,9 +12,10 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
+from contextlib import closing
+from functools import partial
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -26,7 +27,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 
 def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
-            on_cells: Callable[[float], None] | None = None, scheduler: str | None = None) -> Iterator[tuple]:
+            on_cells: Callable[[float], None] | None = None, scheduler: str | None = None) -> Generator[tuple, None, None]:
     """Run ``run_task(matrix, splits, task)`` for every task; yield (task, result) as each finishes.
 
     ``on_cells`` receives progress in cells (a task over r of R runs with c cells counts c r / R).
@@ -36,12 +37,12 @@ def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
     elif workers <= 1 or len(tasks) <= 1:
         for task in tasks:
             per_run = len(task.cells) / splits.n_runs
-            yield task, run_task(matrix, splits, task, on_run=(lambda: on_cells(per_run)) if on_cells else None)
+            yield task, run_task(matrix, splits, task, on_run=partial(on_cells, per_run) if on_cells else None)
     else:
         yield from _in_processes(run_task, matrix, splits, tasks, workers, on_cells)
 
 
-def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int, on_cells) -> Iterator[tuple]:
+def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int, on_cells) -> Generator[tuple, None, None]:
     """Local worker processes. The parent alone handles Ctrl-C (workers ignore it): on any
     interruption or error it cancels what has not started and stops the workers at once,
     instead of waiting for every submitted task."""
@@ -137,7 +138,7 @@ def task_data(matrix):
     return dataclasses.replace(matrix, option_probs=matrix.gold_prob()[:, :, None], gold=np.zeros(matrix.n_items, np.int64))
 
 
-def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Iterator[tuple]:
+def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Generator[tuple, None, None]:
     try:
         from distributed import Client, KilledWorker
         from distributed import as_completed as dask_completed

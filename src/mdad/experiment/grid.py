@@ -11,39 +11,49 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, nullcontext
 from dataclasses import KW_ONLY, dataclass, field
+from typing import overload
 
 import numpy as np
 import pandas as pd
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix, fingerprint
-from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.defaults import DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import evaluate_frames
 from mdad.experiment.executors import execute
 from mdad.experiment.splits import Splits, make_splits, n_seen_items
 from mdad.experiment.store import BLOCK_DTYPE, Cell, ResultStore
 from mdad.methods.base import Outcome, SourceView, check_size
-from mdad.methods.per_subtask import allocate, is_per_subtask
+from mdad.methods.names import parse
+from mdad.methods.per_subtask import allocate
 from mdad.seeding import rng_for
 
-PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
 RUNS_PER_TASK = 5  # runs per task: the unit of parallel work and of what an interrupted run keeps
 
 
 def default_targets(n_models: int) -> int:
     """Target models per run when none are asked for: 50, or half the models when there are fewer than 100."""
-    return min(50, n_models // 2)
+    return min(DEFAULT_TARGETS, n_models // 2)
 
 
 def default_sources(free: int) -> int:
     """Source models per run when none are asked for: 300, or every model besides the targets if fewer."""
-    return min(300, free)
+    return min(DEFAULT_SOURCES, free)
 
 
 def default_sizes(n_seen: int) -> tuple[int, ...]:
     """The paper's sizes that fit in the seen pool (the whole pool when none does)."""
-    return tuple(k for k in PAPER_SIZES if k <= n_seen) or (n_seen,)
+    return tuple(k for k in EXPERIMENT_SIZES if k <= n_seen) or (n_seen,)
+
+
+@overload
+def one_or_many(value: str | Sequence[str]) -> tuple[str, ...]: ...
+@overload
+def one_or_many(value: int | np.integer | Sequence[int]) -> tuple[int, ...]: ...
+def one_or_many(value):
+    """A tuple of the values: one value alone (a name or a number) or any sequence of them."""
+    return (value,) if isinstance(value, (str, int, np.integer)) else tuple(value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,21 +83,17 @@ class ExperimentConfig:
 
     methods: tuple[str, ...]
     sizes: tuple[int, ...]
-    sources: tuple[int, ...] = (300,)
-    runs: int = 50
-    targets: int = 50
+    sources: tuple[int, ...] = (DEFAULT_SOURCES,)
+    runs: int = EXPERIMENT_RUNS
+    targets: int = DEFAULT_TARGETS
     group: str | None = None
     seed: int = 0
     targets_from: str = "random"
 
     def __post_init__(self) -> None:
-        # one method, size or number of sources may be given alone
+        # one method, size or number of sources may be given alone, and any sequence of them
         for name in ("methods", "sizes", "sources"):
-            value = getattr(self, name)
-            if isinstance(value, (str, int, np.integer)):
-                object.__setattr__(self, name, (value,))
-            else:
-                object.__setattr__(self, name, tuple(value))
+            object.__setattr__(self, name, one_or_many(getattr(self, name)))
         for name in self.methods:
             method_registry.get(name)
         if not self.methods or not self.sizes or not self.sources:
@@ -96,13 +102,13 @@ class ExperimentConfig:
     @classmethod
     def for_matrix(
         cls, matrix: ResponseMatrix, *, methods: Sequence[str] | str | None = None, sizes: Sequence[int] | int | None = None,
-        sources: Sequence[int] | int | None = None, runs: int = 50, targets: int | None = None, group: str | None = None,
+        sources: Sequence[int] | int | None = None, runs: int = EXPERIMENT_RUNS, targets: int | None = None, group: str | None = None,
         seed: int = 0, targets_from: str = "random",
-    ) -> "ExperimentConfig":
+    ) -> ExperimentConfig:
         """The configuration for ``matrix`` with the data-dependent defaults filled in.
 
-        Defaults: every method but the adaptive family (``mdad.methods.defaults()``); targets :func:`default_targets`; sources :func:`default_sources` of the
-        models left besides the targets; sizes :func:`default_sizes` of the seen pool.
+        Defaults: every method but the adaptive family (``mdad.methods.defaults()``); targets :func:`default_targets`;
+        sources :func:`default_sources` of the models left besides the targets; sizes :func:`default_sizes` of the seen pool.
 
         Examples
         --------
@@ -114,9 +120,9 @@ class ExperimentConfig:
         n_targets = default_targets(matrix.n_models) if targets is None else targets
         probe = make_splits(matrix, 1, n_targets, seed, group, targets_from=targets_from)
         return cls(
-            methods=tuple(method_registry.defaults()) if methods is None else methods,
-            sizes=default_sizes(n_seen_items(matrix)) if sizes is None else sizes,
-            sources=(default_sources(probe.source_pool.shape[1]),) if sources is None else sources,
+            methods=tuple(method_registry.defaults()) if methods is None else one_or_many(methods),
+            sizes=tuple(default_sizes(n_seen_items(matrix))) if sizes is None else one_or_many(sizes),
+            sources=(default_sources(probe.source_pool.shape[1]),) if sources is None else one_or_many(sources),
             runs=runs, targets=int(probe.targets.shape[1]), group=group, seed=seed, targets_from=targets_from,
         )
 
@@ -178,9 +184,12 @@ def task_outcomes(matrix: ResponseMatrix, splits: Splits, task: Task) -> Iterato
             key = method.preparation or f"method:{name}"
             if key not in prepared:
                 prepared[key] = method.prepare(view, rng_for(splits.seed, "prepare", key, task.sources, run))
+
+            def rng_of(k: int, name: str = name, run: int = run) -> np.random.Generator:
+                return rng_for(splits.seed, "select", name, k, run)
+
             by_size = method.outcomes(
-                view, task.sizes, scores=target_scores[:, pool], gold_prob=target_probs[:, pool],
-                rng_of=lambda k, name=name, run=run: rng_for(splits.seed, "select", name, k, run), prepared=prepared[key],
+                view, task.sizes, scores=target_scores[:, pool], gold_prob=target_probs[:, pool], rng_of=rng_of, prepared=prepared[key],
             )
             outcomes.update((Cell(name, k, task.sources), outcome) for k, outcome in by_size.items())
         yield run, outcomes
@@ -208,7 +217,7 @@ def run_task(
 
 def _truths(matrix: ResponseMatrix, splits: Splits) -> dict[str, np.ndarray]:
     """Each run's targets' accuracy on the seen items, the unseen items and all items (runs x T)."""
-    out = {"seen": [], "unseen": [], "full": []}
+    out: dict[str, list[np.ndarray]] = {"seen": [], "unseen": [], "full": []}
     for run in range(splits.n_runs):
         target_scores = matrix.scores[splits.targets[run]].astype(np.float64)
         out["seen"].append(target_scores[:, splits.seen[run]].mean(axis=1))
@@ -300,7 +309,7 @@ class Experiment:
         seen_per_subtask = np.bincount(matrix.subtask_codes[self.splits.seen[0]])
         for k in config.sizes:
             check_size(k, self.splits.n_seen)
-            if any(is_per_subtask(name) for name in config.methods):
+            if any(parse(name).per_subtask for name in config.methods):
                 allocate(seen_per_subtask[seen_per_subtask > 0], k)
         for s in config.sources:
             if s < 2:
@@ -407,8 +416,9 @@ class Experiment:
             if len(stored) < len(cells):
                 todo.append(task)
                 continue
-            for cell in stored:
-                add(cell, task.first_run, store.read_block(cell, task.first_run, stop))
+            if store is not None:  # else no cell is stored
+                for cell in stored:
+                    add(cell, task.first_run, store.read_block(cell, task.first_run, stop))
             if on_cells is not None:
                 on_cells(len(task.cells) * (stop - task.first_run) / n_runs)
         # closing: an interruption between two results stops the workers now, not at interpreter exit

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_TARGETS
 from mdad.errors import MdadError
 from mdad.memory import require_memory
-from mdad.wording import plural
 from mdad.seeding import rng_for
+from mdad.wording import plural
 
 SPLIT_STREAM = "splits"
 MIN_MODELS = 4  # 2 targets and 2 source models
@@ -60,7 +61,7 @@ def n_seen_items(matrix: ResponseMatrix) -> int:
 def make_splits(
     matrix: ResponseMatrix,
     runs: int,
-    n_targets: int = 50,
+    n_targets: int = DEFAULT_TARGETS,
     seed: int = 0,
     group: str | None = None,
     *,

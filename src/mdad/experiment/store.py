@@ -20,6 +20,7 @@ import json
 import os
 import re
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,10 +31,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks, runs are not guarded against each other
+if sys.platform == "win32":  # no advisory locks: runs are not guarded against each other
     fcntl = None
+else:
+    import fcntl
 
 from mdad.errors import MdadError
 from mdad.outputs import writing
@@ -135,7 +136,7 @@ class ResultStore:
             return
         with writing(self.root, "the results folder"):
             self.root.mkdir(parents=True, exist_ok=True)
-            handle = open(self.root / LOCK_FILE, "a+")
+            handle = open(self.root / LOCK_FILE, "a+")  # noqa: SIM115  (held open across the yield: closing releases the lock)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -171,7 +172,7 @@ class ResultStore:
         """The cell's frame; a damaged file is an error naming it and how to recover."""
         path = self.root / cell.relative_path
         frame, problem = _read_cell(path)
-        if problem is not None:
+        if frame is None:
             raise MdadError(f"{path} is damaged ({problem}); run the same 'mdad run' command again to recompute that "
                             "cell (the file is moved aside), or delete it.")
         return frame

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.intervals.finite import check_level
 
@@ -64,7 +65,7 @@ class ConformalCalibration:
     def size(self) -> int:
         return sum(len(r) for r in self.residuals)
 
-    def bounds(self, estimates, *, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+    def bounds(self, estimates, *, level: float = DEFAULT_LEVEL) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the interval around each estimate (accuracies in [0, 1])."""
         alpha = (1.0 - check_level(level)) / 2.0
         est = np.asarray(estimates, dtype=np.float64)

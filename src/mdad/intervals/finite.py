@@ -34,8 +34,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
-from mdad.metrics.exact import _log_comb, _log_factorials
+from mdad.metrics.exact import log_comb, log_factorials
 
 
 def check_level(level: float) -> float:
@@ -48,10 +49,10 @@ def check_level(level: float) -> float:
 @lru_cache(maxsize=64)
 def hypergeometric_table(N: int, k: int) -> np.ndarray:
     """P_M(X = x) for M = 0..N (rows) and x = 0..k (columns), k of N items drawn without replacement."""
-    lf = _log_factorials(3 * N + 3)
+    lf = log_factorials(3 * N + 3)
     M = np.arange(N + 1)[:, None]
     x = np.arange(k + 1)[None, :]
-    table = np.exp(_log_comb(M, x, lf) + _log_comb(N - M, k - x, lf) - _log_comb(np.array(N), np.array(k), lf))
+    table = np.exp(log_comb(M, x, lf) + log_comb(N - M, k - x, lf) - log_comb(np.array(N), np.array(k), lf))
     table.setflags(write=False)
     return table
 
@@ -104,7 +105,7 @@ def bounds_from_pmfs(lower: np.ndarray, upper: np.ndarray, level: float) -> tupl
     return low, high
 
 
-def count_interval(N: int, k: int, x, *, level: float = 0.9, mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def count_interval(N: int, k: int, x, *, level: float = DEFAULT_LEVEL, mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Interval for the pool count M from x correct of k items drawn uniformly from N (arrays over x)."""
     return bounds_from_pmfs(*confidence_pmfs(int(N), int(k), x, mid_p=mid_p), level)
 
@@ -137,7 +138,7 @@ def kish_effective(sizes, drawn, correct) -> tuple[int, int, np.ndarray]:
     return total, n_eff, x_eff
 
 
-def stratified_count_interval(sizes, drawn, correct, *, level: float = 0.9,
+def stratified_count_interval(sizes, drawn, correct, *, level: float = DEFAULT_LEVEL,
                               mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Interval for the total pool count of a stratified design (rows of ``correct``: models).
 

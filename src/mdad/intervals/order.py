@@ -33,7 +33,7 @@ import numpy as np
 
 from mdad.errors import MdadError
 from mdad.intervals.conformal import estimate_bin_edges
-from mdad.metrics.exact import _log_comb, _log_factorials, unique_rows
+from mdad.metrics.exact import log_comb, log_factorials, unique_rows
 from mdad.metrics.pairwise import agreement_from_differences
 from mdad.metrics.robust import logistic_coefficients
 
@@ -105,7 +105,7 @@ class PairPrior:
         ends = np.append(starts[1:], N + 1)  # exclusive
         per_m = np.zeros(N + 1)
         row_mass = self.mass.sum(axis=1)
-        for start, end, mass in zip(starts, ends, row_mass):
+        for start, end, mass in zip(starts, ends, row_mass, strict=True):
             if end > start:
                 per_m[start:end] = mass / (end - start)
         if per_m.sum() == 0:
@@ -183,13 +183,13 @@ def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: i
     of ``drawn`` items of ``pool_items``."""
     N, k, d = int(pool_items), int(drawn), int(discordant)
     first = np.arange(d + 1) if first is None else np.asarray(first, dtype=np.int64).ravel()
-    lf = _log_factorials(N + 1)
+    lf = log_factorials(N + 1)
     m = np.arange(d, N - (k - d) + 1)  # what the draw allows
     if d == 0:
         m = m[m >= 1]
     if not len(m):
         return np.zeros(len(first))
-    log_like = _log_comb(m, np.full_like(m, d), lf) + _log_comb(N - m, np.full_like(m, k - d), lf)
+    log_like = log_comb(m, np.full_like(m, d), lf) + log_comb(N - m, np.full_like(m, k - d), lf)
     weights = prior.m_weights(N)[m] * np.exp(log_like - log_like.max())
     values, cell_weights = _m_cells(weights, int(m[0]))
     # values of M+ per m: all of 0..m, or an even grid of J_POINTS beyond (rows padded, ``valid`` marks the real ones)
@@ -201,7 +201,7 @@ def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: i
     j = np.minimum(j, values[:, None])
     q = prior.share_weights(values, j, valid)  # (values of m, values of M+)
     mm, jj, K = values[:, None, None], j[:, :, None], first[None, None, :]
-    like = np.exp(_log_comb(jj, K, lf) + _log_comb(mm - jj, d - K, lf) - _log_comb(mm, np.array(d), lf))
+    like = np.exp(log_comb(jj, K, lf) + log_comb(mm - jj, d - K, lf) - log_comb(mm, np.array(d), lf))
     joint = (cell_weights[:, None] * q)[:, :, None] * like  # (m, M+, K+)
     total = joint.sum(axis=(0, 1))
     held = (joint * (2 * j > values[:, None])[:, :, None]).sum(axis=(0, 1))
@@ -307,7 +307,7 @@ class OrderCalibration:
     def spread_at(self, estimates) -> np.ndarray:
         """The held-out residual spread (points) at each estimate (accuracies); NaN for a gap-only fit."""
         est = np.asarray(estimates, dtype=np.float64)
-        if self.spread is None:
+        if self.spread is None or self.edges is None:  # both present or both absent
             return np.full(est.shape, np.nan)
         return self.spread[np.searchsorted(self.edges, est, side="right")]
 
@@ -350,7 +350,7 @@ class OrderCalibration:
                 f"the two estimates lie ({self.pairs} pairs, spread in {len(self.spread)} bins of the estimate)")
 
     def to_json(self) -> dict:
-        if self.spread is None:
+        if self.spread is None or self.edges is None:  # both present or both absent
             return {"intercept": self.intercept, "slope_per_point": self.slope, "pairs": self.pairs}
         return {"intercept": self.intercept, "slope_per_spread": self.slope, "pairs": self.pairs,
                 "edges": self.edges.tolist(), "spread_points": self.spread.tolist()}

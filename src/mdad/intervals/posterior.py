@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
+from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.intervals.finite import check_level, hypergeometric_table
 
@@ -76,7 +77,7 @@ class AccuracyPrior:
         h = self.bandwidth
         mass = np.zeros(N + 1)
         reach = KERNEL_REACH * h  # beyond it a kernel's mass is below 1e-15
-        for centre, weight in zip(np.concatenate([theta, -theta, np.pi - theta]).ravel(), np.tile(multiplicity, 3)):
+        for centre, weight in zip(np.concatenate([theta, -theta, np.pi - theta]).ravel(), np.tile(multiplicity, 3), strict=True):
             # the kernel and its reflections at 0 and pi/2, on the cut points it reaches
             lo = max(int(np.searchsorted(cut, centre - reach)) - 1, 0)
             hi = min(int(np.searchsorted(cut, centre + reach)) + 1, N + 2)
@@ -107,7 +108,7 @@ def posterior_count_pmf(prior: AccuracyPrior, k: int, x) -> np.ndarray:
     return joint / joint.sum(axis=1, keepdims=True)
 
 
-def posterior_count_interval(prior: AccuracyPrior, k: int, x, *, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+def posterior_count_interval(prior: AccuracyPrior, k: int, x, *, level: float = DEFAULT_LEVEL) -> tuple[np.ndarray, np.ndarray]:
     """Posterior interval for the pool count M (arrays over ``x``): equal tails where the posterior allows.
 
     Each tail may leave out (1 - level)/2 of the posterior: the lower bound is the smallest M

@@ -17,25 +17,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mdad.defaults import DEFAULT_LEVEL
 from mdad.intervals.finite import check_level, count_interval, kish_effective
 from mdad.intervals.order import PairPrior, exact_order_probability
 from mdad.intervals.posterior import AccuracyPrior, posterior_count_interval
 from mdad.intervals.results import EstimateIntervals, OrderProbabilities
-from mdad.methods.per_subtask import base_name, is_per_subtask
+from mdad.methods.names import parse
 
 if TYPE_CHECKING:
     from mdad.microbenchmark import SelectedMicroBenchmark
 
-RANDOM_DESIGNS = {"random": "uniform", "random-stratified-equal": "stratified",
-                  "random-stratified-proportional": "stratified"}
-
-
 def design_of(method: str) -> str | None:
     """'uniform' or 'stratified' for the random designs (items uniform within each stratum given its count), else None."""
-    design = RANDOM_DESIGNS.get(base_name(method))
-    if design is None:
-        return None
-    return "stratified" if is_per_subtask(method) else design
+    return parse(method).design
 
 
 def _strata(chosen: SelectedMicroBenchmark) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -106,7 +100,7 @@ def _why_not(chosen: SelectedMicroBenchmark, scores: np.ndarray) -> str:
 
 
 def estimate_intervals(chosen: SelectedMicroBenchmark, scores: np.ndarray, estimates: np.ndarray,
-                       models: np.ndarray, *, level: float = 0.9, population: bool = False) -> EstimateIntervals:
+                       models: np.ndarray, *, level: float = DEFAULT_LEVEL, population: bool = False) -> EstimateIntervals:
     """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k).
 
     Random designs get the mid-p interval, valid for every model; with ``population``, the

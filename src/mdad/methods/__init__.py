@@ -1,56 +1,52 @@
-"""Selection methods by name."""
+"""Selection methods by name.
+
+Every module of this package registers its method classes with ``@METHODS.register()``
+(mdad.methods.base); installed packages add theirs through the ``mdad.methods`` entry points
+(docs/extending.md).
+"""
 
 from __future__ import annotations
 
 from mdad.errors import MdadError
-from mdad.methods.adaptive import Adaptive, Adaptive1D
-from mdad.methods.aipw import AIPW
-from mdad.methods.anchor_points import AnchorPoints
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
-from mdad.methods.diversity import Diversity
-from mdad.methods.per_subtask import PerSubtask, base_name, is_per_subtask
-from mdad.methods.random import Random, RandomStratifiedEqual, RandomStratifiedProportional
-from mdad.methods.stratified_confidence import StratifiedConfidence
-from mdad.methods.tinybenchmarks import TinyBenchmarks, TinyBenchmarksGPIRT, TinyBenchmarksPIRT
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView, plain_mean
+from mdad.methods.names import MethodName, parse
+from mdad.methods.per_subtask import PerSubtask
 
-REGISTRY: dict[str, type[SelectionMethod]] = {
-    cls.name: cls
-    for cls in (
-        Random,
-        RandomStratifiedEqual,
-        RandomStratifiedProportional,
-        StratifiedConfidence,
-        AnchorPoints,
-        Diversity,
-        TinyBenchmarks,
-        TinyBenchmarksPIRT,
-        TinyBenchmarksGPIRT,
-        Adaptive,
-        Adaptive1D,
-        AIPW,
-    )
-}
+REGISTRY = METHODS  # the name older code and plug-ins use
 
 
 def available() -> list[str]:
     """Names of all selection methods."""
-    return list(REGISTRY)
+    return METHODS.names()
 
 
 def defaults() -> list[str]:
     """Names of the methods run when none are named: all but the adaptive family (docs/adaptive.md)."""
-    return [name for name, cls in REGISTRY.items() if cls.default]
+    return [name for name, cls in METHODS.items() if cls.default]
+
+
+def on_request() -> list[str]:
+    """Names of the methods run only when named (``default = False``: the adaptive family and AIPW)."""
+    return [name for name, cls in METHODS.items() if not cls.default]
+
+
+def designs() -> tuple[str, ...]:
+    """Names of the methods whose items follow a random design (analytic curves, exact intervals)."""
+    return tuple(name for name, cls in METHODS.items() if cls.design is not None)
 
 
 def get(name: str) -> SelectionMethod:
     """A selection method by name (``NAME@per-subtask``: its per-subtask variant); unknown names are errors."""
-    try:
-        method = REGISTRY[base_name(name)]()
-    except KeyError:
-        raise MdadError(f"Unknown method {name!r}; known methods: {', '.join(REGISTRY)}.") from None
-    if is_per_subtask(name) and method.adaptive:
-        raise MdadError(f"{base_name(name)} chooses items per model from its answers; it has no per-subtask variant.")
-    return PerSubtask(method) if is_per_subtask(name) else method
+    spec = parse(name)
+    if spec.base not in METHODS:
+        raise MdadError(f"Unknown method {name!r}; known methods: {', '.join(METHODS.names())}.")
+    method = spec.method_class()
+    if spec.per_subtask and method.adaptive:
+        raise MdadError(f"{spec.base} chooses items per model from its answers; it has no per-subtask variant.")
+    return PerSubtask(method) if spec.per_subtask else method
 
 
-__all__ = ["MicroBenchmark", "REGISTRY", "SelectionMethod", "SourceView", "available", "defaults", "get", "plain_mean"]
+__all__ = [
+    "METHODS", "MethodName", "MicroBenchmark", "REGISTRY", "SelectionMethod", "SourceView", "available", "defaults",
+    "designs", "get", "on_request", "parse", "plain_mean",
+]

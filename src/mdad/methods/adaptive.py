@@ -17,8 +17,9 @@ serve new models that answered whatever items they were asked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from mdad.errors import MdadError
 from mdad.irt import IRTFit, check_binary, fit_irt, sigmoid
 from mdad.irt.adaptive import AdaptiveOutcome, d_optimal_gain, map_abilities, run_adaptive
 from mdad.irt.guard import GuardFlags, guard, pool_accuracy_range
-from mdad.methods.base import MicroBenchmark, Outcome, SelectionMethod, SourceView
+from mdad.methods.base import METHODS, MicroBenchmark, Outcome, SelectionMethod, SourceView
 from mdad.methods.tinybenchmarks import TinyPreparation
 
 
@@ -54,7 +55,7 @@ class AdaptiveBenchmark(MicroBenchmark):
         outcome = run_adaptive(values, self.a, self.b, sizes=sizes, start=self.start)
         rows = np.arange(len(values))[:, None]
         flags = []
-        for k, theta in zip(outcome.sizes, outcome.theta):
+        for k, theta in zip(outcome.sizes, outcome.theta, strict=True):
             asked = np.full(values.shape, np.nan)
             asked[rows, outcome.items[:, :k]] = values[rows, outcome.items[:, :k]]
             flags.append(guard(theta, asked, self.a, self.b, low=self.source_low, high=self.source_high))
@@ -116,10 +117,12 @@ def adaptive_benchmark(fit: IRTFit, length: int) -> AdaptiveBenchmark:
     )
 
 
+@METHODS.register(order=60)
 class Adaptive(SelectionMethod):
     name = "adaptive"
     description = ("Adaptive test per model: 10-D 2PL (shared with tinyBenchmarks), next item by D-optimal "
                    "information, MAP ability after each answer; p-IRT estimate.")
+    scores = "binary"
     preparation = "tinybenchmarks-irt"
     adaptive = True
     default = False  # costlier than the static methods: run on request
@@ -130,14 +133,17 @@ class Adaptive(SelectionMethod):
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AdaptiveBenchmark:
         return adaptive_benchmark(prepared.fit, k)
 
-    def outcomes(self, view, sizes, *, scores, gold_prob, rng_of, prepared) -> dict[int, Outcome]:
+    def outcomes(self, view: SourceView, sizes: Sequence[int], *, scores: np.ndarray, gold_prob: np.ndarray,
+                 rng_of: Callable[[int], np.random.Generator], prepared: Any = None) -> dict[int, Outcome]:
         """One adaptive pass up to the largest size serves every size (sizes nest)."""
-        test = self.select(view, max(sizes), rng_of(max(sizes)), prepared)
+        rng = rng_of(max(sizes))
+        test = self.choose(view, max(sizes), rng, self.prepare(view, rng) if prepared is None else prepared)
         outcome, flags = test.administer(scores, sizes)
         return {k: Outcome(outcome.estimate(k), flagged=f.flagged, items=outcome.items[:, :k])
-                for k, f in zip(outcome.sizes, flags)}
+                for k, f in zip(outcome.sizes, flags, strict=True)}
 
 
+@METHODS.register(order=61)
 class Adaptive1D(Adaptive):
     name = "adaptive-1d"
     description = "Adaptive test per model as Fluid Benchmarking: 1-D 2PL, maximum Fisher information, MAP; p-IRT estimate."

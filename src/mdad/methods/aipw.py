@@ -18,7 +18,7 @@ import numpy as np
 from mdad.estimators.aipw import FOLDS, AIPWEstimate, aipw
 from mdad.irt import check_binary, estimate_ability, predict_correct
 from mdad.irt.guard import GuardFlags, guard
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView
 from mdad.methods.tinybenchmarks import TinyPreparation
 
 
@@ -55,10 +55,14 @@ class AIPWBenchmark(MicroBenchmark):
         return guard(theta, on_pool, self.a, self.b, low=self.source_low, high=self.source_high)
 
 
+@METHODS.register(order=70)
 class AIPW(SelectionMethod):
     name = "aipw"
     description = ("k random items; cross-fitted AIPW estimate (10-D 2PL prediction of the pool plus the sample's "
                    "mean residual), unbiased even when the prediction is wrong; with a variance and interval.")
+    scores = "binary"
+    interval = "own"
+    bounded = False  # not clipped: clipping would bias it (docs/adaptive.md)
     preparation = "tinybenchmarks-irt"
     default = False  # run on request, with the adaptive methods it is compared with
 
@@ -68,5 +72,6 @@ class AIPW(SelectionMethod):
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AIPWBenchmark:
         fit = prepared.fit
         items = rng.permutation(view.n_items)[:k]  # draw order kept: the folds follow it
+        low, high = prepared.guard_range
         return AIPWBenchmark(items=items, weights=np.full(k, 1.0 / k), a=fit.a, b=fit.b, folds=FOLDS,
-                             **prepared.guard_range)
+                             source_low=low, source_high=high)

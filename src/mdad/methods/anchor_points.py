@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from mdad.exact import product_bits
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView
 
 # Distances are integers in units of 2**-DISTANCE_BITS (1 - correlation in [0, 2]): FasterPAM then
 # compares exact integer sums, and equal distances are equal on every machine.
@@ -110,6 +110,7 @@ def assign(distance_to_medoids: np.ndarray, medoids: np.ndarray, rng: np.random.
     return labels
 
 
+@METHODS.register(order=30)
 class AnchorPoints(SelectionMethod):
     name = "anchor-points"
     description = (

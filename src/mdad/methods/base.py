@@ -5,12 +5,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 from mdad.errors import MdadError
 from mdad.exact import on_estimate_grid
+from mdad.registry import Registry
 
 if TYPE_CHECKING:
     from mdad.irt.guard import GuardFlags
@@ -39,7 +40,7 @@ class SourceView:
         return int(self.subtasks.max()) + 1 if self.subtasks.size else 0
 
     @classmethod
-    def from_arrays(cls, scores, gold_prob=None, subtasks=None, has_option_probs=None) -> "SourceView":
+    def from_arrays(cls, scores, gold_prob=None, subtasks=None, has_option_probs=None) -> SourceView:
         """Build a view, compacting subtask labels of any kind to codes 0..m-1."""
         scores = np.asarray(scores, dtype=np.float32)
         labels = np.zeros(scores.shape[1], int) if subtasks is None else np.asarray(subtasks)
@@ -50,7 +51,7 @@ class SourceView:
 
 
 @dataclass(frozen=True, eq=False)
-class MicroBenchmark:
+class MicroBenchmark:  # registered in KINDS, below
     """k chosen pool items and how a target's answers on them become an accuracy estimate.
 
     The default estimate is the weighted sum of the target's scores on the items (or of
@@ -63,16 +64,13 @@ class MicroBenchmark:
     uses_gold_prob: bool = False
 
     kind: ClassVar[str] = "weighted"
-    _kinds: ClassVar[dict[str, type["MicroBenchmark"]]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
-        """Register every estimator class for loading; one without its own ``kind`` is keyed by its name."""
+        """Register every estimator class in ``KINDS`` for loading; one without its own ``kind`` is keyed by its name."""
         super().__init_subclass__(**kwargs)
         if "kind" not in cls.__dict__:
             cls.kind = cls.__name__
-        if MicroBenchmark._kinds.get(cls.kind, cls) is not cls:
-            raise TypeError(f"Two micro-benchmark classes share the kind {cls.kind!r}.")
-        MicroBenchmark._kinds[cls.kind] = cls
+        KINDS.add(cls)
 
     @property
     def size(self) -> int:
@@ -88,13 +86,11 @@ class MicroBenchmark:
         return out
 
     @classmethod
-    def from_params(cls, params: dict, items: np.ndarray) -> "MicroBenchmark":
+    def from_params(cls, params: dict, items: np.ndarray) -> MicroBenchmark:
         """Rebuild a micro-benchmark saved by ``estimator_params`` (lists become arrays)."""
-        kind = params.get("kind", "weighted")
-        target = MicroBenchmark._kinds.get(kind, cls if kind == cls.kind else None)
-        if target is None:
-            raise MdadError(f"Unknown micro-benchmark kind {kind!r}; known: {', '.join(sorted(MicroBenchmark._kinds))}.")
-        values = {}
+        METHODS.load()  # every method's module (and plug-in) is imported, so its estimator classes are registered
+        target = KINDS.get(params.get("kind", "weighted"))
+        values: dict[str, Any] = {}
         for f in fields(target):
             if f.name == "items":
                 continue
@@ -141,13 +137,23 @@ class Outcome:
         object.__setattr__(self, "estimates", on_estimate_grid(self.estimates))
 
 
-MicroBenchmark._kinds[MicroBenchmark.kind] = MicroBenchmark
+KINDS: Registry[type[MicroBenchmark]] = Registry("micro-benchmark kind", name_of=lambda cls: cls.kind)
+"""Every estimator class by its ``kind``, the name a saved micro-benchmark records."""
+KINDS.add(MicroBenchmark)
 
 
 def plain_mean(items: np.ndarray) -> MicroBenchmark:
     """A micro-benchmark that averages the target's scores on ``items``."""
     items = np.asarray(items, dtype=np.int64)
     return MicroBenchmark(items=items, weights=np.full(len(items), 1.0 / len(items)))
+
+
+Design = Literal["uniform", "stratified"]
+ScoresNeeded = Literal["binary", "option-probabilities", "either"]
+"""0/1 correctness ("binary", e.g. for an IRT fit), the gold option's probability, or either."""
+IntervalKind = Literal["exact", "calibrated", "own", "none"]
+"""Exact design-based (random designs on 0/1 scores), calibrated on the held-out assessment,
+the estimator's own (e.g. AIPW's), or none."""
 
 
 class SelectionMethod(ABC):
@@ -159,11 +165,17 @@ class SelectionMethod(ABC):
     prepares when it is not given what ``prepare`` returned (docs/extending.md).
     """
 
-    name: ClassVar[str]
-    description: ClassVar[str]
-    preparation: ClassVar[str | None] = None
+    name: str
+    description: str
+    preparation: str | None = None
     adaptive: ClassVar[bool] = False  # True: each target gets its own items (see ``outcomes``)
     default: ClassVar[bool] = True  # run when no methods are named
+    # "uniform" or "stratified": items drawn uniformly at random (within each subtask) without
+    # looking at the sources, so the analytic curves and exact intervals apply; None otherwise
+    design: Design | None = None
+    scores: ScoresNeeded = "either"  # what the data must hold (see ``ScoresNeeded``)
+    interval: IntervalKind = "calibrated"  # how a saved micro-benchmark's intervals are had
+    bounded: bool = True  # estimates lie in [0, 1] (an unbiased estimator may step outside)
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         """The size-independent work of one run on ``view`` (None when there is none)."""
@@ -220,3 +232,8 @@ def check_size(k: int, pool: int) -> None:
         raise MdadError(f"A micro-benchmark needs at least one item, got size {k}.")
     if k > pool:
         raise MdadError(f"Size {k} is larger than the pool of {pool} seen items.")
+
+
+METHODS: Registry[type[SelectionMethod]] = Registry("method", package="mdad.methods", group="mdad.methods")
+"""Every selection method class by name; a module of mdad.methods registers its classes with
+``@METHODS.register()`` (docs/extending.md)."""

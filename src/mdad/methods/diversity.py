@@ -25,7 +25,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from mdad.exact import integer_grid, product_bits, snap
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView, plain_mean
 from mdad.methods.dpp import ope_basis, sample_projection_dpp
 
 N_COMPONENTS = 4
@@ -70,10 +70,7 @@ def pca_scores(features: np.ndarray, n_components: int = N_COMPONENTS) -> np.nda
     values, vectors = eigh(gram, subset_by_index=[len(gram) - top, len(gram) - 1])
     values, vectors = values[::-1], vectors[:, ::-1]
     keep = values > (values[0] * 1e-10 if top else 0.0)  # zero variance, up to rounding
-    if rows_side:
-        scores = vectors * (np.sqrt(np.clip(values, 0.0, None)) * unit)
-    else:
-        scores = (integers * unit) @ vectors
+    scores = vectors * (np.sqrt(np.clip(values, 0.0, None)) * unit) if rows_side else (integers * unit) @ vectors
     scores = snap(scores[:, keep], axis=0)
     largest = np.argmax(np.abs(scores), axis=0)  # the first of equal magnitudes
     return scores * np.where(scores[largest, np.arange(scores.shape[1])] < 0, -1.0, 1.0)
@@ -114,6 +111,7 @@ def dpp_items(candidates: np.ndarray, points: np.ndarray, k: int, rng: np.random
     return chosen
 
 
+@METHODS.register(order=40)
 class Diversity(SelectionMethod):
     name = "diversity"
     description = (

@@ -20,25 +20,14 @@ The variant of method ``NAME`` is called ``NAME@per-subtask`` and is stored as i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from mdad.errors import MdadError
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
-
-SUFFIX = "@per-subtask"
-
-
-def is_per_subtask(name: str) -> bool:
-    """Whether a method name names the per-subtask variant."""
-    return name.endswith(SUFFIX)
-
-
-def base_name(name: str) -> str:
-    """The wrapped method's name (the name itself for a plain method)."""
-    return name[: -len(SUFFIX)] if is_per_subtask(name) else name
+from mdad.methods.names import SUFFIX, MethodName
 
 
 def allocate(sizes: np.ndarray, k: int) -> np.ndarray:
@@ -72,7 +61,7 @@ class SubtaskMicroBenchmark(MicroBenchmark):
     """
 
     parts: tuple[MicroBenchmark, ...] = ()
-    shares: np.ndarray | None = None
+    shares: np.ndarray = field(default_factory=lambda: np.ones(0))  # each part's share of the pool
 
     kind: ClassVar[str] = "per-subtask"
 
@@ -82,7 +71,7 @@ class SubtaskMicroBenchmark(MicroBenchmark):
             bounds = np.cumsum([0, *(int(p["size"]) for p in parts)])
             parts = tuple(
                 MicroBenchmark.from_params({k: v for k, v in p.items() if k != "size"}, self.items[a:b])
-                for p, a, b in zip(parts, bounds[:-1], bounds[1:])
+                for p, a, b in zip(parts, bounds[:-1], bounds[1:], strict=True)
             )
         object.__setattr__(self, "parts", parts)
         object.__setattr__(self, "shares", np.asarray(self.shares, dtype=np.float64))
@@ -97,7 +86,7 @@ class SubtaskMicroBenchmark(MicroBenchmark):
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
         bounds = np.cumsum([0, *(p.size for p in self.parts)])
         total = np.zeros(np.shape(scores)[0])
-        for part, share, a, b in zip(self.parts, self.shares, bounds[:-1], bounds[1:]):
+        for part, share, a, b in zip(self.parts, self.shares, bounds[:-1], bounds[1:], strict=True):
             total += share * part.estimate(scores[:, a:b], None if gold_prob is None else gold_prob[:, a:b])
         return total
 
@@ -117,9 +106,13 @@ class PerSubtask(SelectionMethod):
 
     def __init__(self, base: SelectionMethod):
         self.base = base
-        self.name = base.name + SUFFIX
+        self.name = str(MethodName(base.name).variant())
         self.description = f"{base.name} within each subtask, k split by subtask size; estimates weighted by subtask share."
         self.preparation = None if base.preparation is None else base.preparation + SUFFIX
+        self.design = None if base.design is None else "stratified"  # uniform within each subtask
+        self.scores = base.scores
+        self.interval = "calibrated" if base.interval == "own" else base.interval  # the parts' own intervals are not combined
+        self.bounded = base.bounded
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         return [self.base.prepare(sub, rng) for _, sub in subtask_views(view)]
@@ -128,10 +121,10 @@ class PerSubtask(SelectionMethod):
         views = subtask_views(view)
         sizes = np.array([len(idx) for idx, _ in views])
         alloc = allocate(sizes, k)
-        parts = tuple(self.base.select(sub, int(k_s), rng, prep) for (_, sub), k_s, prep in zip(views, alloc, prepared))
+        parts = tuple(self.base.select(sub, int(k_s), rng, prep) for (_, sub), k_s, prep in zip(views, alloc, prepared, strict=True))
         shares = sizes / sizes.sum()
-        items = np.concatenate([idx[p.items] for (idx, _), p in zip(views, parts)])
-        weights = np.concatenate([share * np.asarray(p.weights, float) for p, share in zip(parts, shares)])
+        items = np.concatenate([idx[p.items] for (idx, _), p in zip(views, parts, strict=True)])
+        weights = np.concatenate([share * np.asarray(p.weights, float) for p, share in zip(parts, shares, strict=True)])
         return SubtaskMicroBenchmark(
             items=items, weights=weights, uses_gold_prob=any(p.uses_gold_prob for p in parts), parts=parts, shares=shares,
         )

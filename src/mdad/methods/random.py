@@ -9,12 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 from mdad.errors import MdadError
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView, plain_mean
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView, plain_mean
 
 
+@METHODS.register(order=10)
 class Random(SelectionMethod):
     name = "random"
     description = "k seen items uniformly at random without replacement; plain mean."
+    design = "uniform"
+    interval = "exact"
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         return plain_mean(np.sort(rng.choice(view.n_items, size=k, replace=False)))
@@ -47,20 +50,26 @@ def equal_allocation_base(sizes: np.ndarray, k: int) -> tuple[np.ndarray, np.nda
     return np.minimum(sizes, level), np.flatnonzero(sizes > level)
 
 
+@METHODS.register(order=11)
 class RandomStratifiedEqual(SelectionMethod):
     name = "random-stratified-equal"
     description = "An equal number of random items from every subtask; plain mean."
+    design = "stratified"
+    interval = "exact"
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         members = [np.flatnonzero(view.subtasks == s) for s in range(view.n_subtasks)]
         alloc = equal_allocation(np.array([len(m) for m in members]), k, rng)
-        chosen = [rng.choice(m, size=n, replace=False) for m, n in zip(members, alloc) if n]
+        chosen = [rng.choice(m, size=n, replace=False) for m, n in zip(members, alloc, strict=True) if n]
         return plain_mean(np.sort(np.concatenate(chosen)))
 
 
+@METHODS.register(order=12)
 class RandomStratifiedProportional(SelectionMethod):
     name = "random-stratified-proportional"
     description = "k items drawn with probability proportional to 1/(size of their subtask); plain mean."
+    design = "stratified"
+    interval = "exact"
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         counts = np.bincount(view.subtasks)

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+from mdad.errors import MdadError
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView
 
 N_STRATA = 10
 
@@ -80,7 +81,9 @@ def kmeans_1d(values: np.ndarray, n_clusters: int, rng: np.random.Generator, n_i
     x = np.sort(np.asarray(values, dtype=np.float64))
     sums = np.concatenate([[0.0], np.cumsum(x)])
     squares = np.concatenate([[0.0], np.cumsum(x * x)])
-    best_bounds, best_inertia = None, np.inf
+    if n_init < 1:
+        raise MdadError(f"1-D k-means needs at least one start, not {n_init}.")
+    best_bounds, best_inertia = np.zeros(0), np.inf
     for _ in range(n_init):
         centres = np.sort(_kmeans_plus_plus(x, n_clusters, rng))
         previous = None
@@ -160,6 +163,7 @@ def horvitz_thompson(labels: np.ndarray, items: np.ndarray) -> np.ndarray:
     return sizes[h] / (chosen[h] * len(labels))
 
 
+@METHODS.register(order=20)
 class StratifiedConfidence(SelectionMethod):
     name = "stratified-confidence"
     description = (

@@ -33,7 +33,7 @@ import numpy as np
 from mdad.errors import MdadError
 from mdad.irt import IRTFit, check_binary, estimate_ability, fit_irt, predict_correct
 from mdad.irt.guard import GuardFlags, guard, pool_accuracy_range
-from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView
 from mdad.methods.kmeans import kmeans
 
 DIMS = 10
@@ -72,10 +72,9 @@ class TinyPreparation:
         return self.fit.embedding
 
     @cached_property
-    def guard_range(self) -> dict[str, float]:
-        """The source models' range of predicted pool accuracy, for the extrapolation guard."""
-        low, high = pool_accuracy_range(self.fit.theta, self.fit.a, self.fit.b)
-        return {"source_low": low, "source_high": high}
+    def guard_range(self) -> tuple[float, float]:
+        """The source models' (lowest, highest) predicted pool accuracy, for the extrapolation guard."""
+        return pool_accuracy_range(self.fit.theta, self.fit.a, self.fit.b)
 
     @cached_property
     def variance(self) -> float:
@@ -178,9 +177,11 @@ class GPIRTBenchmark(PIRTBenchmark):
         return self.lam * weighted + (1.0 - self.lam) * super().estimate(scores, gold_prob)
 
 
+@METHODS.register(order=50)
 class TinyBenchmarks(SelectionMethod):
     name = "tinybenchmarks"
     description = "IRT anchor points (k-means on 10-D 2PL item embeddings); weighted mean of the anchors."
+    scores = "binary"
     preparation = "tinybenchmarks-irt"
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation:
@@ -194,21 +195,24 @@ class TinyBenchmarks(SelectionMethod):
         return MicroBenchmark(items=anchors, weights=weights)
 
 
+@METHODS.register(order=51)
 class TinyBenchmarksPIRT(TinyBenchmarks):
     name = "tinybenchmarks-pirt"
     description = "IRT anchor points; p-IRT estimate (ability from the anchors predicts the rest of the pool)."
 
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
-        return PIRTBenchmark(items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b,
-                             **prepared.guard_range)
+        low, high = prepared.guard_range
+        return PIRTBenchmark(items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b, source_low=low, source_high=high)
 
 
+@METHODS.register(order=52)
 class TinyBenchmarksGPIRT(TinyBenchmarks):
     name = "tinybenchmarks-gpirt"
     description = "IRT anchor points; gp-IRT estimate (weighted mean and p-IRT blended by the paper's lambda)."
 
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
+        low, high = prepared.guard_range
         return GPIRTBenchmark(
             items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b, lam=prepared.gpirt_lambda(k),
-            **prepared.guard_range,
+            source_low=low, source_high=high,
         )

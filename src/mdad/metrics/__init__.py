@@ -2,7 +2,13 @@
 
 from mdad.metrics.estimation import estimation_error, kendall_tau
 from mdad.metrics.pairwise import (
-    AgreementCurve, Mdad, agreement_curve, bin_of, mdad_from_curve, pair_differences, pairwise_agreement,
+    AgreementCurve,
+    Mdad,
+    agreement_curve,
+    bin_of,
+    mdad_from_curve,
+    pair_differences,
+    pairwise_agreement,
 )
 
 __all__ = [

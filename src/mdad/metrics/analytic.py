@@ -26,12 +26,13 @@ import numpy as np
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
+from mdad.methods import designs
 from mdad.methods.random import equal_allocation, equal_allocation_base
 from mdad.metrics import exact
 from mdad.metrics.pairwise import AgreementCurve, bin_of
 from mdad.seeding import rng_for
 
-DESIGNS = ("random", "random-stratified-equal", "random-stratified-proportional")
+DESIGNS = designs()  # the methods that declare a random design (mdad.methods.base.SelectionMethod.design)
 PAIR_BLOCK = 2048
 ALLOCATION_DRAWS = 100
 
@@ -136,7 +137,7 @@ class _Stratum:
     def gram(self, rows: slice, cols: slice) -> dict:
         """Per statistic, a function (i, j) -> values for pairs (row i of ``rows``, row j of ``cols``)."""
         zz = (self.z[rows] @ self.z[cols].T).astype(np.float64)
-        if self.complete:
+        if self.v is None:  # complete: no missing cells
             zr, z2r = self.row_z[rows], self.row_z2[rows]
             zc, z2c = self.row_z[cols], self.row_z2[cols]
             return {
@@ -253,7 +254,8 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
 
     0/1 scores: exact for random and random-stratified-equal; for random-stratified-proportional
     exact given the allocation of items to subtasks, averaged over ALLOCATION_DRAWS allocations
-    drawn from the design (seeded by ``seed``; see :func:`_allocation_groups` for missing cells). Other scores: normal approximation (finite-population
+    drawn from the design (seeded by ``seed``; see :func:`_allocation_groups` for missing cells).
+    Other scores: normal approximation (finite-population
     corrected per subtask), averaged over the design's allocations.
     """
     check_design(design)
@@ -267,18 +269,18 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
             return exact.sign_probabilities(stats.pool, k, stats.n_plus.sum(axis=1), stats.n_minus.sum(axis=1))
         return exact.SignProbabilities(*_normal_scores(stats, np.full((1, 1), k), np.ones(1), pooled=True))
     pos, neg = np.zeros(stats.n_pairs), np.zeros(stats.n_pairs)
-    for mask, law_sizes in _allocation_groups(design, stats.sizes, k, law_sizes):
+    for mask, group_sizes in _allocation_groups(design, stats.sizes, k, law_sizes):
         exact_equal = stats.binary and design == "random-stratified-equal"
         if not exact_equal:
-            rng = rng_for(seed, "analytic-allocation", design, k, *law_sizes.tolist())
-            allocations, weights = design_allocations(design, law_sizes, k, rng)
+            rng = rng_for(seed, "analytic-allocation", design, k, *group_sizes.tolist())
+            allocations, weights = design_allocations(design, group_sizes, k, rng)
         members = np.flatnonzero(mask)
         # blocks of pairs bound the memory of the per-pair spectra (pairs x FFT length)
         for block in np.array_split(members, max(1, -(-len(members) // PAIR_BLOCK))):
             part = stats.subset(block)
             if exact_equal:
                 pos[block], neg[block] = exact.equal_design_sign_probabilities(
-                    law_sizes, part.n_plus, part.n_minus, k, part.sizes)
+                    group_sizes, part.n_plus, part.n_minus, k, part.sizes)
             elif stats.binary:
                 pos[block], neg[block] = exact.stratified_sign_probabilities(
                     part.sizes, part.n_plus, part.n_minus, allocations, weights)
@@ -337,7 +339,7 @@ def _normal_scores(stats: PairStats, allocations: np.ndarray, weights: np.ndarra
     mean = sum_d / np.maximum(sizes, 1)
     var = np.maximum(sum_d2 / np.maximum(sizes, 1) - mean**2, 0.0)
     pos, neg = np.zeros(stats.n_pairs), np.zeros(stats.n_pairs)
-    for alloc, w in zip(allocations, weights):
+    for alloc, w in zip(allocations, weights, strict=True):
         kk = alloc[None, :].astype(float)
         fpc = np.where(sizes > 1, (sizes - kk) / np.maximum(sizes - 1, 1), 0.0)
         total_mean = (kk * mean).sum(axis=1)

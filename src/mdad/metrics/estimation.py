@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mdad.metrics.base import METRICS, Metric
 from mdad.metrics.pairwise import matching_arrays, pair_differences
 
 
@@ -108,3 +109,9 @@ def kendall_tau_from_differences(de: np.ndarray, dt: np.ndarray) -> KendallTauRe
         per_run = np.where(denom > 0, (se * st).sum(axis=1) / denom, np.nan)
     defined = per_run[~np.isnan(per_run)]
     return KendallTauResult(per_run=per_run, mean=float(defined.mean()) if defined.size else float("nan"))
+
+
+METRICS.add(Metric("error", "error", "mean |estimate - accuracy|", lambda d: estimation_error(d.estimates, d.truth).mean,
+                   scale=100.0, unit="pts", digits=2, better="lower"), order=10)
+METRICS.add(Metric("kendall_tau", "tau", "Kendall tau with the true ranking",
+                   lambda d: kendall_tau_from_differences(d.estimate_differences, d.truth_differences).mean), order=20)

@@ -18,10 +18,6 @@ Every public function here returns a :class:`SignProbabilities` (``higher``, ``l
 - :func:`difference_pmf`: the whole distribution of K+ - K- (for strata), summed over the
   (K+, K-) grid cut to ``|K - E K| <= sqrt(k log(2/eps) / 2)`` in both coordinates, which by
   Hoeffding's bound for sampling without replacement leaves out a mass below ``2 eps``.
-- :func:`normal_sign_probabilities`: uniform design, normal approximation of
-  X = K+ - K- with the finite-population correction and a continuity correction. Its
-  error, checked over a grid of (N, k, n+, n-) in the tests, is at most 0.25 / sd(X), so at
-  most 0.05 once Var(X) >= 25; use it for speed on very large pools, not for small k.
 - :func:`stratified_sign_probabilities`: items drawn per stratum (subtask), the allocation
   itself possibly random: exact per stratum, convolved over strata (FFT), averaged over
   the allocations.
@@ -30,14 +26,14 @@ Every public function here returns a :class:`SignProbabilities` (``higher``, ``l
 - :func:`proportional_allocations`: the allocations of the proportional design (successive
   sampling with probability proportional to 1/subtask size), drawn by Monte Carlo: its
   answer is exact given the allocation and a Monte Carlo average over allocations.
-- :func:`normal_sign_probabilities_scores`: continuous scores, normal approximation.
+- :func:`normal_tails`: the two tails of a normal approximation (continuous scores).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
 from math import comb, log
+from typing import NamedTuple
 
 import numpy as np
 from scipy.fft import irfft, next_fast_len, rfft
@@ -59,15 +55,15 @@ _CHUNK_ELEMENTS = 262_144
 
 
 @lru_cache(maxsize=8)
-def _log_factorials(n: int) -> np.ndarray:
+def log_factorials(n: int) -> np.ndarray:
     """log(i!) at index i + n + 1 for i = 0..n+1, and +inf for negative i, so that
-    :func:`_log_comb` gives -inf for impossible counts without any masking."""
+    :func:`log_comb` gives -inf for impossible counts without any masking."""
     table = np.concatenate([np.full(n + 1, np.inf), gammaln(np.arange(n + 2, dtype=np.float64) + 1.0)])
     table.setflags(write=False)
     return table
 
 
-def _log_comb(n: np.ndarray, r: np.ndarray, lf: np.ndarray) -> np.ndarray:
+def log_comb(n: np.ndarray, r: np.ndarray, lf: np.ndarray) -> np.ndarray:
     """log C(n, r), -inf where r < 0 or r > n (0 <= n and |r| within the table)."""
     o = (len(lf) - 1) // 2
     return lf[n + o] - lf[r + o] - lf[n - r + o]
@@ -86,7 +82,7 @@ def unique_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     spans = stacked.max(axis=0).astype(object) + 1
     if np.prod(spans) < 2**62:
         key = np.zeros(len(stacked), dtype=np.int64)
-        for col, span in zip(stacked.T, spans):
+        for col, span in zip(stacked.T, spans, strict=True):
             key = key * int(span) + col
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         return stacked[first], inverse.ravel()
@@ -115,7 +111,7 @@ def _grid_chunks(N, k, n_plus, n_minus, eps):
 
     Types are sorted by window width and processed in chunks of about _CHUNK_ELEMENTS cells.
     """
-    lf = _log_factorials(3 * int(N.max()) + 3 if N.size else 3)
+    lf = log_factorials(3 * int(N.max()) + 3 if N.size else 3)
     a0, wa = _window(n_plus, N, k, eps)
     b0, wb = _window(n_minus, N, k, eps)
     width = np.maximum(wa, wb)
@@ -131,8 +127,8 @@ def _grid_chunks(N, k, n_plus, n_minus, eps):
         b = b0[idx, None] + np.arange(B)[None, :]
         n, kk, npl, nmi = N[idx, None, None], k[idx, None, None], n_plus[idx, None, None], n_minus[idx, None, None]
         log_p = (
-            _log_comb(npl, a[:, :, None], lf) + _log_comb(nmi, b[:, None, :], lf)
-            + _log_comb(n - npl - nmi, kk - a[:, :, None] - b[:, None, :], lf) - _log_comb(n, kk, lf)
+            log_comb(npl, a[:, :, None], lf) + log_comb(nmi, b[:, None, :], lf)
+            + log_comb(n - npl - nmi, kk - a[:, :, None] - b[:, None, :], lf) - log_comb(n, kk, lf)
         )
         yield idx, a, b, np.exp(log_p)
         start = stop
@@ -155,7 +151,7 @@ def sign_probabilities(N, k, n_plus, n_minus) -> SignProbabilities:
     keys, inverse = unique_rows(N, k, n_plus, n_minus)
     pos = np.zeros(len(keys))
     neg = np.zeros(len(keys))
-    lf = _log_factorials(3 * int(keys[:, 0].max()) + 3 if len(keys) else 3)
+    lf = log_factorials(3 * int(keys[:, 0].max()) + 3 if len(keys) else 3)
     top = np.minimum(keys[:, 1], keys[:, 2] + keys[:, 3])  # largest possible D
     order = np.argsort(top, kind="stable")
     start = 0
@@ -172,7 +168,7 @@ def sign_probabilities(N, k, n_plus, n_minus) -> SignProbabilities:
 def _sign_chunk(N, k, n_plus, n_minus, d_max, lf) -> tuple[np.ndarray, np.ndarray]:
     m = n_plus + n_minus
     d = np.arange(d_max + 1)[None, :]
-    log_pd = _log_comb(m, d, lf) + _log_comb(N - m, k - d, lf) - _log_comb(N, k, lf)
+    log_pd = log_comb(m, d, lf) + log_comb(N - m, k - d, lf) - log_comb(N, k, lf)
     p_d = np.exp(log_pd)
     even = d % 2 == 0
     j = d // 2
@@ -182,7 +178,7 @@ def _sign_chunk(N, k, n_plus, n_minus, d_max, lf) -> tuple[np.ndarray, np.ndarra
     out = []
     for first, second in ((n_plus, n_minus), (n_minus, n_plus)):
         with np.errstate(invalid="ignore"):  # -inf - -inf beyond d = m, masked by ``live``
-            log_mid = _log_comb(first, mid, lf) + _log_comb(second, d - mid, lf) - _log_comb(m, d, lf)
+            log_mid = log_comb(first, mid, lf) + log_comb(second, d - mid, lf) - log_comb(m, d, lf)
         factor = np.where(even, (first - j) / room, -(second - j) / room)
         step = np.where(live, np.exp(log_mid) * factor, 0.0)
         g = np.cumsum(step, axis=1) - step  # G(d) = sum of the steps before d
@@ -202,28 +198,14 @@ def difference_pmf(N, k, n_plus, n_minus, eps: float = DEFAULT_EPS) -> tuple[np.
     offset = int(k.max()) if k.size else 0
     width = 2 * offset + 1
     pmf = np.zeros((len(keys), width))
-    for idx, a, b, P in _grid_chunks(*keys.T, eps=eps):
+    key_N, key_k, key_plus, key_minus = keys.T
+    for idx, a, b, P in _grid_chunks(key_N, key_k, key_plus, key_minus, eps):
         x = a[:, :, None] - b[:, None, :] + offset
         rows = np.broadcast_to(np.arange(len(idx))[:, None, None], P.shape)
         flat = np.bincount((rows * width + np.clip(x, 0, width - 1)).ravel(), weights=P.ravel(),
                            minlength=len(idx) * width)
         pmf[idx] = flat.reshape(len(idx), width)
     return pmf[inverse], offset
-
-
-def normal_sign_probabilities(N, k, n_plus, n_minus) -> SignProbabilities:
-    """Normal approximation of (P(K+ > K-), P(K+ < K-)) with finite-population and continuity corrections.
-
-    X = K+ - K- has mean k mu and variance k s2 (N - k) / (N - 1), where mu = (n+ - n-)/N and
-    s2 = (n+ + n-)/N - mu^2 are the mean and variance of an item's +1/-1/0 contribution.
-    P(X >= 1) ~ 1 - Phi((0.5 - E X) / sd), P(X <= -1) ~ Phi((-0.5 - E X) / sd).
-    """
-    N, k, n_plus, n_minus = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(N, k, n_plus, n_minus))
-    _check_counts(N, k, n_plus, n_minus)
-    mu = (n_plus - n_minus) / np.maximum(N, 1)
-    s2 = (n_plus + n_minus) / np.maximum(N, 1) - mu**2
-    var = k * s2 * np.where(N > 1, (N - k) / np.maximum(N - 1, 1), 0.0)
-    return SignProbabilities(*normal_tails(k * mu, var, 0.5))
 
 
 def normal_tails(mean: np.ndarray, var: np.ndarray, half: float) -> tuple[np.ndarray, np.ndarray]:
@@ -233,23 +215,6 @@ def normal_tails(mean: np.ndarray, var: np.ndarray, half: float) -> tuple[np.nda
         pos = np.where(sd > 0, 1.0 - ndtr((half - mean) / sd), (mean > 0).astype(float))
         neg = np.where(sd > 0, ndtr((-half - mean) / sd), (mean < 0).astype(float))
     return pos, neg
-
-
-def normal_sign_probabilities_scores(
-    N, k, mean_diff, var_diff, continuity: bool = False
-) -> SignProbabilities:
-    """Normal approximation for any scores: the order of two models' plain means over k of N items.
-
-    ``mean_diff`` and ``var_diff`` are the mean and (population) variance over the pool of the
-    per-item score difference d = score1 - score2. The sum of d over the draw has mean
-    k mean_diff and variance k var_diff (N - k) / (N - 1). For continuous scores ties have
-    probability zero (``continuity=False``); for 0/1 scores ``continuity=True`` gives
-    :func:`normal_sign_probabilities`. Arrays may carry a trailing strata axis (then N, k,
-    mean_diff, var_diff are per stratum and the strata sums are independent).
-    """
-    N, k, m, v = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(N, k, mean_diff, var_diff))
-    fpc = np.where(N > 1, (N - k) / np.maximum(N - 1, 1), 0.0)
-    return SignProbabilities(*normal_tails(k * m, k * v * fpc, 0.5 if continuity else 0.0))
 
 
 def agreement(p_pos: np.ndarray, p_neg: np.ndarray, truth_sign: np.ndarray) -> np.ndarray:
@@ -312,7 +277,7 @@ def stratified_sign_probabilities(
     ks = [np.unique(allocations[:, s]) for s in range(sizes.shape[1])]
     spectra = _stratum_spectra(sizes, n_plus, n_minus, ks, length, eps)
     total = np.zeros((sizes.shape[0], length // 2 + 1), dtype=complex)
-    for alloc, w in zip(allocations, weights):
+    for alloc, w in zip(allocations, weights, strict=True):
         prod = np.full_like(total, w)
         for s, kk in enumerate(alloc):
             prod *= spectra[(s, int(kk))]

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mdad.errors import MdadError
 from mdad.defaults import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
+from mdad.errors import MdadError
 from mdad.metrics.pairwise import AgreementCurve, Mdad, first_crossing
 
 FITS = ("logistic", "isotonic")
@@ -97,11 +97,11 @@ def isotonic_increasing(y: np.ndarray, weights: np.ndarray) -> np.ndarray:
     n_bins = y.shape[1]
     cw = np.concatenate([[0.0], np.cumsum(w)])
     cy = np.concatenate([np.zeros((y.shape[0], 1)), np.cumsum(y * w, axis=1)], axis=1)
-    j, l = np.meshgrid(np.arange(n_bins), np.arange(n_bins), indexing="ij")
-    valid = l >= j
-    denom = np.where(valid, cw[l + 1] - cw[j], 1.0)
-    means = np.where(valid, (cy[:, l + 1] - cy[:, j]) / np.where(denom > 0, denom, 1.0), np.inf)
-    suffix_min = np.minimum.accumulate(means[:, :, ::-1], axis=2)[:, :, ::-1]  # [row, j, i] = min over l >= i
+    j, last = np.meshgrid(np.arange(n_bins), np.arange(n_bins), indexing="ij")
+    valid = last >= j
+    denom = np.where(valid, cw[last + 1] - cw[j], 1.0)
+    means = np.where(valid, (cy[:, last + 1] - cy[:, j]) / np.where(denom > 0, denom, 1.0), np.inf)
+    suffix_min = np.minimum.accumulate(means[:, :, ::-1], axis=2)[:, :, ::-1]  # [row, j, i] = min over last >= i
     suffix_min = np.where(valid[None], suffix_min, -np.inf)  # only blocks that start at j <= i
     return suffix_min.max(axis=1)
 

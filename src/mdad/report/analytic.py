@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.data.provenance import read_again
-from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
+from mdad.defaults import BIN_TEXT, DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
 from mdad.experiment.store import ResultStore
@@ -30,7 +31,7 @@ CURVE_COLUMNS = ["method", "size", "sources", "view", "diff_low", "pairs", "agre
 # The report computes exact curves for uniform sampling only: it is instant for every run's
 # pairs, while the stratified designs' convolutions over all runs' pairs take minutes on large
 # pools (`mdad plan` / `mdad compare` answer them for the data's own pairs).
-REPORT_DESIGNS = ("random",)
+REPORT_DESIGNS = tuple(name for name in analytic.DESIGNS if method_registry.get(name).design == "uniform")
 
 def _stack(parts: list[analytic.PairStats]) -> analytic.PairStats:
     fields = ("first", "second", "sizes", "n_plus", "n_minus", "sum_d", "sum_d2")
@@ -104,7 +105,7 @@ def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, s
         dots = sim[(sim["method"] == method) & (sim["sources"] == sources) & (sim["diff_low"] <= max_diff)]
         ax.scatter(dots["diff_low"], dots["agreement"], s=12, color=color, alpha=0.6, label=f"{method} (simulated)")
     ax.axhline(threshold, color="grey", linestyle="--", linewidth=1)
-    ax.set_xlabel("true accuracy difference (points, 0.5-point bins)")
+    ax.set_xlabel(f"true accuracy difference (points, {BIN_TEXT} bins)")
     ax.set_ylabel(f"P(same order as the {view} items)")
     ax.set_title(f"{size} items: exact expectation and simulated runs ({view} items)")
     ax.set_ylim(0, 1.02)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 from functools import wraps
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
@@ -20,12 +21,16 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from mdad.defaults import DEFAULT_THRESHOLD
+from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.experiment.evaluate import METRICS, VIEWS
-from mdad.methods.per_subtask import base_name, is_per_subtask
+from mdad.methods.names import parse
 from mdad.report.tables import NOT_REACHED
 
-STYLE = {
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.typing import RcKeyType
+
+STYLE: dict[RcKeyType, Any] = {
     "font.size": 9.5, "axes.titlesize": 10.5, "axes.labelsize": 9.5, "legend.fontsize": 9,
     "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.25,
     "figure.dpi": 100, "savefig.dpi": 100, "svg.hashsalt": "mdad",
@@ -81,23 +86,24 @@ def css_width(png: bytes) -> int:
 # ---- shared pieces ------------------------------------------------------------------
 def method_order(methods) -> list[str]:
     """Methods sorted by base method, each followed by its per-subtask variant."""
-    return sorted(set(methods), key=lambda m: (base_name(m), is_per_subtask(m)))
+    return sorted(set(methods), key=parse)
 
 
 def method_styles(methods) -> dict[str, dict]:
     """Colour by base method (stable, alphabetical), dashed line and hollow marker for per-subtask variants."""
-    bases = sorted({base_name(m) for m in methods})
+    bases = sorted({parse(m).base for m in methods})
     cmap = matplotlib.colormaps["tab10" if len(bases) <= 10 else "tab20"]
     colors = {b: cmap(i % cmap.N) for i, b in enumerate(bases)}
     out = {}
     for m in methods:
-        variant = is_per_subtask(m)
-        out[m] = {"color": colors[base_name(m)], "linestyle": "--" if variant else "-", "marker": "s" if variant else "o",
-                  "markerfacecolor": "white" if variant else colors[base_name(m)]}
+        variant = parse(m).per_subtask
+        out[m] = {"color": colors[parse(m).base], "linestyle": "--" if variant else "-", "marker": "s" if variant else "o",
+                  "markerfacecolor": "white" if variant else colors[parse(m).base]}
     return out
 
 
-def _grid(n: int, ncols: int, width: float = 10.0, height: float = 3.0, sharey: bool = True):
+def panel_grid(n: int, ncols: int, width: float = 10.0, height: float = 3.0, sharey: bool = True):
+    """A figure with ``n`` panels in rows of ``ncols``, and the list of those panels' axes (spare cells hidden)."""
     ncols = max(1, min(ncols, n))
     nrows = -(-n // ncols)
     fig, axes = subplots(nrows, ncols, figsize=(width, height * nrows + 0.4), sharey=sharey, squeeze=False)
@@ -152,7 +158,7 @@ def _mdad_lines(ax, rows: pd.DataFrame, x: str, styles: dict, top: float, y_miss
         value = part["mdad"].to_numpy(float)
         ls = linestyle or st["linestyle"]
         ax.plot(xs, value, color=st["color"], linestyle=ls, marker=st["marker"], markersize=5,
-                markerfacecolor=st["markerfacecolor"], linewidth=1.8, label=method + label_suffix, zorder=3)
+                markerfacecolor=st["markerfacecolor"], linewidth=1.8, label=f"{method}{label_suffix}", zorder=3)
         if band:
             low = np.where(np.isfinite(part["mdad_low"]), part["mdad_low"], top)
             high = np.where(np.isfinite(part["mdad_high"]), part["mdad_high"], top)
@@ -176,7 +182,8 @@ def _legend_below(fig, handles) -> None:
                bbox_to_anchor=(0.5, 0.0))
 
 
-def _method_handles(methods, styles, markers: bool = True) -> list:
+def method_handles(methods, styles, markers: bool = True) -> list:
+    """Legend entries of the methods, in their styles."""
     return [Line2D([], [], color=styles[m]["color"], linestyle=styles[m]["linestyle"],
                    marker=styles[m]["marker"] if markers else None, markerfacecolor=styles[m]["markerfacecolor"], label=m)
             for m in method_order(methods)]
@@ -187,7 +194,8 @@ def _headline(frame: pd.DataFrame, sources: int | None) -> tuple[pd.DataFrame, i
     return frame[frame["sources"] == sources], sources
 
 
-def _finish(fig, handles) -> None:
+def finish_figure(fig, handles) -> None:
+    """Lay the figure out, with the legend ``handles`` below its panels."""
     fig.tight_layout()
     _legend_below(fig, handles)
 
@@ -203,8 +211,8 @@ def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int 
     data, sources = _headline(summary, sources)
     styles = method_styles(data["method"].unique())
     top, missing = mdad_top(data), _any_missing(data)
-    fig, axes = _grid(2, 2, height=3.6)
-    for ax, view in zip(axes, ("seen", "unseen")):
+    fig, axes = panel_grid(2, 2, height=3.6)
+    for ax, view in zip(axes, ("seen", "unseen"), strict=True):
         rows = data[data["view"] == view]
         y_missing = _not_reached_strip(ax, top, missing)
         _mdad_lines(ax, rows, "size", styles, top, y_missing)
@@ -212,17 +220,18 @@ def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int 
         ax.set_title(f"on the {VIEW_WORDS[view]}")
         ax.set_xlabel("items in the micro-benchmark (share of the seen pool)")
     axes[0].set_ylabel(f"MDAD (accuracy points)\nordered correctly {threshold:.0%} of the time")
-    fig.suptitle(f"Smallest accuracy difference ordered correctly, by size ({sources} source models; band: 95% interval)",
+    fig.suptitle(f"Smallest accuracy difference ordered correctly, by size ({sources} source models; band: {percent(DEFAULT_CONFIDENCE)} interval)",
                  fontsize=11)
     methods = data["method"].unique()
-    _finish(fig, [*_method_handles(methods, styles), *([_not_reached_handle()] if missing else [])])
+    finish_figure(fig, [*method_handles(methods, styles), *([_not_reached_handle()] if missing else [])])
     return fig
 
 
 MIN_PAIRS = 25  # agreement-curve bins with fewer pairs are drawn as faint dots, not joined by the line
 
 
-def _size_title(k: int, n_seen: int | None) -> str:
+def size_title(k: int, n_seen: int | None) -> str:
+    """A panel title for a size: its items, and their share of the seen pool when known."""
     return f"{k} items ({100 * k / n_seen:.2g}% of the seen pool)" if n_seen else f"{k} items"
 
 
@@ -232,7 +241,7 @@ def _curve_range(data: pd.DataFrame, marks: pd.DataFrame, share: float = 0.995) 
         return 10.0
     per_bin = data.groupby("diff_low")["pairs"].sum().sort_index()
     cum = per_bin.cumsum() / per_bin.sum()
-    right = float(per_bin.index[np.searchsorted(cum.to_numpy(), share)]) + 1.0
+    right = float(per_bin.index[int(np.searchsorted(cum.to_numpy(), share))]) + 1.0
     reached = marks.loc[marks["mdad_reached"].astype(bool), "mdad"]
     return max(right, float(reached.max()) + 1.0 if len(reached) else 0.0)
 
@@ -250,8 +259,8 @@ def agreement_curves(curves: pd.DataFrame, summary: pd.DataFrame, sizes, n_seen:
     styles = method_styles(data["method"].unique())
     if max_diff is None:
         max_diff = _curve_range(data[data["size"].isin(sizes)], marks[marks["size"].isin(sizes)])
-    fig, axes = _grid(len(sizes), 3 if len(sizes) > 4 else len(sizes), height=3.4)
-    for ax, size in zip(axes, sizes):
+    fig, axes = panel_grid(len(sizes), 3 if len(sizes) > 4 else len(sizes), height=3.4)
+    for ax, size in zip(axes, sizes, strict=True):
         rows = data[(data["size"] == size) & (data["diff_low"] <= max_diff)]
         for method, part in rows.groupby("method", sort=True):
             st = styles[method]
@@ -268,17 +277,17 @@ def agreement_curves(curves: pd.DataFrame, summary: pd.DataFrame, sizes, n_seen:
         ax.axhline(0.5, color="#999", linewidth=0.8)
         ax.set_ylim(0, 1.02)
         ax.set_xlim(0, max_diff)
-        ax.set_title(_size_title(int(size), n_seen))
+        ax.set_title(size_title(int(size), n_seen))
         ax.set_xlabel("true accuracy difference (points)")
     axes[0].set_ylabel("share of pairs ordered correctly")
     fig.suptitle(f"Agreement with the full benchmark by accuracy difference ({view} items, {sources} source models)",
                  fontsize=11)
     methods = data["method"].unique()
-    handles = [*_method_handles(methods, styles, markers=False),
+    handles = [*method_handles(methods, styles, markers=False),
                Line2D([], [], color="#555", linestyle=":", label="MDAD"),
                Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", alpha=0.5,
                       label=f"bin with < {MIN_PAIRS} pairs")]
-    _finish(fig, handles)
+    finish_figure(fig, handles)
     return fig
 
 
@@ -307,7 +316,7 @@ def error_and_tau(summary: pd.DataFrame, n_seen: int | None = None, sources: int
         axes[row, 0].set_ylabel(f"{metric.description}\n({unit}{metric.better} is better)")
     fig.suptitle(f"Estimation error and rank correlation by size ({sources} source models)", fontsize=11)
     methods = data["method"].unique()
-    _finish(fig, _method_handles(methods, styles))
+    finish_figure(fig, method_handles(methods, styles))
     return fig
 
 
@@ -317,21 +326,21 @@ def mdad_vs_sources(summary: pd.DataFrame, n_seen: int | None = None, view: str 
     data = summary[summary["view"] == view]
     styles = method_styles(data["method"].unique())
     sizes = sorted(int(s) for s in data["size"].unique())
-    fig, axes = _grid(len(sizes), 3, height=3.0, sharey=False)
-    for ax, size in zip(axes, sizes):
+    fig, axes = panel_grid(len(sizes), 3, height=3.0, sharey=False)
+    for ax, size in zip(axes, sizes, strict=True):
         rows = data[data["size"] == size]
         top = mdad_top(rows)
         y_missing = _not_reached_strip(ax, top, _any_missing(rows))
         _mdad_lines(ax, rows, "sources", styles, top, y_missing)
         ticks = sorted(int(s) for s in rows["sources"].unique())
         ax.set_xticks(ticks, [str(t) for t in ticks])
-        ax.set_title(_size_title(size, n_seen))
+        ax.set_title(size_title(size, n_seen))
         ax.set_xlabel("source models")
     for ax in axes[:: min(3, len(axes))]:
         ax.set_ylabel("MDAD (points)")
-    fig.suptitle(f"MDAD by number of source models ({view} items; band: 95% interval)", fontsize=11)
+    fig.suptitle(f"MDAD by number of source models ({view} items; band: {percent(DEFAULT_CONFIDENCE)} interval)", fontsize=11)
     methods = data["method"].unique()
-    _finish(fig, [*_method_handles(methods, styles), *([_not_reached_handle()] if _any_missing(data) else [])])
+    finish_figure(fig, [*method_handles(methods, styles), *([_not_reached_handle()] if _any_missing(data) else [])])
     return fig
 
 
@@ -342,8 +351,8 @@ def seen_vs_unseen(summary: pd.DataFrame, n_seen: int | None = None, sources: in
     methods = method_order(data["method"].unique())
     styles = method_styles(methods)
     top, missing = mdad_top(data), _any_missing(data)
-    fig, axes = _grid(len(methods), 3, height=2.9)
-    for ax, method in zip(axes, methods):
+    fig, axes = panel_grid(len(methods), 3, height=2.9)
+    for ax, method in zip(axes, methods, strict=True):
         rows = data[data["method"] == method]
         y_missing = _not_reached_strip(ax, top, missing)
         for view, ls in (("seen", "-"), ("unseen", ":")):
@@ -356,7 +365,7 @@ def seen_vs_unseen(summary: pd.DataFrame, n_seen: int | None = None, sources: in
     handles = [Line2D([], [], color="#333", linestyle="-", label="seen items (built from)"),
                Line2D([], [], color="#333", linestyle=":", label="unseen items (new draw of the task)"),
                *([_not_reached_handle()] if missing else [])]
-    _finish(fig, handles)
+    finish_figure(fig, handles)
     return fig
 
 
@@ -374,8 +383,8 @@ def group_histogram(differences: np.ndarray, shares: pd.DataFrame, group: str, n
     reached = shares.loc[shares["mdad_reached"].astype(bool), "mdad"].to_numpy(float)
     right = max(float(np.max(differences)) if len(differences) else 1.0, *(reached if reached.size else [0.0])) * 1.06
     bins = np.arange(0, right + 0.5, 0.5 if right <= 30 else 1.0)
-    fig, axes = _grid(len(methods), 2, height=3.3)
-    for ax, method in zip(axes, methods):
+    fig, axes = panel_grid(len(methods), 2, height=3.3)
+    for ax, method in zip(axes, methods, strict=True):
         counts = ax.hist(differences, bins=bins, color="#b7c4d6", edgecolor="white", linewidth=0.4)[0]
         ax.set_xlim(0, right)
         ymax = (counts.max() if len(counts) else 1) * 1.05
@@ -396,7 +405,7 @@ def group_histogram(differences: np.ndarray, shares: pd.DataFrame, group: str, n
         ax.set_ylabel("pairs in the group")
     fig.suptitle(f"Group {group}: pairs closer than the MDAD (left of a line) are unlikely to be ordered correctly",
                  fontsize=11)
-    handles = [Patch(color="#b7c4d6", label="pairs of the group")]
+    handles: list[Artist] = [Patch(color="#b7c4d6", label="pairs of the group")]
     handles += [Line2D([], [], color=size_color[s], linewidth=1.8, label=f"MDAD with {s} items") for s in sizes]
-    _finish(fig, handles)
+    finish_figure(fig, handles)
     return fig

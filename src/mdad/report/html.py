@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.defaults import BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, check_threshold, percent
 from mdad.errors import MdadError
-from mdad.outputs import write_csv, writing
 from mdad.experiment.evaluate import evaluate_store
 from mdad.experiment.executors import ordered_map
 from mdad.experiment.store import ResultStore
-from mdad.methods.per_subtask import SUFFIX, is_per_subtask
+from mdad.methods.names import SUFFIX, parse
+from mdad.outputs import write_csv, writing
 from mdad.report import figures
 from mdad.report.analytic import analytic_figures
 from mdad.report.group import group_differences, group_shares
@@ -83,7 +83,7 @@ def main_section(d: ReportData) -> Section:
     return Section(
         "mdad-by-size", "MDAD by number of items",
         f"The smallest accuracy difference (in points) that a micro-benchmark orders like the full benchmark at least "
-        f"{d.threshold:.0%} of the time, by number of items; lower is better. The band is the 95% bootstrap interval. "
+        f"{d.threshold:.0%} of the time, by number of items; lower is better. The band is the {percent(DEFAULT_CONFIDENCE)} bootstrap interval. "
         "Left: judged against accuracy on the seen pool the items were chosen from; right: on the unseen half.",
         [Figure("mdad_vs_size", "MDAD by number of items",
                 figures.mdad_vs_size(d.summary, d.n_seen, threshold=d.threshold))],
@@ -94,7 +94,7 @@ def agreement_section(d: ReportData) -> Section:
     sizes = ", ".join(str(s) for s in d.curve_sizes)
     return Section(
         "agreement", "Agreement by accuracy difference",
-        "For pairs of target models grouped by their true accuracy difference (0.5-point bins, seen items), the share "
+        f"For pairs of target models grouped by their true accuracy difference ({BIN_TEXT} bins, seen items), the share "
         f"the micro-benchmark orders correctly. MDAD is where a curve first reaches {d.threshold:.0%}. Sizes: {sizes}.",
         [Figure("agreement_curves", "Agreement by accuracy difference",
                 figures.agreement_curves(d.curves, d.summary, d.curve_sizes, d.n_seen, threshold=d.threshold))],
@@ -114,7 +114,7 @@ def exact_section(d: ReportData) -> Section | None:
         "exact", title,
         "For uniform random sampling the probability of ordering each pair correctly can be computed exactly from the "
         "data (hypergeometric sampling of the items on which the two models differ), on the same runs' targets and seen "
-        "halves. Line: exact expectation per 0.5-point bin; dots: the simulated runs. They agree up to Monte Carlo error.",
+        f"halves. Line: exact expectation per {BIN_TEXT} bin; dots: the simulated runs. They agree up to Monte Carlo error.",
         [Figure(f"exact_vs_simulated_{i}", title, fig) for i, (title, fig) in enumerate(pairs)],
     )
 
@@ -160,7 +160,7 @@ def group_section(d: ReportData) -> Section | None:
         f"The {n_models} models of group {group} ({len(diffs)} pairs) are the targets of every run. Histogram: their "
         "pairwise accuracy differences on all items; lines: the MDAD (seen items) of each size. Pairs closer than the "
         "MDAD are unlikely to be ordered correctly by a micro-benchmark of that size; the table gives their share "
-        "(in brackets: over the MDAD's 95% interval).",
+        f"(in brackets: over the MDAD's {percent(DEFAULT_CONFIDENCE)} interval).",
         [Figure("group_histogram", f"Group {group}", figures.group_histogram(diffs, shares, group, d.n_seen))],
         table_html=_html_table(group_table(shares, d.n_seen)),
     )
@@ -247,7 +247,7 @@ def comparison_sentences(summary: pd.DataFrame, baseline: str = "random") -> lis
             else:
                 overlap = any(_intervals_overlap(b, row) for _, row in best.iterrows())
                 text += f"; uniform {baseline}: {b['mdad']:g} points" + (
-                    " (its 95% interval overlaps the best one's: no clear difference)" if overlap else "")
+                    f" (its {percent(DEFAULT_CONFIDENCE)} interval overlaps the best one's: no clear difference)" if overlap else "")
         elif not base.empty:
             text += f", uniform {baseline} among them"
         out.append(text + ".")
@@ -336,7 +336,7 @@ def build_outputs(
         config=config, threshold=threshold, sections=sections,
         sources=sorted(int(s) for s in summary["sources"].unique()) if not summary.empty else [],
         inputs=_inputs(config),
-        per_subtask=any(is_per_subtask(m) for m in methods), suffix=SUFFIX, methods=methods,
+        per_subtask=any(parse(m).per_subtask for m in methods), suffix=SUFFIX, methods=methods,
         size_note=_size_requests_note(config),
         sentences=summary_sentences(summary, threshold, config.get("n_seen")),
         comparisons=comparison_sentences(summary),

@@ -5,7 +5,8 @@ assessment does (split-conformal residuals, logistic fit of "order held" against
 estimated gap over the residual spread at the two estimates), and the second half, runs the
 calibration never saw, measures it: the share of targets whose interval covers their true
 accuracy on the seen pool, and, per 0.5-point bin of the *estimated* gap, the share of pairs
-whose order held beside the mean fitted probability of those pairs (the decision curve). The random designs' exact answers need the chosen items, which a run
+whose order held beside the mean fitted probability of those pairs (the decision curve). The random designs'
+exact answers need the chosen items, which a run
 does not store; here they are calibrated like every other method.
 """
 
@@ -13,17 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from matplotlib.lines import Line2D
 
-from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_LEVEL, DEFAULT_THRESHOLD, percent
 from mdad.experiment.evaluate import cell_arrays
 from mdad.experiment.store import ResultStore
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
-from mdad.report.figures import _grid, _finish, _method_handles, _size_title, method_styles, styled
+from mdad.report.figures import finish_figure, method_handles, method_styles, panel_grid, size_title, styled
 
-LEVELS = (0.9, 0.95)
+LEVELS = (DEFAULT_LEVEL, 0.95)
 BIN_WIDTH = DEFAULT_BIN_WIDTH
 MIN_PAIRS = 20
 
@@ -70,9 +70,9 @@ def coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
     """Method x size: coverage of the 90% and 95% intervals (%) and the mean 90% width (points)."""
     wide = coverage.pivot_table(index=["method", "size"], columns="level", values=["coverage", "width"])
     return pd.DataFrame({
-        "90% interval covers": (100 * wide[("coverage", 0.9)]).round(1).astype(str) + "%",
+        f"{percent(DEFAULT_LEVEL)} interval covers": (100 * wide[("coverage", DEFAULT_LEVEL)]).round(1).astype(str) + "%",
         "95% interval covers": (100 * wide[("coverage", 0.95)]).round(1).astype(str) + "%",
-        "mean 90% width (points)": wide[("width", 0.9)].round(1),
+        f"mean {percent(DEFAULT_LEVEL)} width (points)": wide[("width", DEFAULT_LEVEL)].round(1),
     }).reset_index()
 
 
@@ -82,10 +82,10 @@ def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources
     """Per size: P(order holds) against the estimated gap (fit: line; runs not used to fit it: dots), and the
     agreement curve against the true difference (dotted) for comparison."""
     styles = method_styles(decision["method"].unique())
-    fig, axes = _grid(len(sizes), 3 if len(sizes) > 4 else len(sizes), height=3.4)
+    fig, axes = panel_grid(len(sizes), 3 if len(sizes) > 4 else len(sizes), height=3.4)
     agreement = curves[(curves["view"] == view) & (curves["sources"] == sources)]
     right = 0.0
-    for ax, size in zip(axes, sizes):
+    for ax, size in zip(axes, sizes, strict=True):
         rows = decision[decision["size"] == size]
         for method, part in rows.groupby("method", sort=True):
             st = styles[method]
@@ -102,15 +102,15 @@ def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources
         ax.axhline(threshold, color="#444", linestyle="--", linewidth=1)
         ax.axhline(0.5, color="#999", linewidth=0.8)
         ax.set_ylim(0.3, 1.02)
-        ax.set_title(_size_title(int(size), None))
+        ax.set_title(size_title(int(size), None))
         ax.set_xlabel("accuracy difference (points)")
     for ax in axes[:len(sizes)]:
         ax.set_xlim(0, max(right, 5.0))
     axes[0].set_ylabel("P(order holds on the full benchmark)")
     fig.suptitle(f"Decision curves: estimated gap seen on the micro-benchmark ({sources} source models)", fontsize=11)
-    handles = [*_method_handles(decision["method"].unique(), styles, markers=False),
+    handles = [*method_handles(decision["method"].unique(), styles, markers=False),
                Line2D([], [], color="#555", label="fitted P(order holds), mean over the bin's pairs"),
                Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", label="share held, unseen runs"),
                Line2D([], [], color="#555", linestyle=":", label="agreement by true difference")]
-    _finish(fig, handles)
+    finish_figure(fig, handles)
     return fig

@@ -3,40 +3,45 @@
 ``read_source`` detects the format of a file or folder with the readers of ``READERS``, in
 order: mdad's npz, lm-evaluation-harness samples, lighteval details parquet, inspect
 evaluation logs, and (when none of these claims the path) a plain long/wide CSV or parquet
-table. A format is one module defining ``READER = Reader(name, detect, read)`` plus one line
-in ``READERS`` below.
+table. A format is one module of this package registering ``READERS.add(Reader(name, detect,
+read))``; installed packages add theirs through the ``mdad.readers`` entry points
+(docs/extending.md#a-reader).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers import inspect_logs, lighteval, lm_eval, npz_files, table_files
 from mdad.data.readers.base import RERUN_POLICIES, Reader, ReadOptions, Reruns
 from mdad.errors import MdadError
+from mdad.registry import Registry
 
-READERS: list[Reader] = [
-    npz_files.READER,
-    lm_eval.READER,
-    lighteval.READER,
-    inspect_logs.READER,
-    table_files.READER,
-]
-FORMATS = tuple(reader.name for reader in READERS)
+READERS: Registry[Reader] = Registry("reader", package="mdad.data.readers", group="mdad.readers")
 
 __all__ = [
-    "FORMATS", "READERS", "RERUN_POLICIES", "Reader", "ReadOptions", "detect_format", "one_model_hint", "read_source",
+    "READERS", "RERUN_POLICIES", "Reader", "ReadOptions", "detect_format", "formats", "one_model_hint", "read_source",
 ]
+
+
+def readers() -> list[Reader]:
+    """Every reader in the order they are asked: registration order, the fallback ones last."""
+    return sorted(READERS, key=lambda reader: reader.fallback)
+
+
+def formats() -> tuple[str, ...]:
+    """The names of the formats mdad reads, in the order they are asked."""
+    return tuple(reader.name for reader in readers())
 
 
 def expected() -> str:
-    return ", ".join(reader.expects for reader in READERS[:-1]) + f", or {READERS[-1].expects}"
+    known = readers()
+    return ", ".join(reader.expects for reader in known[:-1]) + f", or {known[-1].expects}"
 
 
 def detect_format(path: str | Path) -> str:
-    """Which of FORMATS ``path`` holds; one clear error when it is none of them (or several)."""
+    """Which of ``formats()`` ``path`` holds; one clear error when it is none of them (or several)."""
     return _reader_for(Path(path)).name
 
 
@@ -82,7 +87,7 @@ def _reader_for(path: Path) -> Reader:
         raise MdadError(f"No such file or folder: {path}.")
     if not path.is_file() and not path.is_dir():
         raise MdadError(f"{path} is neither a file nor a folder (a pipe or a device?); give a results file or folder.")
-    claimed = [reader for reader in READERS if reader.detect(path)]
+    claimed = [reader for reader in readers() if reader.detect(path)]
     specific = [reader for reader in claimed if not reader.fallback]
     if len(specific) > 1:
         raise MdadError(

@@ -10,8 +10,8 @@ content differs between models, and turns option log-scores into probabilities b
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class Cells:
     subtasks: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     where: list[str] = field(default_factory=list)
-    option_scores: list[Sequence[float] | None] = field(default_factory=list)
+    option_scores: list[Sequence[float] | np.ndarray | None] = field(default_factory=list)
     gold: list[int | None] = field(default_factory=list)
     hashes: list[str | None] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -39,7 +39,7 @@ class Cells:
 
     def add(
         self, model: str, key: Hashable, item: str, subtask: str, score: float, where: str,
-        name: str | None = None, option_scores: Sequence[float] | None = None, gold: int | None = None,
+        name: str | None = None, option_scores: Sequence[float] | np.ndarray | None = None, gold: int | None = None,
         content: str | None = None,
     ) -> None:
         """One result of ``model`` on the item aligned by ``key`` and called ``item``.
@@ -64,20 +64,6 @@ class Cells:
         if text not in self.notes:
             self.notes.append(text)
 
-    def extend(self, models: list[str], keys: list[Hashable], items: list[str], subtasks: list[str],
-               scores: list[float], where: list[str], names: list[str]) -> None:
-        """Many results at once (columns of equal length), without option scores."""
-        self.models += models
-        self.keys += keys
-        self.items += items
-        self.subtasks += subtasks
-        self.scores += scores
-        self.where += where
-        self.names += names
-        self.option_scores += [None] * len(scores)
-        self.gold += [None] * len(scores)
-        self.hashes += [None] * len(scores)
-
     def __len__(self) -> int:
         return len(self.scores)
 
@@ -100,7 +86,7 @@ class Cells:
         probs, gold = self._option_probs(m_idx, i_idx, n_models, n_items)
         try:
             return ResponseMatrix(
-                scores=table, models=model_names, items=_unique_names(ids), subtasks=subtasks,
+                scores=table, models=model_names, items=unique_names(ids), subtasks=subtasks,
                 option_probs=probs, gold=gold, source=self.source, notes=tuple(self.notes),
                 tasks=self.tasks, item_hashes=item_hashes,
             )
@@ -152,7 +138,7 @@ class Cells:
         when only some did, the item keeps its scores alone, with a note.
         """
         has = np.fromiter(
-            (o is not None and g is not None for o, g in zip(self.option_scores, self.gold)), dtype=bool, count=len(self)
+            (o is not None and g is not None for o, g in zip(self.option_scores, self.gold, strict=True)), dtype=bool, count=len(self)
         )
         if not has.any():
             return None, None
@@ -179,15 +165,16 @@ class Cells:
                 f"The gold answer of {self.names[j]} differs between models ({self.where[j]}); "
                 "the results come from different versions of the task."
             )
-        n_options = np.fromiter((len(self.option_scores[r]) for r in rows), dtype=np.int64, count=len(rows))
+        scored = [scores for r in rows if (scores := self.option_scores[r]) is not None]  # every row of ``rows``
+        n_options = np.fromiter((len(scores) for scores in scored), dtype=np.int64, count=len(rows))
         outside = (row_gold < 0) | (row_gold >= n_options)
         if outside.any():
             j = int(rows[np.argmax(outside)])
             raise MdadError(f"The gold option of {self.names[j]} is not among its options ({self.where[j]}).")
         width = int(n_options.max())
         logits = np.full((len(rows), width), -np.inf)
-        for k, r in enumerate(rows):
-            logits[k, : n_options[k]] = self.option_scores[r]
+        for k, scores in enumerate(scored):
+            logits[k, : n_options[k]] = scores
         logits -= logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         probs = np.full((n_models, n_items, width), np.nan, dtype=np.float64)
@@ -212,7 +199,7 @@ def _first_rows(codes: np.ndarray, n: int) -> np.ndarray:
     return first
 
 
-def _unique_names(ids: np.ndarray) -> np.ndarray:
+def unique_names(ids: np.ndarray) -> np.ndarray:
     """Item names, with a #k suffix on repeats (two different items that display alike)."""
     _, inverse, counts = np.unique(ids, return_inverse=True, return_counts=True)
     if counts.max() == 1:

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Mapping
+from typing import Literal, TypeVar
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers._cells import Cells
 from mdad.errors import MdadError
 
 RERUN_POLICIES = ("latest", "error")
 Reruns = Literal["latest", "error"]
+K = TypeVar("K")
+R = TypeVar("R")
+A = TypeVar("A")
 
 
 @dataclass(frozen=True)
@@ -33,7 +38,7 @@ class Reader:
 
     name: str
     detect: Callable[[Path], bool]
-    read: Callable[[Path, "ReadOptions"], ResponseMatrix]
+    read: Callable[[Path, ReadOptions], ResponseMatrix]
     expects: str = ""
     options: frozenset[str] = frozenset()
     fallback: bool = False
@@ -117,8 +122,9 @@ class TaskChoice:
 class ReadOptions:
     """How to read harness results: metric and filter per task, and the policy for reruns.
 
-    ``reruns``: two runs of one model (same model arguments, same folder) on the same task
-    are a rerun; "latest" keeps the latest and says so in a note, "error" refuses.
+    ``reruns``: runs of one model (same model arguments, same folder) on one task add up,
+    item by item; an item answered in several of them is a rerun of that item: "latest" keeps
+    the latest answer and says so in a note, "error" refuses.
     """
 
     metric: str | Mapping[str, str] | None = None
@@ -138,31 +144,55 @@ class ReadOptions:
         return [name for name, choice in (("metric", self.metrics), ("filter", self.filters)) if choice.given]
 
 
-def pick_latest(
-    runs: Mapping[object, list[tuple[str, object]]], *, reruns: Reruns,
-    label: Callable[[object], str], where: Callable[[object], str],
-) -> tuple[dict, list[str]]:
-    """Each key's latest run: ``runs`` maps a key (a model and a task) to its [(date, run), ...].
+def rerun_policy(policy: Reruns) -> str:
+    """How notes and errors name a rerun policy, for library and command-line users alike."""
+    return f"rerun policy {policy!r}"
 
-    Under "latest" the older runs are dropped with a note; under "error" a rerun is an error.
-    ``label(key)`` names the key ("Model 'X' on task 'T'"), ``where(run)`` a run (its file).
+
+def combine_runs(
+    runs: Mapping[K, list[tuple[str, R]]], answers: Callable[[K, R], Mapping[Hashable, A]],
+    keep: Callable[[K, list[A]], None], *, reruns: Reruns, label: Callable[[K], str], where: Callable[[R], str],
+) -> list[str]:
+    """Each key's answers, item by item, over all its runs, handed to ``keep(key, answers)``; the notes.
+
+    ``runs`` maps a key (a model and a task) to its [(date, run), ...]; ``answers(key, run)``
+    reads one run as {item: answer}; one key's runs are held at a time. Runs of one key add up:
+    an item answered in one run is kept; an item answered in several runs is a rerun of that
+    item, and the policy applies to it: "latest" keeps the latest run's answer, with one note per key naming how many items
+    were answered again and in which runs; "error" refuses in one sentence. ``label(key)``
+    names the key ("Model 'X' on task 'T'"), ``where(run)`` a run (its file).
     """
-    kept, notes = {}, []
+    notes: list[str] = []
     for key, found in runs.items():
-        found = sorted(found, key=lambda date_run: date_run[0])
-        kept[key] = found[-1][1]
-        if len(found) == 1:
-            continue
-        older = ", ".join(where(run) for _, run in found[:-1])
-        if reruns == "error":
-            raise MdadError(
-                f"{label(key)} was run {len(found)} times ({older}, {where(found[-1][1])}); "
-                "keep one run or read with reruns='latest'."
-            )
-        n = len(found) - 1
-        notes.append(f"{label(key)}: {n} older {'run' if n == 1 else 'runs'} dropped ({older}); "
-                     f"the latest, {where(found[-1][1])}, is read (reruns='latest').")
-    return kept, notes
+        ordered = [run for _, run in sorted(found, key=lambda date_run: date_run[0])]
+        kept: dict[Hashable, A] = {}
+        answered_in: dict[Hashable, list[int]] = {}
+        for position, run in enumerate(ordered):
+            for item, answer in answers(key, run).items():
+                kept[item] = answer
+                answered_in.setdefault(item, []).append(position)
+        again = [positions for positions in answered_in.values() if len(positions) > 1]
+        if again:
+            files = ", ".join(where(ordered[p]) for p in sorted({p for positions in again for p in positions}))
+            items = f"{len(again)} {'item was' if len(again) == 1 else 'items were'} answered again"
+            if reruns == "error":
+                raise MdadError(f"{label(key)} was run {len(ordered)} times and {items} ({files}); keep one answer "
+                                f"per item or read with the {rerun_policy('latest')}.")
+            notes.append(f"{label(key)} was run {len(ordered)} times and {items} ({files}); the latest answer of "
+                         f"each is read ({rerun_policy('latest')}).")
+        keep(key, list(kept.values()))
+    return notes
+
+
+def add_to(cells: Cells) -> Callable[[object, list[list[dict]]], None]:
+    """A ``keep`` for :func:`combine_runs` whose answers are lists of cells: each cell added to ``cells``."""
+
+    def keep(key: object, kept: list[list[dict]]) -> None:
+        for rows in kept:
+            for cell in rows:
+                cells.add(**cell)
+
+    return keep
 
 
 @dataclass(frozen=True)
@@ -174,32 +204,57 @@ class RunIdentity:
     folder: str = ""
 
 
+CHECKPOINT_ARGS = ("revision", "peft", "delta")
+UNSET = frozenset({"", "null", "None", "main"})
+
+
+def run_name(identity: RunIdentity) -> str:
+    """The name a run is shown by, whatever else is read with it: its name, plus the arguments that
+    tell checkpoints of one model apart (``revision``, ``peft``, ``delta``) when set to other than
+    the default (``main``, empty): ``name,revision=step4000``."""
+    args = dict(identity.args)
+    return ",".join([identity.name, *(f"{k}={args[k]}" for k in CHECKPOINT_ARGS if args.get(k, "") not in UNSET)])
+
+
 def model_names(identities: set[RunIdentity]) -> tuple[dict[RunIdentity, str], list[str]]:
     """A distinct, readable name per model, and a note per name shared by several models.
 
-    A model is called by its name alone; where runs share a name, the arguments that differ
-    between them are added (``name,revision=step1000``), then, when those are the same, the
-    folder (``name (ckpt-1000)``). Runs are never merged.
+    A model is called by :func:`run_name` (its name, with its revision if any), so the name does
+    not depend on the other models read with it. Only where runs still share that name are the
+    other arguments that differ between them added (``name,dtype=float16``), then, when those
+    are the same, the folder (``name (ckpt-1000)``). Runs are never merged.
     """
     by_name: dict[str, list[RunIdentity]] = {}
     for identity in sorted(identities, key=lambda i: (i.name, i.args, i.folder)):
         by_name.setdefault(identity.name, []).append(identity)
     names, notes = {}, []
     for name, group in by_name.items():
-        if len(group) == 1:
-            names[group[0]] = name
-            continue
-        args = {identity: dict(identity.args) for identity in group}
-        keys = sorted({k for a in args.values() for k in a})
-        differ = [k for k in keys if len({a.get(k) for a in args.values()}) > 1]
-        labels = {i: ",".join([name, *(f"{k}={args[i][k]}" for k in differ if k in args[i])]) for i in group}
-        if len(set(labels.values())) < len(group):
-            labels = {i: f"{labels[i]} ({i.folder})" for i in group}
+        labels = {identity: run_name(identity) for identity in group}
+        if len(group) > 1:
+            for label in set(labels.values()):
+                alike = [i for i in group if labels[i] == label]
+                if len(alike) > 1:
+                    labels.update(_told_apart(label, alike))
+            differ = _differing_args(group)
+            what = f"different arguments ({', '.join(differ)})" if differ else "the same arguments in different folders"
+            notes.append(f"Model {name!r} was run with {what}: each run is a model of its own "
+                         f"({', '.join(labels[i] for i in group)}).")
         names.update(labels)
-        what = f"different arguments ({', '.join(differ)})" if differ else "the same arguments in different folders"
-        notes.append(f"Model {name!r} was run with {what}: each run is a model of its own "
-                     f"({', '.join(labels[i] for i in group)}).")
     return names, notes
+
+
+def _differing_args(runs: list[RunIdentity]) -> list[str]:
+    args = [dict(identity.args) for identity in runs]
+    return [k for k in sorted({k for a in args for k in a}) if len({a.get(k) for a in args}) > 1]
+
+
+def _told_apart(label: str, runs: list[RunIdentity]) -> dict[RunIdentity, str]:
+    """Names for runs shown alike: the arguments that differ between them, then their folder."""
+    differ = [k for k in _differing_args(runs) if k not in CHECKPOINT_ARGS]
+    labels = {i: ",".join([label, *(f"{k}={v}" for k, v in i.args if k in differ)]) for i in runs}
+    if len(set(labels.values())) < len(runs):
+        labels = {i: f"{labels[i]} ({i.folder})" for i in runs}
+    return labels
 
 
 def flat_args(config: object, prefix: str = "") -> tuple[tuple[str, str], ...]:

@@ -22,9 +22,18 @@ from pathlib import Path
 import zstandard
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers import READERS
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
-    Reader, ReadOptions, RunIdentity, content_hash, flat_args, model_names, pick_latest, relative_label,
+    Reader,
+    ReadOptions,
+    RunIdentity,
+    add_to,
+    combine_runs,
+    content_hash,
+    flat_args,
+    model_names,
+    relative_label,
 )
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
@@ -66,8 +75,9 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
     """A matrix of every model on every sample of every task (subtask = task name).
 
     A model is its name, model arguments and folder: logs differing in any of them are models
-    of their own. A model's later log of the same task is a rerun (``options.reruns``: keep
-    the latest, with a note, or refuse). Logs whose status is not "success" (an error, a
+    of their own. A model's logs of one task add up, sample by sample (one log per asked
+    sample, ``--sample-id``, is one model); a sample answered again is a rerun
+    (``options.reruns``: keep the latest answer, with a note, or refuse). Logs whose status is not "success" (an error, a
     cancelled run) are skipped with a note naming them. The metric names a scorer (default:
     each task's first); a scorer whose value is a dict is chosen as "scorer.key". Samples
     without a score (errors) are missing cells.
@@ -86,7 +96,8 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
         model, task = str(spec["model"]), str(spec.get("task", file.stem))
         status = str(log.get("status", "success"))
         if status != "success":
-            error = log.get("error") if isinstance(log.get("error"), dict) else {}
+            logged_error = log.get("error")
+            error = logged_error if isinstance(logged_error, dict) else {}
             why = str(error.get("message") or "").strip().splitlines()
             notes.append(f"Skipped {file.name} (model {model!r}, task {task!r}): its status is {status!r}"
                          + (f" ({why[0][:120]})." if why else "."))
@@ -95,23 +106,29 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
         identity = RunIdentity(model, args, relative_label(file.parent, root))
         found[(identity, task)].append((str(spec.get("created", "")), (file, spec, samples)))
     names, identity_notes = model_names({identity for identity, _ in found})
-    kept, rerun_notes = pick_latest(
-        found, reruns=options.reruns,
-        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].name,
-    )
     cells = Cells(source=str(path))
-    cells.notes += notes + identity_notes + rerun_notes
     versions: dict[str, tuple[object, str, Path]] = {}
-    for (identity, task), (file, spec, samples) in sorted(kept.items(), key=lambda kv: (names[kv[0][0]], kv[0][1])):
-        _add_log(cells, names[identity], task, file, spec, samples, options, versions)
+
+    def answers(key: tuple, run: tuple[Path, dict, list[dict]]) -> dict:
+        file, spec, samples = run
+        return _log_answers(cells, names[key[0]], key[1], file, spec, samples, options, versions)
+
+    rerun_notes = combine_runs(
+        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
+        reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].name,
+    )
+    cells.notes[:0] = notes + identity_notes + rerun_notes
     for note in options.metrics.finish():
         cells.note(note)
     return cells.to_matrix()
 
 
-def _add_log(cells: Cells, model: str, task: str, file: Path, spec: dict, samples: list[dict],
-             options: ReadOptions, versions: dict) -> None:
-    """One log's samples, epochs averaged (inspect's default reducer, mean)."""
+def _log_answers(cells: Cells, model: str, task: str, file: Path, spec: dict, samples: list[dict],
+                 options: ReadOptions, versions: dict) -> dict[tuple, list[dict]]:
+    """One log's samples, epochs averaged (inspect's default reducer, mean): {(task, sample id): [its cell]}.
+
+    ``versions`` holds the first version seen of each task: a log of another version is refused.
+    """
     version = spec.get("task_version", 0)
     seen = versions.setdefault(task, (version, model, file))
     if seen[0] != version:
@@ -153,13 +170,15 @@ def _add_log(cells: Cells, model: str, task: str, file: Path, spec: dict, sample
     if unscored:
         cells.note(f"Model {model!r}: {unscored} {'sample' if unscored == 1 else 'samples'} of task {task!r} "
                    f"in {file.name} have no score (errors); those cells are missing.")
+    found: dict[tuple, list[dict]] = {}
     for sample_id, epochs in per_sample.items():
         values = [v for v, _ in epochs.values() if not math.isnan(v)]
         score = sum(values) / len(values) if values else math.nan
-        cells.add(
-            model, (task, sample_id), f"{task}/{sample_id}", task, score, next(iter(epochs.values()))[1],
-            name=f"task {task!r} sample {sample_id}", content=content[sample_id],
-        )
+        found[(task, sample_id)] = [dict(
+            model=model, key=(task, sample_id), item=f"{task}/{sample_id}", subtask=task, score=score,
+            where=next(iter(epochs.values()))[1], name=f"task {task!r} sample {sample_id}", content=content[sample_id],
+        )]
+    return found
 
 
 def _load(file: Path) -> tuple[dict, list[dict]]:
@@ -176,8 +195,7 @@ def _load(file: Path) -> tuple[dict, list[dict]]:
             raise MdadError(f"{file} is not a readable inspect .eval log ({exc}).") from None
     else:
         header = read_json(file)
-        samples = header.get("samples") if isinstance(header, dict) else None
-        samples = samples or []
+        samples = (header.get("samples") if isinstance(header, dict) else None) or []
     if not is_eval_log(header):
         raise MdadError(f"{file} is not an inspect evaluation log (no eval.model).")
     if not isinstance(samples, list) or not all(isinstance(s, dict) for s in samples):
@@ -248,6 +266,8 @@ def _to_float(value, metric: str, where: str) -> float:
     raise MdadError(f"{where}: the value {str(value)[:40]!r} of scorer {metric!r} is not a score.")
 
 
-READER = Reader(
-    "inspect", detect, read, options=frozenset({"metric"}), expects="inspect logs (.eval or .json)",
+READER = READERS.add(
+    Reader(
+        "inspect", detect, read, options=frozenset({"metric"}), expects="inspect logs (.eval or .json)",
+    ), order=40,
 )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gc
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from mdad.errors import MdadError
 

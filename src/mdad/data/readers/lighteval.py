@@ -20,8 +20,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers import READERS
 from mdad.data.readers._cells import Cells
-from mdad.data.readers.base import Reader, ReadOptions, RunIdentity, content_hash, flat_args, model_names, pick_latest
+from mdad.data.readers.base import (
+    Reader,
+    ReadOptions,
+    RunIdentity,
+    add_to,
+    combine_runs,
+    content_hash,
+    flat_args,
+    model_names,
+)
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
 
@@ -34,7 +44,7 @@ PREFERRED_METRICS = ("acc", "loglikelihood_acc", "em", "exact_match", "quasi_exa
 
 def is_details_table(columns: set[str]) -> bool:
     """Whether parquet columns look like lighteval details (either schema)."""
-    return CURRENT_COLUMNS <= columns or (FLAT_COLUMNS <= columns and ("example" in columns or "choices" in columns))
+    return columns >= CURRENT_COLUMNS or (columns >= FLAT_COLUMNS and ("example" in columns or "choices" in columns))
 
 
 def find_details_files(root: Path) -> list[Path]:
@@ -64,8 +74,9 @@ def read_lighteval(path: str | Path, *, options: ReadOptions | None = None) -> R
     The model is the folder path between ``details/`` and the date folder (lighteval writes
     details/<org>/<model>/<date>/), told apart by its model configuration (revision, ...) in
     the results/<org>/<model>/results_<date>.json beside it when two runs of one name differ.
-    A model's later run of the same task is a rerun (``options.reruns``: keep the latest, with
-    a note, or refuse). Items are aligned by (task, doc id), or by row position when ids are
+    A model's runs of one task add up, example by example; an example answered again is a
+    rerun (``options.reruns``: keep the latest answer, with a note, or refuse). Every run of a
+    task must have the same task version. Items are aligned by (task, doc id), or by row position when ids are
     absent; every model must have the same gold answer for each item. The metric defaults to
     acc (else exact match, else the first one). Loglikelihood multiple-choice tasks also give
     option probabilities (softmax of the choice logprobs, divided by the choice length in
@@ -86,16 +97,27 @@ def read_lighteval(path: str | Path, *, options: ReadOptions | None = None) -> R
         identity = RunIdentity(model, flat_args(config))
         found[(identity, task)].append((date, (file, summary)))
     names, notes = model_names({identity for identity, _ in found})
-    kept, rerun_notes = pick_latest(
-        found, reruns=options.reruns,
-        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].parent.name,
-    )
     cells = Cells(source=str(path))
-    cells.notes += notes + rerun_notes
-    for (identity, task), (file, summary) in sorted(kept.items(), key=lambda kv: (names[kv[0][0]], kv[0][1])):
+    versions: dict[str, tuple[object, str, Path]] = {}
+
+    def answers(key: tuple, run: tuple[Path, dict]) -> dict:
+        file, summary = run
+        model, task = names[key[0]], key[1]
         version = ((summary.get("config_tasks") or {}).get(task) or {}).get("version")
+        seen = versions.setdefault(task, (version, model, file))
+        if version is not None and seen[0] is not None and seen[0] != version:
+            raise MdadError(
+                f"Task {task!r} has version {seen[0]} for model {seen[1]!r} ({seen[2]}) but {version} for "
+                f"model {model!r} ({file}); mixed task versions cannot be compared."
+            )
         cells.tasks.setdefault(task, {"harness": "lighteval", **({"version": str(version)} if version is not None else {})})
-        _read_file(file, names[identity], task, options, cells)
+        return _file_answers(file, model, task, options)
+
+    rerun_notes = combine_runs(
+        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
+        reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].parent.name,
+    )
+    cells.notes[:0] = notes + rerun_notes
     for note in options.metrics.finish():
         cells.note(note)
     return cells.to_matrix()
@@ -126,7 +148,8 @@ def _model_of(file: Path) -> str:
     return folder.name
 
 
-def _read_file(file: Path, model: str, task: str, options: ReadOptions, cells: Cells) -> None:
+def _file_answers(file: Path, model: str, task: str, options: ReadOptions) -> dict[tuple, list[dict]]:
+    """One details file's examples: {(task, doc id): its cells to add (a repeated row stays, to be checked)}."""
     try:
         rows = pq.read_table(file).to_pylist()
     except (pa.ArrowInvalid, OSError) as exc:
@@ -141,6 +164,7 @@ def _read_file(file: Path, model: str, task: str, options: ReadOptions, cells: C
     available = list(rows[0][metric_column].keys())
     main = next((c for c in [*PREFERRED_METRICS, *available] if c in available), None)
     chosen = options.metrics.choose(task, available, main, str(file))
+    found: dict[tuple, list[dict]] = {}
     for position, row in enumerate(rows):
         where = f"{file.name} row {position}"
         doc = (row["doc"] if isinstance(row.get("doc"), dict) else {}) if current else row
@@ -150,10 +174,12 @@ def _read_file(file: Path, model: str, task: str, options: ReadOptions, cells: C
         if chosen not in values:
             raise MdadError(f"{where} lacks the metric {chosen!r} that the first row of task {task!r} has.")
         option_scores, gold = _options(row, doc, current, chosen)
-        cells.add(
-            model, (task, doc_id), f"{task}/{doc_id}", task, _score(values[chosen], chosen, where), where,
-            name=f"task {task!r} example {doc_id}", option_scores=option_scores, gold=gold, content=_content(doc),
-        )
+        found.setdefault((task, doc_id), []).append(dict(
+            model=model, key=(task, doc_id), item=f"{task}/{doc_id}", subtask=task,
+            score=_score(values[chosen], chosen, where), where=where, name=f"task {task!r} example {doc_id}",
+            option_scores=option_scores, gold=gold, content=_content(doc),
+        ))
+    return found
 
 
 def _content(doc: dict) -> str | None:
@@ -215,6 +241,8 @@ def _score(value, metric: str, where: str) -> float:
     raise MdadError(f"{where}: metric {metric!r} is not a per-example number (found {str(value)[:40]!r}).")
 
 
-READER = Reader(
-    "lighteval", detect, read, options=frozenset({"metric"}), expects="lighteval details_<task>_<date>.parquet files",
+READER = READERS.add(
+    Reader(
+        "lighteval", detect, read, options=frozenset({"metric"}), expects="lighteval details_<task>_<date>.parquet files",
+    ), order=30,
 )

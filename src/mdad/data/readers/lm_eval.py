@@ -18,11 +18,18 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers import READERS
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
-    Reader, ReadOptions, RunIdentity, content_hash, model_names, pick_latest, relative_label,
+    Reader,
+    ReadOptions,
+    RunIdentity,
+    add_to,
+    combine_runs,
+    content_hash,
+    model_names,
+    relative_label,
 )
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
@@ -112,9 +119,11 @@ def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> Res
 
     A model is one run's folder, model type and model arguments: checkpoints (another
     revision, another folder) are models of their own, named by what distinguishes them.
-    The same model run again on a task is a rerun: ``options.reruns`` keeps the latest (with a
-    note) or refuses. The metric defaults to each task's main metric (first of its metric_list,
-    else acc, else exact_match); the filter to "none" or the task's first. Items are aligned
+    Runs of one model on a task add up, document by document (one run per asked document is
+    one model); a document answered again is a rerun: ``options.reruns`` keeps the latest
+    answer (with a note) or refuses. Every run must have the same task version and n-shot.
+    The metric defaults to each task's main metric (first of its metric_list, else acc, else
+    exact_match); the filter to "none" or the task's first. Items are aligned
     across models by doc_hash when present, else by (task, doc_id). Multiple-choice tasks also
     give per-option probabilities: softmax of the option loglikelihoods, divided by the option
     length in characters for acc_norm (bytes for acc_bytes), as lm-eval normalises;
@@ -127,21 +136,30 @@ def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> Res
         raise MdadError(f"{path} holds no lm-evaluation-harness samples_<task>_<date>.jsonl files.")
     cells = Cells(source=str(path))
     root = path.parent if path.is_file() else path
-    latest, notes = _latest_per_task(files, root, options)
+    runs, names, notes = _runs_per_task(files, root)
     task_runs: list[_TaskRun] = []
+
+    def answers(key: tuple, file_run: tuple[Path, _Run]) -> dict:
+        file, run = file_run
+        model, task = names[key[0]], key[1]
+        found = _read_task_file(file, task, model, run, options, cells)
+        task_runs.append(_TaskRun(model=model, task=task, file=file, run=run, keys=frozenset(found)))
+        return found
+
     with paused_gc():
-        for (model, task), (file, run) in sorted(latest.items()):
-            keys = _read_task_file(file, task, model, run, options, cells)
-            task_runs.append(_TaskRun(model=model, task=task, file=file, run=run, keys=frozenset(keys)))
-    _check_same_task_versions(task_runs)
-    cells.notes[:0] = notes
+        rerun_notes = combine_runs(
+            dict(sorted(runs.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
+            reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda file_run: file_run[0].name,
+        )
+        _check_same_task_versions(task_runs)
+    cells.notes[:0] = [*notes, *rerun_notes]
     for note in [*options.metrics.finish(), *options.filters.finish()]:
         cells.note(note)
     return cells.to_matrix()
 
 
-def _latest_per_task(files: list[Path], root: Path, options: ReadOptions) -> tuple[dict, list[str]]:
-    """Each (model, task)'s samples file and run, reruns resolved by the policy; and the notes."""
+def _runs_per_task(files: list[Path], root: Path) -> tuple[dict, dict[RunIdentity, str], list[str]]:
+    """Each (model identity, task)'s [(date, (samples file, run)), ...], the models' names, and notes on names."""
     runs_of: dict[Path, dict[str, _Run]] = {}
     found: dict[tuple, list[tuple[str, tuple[Path, _Run]]]] = defaultdict(list)
     for file in files:
@@ -151,11 +169,7 @@ def _latest_per_task(files: list[Path], root: Path, options: ReadOptions) -> tup
         run = runs.get(date) or (next(iter(runs.values())) if len(runs) == 1 else _Run(folder=file.parent))
         found[(run.identity(root), task)].append((date, (file, run)))
     names, notes = model_names({identity for identity, _ in found})
-    kept, rerun_notes = pick_latest(
-        found, reruns=options.reruns,
-        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda fr: fr[0].name,
-    )
-    return {(names[identity], task): run for (identity, task), run in kept.items()}, [*notes, *rerun_notes]
+    return found, names, notes
 
 
 def _folder_label(run: _Run, root: Path) -> str:
@@ -172,7 +186,8 @@ def _runs_in(folder: Path) -> dict[str, _Run]:
         data = read_json(file)
         if m is None or not isinstance(data, dict):
             continue
-        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        logged_config = data.get("config")
+        config = logged_config if isinstance(logged_config, dict) else {}
         runs[m["date"]] = _Run(
             folder=folder, date=m["date"],
             model_name=data.get("model_name") or None,
@@ -198,8 +213,9 @@ def _normalised_args(model_args) -> str:
     return ",".join(sorted(pairs))
 
 
-def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadOptions, cells: Cells) -> list[tuple]:
-    """Add one model's results on one task to ``cells``; return the alignment keys it used."""
+def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadOptions, cells: Cells) -> dict[tuple, list[dict]]:
+    """One model's results on one task: {alignment key: its cells to add (a repeated line stays, to be
+    checked against the first)}; the task is described in ``cells``."""
     config = run.configs.get(task, {})
     by_filter: dict[str, list[tuple[int, dict]]] = {}
     for number, row in iter_json_lines(file):
@@ -219,12 +235,13 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
         "harness": "lm-eval", **({"version": str(run.versions[task])} if task in run.versions else {}),
         **({"n_shot": str(run.n_shot[task])} if task in run.n_shot else {}),
     })
-    keys = []
+    found: dict[tuple, list[dict]] = {}
     occurrence: dict[tuple, int] = {}
     hash_count: dict[str, int] = defaultdict(int)
     for number, row in sorted(rows, key=lambda r: _doc_order(r[1]["doc_id"])):
         doc_id, doc_hash = row["doc_id"], row.get("doc_hash")
         where = f"{file.name} line {number}"
+        key: tuple[str, ...] | tuple[str, str, int]
         if doc_hash is None:
             key = (task, str(doc_id))
         else:
@@ -232,18 +249,17 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
                 occurrence[(doc_hash, str(doc_id))] = hash_count[doc_hash]
                 hash_count[doc_hash] += 1
             key = (task, doc_hash, occurrence[(doc_hash, str(doc_id))])
-        keys.append(key)
         if chosen not in row:
             raise MdadError(f"{file} line {number} lacks the metric {chosen!r} that the other lines of task {task!r} have.")
         options_scores = gold = None
         if multiple_choice:
             options_scores, gold = _options(row, chosen, delimiter)
-        cells.add(
-            model, key, f"{task}/{doc_id}", task, _score(row[chosen], chosen, where), where,
-            name=f"task {task!r} doc {doc_id}", option_scores=options_scores, gold=gold,
+        found.setdefault(key, []).append(dict(
+            model=model, key=key, item=f"{task}/{doc_id}", subtask=task, score=_score(row[chosen], chosen, where),
+            where=where, name=f"task {task!r} doc {doc_id}", option_scores=options_scores, gold=gold,
             content=content_hash(doc_hash or "", row.get("target_hash") or str(row.get("target"))),
-        )
-    return keys
+        ))
+    return found
 
 
 def _main_metric(available: list[str], config: dict) -> str | None:
@@ -289,7 +305,8 @@ def _continuations(arguments) -> list[str] | None:
         conts = [a[1] if isinstance(a, list) and len(a) > 1 else None for a in arguments]
     else:
         return None
-    return conts if all(isinstance(c, str) for c in conts) else None
+    strings = [c for c in conts if isinstance(c, str)]
+    return strings if len(strings) == len(conts) else None
 
 
 def _logliks(row: dict) -> list[float] | None:
@@ -314,9 +331,9 @@ def _options(row: dict, metric: str, delimiter: str) -> tuple[list[float] | None
     cut = len(delimiter)
     choices = [c[cut:] if cut and c.startswith(delimiter) else c for c in conts]
     if metric == "acc_norm":
-        lls = [ll / max(len(c), 1) for ll, c in zip(lls, choices)]
+        lls = [ll / max(len(c), 1) for ll, c in zip(lls, choices, strict=True)]
     elif metric == "acc_bytes":
-        lls = [ll / max(len(c.encode("utf-8")), 1) for ll, c in zip(lls, choices)]
+        lls = [ll / max(len(c.encode("utf-8")), 1) for ll, c in zip(lls, choices, strict=True)]
     return lls, _gold(row.get("target"), choices)
 
 
@@ -374,7 +391,9 @@ def _check_same_task_versions(task_runs: list[_TaskRun]) -> None:
                 )
 
 
-READER = Reader(
-    "lm-eval", detect, read, options=frozenset({"metric", "filter"}),
-    expects="lm-evaluation-harness samples_<task>_<date>.jsonl files",
+READER = READERS.add(
+    Reader(
+        "lm-eval", detect, read, options=frozenset({"metric", "filter"}),
+        expects="lm-evaluation-harness samples_<task>_<date>.jsonl files",
+    ), order=20,
 )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.npz import read_npz
+from mdad.data.readers import READERS
 from mdad.data.readers.base import Reader, ReadOptions
 
 RESPONSES = "responses.npz"
@@ -19,4 +20,6 @@ def read(path: Path, options: ReadOptions) -> ResponseMatrix:
     return read_npz(path / RESPONSES if path.is_dir() else path, source=str(path))
 
 
-READER = Reader("npz", detect, read, expects="an .npz file or a folder with responses.npz")
+READER = READERS.add(
+    Reader("npz", detect, read, expects="an .npz file or a folder with responses.npz"), order=10,
+)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers import READERS
 from mdad.data.readers.base import Reader, ReadOptions
 from mdad.data.readers.tables import TABLE_SUFFIXES, read_table
 
@@ -25,6 +26,8 @@ def read(path: Path, options: ReadOptions) -> ResponseMatrix:
     return read_table(tables_in(path)[0] if path.is_dir() else path)
 
 
-READER = Reader(
-    "table", detect, read, fallback=True, expects="a .csv/.tsv/.parquet table of model, item, score",
+READER = READERS.add(
+    Reader(
+        "table", detect, read, fallback=True, expects="a .csv/.tsv/.parquet table of model, item, score",
+    ), order=90,
 )

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers._cells import _unique_names
+from mdad.data.readers._cells import unique_names
 from mdad.errors import MdadError
 
 LONG_COLUMNS = ("model", "item", "score")
@@ -154,7 +154,7 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     np.minimum.at(first, key_codes, np.arange(len(cell)))
     try:
         return ResponseMatrix(scores=table, models=np.asarray(model_names, dtype=str),
-                              items=_unique_names(items.iloc[first].to_numpy(dtype=str)),
+                              items=unique_names(items.iloc[first].to_numpy(dtype=str)),
                               subtasks=subtasks.iloc[first].to_numpy(dtype=str), source=source)
     except MdadError as exc:
         raise MdadError(f"{source}: {exc}") from None
@@ -183,6 +183,6 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
         cells, lambda k: f"{path}: the score of model {names[k // width]!r} on item {items[k % width]!r}"
     ).reshape(len(body), width)
     try:
-        return ResponseMatrix(scores=scores, models=names.astype(str), items=items, subtasks=subtasks, source=str(path))
+        return ResponseMatrix(scores=scores, models=names.astype(str), items=np.array(items, dtype=str), subtasks=subtasks, source=str(path))
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None

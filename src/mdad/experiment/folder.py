@@ -1,0 +1,121 @@
+"""An experiment run into an output folder: its results, tables, figures and report.html.
+
+What ``mdad run`` does once it knows what to compute (an :class:`~mdad.experiment.grid.ExperimentConfig`)
+and how (a :class:`RunOptions`): a rerun into the same folder resumes, keeping finished cells and
+blocks of runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
+from mdad.errors import MdadError
+from mdad.experiment.grid import Experiment, ExperimentConfig
+from mdad.experiment.store import ResultStore
+from mdad.outputs import check_output_folder
+
+if TYPE_CHECKING:
+    from mdad.report.html import Outputs
+
+FOLDER = "the output folder"
+
+
+def check_scheduler(address: str) -> None:
+    """A Dask scheduler address: scheme://host:port or host:port."""
+    if not re.fullmatch(r"([a-z][a-z0-9+.-]*://)?[^\s/:]+(:\d+)?/?", address):
+        raise MdadError(f"--scheduler {address!r} is not a scheduler address (e.g. tcp://host:8786).")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """How and where an experiment runs, apart from what it computes.
+
+    Parameters
+    ----------
+    out : str or Path
+        The output folder (created; a rerun with the same settings resumes).
+    workers : int
+        Local worker processes; 0 means one per CPU core.
+    scheduler : str, optional
+        A Dask scheduler address: run the cells on that cluster instead.
+    threshold : float
+        Agreement rate that defines MDAD in the tables and the report.
+    figures : str, optional
+        Also write every figure to OUT/figures/ in this format (png, svg or pdf).
+    curve_sizes : tuple of int, optional
+        Sizes whose agreement curves the report shows (default: the smallest and the largest).
+    record : mapping
+        More settings to write to the folder's config.json (the command line, where the data came from).
+
+    Examples
+    --------
+    >>> RunOptions(out="mdad-out", scheduler="not an address")
+    Traceback (most recent call last):
+    ...
+    mdad.errors.MdadError: --scheduler 'not an address' is not a scheduler address (e.g. tcp://host:8786).
+    """
+
+    out: Path | str
+    workers: int = 0
+    scheduler: str | None = None
+    threshold: float = DEFAULT_THRESHOLD
+    figures: str | None = None
+    curve_sizes: tuple[int, ...] | None = None
+    record: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_threshold(self.threshold)
+        if self.scheduler is not None:
+            check_scheduler(self.scheduler)
+        check_output_folder(self.out, FOLDER)
+        object.__setattr__(self, "out", Path(self.out))
+        if self.curve_sizes is not None:
+            object.__setattr__(self, "curve_sizes", tuple(int(k) for k in self.curve_sizes))
+
+    @property
+    def processes(self) -> int:
+        """The worker processes to use."""
+        return self.workers or os.cpu_count() or 1
+
+    def settings(self) -> dict:
+        """What config.json records besides the experiment's identity."""
+        curve_sizes = list(self.curve_sizes) if self.curve_sizes is not None else None
+        return {**self.record, "threshold": self.threshold, "curve_sizes": curve_sizes}
+
+
+def run_into_folder(
+    matrix: ResponseMatrix,
+    config: ExperimentConfig,
+    options: RunOptions,
+    *,
+    on_start: Callable[[Experiment], None] | None = None,
+    on_cells: Callable[[float], None] | None = None,
+) -> Outputs:
+    """Run ``config`` on ``matrix`` into ``options.out`` and write its tables, figures and report.html.
+
+    The folder stays locked against another writer until the report is written. ``on_start`` is
+    called with the opened experiment before any cell runs (to say what will run and what is kept);
+    ``on_cells`` as cells finish (a progress bar). An interruption keeps every finished cell and
+    block of runs for the next run into the same folder.
+    """
+    for k in options.curve_sizes or ():
+        if k not in config.sizes:
+            raise MdadError(f"--curve-sizes: size {k} is not among the sizes run ({', '.join(map(str, config.sizes))}).")
+    store = ResultStore(options.out)
+    experiment = Experiment(matrix, config, store=store)
+    settings = options.settings()
+    with store.locked():
+        experiment.open_store(settings)
+        if on_start is not None:
+            on_start(experiment)
+        experiment.run(workers=options.processes, on_cells=on_cells, extra_config=settings, scheduler=options.scheduler)
+        from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
+
+        return build_outputs(options.out, options.threshold, figure_format=options.figures, workers=options.processes)

@@ -1,0 +1,177 @@
+"""Exact answers for the random designs, from the data alone (``mdad.metrics.analytic``).
+
+Every pair of models, k items drawn by the design from the items both answered, compared with
+their accuracy on all those items: the smallest size that orders pairs D points apart, and the
+MDAD of a given size. No simulation, so no Monte Carlo error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, PLAN_SIZES, check_threshold
+from mdad.errors import MdadError
+from mdad.metrics import analytic
+from mdad.metrics.pairwise import AgreementCurve, bin_of
+from mdad.planning.bins import bin_label, bin_lower
+
+
+@dataclass(frozen=True, eq=False)
+class ExactSmallestSize:
+    """The smallest size whose mean probability of ordering pairs in one bin correctly reaches the threshold.
+
+    Attributes
+    ----------
+    smallest : int or None
+        That size; None when not even the whole pool reaches the threshold.
+    at_smallest, below : float
+        Mean probability of the correct order at ``smallest`` and at one item fewer (with
+        ``smallest`` None: both are the value with every item).
+    lower : float
+        Lower edge (points) of the bin of full-benchmark difference.
+    pairs, pool : int
+        Pairs of models in the bin; items of the smallest pool two of them share.
+    sizes, agreement : ndarray
+        Sizes around the answer and the mean probability at each (see :meth:`to_frame`).
+    """
+
+    method: str
+    source: str
+    threshold: float
+    lower: float
+    pairs: int
+    pool: int
+    smallest: int | None
+    at_smallest: float
+    below: float
+    sizes: np.ndarray
+    agreement: np.ndarray
+
+    @property
+    def label(self) -> str:
+        return bin_label(self.lower)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per size: the mean probability that pairs of the bin keep their order."""
+        return pd.DataFrame({"items": self.sizes, "p_correct_order": self.agreement})
+
+
+@dataclass(frozen=True, eq=False)
+class ExactMdadAtSize:
+    """MDAD of one size from the exact agreement curve over every pair of models (NaN: not reached)."""
+
+    method: str
+    source: str
+    size: int
+    threshold: float
+    mdad: float
+    curve: AgreementCurve
+
+    @property
+    def reached(self) -> bool:
+        return not np.isnan(self.mdad)
+
+    @property
+    def pairs(self) -> int:
+        """Pairs of models behind the curve."""
+        return int(self.curve.pairs.sum())
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per bin of full-benchmark difference: its pairs and mean probability of the correct order."""
+        return pd.DataFrame({"difference_low": self.curve.lower, "pairs": self.curve.pairs, "p_correct_order": self.curve.rate})
+
+
+def check_pairs(matrix: ResponseMatrix) -> None:
+    """Comparing needs at least two models."""
+    if matrix.n_models < 2:
+        raise MdadError(f"{matrix.source} holds a single model; comparing needs at least two.")
+
+
+def _mean_agreement(stats: analytic.PairStats, k: int, design: str, seed: int) -> float:
+    return float(analytic.agreement_probabilities(stats, k, design, seed=seed).mean())
+
+
+def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed: int) -> tuple[int | None, float, float]:
+    """The smallest k whose mean agreement over ``stats`` reaches the threshold.
+
+    Agreement does not always rise with k (ties count as errors: with N = 20, n+ = 10, n- = 8 it
+    is 0.717, 0.700, 0.816, 0.763, 1.0 at k = 15..19), so no bisection: k doubles until it reaches
+    the threshold (the whole pool is evaluated only when needed), then every size up to that one is
+    evaluated and the first that reaches it is the answer.
+
+    Returns (k or None when even the whole pool does not, agreement at k, agreement at k - 1).
+    """
+    pool = int(stats.pool.min())
+    hi = 1
+    while (at_hi := _mean_agreement(stats, hi, design, seed)) < threshold:
+        if hi == pool:
+            return None, at_hi, at_hi
+        hi = min(2 * hi, pool)
+    values = analytic.mean_agreement_by_size(stats, np.arange(1, hi + 1), design, seed)
+    first = int(np.flatnonzero(values >= threshold)[0])
+    return first + 1, float(values[first]), float(values[first - 1]) if first else 0.0
+
+
+def exact_smallest_size(
+    matrix: ResponseMatrix, *, detect: float, design: str = "random", threshold: float = DEFAULT_THRESHOLD, seed: int = 0
+) -> ExactSmallestSize:
+    """How many items a ``design`` micro-benchmark needs to order pairs ``detect`` points apart, exactly.
+
+    The pairs are those whose full-benchmark difference falls in the bin of ``detect``; the answer
+    is the smallest size whose probability of the correct order, averaged over them, reaches
+    ``threshold``.
+
+    Examples
+    --------
+    >>> import mdad
+    >>> found = exact_smallest_size(mdad.simulate(seed=0, n_models=40, n_items=300), detect=10)
+    >>> found.label, found.smallest, round(found.at_smallest, 3) >= 0.8
+    ('10 to 10.5', 25, True)
+    """
+    check_threshold(threshold)
+    analytic.check_design(design)
+    check_pairs(matrix)
+    lower = bin_lower(detect)
+    part = analytic.pairs_within(matrix, lambda stats: bin_of(stats.diff_points) == round(lower / DEFAULT_BIN_WIDTH))
+    if not part.n_pairs:
+        raise MdadError(f"No pair of models in {matrix.source} differs by {bin_label(lower)} points; choose another --detect.")
+    pool = int(part.pool.min())
+    k, at_k, below = smallest_size(part, design, threshold, seed)
+    sizes = np.array([], dtype=int) if k is None else np.array(sorted({s for s in PLAN_SIZES if s <= min(pool, 2 * k)} | {k}), dtype=int)
+    agreement = np.array([_mean_agreement(part, int(s), design, seed) for s in sizes])
+    return ExactSmallestSize(
+        method=design,
+        source=matrix.source,
+        threshold=threshold,
+        lower=lower,
+        pairs=len(part.first),
+        pool=pool,
+        smallest=k,
+        at_smallest=at_k,
+        below=below,
+        sizes=sizes,
+        agreement=agreement,
+    )
+
+
+def exact_mdad_at_size(
+    matrix: ResponseMatrix, *, size: int, design: str = "random", threshold: float = DEFAULT_THRESHOLD, seed: int = 0
+) -> ExactMdadAtSize:
+    """MDAD of a ``size``-item ``design`` micro-benchmark over every pair of models, exactly (bounded memory).
+
+    Examples
+    --------
+    >>> import mdad
+    >>> found = exact_mdad_at_size(mdad.simulate(seed=0, n_models=40, n_items=300), size=50)
+    >>> found.reached, found.pairs
+    (True, 780)
+    """
+    check_threshold(threshold)
+    analytic.check_design(design)
+    check_pairs(matrix)
+    curve = analytic.streamed_curve(matrix, size, design, seed=seed)
+    return ExactMdadAtSize(method=design, source=matrix.source, size=size, threshold=threshold, mdad=curve.crossing(threshold), curve=curve)
