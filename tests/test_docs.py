@@ -79,5 +79,5 @@ def test_the_api_reference_shows_every_top_level_name():
 
     shown = set(re.findall(r"(?m)^::: ([\w.]+)", "\n".join(page.read_text() for page in (ROOT / "docs" / "api").glob("*.md"))))
     shown |= {SHADOWED[target] for target in shown & SHADOWED.keys()}
-    missing = [name for name in mdad.__all__ if f"mdad.{name}" not in shown]
-    assert not missing, f"docs/api/ does not show mdad.{missing}"
+    missing = [f"mdad.{name}" for name in mdad.__all__ if f"mdad.{name}" not in shown]
+    assert not missing, f"docs/api/ does not show {', '.join(missing)}"
