@@ -19,7 +19,7 @@ import numpy as np
 
 import mdad
 from mdad.data import load, write_npz
-from mdad.microbenchmark import SelectedMicroBenchmark
+from mdad.micro import SelectedMicroBenchmark
 
 METHODS = ("random", "random-stratified-proportional", "anchor-points")
 

@@ -31,9 +31,9 @@ from mdad.data import ResponseMatrix, read_npz, simulate
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import UNIFORM_WEIGHT, AccuracyPrior
-from mdad.intervals.trust import design_of, exact_bounds, exact_pair_probabilities
-from mdad.methods.aipw import AIPWBenchmark
+from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
 from mdad.methods.base import SourceView
+from mdad.micro.trust import design_of
 from mdad.seeding import rng_for
 
 DATA = Path(os.environ.get("MDAD_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -131,10 +131,11 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
                                       prior=accuracy_prior)[:2] if exact
                          else conformal.bounds(est, level=level))
             _score(row, level, low, high, truth[new])
-            if isinstance(micro, AIPWBenchmark):  # its own t interval (docs/adaptive.md#aipw), beside the conformal one
-                interval = micro.interval(scores, confidence=level)
+            # an estimator's own interval (AIPW's t interval, docs/adaptive.md#aipw), beside the conformal one
+            interval = micro.own_intervals(scores, matrix.models[new], level=level) if micro is not None else None
+            if interval is not None:
                 _score(own, level, interval.low, interval.high, truth[new])
-        rows += [row, own] if isinstance(micro, AIPWBenchmark) else [row]
+        rows += [row, own] if any(key.startswith("cover") for key in own) else [row]
         gap = est[i] - est[j]
         keep = gap != 0
         first, second = np.where(gap > 0, i, j)[keep], np.where(gap > 0, j, i)[keep]

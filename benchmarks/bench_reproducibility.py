@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from mdad import methods as method_registry
-from mdad.microbenchmark import SelectedMicroBenchmark
+from mdad.micro import SelectedMicroBenchmark
 
 KERNELS = ("Haswell", "SkylakeX", "Sandybridge", "Nehalem", "Prescott")
 MDAD = [sys.executable, "-m", "mdad.cli"]

@@ -22,8 +22,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 HERE = Path(__file__).resolve().parent / "fixtures"
 TASKS = HERE / "tasks"

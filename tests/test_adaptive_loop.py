@@ -55,7 +55,7 @@ def test_one_run_per_asked_item_adds_up_and_estimate_names_the_next_run(folder, 
     assert len(runs) == SIZE and len({item for item, _ in runs}) == SIZE  # fifteen runs, each of another item
     assert test.first_item() == runs[0][0]
     new = tmp_path / "new"
-    for answered, (item, files) in enumerate(runs, start=1):
+    for answered, (_item, files) in enumerate(runs, start=1):
         for file in files:
             (new / file.parent.relative_to(fixture / "new")).mkdir(parents=True, exist_ok=True)
             shutil.copy(file, new / file.relative_to(fixture / "new"))

@@ -16,15 +16,17 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 # Lowest first. A module may import from its own layer and from the layers below it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundations", ("mdad.errors", "mdad.defaults", "mdad.exact", "mdad.seeding", "mdad.wording", "mdad.memory", "mdad.outputs", "mdad.registry")),
+    ("foundations", ("mdad.errors", "mdad.defaults", "mdad.exact", "mdad.seeding", "mdad.wording", "mdad.memory", "mdad.outputs", "mdad.registry",
+                     "mdad.estimates")),
     ("data", ("mdad.data",)),
     ("irt", ("mdad.irt",)),
     ("methods", ("mdad.methods", "mdad.estimators")),
     ("metrics", ("mdad.metrics",)),
     ("intervals", ("mdad.intervals",)),
     ("experiment", ("mdad.experiment",)),
-    ("micro-benchmarks", ("mdad.microbenchmark", "mdad.micro", "mdad.assessment", "mdad.planning")),
+    ("micro-benchmarks", ("mdad.micro", "mdad.assessment", "mdad.planning")),
     ("report", ("mdad.report",)),
+    ("workflow", ("mdad.workflow",)),
     ("cli", ("mdad.cli",)),
     ("api", ("mdad", "mdad.testing")),
 ]

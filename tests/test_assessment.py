@@ -17,7 +17,7 @@ from mdad.data import write_npz
 from mdad.errors import MdadError
 from mdad.experiment.splits import make_splits
 from mdad.metrics.exact import sign_probabilities
-from mdad.microbenchmark import SelectedMicroBenchmark
+from mdad.micro import SelectedMicroBenchmark
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +134,8 @@ def test_select_on_too_few_models_says_it_cannot_assess(small_sim, tmp_path):
 
 
 def test_every_registered_metric_reaches_the_assessment_and_its_file():
-    from mdad.cli.micro import describe_assessment
     from mdad.metrics.base import METRICS, Metric
+    from mdad.micro.notes import describe_assessment
 
     spread = Metric("spread", "estimate spread", "standard deviation of the estimates", lambda d: float(np.std(d.estimates)),
                     scale=100.0, unit="pts", digits=1, better="higher")

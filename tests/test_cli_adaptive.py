@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from mdad.cli import app
 from mdad.data import ResponseMatrix, simulate, write_npz
-from mdad.microbenchmark import SelectedMicroBenchmark
+from mdad.micro import SelectedMicroBenchmark
 
 runner = CliRunner()
 

@@ -16,7 +16,7 @@ from mdad.intervals import count_interval, exact_order_probability
 from mdad.intervals.finite import kish_effective
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import posterior_count_interval
-from mdad.microbenchmark import SelectedMicroBenchmark
+from mdad.micro import SelectedMicroBenchmark
 
 
 @pytest.fixture(scope="module")

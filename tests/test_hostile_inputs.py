@@ -28,7 +28,7 @@ from mdad.data import ResponseMatrix, from_frame, read_source
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
-from mdad.microbenchmark import SelectedMicroBenchmark, select
+from mdad.micro import SelectedMicroBenchmark, select
 
 runner = CliRunner()
 ESC_TITLE = "\x1b]0;owned\x07"

@@ -118,7 +118,7 @@ def test_grid_stores_both_variants_as_distinct_cells(small_sim, tmp_path):
 
 def test_a_per_subtask_micro_benchmark_survives_save_and_load(small_sim, tmp_path):
     from mdad.methods.base import KINDS, MicroBenchmark
-    from mdad.microbenchmark import SelectedMicroBenchmark, select
+    from mdad.micro import SelectedMicroBenchmark, select
 
     chosen = select(small_sim, "random@per-subtask", 12, seed=4)
     chosen.save(tmp_path / "micro.json")

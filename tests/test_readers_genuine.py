@@ -6,6 +6,7 @@ answers the fixtures were made with), independently of mdad's readers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import zipfile
@@ -195,10 +196,8 @@ def test_a_checkpoint_keeps_its_revision_in_its_name_when_read_alone(tmp_path):
         assert list(read_source(alone).models) == [name] and name in together.models
     alone = set()
     for log in (FIXTURES / "inspect_eval").glob("*.eval"):
-        try:
+        with contextlib.suppress(MdadError):  # the log whose status is "error": nothing to read
             alone.update(read_source(log).models)
-        except MdadError:  # the log whose status is "error": nothing to read
-            pass
     assert alone == set(read_source(FIXTURES / "inspect_eval").models)  # mockllm/alpha,revision=v2 included
     assert list(read_source(FIXTURES / "lm_eval" / "model-a").models) == ["model-a"]  # no revision: the plain name
 
@@ -293,7 +292,7 @@ def test_estimate_refuses_a_changed_gold_answer_even_with_the_same_version(tmp_p
         loaded.estimate(read_source(FIXTURES / "lm_eval_v2"))  # data v2 changes the gold answer of document 2 only
 
 
-# ---- 6-8 covered above and in test_microbenchmark; 9. lighteval gold consistency on every row ----
+# ---- 6-8 covered above and in test_micro_selected; 9. lighteval gold consistency on every row ----
 
 def test_lighteval_changed_generation_answer_is_refused(tmp_path):
     for folder in ("lighteval", "lighteval_changed"):

@@ -10,9 +10,9 @@ import pytest
 from mdad import methods
 from mdad.data.readers import READERS, formats
 from mdad.errors import MdadError
-from mdad.intervals.trust import design_of
 from mdad.metrics import analytic
 from mdad.metrics.base import METRICS
+from mdad.micro.trust import design_of
 from mdad.registry import Registry
 from mdad.report.analytic import REPORT_DESIGNS
 
@@ -97,7 +97,7 @@ def test_builtin_order_is_kept():
 
 
 def test_design_tables_come_from_the_declared_capabilities():
-    # the tables once written by hand in metrics/analytic.py, intervals/trust.py and report/analytic.py
+    # the tables once written by hand in metrics/analytic.py, micro/trust.py and report/analytic.py
     assert analytic.DESIGNS == ("random", "random-stratified-equal", "random-stratified-proportional")
     assert REPORT_DESIGNS == ("random",)
     assert {name: design_of(name) for name in analytic.DESIGNS} == {

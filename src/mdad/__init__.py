@@ -21,7 +21,7 @@ from mdad.data import ResponseMatrix, from_frame, load, simulate, to_frame
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig, ExperimentResult
-from mdad.microbenchmark import SelectedMicroBenchmark, select
+from mdad.micro import SelectedMicroBenchmark, select
 from mdad.planning import compare, plan
 
 __version__ = "0.1.0"

@@ -40,7 +40,6 @@ from mdad.data.provenance import data_spec
 from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES, percent
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import METRICS, VIEWS, Metric
-from mdad.experiment.folder import RunOptions, run_into_folder
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.sizes import SizeRequest, parse_sizes, unique_counts
 from mdad.experiment.splits import n_seen_items
@@ -49,6 +48,7 @@ from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
 from mdad.outputs import check_output_folder
 from mdad.report.tables import NOT_REACHED, wide_summary
+from mdad.workflow import RunOptions, run_into_folder
 
 
 @app.command()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mdad.estimates import EstimateIntervals
 from mdad.estimators.aipw import FOLDS, AIPWEstimate, aipw
 from mdad.irt import check_binary, estimate_ability, predict_correct
 from mdad.irt.guard import GuardFlags, guard
@@ -33,6 +34,7 @@ class AIPWBenchmark(MicroBenchmark):
     source_high: float
 
     kind = "aipw"
+    own_interval_name = "AIPW"
 
     def _predictor(self):
         a, b, items = self.a, self.b, self.items
@@ -45,6 +47,12 @@ class AIPWBenchmark(MicroBenchmark):
 
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
         return self.interval(scores).estimate
+
+    def own_intervals(self, scores: np.ndarray, models: np.ndarray, *, level: float = 0.95) -> EstimateIntervals:
+        """Each target's t interval at ``level`` from the cross-fitted estimate's variance estimate."""
+        result = self.interval(scores, confidence=level)
+        return EstimateIntervals(np.asarray(models), result.estimate, result.low, result.high, level,
+                                 "AIPW: t interval from the cross-fitted estimate's variance estimate", "estimator")
 
     def flags(self, scores: np.ndarray) -> GuardFlags:
         """The extrapolation guard at the ability estimated from all k answers."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from mdad.errors import MdadError
+from mdad.estimates import EstimateIntervals
 from mdad.exact import on_estimate_grid
 from mdad.registry import Registry
 
@@ -64,6 +65,7 @@ class MicroBenchmark:  # registered in KINDS, below
     uses_gold_prob: bool = False
 
     kind: ClassVar[str] = "weighted"
+    own_interval_name: ClassVar[str] = ""  # what the table column of ``own_intervals`` is called ("AIPW")
 
     def __init_subclass__(cls, **kwargs) -> None:
         """Register every estimator class in ``KINDS`` for loading; one without its own ``kind`` is keyed by its name."""
@@ -119,6 +121,11 @@ class MicroBenchmark:  # registered in KINDS, below
 
     def flags(self, scores: np.ndarray) -> GuardFlags | None:
         """The extrapolation guard of model-based estimates (mdad.irt.guard); None for the others."""
+        return None
+
+    def own_intervals(self, scores: np.ndarray, models: np.ndarray, *, level: float = 0.95) -> EstimateIntervals | None:
+        """The interval at ``level`` the estimator itself gives each target (``scores``: targets x k, on
+        ``items``; ``models``: their names), besides the ones mdad.micro.trust derives; None for most estimators."""
         return None
 
 

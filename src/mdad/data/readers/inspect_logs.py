@@ -271,3 +271,19 @@ READER = READERS.add(
         "inspect", detect, read, options=frozenset({"metric"}), expects="inspect logs (.eval or .json)",
     ), order=40,
 )
+
+
+def sample_id_commands(by_task: dict[str, list[str]], task_files: dict[str, str], log_dir: str = "NEW") -> list[str]:
+    """One ``inspect eval FILE@TASK --sample-id ...`` command per task that runs a new model on its samples only.
+
+    ``by_task``: sample ids per task; ``task_files``: the task file the logs recorded for a task
+    (the bare task name is used when they did not)."""
+    def order(sample: str) -> tuple:
+        return (0, int(sample), "") if sample.isdigit() else (1, 0, sample)
+
+    def target(task: str) -> str:
+        task_file = task_files.get(task)
+        return f"{task_file}@{task}" if task_file else task
+
+    return [f"inspect eval {target(task)} --model ... --sample-id {','.join(sorted(ids, key=order))} "
+            f"--log-dir {log_dir}" for task, ids in by_task.items()]

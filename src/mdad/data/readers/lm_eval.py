@@ -12,6 +12,7 @@ unsanitised numbers) are read too.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import defaultdict
@@ -33,6 +34,7 @@ from mdad.data.readers.base import (
 )
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
+from mdad.outputs import writing
 
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES_FILE = re.compile(rf"^samples_(?P<task>.+?)(?:_(?P<date>{_DATE}))?\.jsonl$")
@@ -397,3 +399,30 @@ READER = READERS.add(
         expects="lm-evaluation-harness samples_<task>_<date>.jsonl files",
     ), order=20,
 )
+
+
+def samples_list(by_task: dict[str, list[str]]) -> dict[str, list[int]]:
+    """Items as lm-evaluation-harness ``--samples`` wants them: task name -> document indices.
+
+    ``by_task``: the sample part of each ``<task>/<doc_id>`` item id, per task. lm-eval logs the
+    original indices back as doc_id, so a new model's results line up with the item ids."""
+    samples = {}
+    for task, docs in by_task.items():
+        bad = [doc for doc in docs if not doc.isdigit()]
+        if bad:
+            raise MdadError(f"Item {task}/{bad[0]} is not an lm-evaluation-harness '<task>/<doc_id>' id "
+                            "(doc_id must be a document index).")
+        samples[task] = sorted(int(doc) for doc in docs)
+    return samples
+
+
+def write_samples_list(samples: dict[str, list[int]], path: str | Path) -> None:
+    """Write ``samples`` (task -> document indices) as the JSON file ``--samples`` reads."""
+    with writing(path, "the lm-eval samples file"):
+        Path(path).write_text(json.dumps(samples) + "\n")
+
+
+def samples_command(samples: dict[str, list[int]], path: str | Path, output_path: str = "NEW") -> str:
+    """The ``lm-eval run`` command that evaluates a new model on the samples list at ``path`` only."""
+    return (f"lm-eval run --model ... --tasks {','.join(samples)} --samples {path} --log_samples "
+            f"--output_path {output_path}")

@@ -6,7 +6,7 @@ import pytest
 
 import mdad
 from mdad.errors import MdadError
-from mdad.experiment.folder import RunOptions, run_into_folder
+from mdad.workflow import RunOptions, run_into_folder
 
 
 def test_run_options_refuse_bad_values_before_any_work(tmp_path):

@@ -1,9 +1,8 @@
-"""Build one micro-benchmark from all the data, save it, and estimate new models' accuracy with it."""
+"""A micro-benchmark chosen from all the data (``select``) and its estimates of new models' accuracy."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -11,22 +10,19 @@ import pandas as pd
 
 from mdad import methods as method_registry
 from mdad.assessment import Assessment
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
+from mdad.estimates import EstimateIntervals, OrderProbabilities
 from mdad.exact import on_estimate_grid
-from mdad.data.matrix import fingerprint
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
-from mdad.intervals.results import EstimateIntervals, OrderProbabilities
-from mdad.intervals.trust import estimate_intervals, neighbour_orders
 from mdad.methods.adaptive import AdaptiveBenchmark
-from mdad.methods.aipw import AIPWBenchmark
-from mdad.outputs import writing
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
+from mdad.micro import file_format, harness
+from mdad.micro.trust import Strata, design_strata, estimate_intervals, neighbour_orders
 from mdad.seeding import rng_for
 
-FORMAT = "mdad-microbenchmark/1"
 TASK_IDENTITY = ("harness", "version", "n_shot")  # what must match between the data and later results
 
 
@@ -83,7 +79,8 @@ class SelectedMicroBenchmark:
 
     def details(self, matrix: ResponseMatrix) -> pd.DataFrame:
         """Per model of ``matrix``: the estimate and what the estimator adds. Model-based estimators
-        add the extrapolation guard (``flagged``, ``reason``); AIPW its interval (``low``, ``high``);
+        add the extrapolation guard (``flagged``, ``reason``); an estimator with its own interval
+        (``MicroBenchmark.own_intervals``, e.g. AIPW) adds it (``low``, ``high``);
         an adaptive test the number of items answered and the item it would ask next (``next_item``,
         empty once the test is over). A static micro-benchmark needs every model's answer on every
         item; an adaptive test takes whatever pool items each model answered."""
@@ -92,25 +89,40 @@ class SelectedMicroBenchmark:
             return self._adaptive_details(matrix, {item: j for j, item in enumerate(matrix.items)}, index)
         scores, gold = self.item_scores(matrix)
         frame = pd.DataFrame({"estimate": on_estimate_grid(self.micro.estimate(scores, gold))}, index=index)
-        if isinstance(self.micro, AIPWBenchmark):
-            interval = self.micro.interval(scores)
-            frame["low"], frame["high"] = interval.low, interval.high
+        own = self.micro.own_intervals(scores, np.asarray(matrix.models))
+        if own is not None:  # the estimator's own interval (AIPW's)
+            frame["low"], frame["high"] = own.low, own.high
         return _with_flags(frame, self.micro.flags(scores))
 
     def intervals(self, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL, population: bool = False) -> EstimateIntervals:
-        """Every model's estimate with an interval for its full-benchmark accuracy (mdad.intervals.trust).
+        """Every model's estimate with an interval for its full-benchmark accuracy (mdad.micro.trust).
 
         ``population``: for the random designs, the empirical-Bayes interval calibrated on the source
         models' accuracies instead of the exact one valid for every model (narrower; nominal on average
         over models like the sources, not for a model unlike all of them)."""
         scores, estimates = self._scores_and_estimates(matrix)
-        return estimate_intervals(self, scores, estimates, np.asarray(matrix.models), level=level,
-                                  population=population)
+        calibration = self.assessment.interval_calibration if self.assessment is not None else None
+        return estimate_intervals(scores, estimates, np.asarray(matrix.models), method=self.method,
+                                  strata=self._strata(), calibration=calibration, prior=self.accuracy_prior,
+                                  level=level, population=population)
+
+    def own_intervals(self, matrix: ResponseMatrix) -> EstimateIntervals | None:
+        """The interval the estimator itself gives every model of ``matrix`` (AIPW's; ``MicroBenchmark.own_intervals``),
+        None when it gives none (most estimators, and every adaptive test)."""
+        if self.adaptive:
+            return None
+        return self.micro.own_intervals(self.item_scores(matrix)[0], np.asarray(matrix.models))
 
     def order_probabilities(self, matrix: ResponseMatrix) -> OrderProbabilities:
         """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""
         scores, estimates = self._scores_and_estimates(matrix)
-        return neighbour_orders(self, scores, estimates, np.asarray(matrix.models))
+        calibration = self.assessment.order_calibration if self.assessment is not None else None
+        return neighbour_orders(scores, estimates, np.asarray(matrix.models), method=self.method,
+                                strata=self._strata(), calibration=calibration, prior=self.pair_prior)
+
+    def _strata(self) -> Strata | None:
+        """The exact design's strata (mdad.micro.trust.design_strata), None when it has none."""
+        return design_strata(self.method, self.n_pool, self.subtasks, self.pool_subtasks)
 
     def _scores_and_estimates(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray]:
         """The static items' scores (none for an adaptive test, which has no exact answer) and the estimates."""
@@ -142,7 +154,12 @@ class SelectedMicroBenchmark:
         """The item an adaptive test asks every new model first (it starts from one ability)."""
         if not self.adaptive:
             raise MdadError(f"{self.method} is not an adaptive test; every model answers all its items.")
-        return str(self.item_ids[self.micro.next_items(np.full((1, len(self.item_ids)), np.nan))[0]])
+        return str(self.item_ids[self._adaptive_test().next_items(np.full((1, len(self.item_ids)), np.nan))[0]])
+
+    def _adaptive_test(self) -> AdaptiveBenchmark:
+        """The estimator as the adaptive test it is (only called when ``adaptive``)."""
+        assert isinstance(self.micro, AdaptiveBenchmark)
+        return self.micro
 
     def _adaptive_details(self, matrix: ResponseMatrix, lookup: dict, index: pd.Index) -> pd.DataFrame:
         present = np.array([j for j, item in enumerate(self.item_ids) if item in lookup], dtype=np.int64)
@@ -153,7 +170,7 @@ class SelectedMicroBenchmark:
         self._check_same_tasks(matrix, cols, present)
         answers = np.full((matrix.n_models, len(self.item_ids)), np.nan)
         answers[:, present] = matrix.scores[:, cols]
-        nxt = self.micro.next_items(answers)
+        nxt = self._adaptive_test().next_items(answers)
         frame = pd.DataFrame({
             "estimate": on_estimate_grid(self.micro.estimate(answers)),
             "answered": (~np.isnan(answers)).sum(axis=1),
@@ -186,143 +203,29 @@ class SelectedMicroBenchmark:
             )
 
     def items_by_task(self) -> dict[str, list[str]]:
-        """The item ids per harness task: ``<task>/<id>`` ids whose task is the item's subtask, as
-        mdad's lm-eval and inspect readers name them (lm-eval: the document index; inspect: the
-        sample id)."""
-        by_task: dict[str, list[str]] = {}
-        for item, subtask in zip(self.item_ids.tolist(), self.subtasks.tolist()):
-            task, _, sample = item.rpartition("/")
-            if task != subtask or not sample:
-                raise MdadError(
-                    f"Item {item!r} (subtask {subtask!r}) is not a '<task>/<id>' id; harness sample lists can only "
-                    "be written for a micro-benchmark built from lm-eval or inspect results."
-                )
-            by_task.setdefault(task, []).append(sample)
-        return by_task
+        """The item ids per harness task (mdad.micro.harness.items_by_task)."""
+        return harness.items_by_task(self.item_ids, self.subtasks)
 
     def lm_eval_samples(self) -> dict[str, list[int]]:
-        """The items as lm-evaluation-harness ``--samples`` wants them: task name -> document indices.
-
-        lm-eval keeps the original indices as doc_id in what it logs, so the new model's results
-        line up with the micro-benchmark's item ids."""
-        samples = {}
-        for task, docs in self.items_by_task().items():
-            bad = [doc for doc in docs if not doc.isdigit()]
-            if bad:
-                raise MdadError(f"Item {task}/{bad[0]} is not an lm-evaluation-harness '<task>/<doc_id>' id "
-                                "(doc_id must be a document index).")
-            samples[task] = sorted(int(doc) for doc in docs)
-        return samples
+        """The items as lm-evaluation-harness ``--samples`` wants them: task name -> document indices."""
+        return harness.lm_eval_samples(self.item_ids, self.subtasks)
 
     def inspect_commands(self, log_dir: str = "NEW") -> list[str]:
-        """One ``inspect eval FILE@TASK`` command per task that runs a new model on the micro-benchmark's
-        samples only (FILE: the task file the logs recorded; the bare task name when they did not)."""
-        def order(sample: str) -> tuple:
-            return (0, int(sample), "") if sample.isdigit() else (1, 0, sample)
-
-        def target(task: str) -> str:
-            task_file = self.tasks.get(task, {}).get("task_file")
-            return f"{task_file}@{task}" if task_file else task
-
-        return [f"inspect eval {target(task)} --model ... --sample-id {','.join(sorted(ids, key=order))} "
-                f"--log-dir {log_dir}" for task, ids in self.items_by_task().items()]
+        """One ``inspect eval FILE@TASK`` command per task that runs a new model on the items only."""
+        return harness.inspect_commands(self.item_ids, self.subtasks, self.tasks, log_dir)
 
     def to_json(self) -> dict:
-        return {
-            "format": FORMAT, "method": self.method, "size": self.size, "seed": self.seed,
-            "data_source": self.data_source, "data_fingerprint": self.data_fingerprint, "pool_items": self.n_pool,
-            "items": self.item_ids.tolist(), "subtasks": self.subtasks.tolist(),
-            "pool_positions": self.micro.items.tolist(), "estimator": self.micro.estimator_params(),
-            "tasks": self.tasks,
-            **({"item_hashes": self.item_hashes.tolist()} if self.item_hashes is not None else {}),
-            **({"pool_subtasks": self.pool_subtasks} if self.pool_subtasks is not None else {}),
-            **({"pair_prior": self.pair_prior.to_json()} if self.pair_prior is not None else {}),
-            **({"accuracy_prior": self.accuracy_prior.to_json()} if self.accuracy_prior is not None else {}),
-            **({"assessment": self.assessment.to_json()} if self.assessment is not None else {}),
-        }
+        """The micro.json object (mdad.micro.file_format)."""
+        return file_format.encode({f.name: getattr(self, f.name) for f in fields(self)})
 
     def save(self, path: str | Path) -> None:
-        with writing(path, "the micro-benchmark file"):
-            Path(path).write_text(json.dumps(self.to_json(), indent=1))
+        """Write the micro-benchmark to ``path`` as micro.json."""
+        file_format.write(self.to_json(), path)
 
     @classmethod
-    def load(cls, path: str | Path) -> "SelectedMicroBenchmark":
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise MdadError(f"No such file: {path}.") from None
-        except json.JSONDecodeError as exc:
-            raise MdadError(f"{path} is not valid JSON (line {exc.lineno}).") from None
-        except (UnicodeDecodeError, RecursionError):
-            raise MdadError(f"{path} is not a readable JSON text file.") from None
-        except IsADirectoryError:
-            raise MdadError(f"{path} is a folder, not a micro-benchmark file.") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise MdadError(f"{path} is not an mdad micro-benchmark file (expected format {FORMAT!r}).")
-        missing = [k for k in ("method", "items", "subtasks", "pool_positions", "estimator", "seed") if k not in data]
-        if missing:
-            raise MdadError(f"{path} lacks the field {missing[0]!r} of a micro-benchmark file.")
-        try:
-            loaded = cls._from_json(data)
-        except MdadError as exc:
-            raise MdadError(f"{path}: {exc}") from None
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as exc:
-            raise MdadError(f"{path} is not a valid micro-benchmark file ({type(exc).__name__}: {exc}).") from None
-        problem = loaded._problem()
-        if problem:
-            raise MdadError(f"{path} is not a valid micro-benchmark file: {problem}.")
-        return loaded
-
-    @classmethod
-    def _from_json(cls, data: dict) -> "SelectedMicroBenchmark":
-        if not isinstance(data["estimator"], dict):
-            raise MdadError(f"the estimator must be an object of parameters, not {type(data['estimator']).__name__}")
-        items = np.array(data["items"], dtype=str)
-        positions = np.array(data["pool_positions"])
-        if positions.ndim != 1 or (positions.size and positions.dtype.kind not in "iu"):
-            raise MdadError("pool_positions must be a list of integers")
-        return cls(
-            method=str(data["method"]), item_ids=items, subtasks=np.array(data["subtasks"], dtype=str),
-            micro=MicroBenchmark.from_params(data["estimator"], positions.astype(np.int64)),
-            seed=int(data["seed"]),
-            data_source=str(data.get("data_source", "")), data_fingerprint=str(data.get("data_fingerprint", "")),
-            n_pool=int(data.get("pool_items", len(items))),
-            assessment=Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
-            tasks=data.get("tasks") or {},
-            item_hashes=np.array(data["item_hashes"], dtype=str) if data.get("item_hashes") is not None else None,
-            pool_subtasks=_pool_subtasks(data.get("pool_subtasks")),
-            pair_prior=PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
-            accuracy_prior=AccuracyPrior.from_json(data["accuracy_prior"]) if data.get("accuracy_prior") else None,
-        )
-
-    def _problem(self) -> str | None:
-        """What makes a loaded micro-benchmark unusable (None: nothing)."""
-        n = len(self.item_ids)
-        if self.item_ids.ndim != 1 or n == 0:
-            return "it lists no items"
-        if len(self.subtasks) != n or len(self.micro.items) != n:
-            return f"it lists {n} items but {len(self.subtasks)} subtasks and {len(self.micro.items)} pool positions"
-        for name, value in vars(self.micro).items():
-            if name == "items" or not isinstance(value, (np.ndarray, float, int)) or isinstance(value, bool):
-                continue
-            array = np.asarray(value)
-            if array.dtype.kind not in "biuf":
-                return f"the estimator's {name!r} must be numbers"
-            if not np.isfinite(array).all():
-                return f"the estimator's {name!r} holds values that are not finite numbers"
-        weights = getattr(self.micro, "weights", None)
-        if weights is not None and np.shape(weights) != (n,):
-            return f"the estimator has {np.size(weights)} weights for {n} items"
-        return None
-
-
-def _pool_subtasks(value) -> dict[str, int] | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict) or not all(isinstance(n, int) and n > 0 for n in value.values()):
-        raise MdadError("'pool_subtasks' must map each subtask to its number of pool items")
-    return {str(name): n for name, n in value.items()}
+    def load(cls, path: str | Path) -> SelectedMicroBenchmark:
+        """Read a micro-benchmark ``save`` wrote; one clear error for a broken or foreign file."""
+        return cls(**file_format.read(path))
 
 
 def _with_flags(frame: pd.DataFrame, flags) -> pd.DataFrame:
@@ -374,7 +277,7 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
         seed=seed, data_source=matrix.source, data_fingerprint=fingerprint(matrix), n_pool=matrix.n_items,
         tasks={s: matrix.tasks[s] for s in dict.fromkeys(matrix.subtasks[micro.items].tolist()) if s in matrix.tasks},
         item_hashes=None if matrix.item_hashes is None else matrix.item_hashes[micro.items],
-        pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True))},
+        pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True), strict=True)},
         pair_prior=PairPrior.from_scores(matrix.scores) if binary and matrix.n_models >= 2 else None,
         accuracy_prior=AccuracyPrior.from_scores(matrix.scores) if binary else None,
     )

@@ -15,7 +15,7 @@ import mdad
 from mdad.cli import app
 from mdad.data import write_npz
 from mdad.errors import MdadError
-from mdad.microbenchmark import SelectedMicroBenchmark
+from mdad.micro import SelectedMicroBenchmark
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

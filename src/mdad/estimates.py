@@ -1,4 +1,7 @@
-"""Result objects: intervals around estimates, and the probability that neighbouring orders hold."""
+"""What an estimate with its uncertainty is: intervals around estimates, and the probability that an order holds.
+
+Plain result objects that every layer may hand on (an estimator gives its own interval as one).
+"""
 
 from __future__ import annotations
 
@@ -14,8 +17,9 @@ class EstimateIntervals:
 
     ``calibration`` says in words where the interval comes from and ``kind`` in one word:
     "exact" (random designs, valid for every model), "population" (random designs, empirical
-    Bayes over models like the sources), "calibrated" (held-out assessment) or "none" (``low``
-    and ``high`` NaN: the micro-benchmark carries nothing to compute them from).
+    Bayes over models like the sources), "calibrated" (held-out assessment), "estimator" (the
+    estimator's own, e.g. AIPW's) or "none" (``low`` and ``high`` NaN: the micro-benchmark
+    carries nothing to compute them from).
     """
 
     models: np.ndarray

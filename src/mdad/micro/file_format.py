@@ -1,0 +1,150 @@
+"""micro.json: the file ``mdad select`` writes and ``mdad estimate`` reads (format ``mdad-microbenchmark/1``).
+
+It works on the fields of a :class:`mdad.micro.selected.SelectedMicroBenchmark` as a mapping
+(name -> value), so the file format and the micro-benchmark stay one module each: ``encode``
+turns them into JSON values, ``read`` checks a file and gives them back, refusing a broken or
+foreign file with one sentence naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mdad.assessment import Assessment
+from mdad.errors import MdadError
+from mdad.intervals.order import PairPrior
+from mdad.intervals.posterior import AccuracyPrior
+from mdad.methods.base import MicroBenchmark
+from mdad.outputs import writing
+
+FORMAT = "mdad-microbenchmark/1"
+REQUIRED = ("method", "items", "subtasks", "pool_positions", "estimator", "seed")
+
+
+def encode(fields: dict[str, Any]) -> dict:
+    """The JSON object of a micro-benchmark's ``fields``; optional parts only when present."""
+    micro: MicroBenchmark = fields["micro"]
+    optional = {
+        "item_hashes": fields["item_hashes"],
+        "pool_subtasks": fields["pool_subtasks"],
+        "pair_prior": fields["pair_prior"],
+        "accuracy_prior": fields["accuracy_prior"],
+        "assessment": fields["assessment"],
+    }
+    return {
+        "format": FORMAT,
+        "method": fields["method"],
+        "size": micro.size,
+        "seed": fields["seed"],
+        "data_source": fields["data_source"],
+        "data_fingerprint": fields["data_fingerprint"],
+        "pool_items": fields["n_pool"],
+        "items": fields["item_ids"].tolist(),
+        "subtasks": fields["subtasks"].tolist(),
+        "pool_positions": micro.items.tolist(),
+        "estimator": micro.estimator_params(),
+        "tasks": fields["tasks"],
+        **{name: _json_value(value) for name, value in optional.items() if value is not None},
+    }
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value.to_json() if hasattr(value, "to_json") else value
+
+
+def write(data: dict, path: str | Path) -> None:
+    """Write the JSON object ``data`` (from ``encode``) to ``path``."""
+    with writing(path, "the micro-benchmark file"):
+        Path(path).write_text(json.dumps(data, indent=1))
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """The fields of the micro-benchmark saved at ``path``, checked: one clear error for anything unusable."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise MdadError(f"No such file: {path}.") from None
+    except json.JSONDecodeError as exc:
+        raise MdadError(f"{path} is not valid JSON (line {exc.lineno}).") from None
+    except (UnicodeDecodeError, RecursionError):
+        raise MdadError(f"{path} is not a readable JSON text file.") from None
+    except IsADirectoryError:
+        raise MdadError(f"{path} is a folder, not a micro-benchmark file.") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise MdadError(f"{path} is not an mdad micro-benchmark file (expected format {FORMAT!r}).")
+    missing = [k for k in REQUIRED if k not in data]
+    if missing:
+        raise MdadError(f"{path} lacks the field {missing[0]!r} of a micro-benchmark file.")
+    try:
+        fields = decode(data)
+    except MdadError as exc:
+        raise MdadError(f"{path}: {exc}") from None
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as exc:
+        raise MdadError(f"{path} is not a valid micro-benchmark file ({type(exc).__name__}: {exc}).") from None
+    problem = _problem(fields)
+    if problem:
+        raise MdadError(f"{path} is not a valid micro-benchmark file: {problem}.")
+    return fields
+
+
+def decode(data: dict) -> dict[str, Any]:
+    """The fields of a micro-benchmark from its JSON object (older files lack the optional parts)."""
+    if not isinstance(data["estimator"], dict):
+        raise MdadError(f"the estimator must be an object of parameters, not {type(data['estimator']).__name__}")
+    items = np.array(data["items"], dtype=str)
+    positions = np.array(data["pool_positions"])
+    if positions.ndim != 1 or (positions.size and positions.dtype.kind not in "iu"):
+        raise MdadError("pool_positions must be a list of integers")
+    return {
+        "method": str(data["method"]),
+        "item_ids": items,
+        "subtasks": np.array(data["subtasks"], dtype=str),
+        "micro": MicroBenchmark.from_params(data["estimator"], positions.astype(np.int64)),
+        "seed": int(data["seed"]),
+        "data_source": str(data.get("data_source", "")),
+        "data_fingerprint": str(data.get("data_fingerprint", "")),
+        "n_pool": int(data.get("pool_items", len(items))),
+        "assessment": Assessment.from_json(data["assessment"]) if data.get("assessment") else None,
+        "tasks": data.get("tasks") or {},
+        "item_hashes": np.array(data["item_hashes"], dtype=str) if data.get("item_hashes") is not None else None,
+        "pool_subtasks": _pool_subtasks(data.get("pool_subtasks")),
+        "pair_prior": PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
+        "accuracy_prior": AccuracyPrior.from_json(data["accuracy_prior"]) if data.get("accuracy_prior") else None,
+    }
+
+
+def _pool_subtasks(value) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(n, int) and n > 0 for n in value.values()):
+        raise MdadError("'pool_subtasks' must map each subtask to its number of pool items")
+    return {str(name): n for name, n in value.items()}
+
+
+def _problem(fields: dict[str, Any]) -> str | None:
+    """What makes loaded fields an unusable micro-benchmark (None: nothing)."""
+    item_ids, subtasks, micro = fields["item_ids"], fields["subtasks"], fields["micro"]
+    n = len(item_ids)
+    if item_ids.ndim != 1 or n == 0:
+        return "it lists no items"
+    if len(subtasks) != n or len(micro.items) != n:
+        return f"it lists {n} items but {len(subtasks)} subtasks and {len(micro.items)} pool positions"
+    for name, value in vars(micro).items():
+        if name == "items" or not isinstance(value, (np.ndarray, float, int)) or isinstance(value, bool):
+            continue
+        array = np.asarray(value)
+        if array.dtype.kind not in "biuf":
+            return f"the estimator's {name!r} must be numbers"
+        if not np.isfinite(array).all():
+            return f"the estimator's {name!r} holds values that are not finite numbers"
+    weights = getattr(micro, "weights", None)
+    if weights is not None and np.shape(weights) != (n,):
+        return f"the estimator has {np.size(weights)} weights for {n} items"
+    return None

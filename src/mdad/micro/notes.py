@@ -1,0 +1,78 @@
+"""The sentences that say how far a micro-benchmark's numbers go: its assessment, and models beyond its sources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mdad.assessment import Assessment
+from mdad.metrics.base import METRICS
+
+
+@dataclass(frozen=True)
+class Note:
+    """One line of a report: its ``text``, whether it is a ``warning``, and whether it is a ``command``
+    (to be kept on one line, so it can be copied)."""
+
+    text: str
+    warning: bool = False
+    command: bool = False
+
+
+def describe_assessment(a: Assessment) -> str:
+    """How far estimates are off, and which differences the micro-benchmark orders reliably."""
+    head = (
+        f"On {a.runs} held-out splits ({a.targets} target models, {a.sources} source models, same method and "
+        f"size): estimates are off by {100 * a.error:.1f} points on average, Kendall tau {a.kendall_tau:.2f}"
+    )
+    head += "".join(
+        f", {metric.label} {metric.shown(a.metrics[metric.key]):g}{f' {metric.unit}' if metric.unit else ''}"
+        for metric in METRICS
+        if metric.key in a.metrics and metric.key not in ("error", "kendall_tau")
+    )
+    share = f"{100 * a.threshold:.0f}%"
+    robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"
+    if not a.mdad_reached:
+        return f"{head}; MDAD not reached (logistic fit: {robust}): no bin of differences is ordered correctly {share} of the time."
+    high = "not reached" if a.mdad_high != a.mdad_high else f"{a.mdad_high:g}"
+    return (
+        f"{head}; MDAD {a.mdad:g} points [95% interval {a.mdad_low:g}, {high}] (logistic fit: {robust}): "
+        f"models closer than that are ordered correctly less than {share} of the time."
+    )
+
+
+BEYOND_SOURCES = {
+    "exact": (
+        "The exact intervals hold for them too; the order probabilities rest on the source models' pairs and "
+        "were overconfident for models better than all of them (benchmarks/README.md)."
+    ),
+    "population": (
+        "The --population intervals covered such models less often than their level and the order "
+        "probabilities, resting on the source models' pairs, were overconfident for them "
+        "(benchmarks/README.md); without --population the intervals hold for any model."
+    ),
+    "calibrated": (
+        "Intervals and order probabilities were calibrated on models like the sources; for models better "
+        "than all of them they are not measured and may be too confident."
+    ),
+    "none": "Estimates of models better than every source are extrapolations of what the sources showed.",
+}
+
+
+def beyond_sources_note(best_source_accuracy: float | None, estimates: np.ndarray, kind: str) -> str | None:
+    """A sentence when some models are estimated above every model the micro-benchmark was chosen from.
+
+    What the intervals and order probabilities promise was measured on models like the sources;
+    ``best_source_accuracy``: the best of them (None: not stored); ``kind``:
+    :attr:`EstimateIntervals.kind`, which answer was printed."""
+    best = best_source_accuracy
+    if best is None:
+        return None
+    above = int(np.sum(estimates > best))
+    if not above:
+        return None
+    return (
+        f"{above} of the {len(estimates)} models are estimated above every model the micro-benchmark was chosen "
+        f"from (the best scored {100 * best:.1f}%). {BEYOND_SOURCES[kind]}"
+    )

@@ -1,0 +1,124 @@
+"""What ``mdad select`` does: choose the items, measure them on held-out models, write them and say so.
+
+``build_selection`` is the whole computation (select, sample lists, assessment), callable from
+Python too; ``Selection`` writes the files and gives the lines the command prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mdad import methods as method_registry
+from mdad.assessment import assess
+from mdad.data.matrix import ResponseMatrix
+from mdad.data.readers import lm_eval
+from mdad.defaults import DEFAULT_THRESHOLD
+from mdad.errors import MdadError
+from mdad.experiment.splits import MIN_MODELS
+from mdad.micro.notes import Note, describe_assessment
+from mdad.micro.selected import SelectedMicroBenchmark, select
+from mdad.wording import plural
+
+
+def check_sample_lists(method: str, *, lm_eval_samples: bool, inspect: bool) -> None:
+    """Refuse an unknown method, and sample lists for an adaptive test (each model gets its own items)."""
+    if method_registry.get(method).adaptive and (lm_eval_samples or inspect):
+        raise MdadError(
+            f"{method} asks each new model its own items one at a time, so there is no fixed sample list: "
+            "ask the first item it names, then 'mdad estimate' names the next after each answer."
+        )
+
+
+def assessment_runs(n_models: int, runs: int, targets: int | None) -> int:
+    """The held-out runs that can be made: none when, with the default targets, there are too few models
+    to hold out 2 targets and keep 2 source models."""
+    return 0 if runs and targets is None and n_models < MIN_MODELS else runs
+
+
+@dataclass(frozen=True, eq=False)
+class Selection:
+    """A micro-benchmark chosen from ``matrix`` with what goes with it: the lm-eval samples list (None:
+    not asked for), the inspect commands and the held-out runs asked for (``runs_asked``)."""
+
+    chosen: SelectedMicroBenchmark
+    matrix: ResponseMatrix
+    lm_eval_samples: dict[str, list[int]] | None = None
+    inspect_commands: list[str] = field(default_factory=list)
+    runs_asked: int = 0
+
+    @property
+    def too_few_models(self) -> bool:
+        """Assessment runs were asked for but there are too few models to make them."""
+        return bool(self.runs_asked) and self.chosen.assessment is None
+
+    def save(self, out: str | Path, samples_path: str | Path | None = None) -> None:
+        """Write the micro-benchmark to ``out`` and, when there is one, the lm-eval samples list to ``samples_path``."""
+        self.chosen.save(out)
+        if self.lm_eval_samples is not None and samples_path is not None:
+            lm_eval.write_samples_list(self.lm_eval_samples, samples_path)
+
+    def report(self, out: str | Path, samples_path: str | Path | None = None) -> list[Note]:
+        """What was written where, how reliable it is, and how to run new models on it."""
+        chosen, matrix = self.chosen, self.matrix
+        method, size, n_subtasks = chosen.method, chosen.size, len(set(chosen.subtasks.tolist()))
+        if chosen.adaptive:
+            notes = [
+                Note(
+                    f"{method}: an adaptive test of {size} items from the pool of {matrix.n_items} items of "
+                    f"{matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}. Every new model "
+                    f"starts with item {chosen.first_item()}; after each answer 'mdad estimate {out} RESULTS' "
+                    "names its next item."
+                )
+            ]
+        else:
+            notes = [Note(f"{method}: {size} of {matrix.n_items} items from {matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}.")]
+        if chosen.assessment is not None:
+            notes.append(Note(describe_assessment(chosen.assessment)))
+        if self.lm_eval_samples is not None and samples_path is not None:
+            notes.append(
+                Note(
+                    f"lm-eval samples ({', '.join(self.lm_eval_samples)}) written to {samples_path}. Evaluate a "
+                    "new model on these items only with: "
+                    f"{lm_eval.samples_command(self.lm_eval_samples, samples_path)}; then: mdad estimate {out} NEW"
+                )
+            )
+        if self.inspect_commands:
+            notes.append(Note(f"Evaluate a new model on these samples only with inspect, then: mdad estimate {out} NEW"))
+            notes.extend(Note(f"  {command}", command=True) for command in self.inspect_commands)
+        if self.too_few_models:
+            notes.append(
+                Note(
+                    f"Not assessed: with {plural(matrix.n_models, 'model')} there are too few to hold out 2 "
+                    f"targets and keep 2 source models (at least {MIN_MODELS} are needed)."
+                )
+            )
+        return notes
+
+
+def build_selection(
+    matrix: ResponseMatrix,
+    method: str,
+    size: int,
+    *,
+    seed: int = 0,
+    runs: int = 20,
+    targets: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    workers: int = 1,
+    lm_eval_samples: bool = False,
+    inspect: bool = False,
+) -> Selection:
+    """Choose ``size`` items of ``matrix`` with ``method`` (``mdad.select``), write-ready sample lists when asked
+    for, and its assessment on ``runs`` held-out splits (``mdad.assess``; skipped with too few models).
+
+    The sample lists are made before the assessment, so a micro-benchmark that cannot have them is
+    refused before the long part."""
+    check_sample_lists(method, lm_eval_samples=lm_eval_samples, inspect=inspect)
+    chosen = select(matrix, method, size, seed=seed)
+    samples = chosen.lm_eval_samples() if lm_eval_samples else None
+    commands = chosen.inspect_commands() if inspect else []
+    made = assessment_runs(matrix.n_models, runs, targets)
+    if made:
+        chosen = chosen.with_assessment(assess(matrix, method, size, runs=made, targets=targets, seed=seed, workers=workers, threshold=threshold))
+    return Selection(chosen, matrix, samples, commands, runs)

@@ -1,0 +1,121 @@
+"""Intervals and order probabilities for one saved micro-benchmark: which answer applies (docs/intervals.md#which-answer-applies), and applying it.
+
+- Random designs on 0/1 scores: finite-population answers from the pool's size (per subtask
+  for the stratified designs and the per-subtask variants), the model's answers and the priors
+  ``select`` stored from the source models (mdad.intervals.random_designs: the empirical-Bayes
+  interval of mdad.intervals.posterior, or the exact mid-p one of mdad.intervals.finite without
+  a prior; mdad.intervals.order): nothing is calibrated on held-out runs.
+- Every other method, and any method on continuous scores: the calibration of its held-out
+  assessment (split-conformal residuals, logistic order fit on the gap over the residual spread
+  at the two estimates), stored with the micro-benchmark.
+- Neither available: NaN, and the sentence says why.
+
+The functions take the fields of the micro-benchmark they need (mdad.micro.selected calls them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mdad.defaults import DEFAULT_LEVEL
+from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.intervals.conformal import ConformalCalibration
+from mdad.intervals.finite import check_level
+from mdad.intervals.order import OrderCalibration, PairPrior
+from mdad.intervals.posterior import AccuracyPrior
+from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
+from mdad.methods.names import parse
+
+Strata = tuple[np.ndarray, np.ndarray, np.ndarray]  # pool sizes, drawn items, stratum of each chosen item
+
+def design_of(method: str) -> str | None:
+    """'uniform' or 'stratified' for the random designs (items uniform within each stratum given its count), else None."""
+    return parse(method).design
+
+
+def design_strata(method: str, n_pool: int, subtasks: np.ndarray, pool_subtasks: dict[str, int] | None) -> Strata | None:
+    """(pool sizes, drawn items, stratum of each chosen item) of the exact design, or None when unknown.
+
+    ``subtasks``: the subtask of each chosen item; ``pool_subtasks``: items per subtask in the pool."""
+    design = design_of(method)
+    if design == "uniform":
+        return np.array([n_pool]), np.array([len(subtasks)]), np.zeros(len(subtasks), np.int64)
+    if design == "stratified" and pool_subtasks and set(subtasks.tolist()) <= set(pool_subtasks):
+        names = sorted(pool_subtasks)
+        codes = np.searchsorted(names, subtasks)
+        sizes = np.array([pool_subtasks[name] for name in names], dtype=np.int64)
+        return sizes, np.bincount(codes, minlength=len(names)), codes
+    return None
+
+
+def _exact_strata(strata: Strata | None, scores: np.ndarray) -> Strata | None:
+    """The design's strata when its exact answers apply: a known random design and 0/1 scores."""
+    binary = bool(np.isin(scores, (0.0, 1.0)).all())
+    return strata if strata is not None and binary else None
+
+
+def _why_not(method: str, strata: Strata | None, scores: np.ndarray) -> str:
+    if design_of(method) is not None and not np.isin(scores, (0.0, 1.0)).all():
+        return ("no interval: exact answers need 0/1 scores and the micro-benchmark carries no held-out assessment "
+                "(select it with assessment runs)")
+    if design_of(method) == "stratified" and strata is None:
+        return ("no interval: the file does not record the pool's subtask sizes (saved by an older mdad); "
+                "select it again")
+    return "no interval: the micro-benchmark carries no held-out assessment (select it with assessment runs)"
+
+
+def estimate_intervals(scores: np.ndarray, estimates: np.ndarray, models: np.ndarray, *, method: str,
+                       strata: Strata | None, calibration: ConformalCalibration | None,
+                       prior: AccuracyPrior | None, level: float = DEFAULT_LEVEL, population: bool = False) -> EstimateIntervals:
+    """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k).
+
+    Parameters
+    ----------
+    method, strata
+        The selection method and its exact design (``design_strata``; None: not a random design).
+    calibration
+        The held-out assessment's interval calibration (None: not assessed).
+    prior
+        The source models' accuracies (stored by ``select``); used only with ``population``.
+    level, population
+        Random designs get the mid-p interval, valid for every model; with ``population``, the
+        empirical-Bayes interval for models like the sources.
+    """
+    level = check_level(level)
+    exact = _exact_strata(strata, scores)
+    if exact is not None:
+        if not population or prior is None or prior.pool_items != int(exact[0].sum()):
+            prior = None
+        low, high, how = exact_bounds(*exact, scores, level=level, prior=prior)
+        return EstimateIntervals(models, estimates, low, high, level, how, "exact" if prior is None else "population")
+    if calibration is not None:
+        low, high = calibration.bounds(estimates, level=level)
+        how = (f"split-conformal: {calibration.size} held-out residuals in {len(calibration.residuals)} "
+               "bins of the estimate")
+        return EstimateIntervals(models, estimates, low, high, level, how, "calibrated")
+    nan = np.full(len(estimates), np.nan)
+    return EstimateIntervals(models, estimates, nan, nan, level, _why_not(method, strata, scores), "none")
+
+
+def neighbour_orders(scores: np.ndarray, estimates: np.ndarray, models: np.ndarray, *, method: str,
+                     strata: Strata | None, calibration: OrderCalibration | None,
+                     prior: PairPrior | None) -> OrderProbabilities:
+    """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds).
+
+    ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs."""
+    order = np.argsort(-estimates, kind="stable")
+    first, second = order[:-1], order[1:]
+    gap = 100.0 * (estimates[first] - estimates[second])
+    exact = _exact_strata(strata, scores)
+    if exact is not None:
+        probability = exact_pair_probabilities(*exact, scores, first, second, prior=prior)
+        source = ("the source leaderboard's pairs (how many items they differ on, how they split them) as prior"
+                  if prior is not None else "a uniform prior")
+        how = f"exact: from the items only one model of the pair got right (finite population), with {source}"
+    elif calibration is not None:
+        probability = calibration.probability(estimates[first], estimates[second])
+        how = calibration.describe()
+    else:
+        probability = np.full(len(gap), np.nan)
+        how = _why_not(method, strata, scores).replace("no interval", "no order probability")
+    return OrderProbabilities(models[first], models[second], gap, probability, how)
