@@ -124,7 +124,7 @@ def test_frames_round_trip_keeps_results(small_sim):
 @pytest.mark.parametrize("name", ["gsm8k-zeroeval", "mmlu-pro-tiger"])
 def test_the_readme_recipe_runs_on_small_real_leaderboards(name):
     """41 and 31 models: the library's defaults (half the models as targets, the rest as sources) make
-    the README's Python recipe work where fixed 50 targets / 300 sources would not."""
+    the Python recipe of docs/python.md work where fixed 50 targets / 300 sources would not."""
     from conftest import real_dataset
 
     matrix = real_dataset(name).require_complete("drop-items")
