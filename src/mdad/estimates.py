@@ -32,6 +32,7 @@ class EstimateIntervals:
 
     @property
     def available(self) -> bool:
+        """Whether every model got a finite interval (False when the micro-benchmark carries nothing to compute them from)."""
         return bool(np.isfinite(self.low).all() and np.isfinite(self.high).all())
 
     def to_frame(self) -> pd.DataFrame:

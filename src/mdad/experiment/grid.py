@@ -139,6 +139,7 @@ class Task:
 
     @property
     def cells(self) -> list[Cell]:
+        """The (method, size) cells of this task, at its number of sources."""
         return [Cell(m, k, self.sources) for m in self.methods for k in self.sizes]
 
     def runs(self, n_runs: int) -> range:
@@ -331,6 +332,7 @@ class Experiment:
         }
 
     def cells(self) -> list[Cell]:
+        """Every (method, size, sources) cell of the experiment, in the order they are reported."""
         c = self.config
         return [Cell(m, k, s) for m in c.methods for k in c.sizes for s in c.sources]
 
@@ -350,6 +352,7 @@ class Experiment:
                     self.store.remove_blocks(cell)
 
     def pending_tasks(self, runs_per_task: int | None = None) -> list[Task]:
+        """The tasks whose cells are not yet in the store (all of them without a store), in blocks of runs."""
         done = self.store.has if self.store is not None else (lambda cell: False)
         return plan_tasks(self.config, done, runs_per_task)
 

@@ -63,6 +63,7 @@ class ConformalCalibration:
 
     @property
     def size(self) -> int:
+        """How many held-out residuals the calibration holds, over all its bins."""
         return sum(len(r) for r in self.residuals)
 
     def bounds(self, estimates, *, level: float = DEFAULT_LEVEL) -> tuple[np.ndarray, np.ndarray]:
@@ -84,10 +85,12 @@ class ConformalCalibration:
         return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
     def to_json(self) -> dict:
+        """The calibration as JSON-ready lists (bin edges and each bin's residuals), as micro.json stores it."""
         return {"edges": self.edges.tolist(), "residuals": [r.tolist() for r in self.residuals]}
 
     @classmethod
     def from_json(cls, data: dict) -> ConformalCalibration:
+        """Read :meth:`to_json`'s output; a malformed one is one error sentence."""
         try:
             edges = np.asarray(data["edges"], dtype=np.float64)
             residuals = tuple(np.sort(np.asarray(r, dtype=np.float64)) for r in data["residuals"])

@@ -69,6 +69,7 @@ class PairPrior:
 
     @classmethod
     def uniform(cls) -> PairPrior:
+        """The prior that favours no number of discordant items and no share: one bin of m, every share equally likely."""
         return cls(np.array([1]), np.full((1, PRIOR_BINS), 1.0 / PRIOR_BINS))
 
     @classmethod
@@ -155,10 +156,12 @@ class PairPrior:
         return (1.0 - PRIOR_FLOOR) * height + PRIOR_FLOOR / (m + 1)[:, None]
 
     def to_json(self) -> dict:
+        """The table as JSON-ready lists (share bins, left edges of the bins of m, probabilities), as micro.json stores it."""
         return {"share_bins": PRIOR_BINS, "m_edges": self.edges.tolist(), "mass": self.mass.tolist()}
 
     @classmethod
     def from_json(cls, data: dict) -> PairPrior:
+        """Read :meth:`to_json`'s output (or an older mdad's share histogram); a malformed table is one error sentence."""
         try:
             if "m_edges" in data:
                 edges = np.asarray(data["m_edges"], dtype=np.int64)
@@ -404,6 +407,7 @@ class OrderCalibration:
                 f"the two estimates lie ({self.pairs} pairs, spread in {len(self.spread)} bins of the estimate)")
 
     def to_json(self) -> dict:
+        """The fit as JSON-ready numbers, as micro.json stores it."""
         if self.spread is None or self.edges is None:  # both present or both absent
             return {"intercept": self.intercept, "slope_per_point": self.slope, "pairs": self.pairs}
         return {"intercept": self.intercept, "slope_per_spread": self.slope, "pairs": self.pairs,

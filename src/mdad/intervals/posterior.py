@@ -88,10 +88,12 @@ class AccuracyPrior:
         return (1.0 - self.uniform_weight) * smooth + self.uniform_weight / (N + 1)
 
     def to_json(self) -> dict:
+        """The prior as JSON-ready numbers (pool size, source models' counts, uniform weight), as micro.json stores it."""
         return {"pool_items": self.pool_items, "counts": self.counts.tolist(), "uniform_weight": self.uniform_weight}
 
     @classmethod
     def from_json(cls, data: dict) -> AccuracyPrior:
+        """Read :meth:`to_json`'s output; a malformed prior is one error sentence."""
         try:
             counts = np.sort(np.asarray(data["counts"], dtype=np.int64))
             return cls(int(data["pool_items"]), counts, float(data.get("uniform_weight", UNIFORM_WEIGHT)))
