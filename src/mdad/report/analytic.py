@@ -23,6 +23,7 @@ from mdad.experiment.splits import make_splits
 from mdad.experiment.store import ResultStore
 from mdad.metrics import analytic
 from mdad.metrics.exact import agreement
+from mdad.metrics.pairwise import AgreementCurve
 from mdad.report.figures import method_styles, styled, subplots
 
 CURVE_COLUMNS = ["method", "size", "sources", "view", "diff_low", "pairs", "agreed", "agreement"]
@@ -131,3 +132,31 @@ def analytic_figures(out_dir: str | Path, curves: pd.DataFrame, threshold: float
     return [(f"Exact and simulated agreement, {size} items (uniform random sampling)",
              analytic_vs_simulated(curves, exact_curves, int(size), threshold=threshold))
             for size in sorted({sizes[0], sizes[-1]})], ""
+
+
+def exact_mdad_table(out_dir: str | Path, summary: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD,
+                     matrix: ResponseMatrix | None = None) -> pd.DataFrame:
+    """Uniform random cells of a stored run: the exact MDAD (the same runs' targets and seen halves, no
+    simulation) beside the simulated first-crossing and robust MDAD on the seen items; empty when the
+    run has no such cells or its data cannot be read again."""
+    columns = ["method", "size", "exact MDAD (pts)", "simulated MDAD (pts)", "robust MDAD (pts)"]
+    if matrix is None:
+        matrix, _ = matrix_of_run(ResultStore(out_dir).read_config())
+    if matrix is None:
+        return pd.DataFrame(columns=columns)
+    exact = analytic_curves_for_store(out_dir, matrix, designs=REPORT_DESIGNS)
+    if exact.empty:
+        return pd.DataFrame(columns=columns)
+    from mdad.report.tables import format_mdad, format_points, format_robust
+
+    seen = exact[(exact["view"] == "seen") & (exact["sources"] == exact["sources"].max())]
+    sim = summary[(summary["view"] == "seen") & (summary["sources"] == summary["sources"].max())]
+    rows = []
+    for (method, size), part in seen.groupby(["method", "size"], sort=True):
+        crossing = AgreementCurve(part["diff_low"].to_numpy(float), part["pairs"].to_numpy(), part["agreed"].to_numpy(),
+                                  DEFAULT_BIN_WIDTH).crossing(threshold)
+        row = sim[(sim["method"] == method) & (sim["size"] == size)]
+        rows.append({"method": method, "size": int(size), "exact MDAD (pts)": format_points(crossing),
+                     "simulated MDAD (pts)": format_mdad(row.iloc[0]) if len(row) else "",
+                     "robust MDAD (pts)": format_robust(row.iloc[0]) if len(row) else ""})
+    return pd.DataFrame(rows, columns=columns)
