@@ -24,6 +24,7 @@ from mdad.data import load
 from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.experiment.splits import MIN_MODELS
+from mdad.metrics.pairwise import estimability_note
 from mdad.microbenchmark import SelectedMicroBenchmark, select
 
 
@@ -111,6 +112,9 @@ def describe_assessment(a: Assessment) -> str:
     head += "".join(f", {metric.label} {metric.shown(a.metrics[metric.key]):g}{f' {metric.unit}' if metric.unit else ''}"
                     for metric in METRICS if metric.key in a.metrics and metric.key not in ("error", "kendall_tau"))
     share = f"{100 * a.threshold:.0f}%"
+    if note := estimability_note(a.targets, a.runs):
+        return (f"On {a.runs} held-out splits ({a.targets} target models, {a.sources} source models): estimates are "
+                f"off by {100 * a.error:.1f} points on average; MDAD and Kendall tau {note}.")
     robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"
     if not a.mdad_reached:
         return (f"{head}; MDAD not reached (logistic fit: {robust}): no bin of differences is ordered correctly "

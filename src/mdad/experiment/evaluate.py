@@ -57,7 +57,8 @@ def view_metrics(
     curve = agreement_curve(agree, dt * 100.0, bin_width=bin_width)
     n_targets = estimates.shape[1]
     mdad = mdad_from_curve(curve, threshold=threshold, rng=bootstrap_rng, targets=n_targets)
-    row = {"mdad": mdad.value, "mdad_low": mdad.low, "mdad_high": mdad.high, "mdad_reached": mdad.reached,
+    row: dict[str, float | int | bool | str] = {
+        "mdad": mdad.value, "mdad_low": mdad.low, "mdad_high": mdad.high, "mdad_reached": mdad.reached,
            "mdad_pairs": mdad.pairs, "mdad_falls_back": mdad.falls_back, "mdad_estimable": mdad.estimable,
            "target_pairs": int(curve.pairs.sum())}
     row.update({metric.key: float(metric.compute(data)) for metric in METRICS})

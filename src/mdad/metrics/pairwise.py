@@ -205,9 +205,12 @@ def estimability_note(targets: int, runs: int) -> str:
     if n_pairs >= MIN_TARGET_PAIRS and runs * targets >= MIN_RUN_TARGETS:
         return ""
     need = next(t for t in range(2, 10_000) if target_pairs(t) >= MIN_TARGET_PAIRS)
-    return (f"cannot be estimated from {n_pairs} target pairs ({targets} targets x {runs} runs); it needs at least "
-            f"{MIN_TARGET_PAIRS} pairs ({need} target models) and {MIN_RUN_TARGETS} runs x targets: add models or "
-            "runs, or use `mdad plan` for the random designs, which needs no runs")
+    if n_pairs < MIN_TARGET_PAIRS:
+        return (f"cannot be estimated from {n_pairs} target pairs ({targets} targets x {runs} runs); it needs at least "
+                f"{MIN_TARGET_PAIRS} target pairs ({need} target models): add models, or use `mdad plan` for the "
+                "random designs, which answers exactly from the data")
+    return (f"cannot be estimated from {runs} runs x {targets} targets; it needs at least {MIN_RUN_TARGETS} runs x "
+            "targets: add runs, or use `mdad plan` for the random designs, which answers exactly from the data")
 
 
 @dataclass(frozen=True)

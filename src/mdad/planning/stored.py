@@ -39,6 +39,14 @@ class StoredAnswer:
         The agreement at ``smallest`` (NaN when none).
     largest : int
         The largest stored size.
+    pairs : int
+        Pairs in the bin where the MDAD at ``size`` crosses the threshold (0 when not asked or reached).
+    robust : str
+        The robust MDAD at ``size`` with its interval, as printed ("" when not asked).
+    warning : str
+        Why the MDAD at ``size`` is noise or cannot be estimated at all ("" when it can be trusted).
+    estimable : bool
+        False when the run has too few targets or runs for any MDAD (``warning`` says why).
     """
 
     method: str
@@ -54,6 +62,10 @@ class StoredAnswer:
     smallest: int | None = None
     agreement: float = float("nan")
     largest: int = 0
+    pairs: int = 0
+    robust: str = ""
+    warning: str = ""
+    estimable: bool = True
 
     @property
     def reached(self) -> bool:
@@ -93,6 +105,7 @@ def plan_from_results(
     """
     from mdad.experiment.evaluate import evaluate_store
     from mdad.experiment.store import ResultStore
+    from mdad.report.tables import format_robust
 
     check_threshold(threshold)
     results = Path(results)
@@ -113,9 +126,12 @@ def plan_from_results(
         if row.empty:
             raise MdadError(f"{results} has no {method} results at size {size} (stored sizes: {', '.join(str(s) for s in rows['size'])}).")
         r = row.iloc[0]
+        trust = {"pairs": int(r.get("mdad_pairs", 0)), "robust": format_robust(r),
+                 "warning": str(r.get("mdad_warning", "")), "estimable": bool(r.get("mdad_estimable", True))}
         if not r["mdad_reached"]:
-            return answer(size=size)
-        return answer(size=size, mdad=float(r["mdad"]), mdad_low=float(r["mdad_low"]), mdad_high=float(r["mdad_high"]))
+            return answer(size=size, **trust)
+        return answer(size=size, mdad=float(r["mdad"]), mdad_low=float(r["mdad_low"]), mdad_high=float(r["mdad_high"]),
+                      **trust)
     if detect is None:
         raise MdadError("Give either the difference to detect or the size, not both or neither.")
     lower = bin_lower(detect)
