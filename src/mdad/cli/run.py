@@ -48,7 +48,7 @@ from mdad.experiment.store import ResultStore
 from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
 from mdad.outputs import check_output_folder
-from mdad.report.analytic import exact_mdad_table
+from mdad.report.analytic import exact_mdad_table, exact_mdads
 from mdad.report.tables import MARK, NOT_REACHED, headline, warnings, wide_summary
 
 
@@ -145,7 +145,7 @@ def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOpt
     finally:
         progress.stop()
     print_table(outputs.summary, options.threshold)
-    print_exact(exact_mdad_table(options.out, outputs.summary, options.threshold, matrix))
+    print_exact(exact_mdad_table(outputs.summary, exact_mdads(options.out, options.threshold, matrix)))
     out = literal(options.out)
     console.print(f"Results, tables and report: {out}/ (report.html)", highlight=False)
     if outputs.figure_files:

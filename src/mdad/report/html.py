@@ -26,9 +26,9 @@ from mdad.experiment.store import ResultStore
 from mdad.methods.names import SUFFIX, parse
 from mdad.outputs import write_csv, writing
 from mdad.report import figures
-from mdad.report.analytic import analytic_figures, exact_mdad_table
+from mdad.report.analytic import analytic_figures, exact_mdad_table, exact_mdads
 from mdad.report.group import group_differences, group_shares
-from mdad.report.tables import NOT_REACHED, group_table, headline, warnings, wide_summary
+from mdad.report.tables import NOT_REACHED, format_mdad, group_table, headline, warnings, wide_summary
 from mdad.report.trust import coverage_table, decision_curves, trust_frames
 
 
@@ -111,7 +111,7 @@ def exact_section(d: ReportData) -> Section | None:
         if reason == "the run has no uniform random cells":
             return None
         return Section("exact", title, f"Not drawn: {reason}. The rest of this page comes from the stored results alone.")
-    table = exact_mdad_table(d.store.root, d.summary, d.threshold)
+    table = exact_mdad_table(d.summary, exact_mdads(d.store.root, d.threshold))
     return Section(
         "exact", title,
         "For uniform random sampling the probability of ordering each pair correctly can be computed exactly from the "
@@ -202,9 +202,11 @@ SECTIONS: list[Callable[[ReportData], Section | None]] = [
 
 
 # ---- words and tables ---------------------------------------------------------------
-def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | None = None) -> list[str]:
-    """One plain sentence per method (seen items, the largest number of source models); a marked first
-    crossing gives way to the robust MDAD, and data too few for any MDAD get the sentence why."""
+def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | None = None,
+                      exact: dict[tuple[str, int], float] | None = None) -> list[str]:
+    """One plain sentence per method (seen items, the largest number of source models); uniform random
+    leads with its exact MDAD (``exact``), a marked first crossing gives way to the robust MDAD, and data
+    too few for any MDAD get the sentence why."""
     if summary.empty:
         return ["No finished cells yet."]
     seen = summary[(summary["view"] == "seen") & (summary["sources"] == summary["sources"].max())]
@@ -214,12 +216,14 @@ def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | Non
         for i, (_, row) in enumerate(rows.sort_values("size").iterrows()):
             k = int(row["size"])
             items = f"{k} items" + (f" ({100 * k / n_seen:.2g}% of the seen pool)" if i == 0 and n_seen else "")
-            value, name = headline(row)
-            noise = (f" (the robust MDAD; the first crossing, {row['mdad']:g} points, is noise)"
-                     if name != "MDAD" else "")
+            value, name = headline(row, exact)
+            simulated = format_mdad(row)
+            noise = ("" if name == "MDAD" else
+                     f" (the exact MDAD; simulated: {simulated})" if name == "exact MDAD" else
+                     f" (the robust MDAD; the first crossing, {row['mdad']:g} points, is noise)")
             if name != "MDAD" and np.isnan(value):
                 clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time "
-                               f"(robust MDAD {NOT_REACHED}; the first crossing, {row['mdad']:g} points, is noise)")
+                               f"({name} {NOT_REACHED}{'' if name == 'exact MDAD' else '; the first crossing is noise'})")
                 continue
             if not row.get("mdad_estimable", True):
                 clauses.append(f"with {items}, {row['mdad_warning'].rstrip('.')}")
@@ -237,7 +241,8 @@ def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | Non
     return out
 
 
-def comparison_sentences(summary: pd.DataFrame, baseline: str = "random") -> list[str]:
+def comparison_sentences(summary: pd.DataFrame, baseline: str = "random",
+                         exact: dict[tuple[str, int], float] | None = None) -> list[str]:
     """One sentence per size comparing the methods (seen items, the largest number of source models):
     the lowest MDAD, by which methods, and where uniform random stands, with whether its 95%
     interval overlaps the best one's (then the data cannot tell them apart). Each method's number is
@@ -247,9 +252,9 @@ def comparison_sentences(summary: pd.DataFrame, baseline: str = "random") -> lis
     seen = summary[(summary["view"] == "seen") & (summary["sources"] == summary["sources"].max())].copy()
     if "mdad_estimable" in seen:
         seen = seen[seen["mdad_estimable"].astype(bool)]
-    leads = [headline(row) for _, row in seen.iterrows()]
+    leads = [headline(row, exact) for _, row in seen.iterrows()]
     seen["lead"] = [value for value, _ in leads]
-    seen["lead_robust"] = [name != "MDAD" for _, name in leads]
+    seen["lead_kind"] = [name for _, name in leads]
     out = []
     for size, rows in seen.groupby("size", sort=True):
         reached = rows[rows["lead"].notna()]
@@ -278,8 +283,11 @@ def comparison_sentences(summary: pd.DataFrame, baseline: str = "random") -> lis
 def _intervals_overlap(a: pd.Series, b: pd.Series) -> bool:
     """Whether two MDAD intervals share a value (an open upper end reaches to infinity)."""
     def bounds(row):
-        prefix = "mdad_robust" if row.get("lead_robust", False) else "mdad"
+        kind = row.get("lead_kind", "MDAD")
         value = row.get("lead", row["mdad"])
+        if kind == "exact MDAD":  # exact: no interval
+            return value, value
+        prefix = "mdad_robust" if kind == "robust MDAD" else "mdad"
         low, high = row.get(f"{prefix}_low", value), row.get(f"{prefix}_high", value)
         return (value if pd.isna(low) else low), (np.inf if pd.isna(high) else high)
     (a_low, a_high), (b_low, b_high) = bounds(a), bounds(b)
@@ -350,6 +358,7 @@ def build_outputs(
     files = _write_figures(sections, root, figure_format)
 
     methods = sorted(summary["method"].unique()) if not summary.empty else []
+    exact = exact_mdads(root, threshold) if not summary.empty else {}
     env = Environment(loader=PackageLoader("mdad.report"), autoescape=select_autoescape(["html"]))
     html = env.get_template("report.html").render(
         config=config, threshold=threshold, sections=sections,
@@ -360,8 +369,8 @@ def build_outputs(
         targets_text=targets_text(config),
         pairs_text=pairs_text(summary),
         warnings=warnings(summary),
-        sentences=summary_sentences(summary, threshold, config.get("n_seen")),
-        comparisons=comparison_sentences(summary),
+        sentences=summary_sentences(summary, threshold, config.get("n_seen"), exact),
+        comparisons=comparison_sentences(summary, exact=exact),
         table_html=_html_table(table) if not table.empty else "<p>No finished cells yet.</p>",
     )
     report = root / "report.html"

@@ -36,9 +36,13 @@ def format_robust(row: pd.Series) -> str:
     return f"{row['mdad_robust']:g} [{format_points(row['mdad_robust_low'])}, {format_points(row['mdad_robust_high'])}]"
 
 
-def headline(row: pd.Series) -> tuple[float, str]:
-    """The MDAD plain words lead with, and its name: the robust MDAD when the first crossing is marked
-    as noise, else the first crossing (NaN: not reached)."""
+def headline(row: pd.Series, exact: dict[tuple[str, int], float] | None = None) -> tuple[float, str]:
+    """The MDAD plain words lead with, and its name: the exact MDAD of a uniform random cell when
+    ``exact`` (see :func:`mdad.report.analytic.exact_mdads`) has it, the robust MDAD when the first
+    crossing is marked as noise, else the first crossing (NaN: not reached)."""
+    key = (str(row["method"]), int(row["size"]))
+    if exact and key in exact:
+        return exact[key], "exact MDAD"
     if row.get("mdad_marked", False) and "mdad_robust" in row:
         return float(row["mdad_robust"]), "robust MDAD"
     return (float(row["mdad"]) if row["mdad_reached"] else np.nan), "MDAD"
