@@ -107,3 +107,15 @@ def test_run_names_its_threshold_targets_and_pairs(tmp_path):
     assert "exact MDAD" in text  # uniform random: the exact answer beside the simulated one
     report = (tmp_path / "o" / "report.html").read_text()
     assert "--threshold 0.9" in report and "50 strongest models" in report
+
+
+def test_plan_from_a_finished_run_gives_the_pairs_the_robust_mdad_and_the_mark(tmp_path):
+    out = tmp_path / "o"
+    ran = runner.invoke(app, ["run", "--methods", "random", "--sizes", "10", "--runs", "6", "--out", str(out)])
+    assert ran.exit_code == 0, ran.output
+    row = pd.read_csv(out / "summary.csv").query("view == 'seen'").iloc[0]
+    result = runner.invoke(app, ["plan", "--results", str(out), "--method", "random", "--size", "10"])
+    assert result.exit_code == 0, result.output
+    text = flat(result.output)
+    assert f"({int(row['mdad_pairs'])} pairs in its bin; robust MDAD" in text and "threshold 0.8" in text
+    assert (f"{row['mdad']:g}* points" in text) == bool(row["mdad_marked"])

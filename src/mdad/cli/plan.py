@@ -174,7 +174,7 @@ def print_stored(found: StoredAnswer) -> None:
         mark = "*" if found.warning else ""
         value = (f"{found.mdad:g}{mark} points [{found.mdad_low:g}, {high}]" if found.reached else "not reached")
         console.print(f"{method} with {found.size} items: MDAD = [bold]{value}[/bold] ({found.pairs} pairs in its bin; "
-                      f"robust MDAD {literal(found.robust)}; threshold {found.threshold:g}), {note}.", highlight=False)
+                      f"robust MDAD {found.robust}; threshold {found.threshold:g}), {note}.", highlight=False)
         if found.warning:
             console.print(literal(f"* {found.warning}"), highlight=False)
     elif not found.reached:
