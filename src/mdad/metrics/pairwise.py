@@ -18,6 +18,7 @@ from mdad.defaults import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
+    MIN_CONFIRMING_PAIRS,
     MIN_CROSSING_PAIRS,
     MIN_RUN_TARGETS,
     MIN_TARGET_PAIRS,
@@ -348,7 +349,7 @@ def mdad_from_curve(
         alpha = (1.0 - confidence) / 2.0
         with np.errstate(all="ignore"):
             lo, hi = np.nanquantile(rates, [alpha, 1.0 - alpha], axis=0)
-        confirms = curve.pairs >= MIN_CROSSING_PAIRS  # too few pairs cannot confirm a crossing (high end)
+        confirms = curve.pairs >= MIN_CONFIRMING_PAIRS  # too few pairs cannot confirm a crossing (high end)
         low = first_crossing(hi, curve.lower, threshold)
         high = first_crossing(np.where(confirms, lo, 0.0), curve.lower, threshold)
     else:
