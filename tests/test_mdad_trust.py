@@ -63,7 +63,7 @@ def test_too_few_target_pairs_get_a_sentence_that_says_what_would_fix_it():
     note = estimability_note(targets=6, runs=20)
     assert note.startswith("cannot be estimated from 15 target pairs")
     assert "add models" in note and "mdad plan" in note
-    assert estimability_note(targets=50, runs=1).startswith("cannot be estimated from 1 runs x 50 targets")
+    assert estimability_note(targets=50, runs=1).startswith("cannot be estimated from 1 run x 50 targets")
     assert estimability_note(targets=50, runs=2) == estimability_note(targets=10, runs=10) == ""
     assert MIN_TARGET_PAIRS == 45
 

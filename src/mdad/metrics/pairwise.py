@@ -24,6 +24,7 @@ from mdad.defaults import (
     MIN_TARGET_PAIRS,
 )
 from mdad.errors import MdadError
+from mdad.wording import plural
 
 # Accuracies are ratios of counts; a tiny tolerance keeps e.g. 0.035 from flooring to 3.0.
 _FLOOR_TOLERANCE = 1e-9
@@ -207,10 +208,11 @@ def estimability_note(targets: int, runs: int) -> str:
         return ""
     need = next(t for t in range(2, 10_000) if target_pairs(t) >= MIN_TARGET_PAIRS)
     if n_pairs < MIN_TARGET_PAIRS:
-        return (f"cannot be estimated from {n_pairs} target pairs ({targets} targets x {runs} runs); it needs at least "
+        return (f"cannot be estimated from {plural(n_pairs, 'target pair')} ({targets} targets x {plural(runs, 'run')}); "
+                f"it needs at least "
                 f"{MIN_TARGET_PAIRS} target pairs ({need} target models): add models, or use `mdad plan` for the "
                 "random designs, which answers exactly from the data")
-    return (f"cannot be estimated from {runs} runs x {targets} targets; it needs at least {MIN_RUN_TARGETS} runs x "
+    return (f"cannot be estimated from {plural(runs, 'run')} x {targets} targets; it needs at least {MIN_RUN_TARGETS} runs x "
             "targets: add runs, or use `mdad plan` for the random designs, which answers exactly from the data")
 
 
