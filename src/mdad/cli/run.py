@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Literal
 
-import numpy as np
 import typer
 from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -49,7 +48,7 @@ from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
 from mdad.outputs import check_output_folder
 from mdad.report.analytic import exact_mdad_table, exact_mdads
-from mdad.report.tables import MARK, NOT_REACHED, headline, warnings, wide_summary
+from mdad.report.tables import NOT_REACHED, format_mdad, warnings, wide_summary
 
 
 @app.command()
@@ -271,20 +270,18 @@ def print_overview(summary) -> None:
     if seen["method"].nunique() < 2:
         return
     for n_sources, part in seen.groupby("sources", sort=True):
-        part = part.assign(lead=[headline(row)[0] if row.get("mdad_estimable", True) else np.nan
-                                 for _, row in part.iterrows()])
-        values = part.pivot_table(index="method", columns="size", values="lead", aggfunc="first", dropna=False)
-        marked = part.pivot_table(index="method", columns="size", values="mdad_marked", aggfunc="first")
+        estimable = part["mdad_estimable"].astype(bool) if "mdad_estimable" in part else True
+        part = part.assign(shown=part["mdad"].where(estimable))
+        values = part.pivot_table(index="method", columns="size", values="shown", aggfunc="first", dropna=False)
+        text = {(r["method"], r["size"]): format_mdad(r).split(" [")[0] for _, r in part.iterrows()}
         best = values.min(axis=0)
-        table = Table(title=f"MDAD on the seen items (points; robust where the first crossing is marked *) by "
-                            f"number of items ({n_sources} source models)",
+        table = Table(title=f"MDAD on the seen items (points) by number of items ({n_sources} source models)",
                       title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("method", no_wrap=True)
         for size in values.columns:
             table.add_column(str(size), justify="right", no_wrap=True)
         for method, row in values.iterrows():
-            cells = [NOT_REACHED if np.isnan(v) else
-                     (f"[bold]{v:g}[/bold]" if v == best[size] else f"{v:g}") + (MARK if marked.at[method, size] else "")
+            cells = [f"[bold]{text[method, size]}[/bold]" if v == best[size] else text.get((method, size), NOT_REACHED)
                      for size, v in row.items()]
             table.add_row(literal(method), *cells)
         console.print(table)

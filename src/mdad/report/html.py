@@ -217,9 +217,8 @@ def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | Non
             k = int(row["size"])
             items = f"{k} items" + (f" ({100 * k / n_seen:.2g}% of the seen pool)" if i == 0 and n_seen else "")
             value, name = headline(row, exact)
-            simulated = format_mdad(row)
             noise = ("" if name == "MDAD" else
-                     f" (the exact MDAD; simulated: {simulated})" if name == "exact MDAD" else
+                     f" (the exact MDAD; simulated: {format_mdad(row)})" if name == "exact MDAD" else
                      f" (the robust MDAD; the first crossing, {row['mdad']:g} points, is noise)")
             if name != "MDAD" and np.isnan(value):
                 clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time "

@@ -8,7 +8,7 @@ import pandas as pd
 from mdad.experiment.evaluate import METRICS, VIEWS
 
 NOT_REACHED = "not reached"
-NOT_ESTIMABLE = "cannot be estimated"
+NOT_ESTIMABLE = "no estimate"  # too few targets or runs: the row's ``mdad_warning`` says why
 MARK = "*"  # after an MDAD whose first crossing is noise (the row's ``mdad_warning`` says why)
 
 
