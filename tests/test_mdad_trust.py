@@ -119,3 +119,18 @@ def test_plan_from_a_finished_run_gives_the_pairs_the_robust_mdad_and_the_mark(t
     text = flat(result.output)
     assert f"({int(row['mdad_pairs'])} pairs in its bin; robust MDAD" in text and "threshold 0.8" in text
     assert (f"{row['mdad']:g}* points" in text) == bool(row["mdad_marked"])
+
+
+def test_plain_words_lead_with_the_exact_or_robust_mdad_when_the_first_crossing_is_noise():
+    from mdad.report.html import summary_sentences
+
+    summary = pd.DataFrame({
+        "method": ["anchor-points", "random"], "size": [10, 10], "sources": 300, "view": "seen",
+        "mdad": [17.0, 16.5], "mdad_low": [14.5, 14.0], "mdad_high": [18.5, 18.0], "mdad_reached": True,
+        "mdad_robust": [21.0, 20.0], "mdad_robust_low": [19.5, 18.5], "mdad_robust_high": [23.0, 22.0],
+        "mdad_marked": True, "mdad_estimable": True,
+        "mdad_warning": "the first crossing at 17 points is noise: its 17-point bin holds 15 pairs (fewer than 200).",
+    })
+    anchor, random = summary_sentences(summary, 0.8, exact={("random", 10): 22.0})
+    assert "at least 21 points apart" in anchor and "the first crossing, 17 points, is noise" in anchor
+    assert "at least 22 points apart" in random and "(the exact MDAD; simulated: 16.5* [14, 18])" in random

@@ -225,7 +225,7 @@ def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | Non
                                f"({name} {NOT_REACHED}{'' if name == 'exact MDAD' else '; the first crossing is noise'})")
                 continue
             if not row.get("mdad_estimable", True):
-                clauses.append(f"with {items}, {row['mdad_warning'].rstrip('.')}")
+                clauses.append(f"with {items}, the {method} {row['mdad_warning'].rstrip('.')}")
             elif np.isnan(value):
                 clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time "
                                f"(MDAD {NOT_REACHED})")
