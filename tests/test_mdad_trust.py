@@ -26,8 +26,9 @@ def flat(text: str) -> str:
 
 
 def test_a_crossing_bin_with_few_pairs_is_marked_and_says_why():
-    curve = AgreementCurve(lower=np.array([0.0, 0.5, 1.0, 1.5]), pairs=np.array([400, 6, 400, 400]),
-                           agreed=np.array([220, 6, 260, 390]), bin_width=0.5)
+    curve = AgreementCurve(
+        lower=np.array([0.0, 0.5, 1.0, 1.5]), pairs=np.array([400, 6, 400, 400]), agreed=np.array([220, 6, 260, 390]), bin_width=0.5
+    )
     mdad = mdad_from_curve(curve)
     assert mdad.value == 0.5 and mdad.pairs == 6 and mdad.few_pairs
     assert mdad.falls_back  # the 1-point bin, with 400 pairs, is below 80% again
@@ -37,8 +38,7 @@ def test_a_crossing_bin_with_few_pairs_is_marked_and_says_why():
 
 
 def test_a_well_supported_crossing_is_not_marked():
-    curve = AgreementCurve(lower=np.array([0.0, 0.5, 1.0]), pairs=np.array([500, 500, 500]),
-                           agreed=np.array([250, 300, 480]), bin_width=0.5)
+    curve = AgreementCurve(lower=np.array([0.0, 0.5, 1.0]), pairs=np.array([500, 500, 500]), agreed=np.array([250, 300, 480]), bin_width=0.5)
     mdad = mdad_from_curve(curve)
     assert mdad.value == 1.0 and not mdad.few_pairs and not mdad.falls_back
     assert mdad.warning(robust_mdad(curve)) == ""
@@ -75,8 +75,7 @@ def test_shares_that_fall_on_the_same_count_are_said_and_run_once():
 
 
 def test_select_on_genuine_logs_of_eight_models_prints_no_mdad(tmp_path):
-    result = runner.invoke(app, ["select", "--data", LOOP_SOURCES, "--method", "random", "--size", "5", "--out",
-                                 str(tmp_path / "micro.json")])
+    result = runner.invoke(app, ["select", "--data", LOOP_SOURCES, "--method", "random", "--size", "5", "--out", str(tmp_path / "micro.json")])
     text = flat(result.output)
     assert "MDAD and Kendall tau cannot be estimated from 6 target pairs" in text, text
     assert not re.search(r"MDAD \d", text) and "Kendall tau 0" not in text
@@ -87,8 +86,7 @@ def test_run_on_twelve_models_says_cannot_be_estimated(tmp_path):
     data = tmp_path / "twelve.npz"
     write_npz(simulate(seed=0, n_models=12, n_items=120), data)
     out = tmp_path / "o"
-    result = runner.invoke(app, ["run", "--data", str(data), "--methods", "random", "--sizes", "10", "--runs", "5",
-                                 "--out", str(out)])
+    result = runner.invoke(app, ["run", "--data", str(data), "--methods", "random", "--sizes", "10", "--runs", "5", "--out", str(out)])
     assert result.exit_code == 0, result.output
     text = flat(result.output)
     assert "cannot be estimated from 15 target pairs (6 targets x 5 runs)" in text
@@ -98,8 +96,10 @@ def test_run_on_twelve_models_says_cannot_be_estimated(tmp_path):
 
 
 def test_run_names_its_threshold_targets_and_pairs(tmp_path):
-    result = runner.invoke(app, ["run", "--methods", "random", "--sizes", "25", "--runs", "4", "--threshold", "0.9",
-                                 "--targets-from", "top", "--out", str(tmp_path / "o")])
+    result = runner.invoke(
+        app,
+        ["run", "--methods", "random", "--sizes", "25", "--runs", "4", "--threshold", "0.9", "--targets-from", "top", "--out", str(tmp_path / "o")],
+    )
     assert result.exit_code == 0, result.output
     text = flat(result.output)
     assert "--threshold 0.9" in text and "the 50 strongest models as targets" in text
@@ -124,13 +124,24 @@ def test_plan_from_a_finished_run_gives_the_pairs_the_robust_mdad_and_the_mark(t
 def test_plain_words_lead_with_the_exact_or_robust_mdad_when_the_first_crossing_is_noise():
     from mdad.report.html import summary_sentences
 
-    summary = pd.DataFrame({
-        "method": ["anchor-points", "random"], "size": [10, 10], "sources": 300, "view": "seen",
-        "mdad": [17.0, 16.5], "mdad_low": [14.5, 14.0], "mdad_high": [18.5, 18.0], "mdad_reached": True,
-        "mdad_robust": [21.0, 20.0], "mdad_robust_low": [19.5, 18.5], "mdad_robust_high": [23.0, 22.0],
-        "mdad_marked": True, "mdad_estimable": True,
-        "mdad_warning": "the first crossing at 17 points is noise: its 17-point bin holds 15 pairs (fewer than 200).",
-    })
+    summary = pd.DataFrame(
+        {
+            "method": ["anchor-points", "random"],
+            "size": [10, 10],
+            "sources": 300,
+            "view": "seen",
+            "mdad": [17.0, 16.5],
+            "mdad_low": [14.5, 14.0],
+            "mdad_high": [18.5, 18.0],
+            "mdad_reached": True,
+            "mdad_robust": [21.0, 20.0],
+            "mdad_robust_low": [19.5, 18.5],
+            "mdad_robust_high": [23.0, 22.0],
+            "mdad_marked": True,
+            "mdad_estimable": True,
+            "mdad_warning": "the first crossing at 17 points is noise: its 17-point bin holds 15 pairs (fewer than 200).",
+        }
+    )
     anchor, random = summary_sentences(summary, 0.8, exact={("random", 10): 22.0})
     assert "at least 21 points apart" in anchor and "the first crossing, 17 points, is noise" in anchor
     assert "at least 22 points apart" in random and "(the exact MDAD; simulated: 16.5* [14, 18])" in random
