@@ -34,7 +34,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # Imports forbidden whatever the layers say: (importing package, or "*" for any, imported package).
 FORBIDDEN: list[tuple[str, str]] = [
     ("mdad.intervals", "mdad.methods"),
-    ("mdad.intervals", "mdad.microbenchmark"),
     ("mdad.intervals", "mdad.micro"),
     ("mdad.metrics", "mdad.experiment"),
     ("mdad.methods", "mdad.data"),

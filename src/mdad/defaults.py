@@ -15,6 +15,11 @@ DEFAULT_THRESHOLD = 0.8  # agreement rate that defines MDAD
 DEFAULT_BIN_WIDTH = 0.5  # points of accuracy difference per bin of the agreement curve
 DEFAULT_CONFIDENCE = 0.95  # of the bootstrap intervals of MDAD
 DEFAULT_BOOTSTRAP = 1000  # resamples behind those intervals
+# below these, MDAD is marked or not estimated (measured in benchmarks/bench_mdad_coverage.py)
+MIN_CROSSING_PAIRS = 200  # pairs in the crossing bin of a first-crossing MDAD that is not marked
+MIN_CONFIRMING_PAIRS = 50  # pairs a bin needs to set the high end of the MDAD interval
+MIN_TARGET_PAIRS = 45  # distinct target pairs (10 targets) below which MDAD cannot be estimated
+MIN_RUN_TARGETS = 100  # runs x targets below which MDAD cannot be estimated
 DEFAULT_LEVEL = 0.9  # confidence level of the intervals of a micro-benchmark's estimates
 DEFAULT_TARGETS = 50  # target models per run (half the models when there are fewer than twice as many)
 DEFAULT_SOURCES = 300  # source models per run (every model besides the targets when fewer)

@@ -167,10 +167,16 @@ def print_stored(found: StoredAnswer) -> None:
     note = literal(f"from the simulated curves of {found.runs} runs in {found.results} (seen items, {found.sources} "
                    "source models), not exact")
     method = found.method
-    if found.size is not None:
-        value = (f"{found.mdad:g} points [{found.mdad_low:g}, {found.mdad_high:g}]" if found.reached
-                 else "not reached")
-        console.print(f"{method} with {found.size} items: MDAD = [bold]{value}[/bold], {note}.")
+    if found.size is not None and not found.estimable:
+        console.print(literal(f"{method} with {found.size} items: {found.warning}"), highlight=False)
+    elif found.size is not None:
+        high = "not reached" if np.isnan(found.mdad_high) else f"{found.mdad_high:g}"
+        mark = "*" if found.warning else ""
+        value = (f"{found.mdad:g}{mark} points [{found.mdad_low:g}, {high}]" if found.reached else "not reached")
+        console.print(f"{method} with {found.size} items: MDAD = [bold]{value}[/bold] ({found.pairs} pairs in its bin; "
+                      f"robust MDAD {found.robust}; threshold {found.threshold:g}), {note}.", highlight=False)
+        if found.warning:
+            console.print(literal(f"* {found.warning}"), highlight=False)
     elif not found.reached:
         console.print(f"{method}: no stored size orders pairs {found.label} points apart correctly with "
                       f"probability {found.threshold:g} (largest stored size: {found.largest}), {note}.")

@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Literal
 
-import numpy as np
 import typer
 from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -41,13 +40,14 @@ from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_SOURCES, DEFAULT_TARGETS, 
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import METRICS, VIEWS, Metric
 from mdad.experiment.grid import Experiment, ExperimentConfig
-from mdad.experiment.sizes import SizeRequest, parse_sizes, unique_counts
+from mdad.experiment.sizes import SizeRequest, parse_sizes, size_requests_note, unique_counts
 from mdad.experiment.splits import n_seen_items
 from mdad.experiment.store import ResultStore
 from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
 from mdad.outputs import check_output_folder
-from mdad.report.tables import NOT_REACHED, wide_summary
+from mdad.report.analytic import exact_mdad_table, exact_mdads
+from mdad.report.tables import NOT_REACHED, format_mdad, warnings, wide_summary
 from mdad.workflow import RunOptions, run_into_folder
 
 
@@ -112,6 +112,8 @@ def run(
         sizes=unique_counts(requests) if requests is not None else builtin.sizes if builtin is not None else None)
     if requests is None:
         requests = [SizeRequest(str(k), k) for k in config.sizes]
+    elif note := size_requests_note(requests):
+        console.print(literal(note), highlight=False)
     record = {"command": command_line(ctx),
               "data": data_spec(dataset=dataset or DEFAULT_DATASET, path=data, metric=metric, filter_name=filter_name,
                                 missing=missing, seed=seed, reruns=reruns),
@@ -141,7 +143,8 @@ def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOpt
         raise typer.Exit(130) from None
     finally:
         progress.stop()
-    print_table(outputs.summary)
+    print_table(outputs.summary, options.threshold)
+    print_exact(exact_mdad_table(outputs.summary, exact_mdads(options.out, options.threshold, matrix)))
     out = literal(options.out)
     console.print(f"Results, tables and report: {out}/ (report.html)", highlight=False)
     if outputs.figure_files:
@@ -214,15 +217,16 @@ def report(
     with store.locked():
         outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures,
                                 workers=workers or os.cpu_count() or 1)
-    print_table(outputs.summary)
+    print_table(outputs.summary, threshold if threshold is not None else store.read_config().get("threshold",
+                                                                                                  DEFAULT_THRESHOLD))
     console.print(f"Report: {literal(outputs.report)}", highlight=False)
     if outputs.figure_files:
         console.print(f"Figures: {literal(out)}/figures/ ({len(outputs.figure_files)} {figures} files)", highlight=False)
 
 
-def print_table(summary) -> None:
+def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
     """One compact table per method and number of source models: MDAD [95% CI] and every metric of
-    ``METRICS``, seen and unseen."""
+    ``METRICS``, seen and unseen; under it why a number is marked (*) or cannot be estimated."""
     frame = wide_summary(summary)
     if frame.empty:
         console.print("No finished cells.")
@@ -236,7 +240,7 @@ def print_table(summary) -> None:
         for header, _, _ in columns:
             table.add_column(header, justify="right", no_wrap=True)
         for _, row in rows.iterrows():
-            cells = [row[col] if metric is None else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
+            cells = [str(row[col]) if metric is None else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
             table.add_row(str(row["size"]), *cells)
         console.print(table)
         if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
@@ -248,8 +252,16 @@ def print_table(summary) -> None:
     if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
         console.print("Flagged: the target's ability lies outside the source models' range, or its answers fit the "
                       "IRT model badly.")
+    for line in warnings(summary):
+        console.print(literal(line), highlight=False, soft_wrap=True)
     print_overview(summary)
-    console.print(f"MDAD and error in accuracy points; MDAD [{percent(DEFAULT_CONFIDENCE)} bootstrap interval].")
+    behind = ""
+    if "target_pairs" in summary:
+        low, high = int(summary["target_pairs"].min()), int(summary["target_pairs"].max())
+        behind = f"; each MDAD rests on {low:,}{f' to {high:,}' if high != low else ''} target pairs (all runs)"
+    console.print(f"MDAD: the smallest accuracy difference ordered correctly {percent(threshold)} of the time "
+                  f"(--threshold {threshold:g}), in accuracy points [{percent(DEFAULT_CONFIDENCE)} bootstrap "
+                  f"interval]{behind}; error in accuracy points.", highlight=False)
 
 
 def print_overview(summary) -> None:
@@ -258,7 +270,10 @@ def print_overview(summary) -> None:
     if seen["method"].nunique() < 2:
         return
     for n_sources, part in seen.groupby("sources", sort=True):
-        values = part.pivot_table(index="method", columns="size", values="mdad", aggfunc="first", dropna=False)
+        estimable = part["mdad_estimable"].astype(bool) if "mdad_estimable" in part else True
+        part = part.assign(shown=part["mdad"].where(estimable))
+        values = part.pivot_table(index="method", columns="size", values="shown", aggfunc="first", dropna=False)
+        text = {(r["method"], r["size"]): format_mdad(r).split(" [")[0] for _, r in part.iterrows()}
         best = values.min(axis=0)
         table = Table(title=f"MDAD on the seen items (points) by number of items ({n_sources} source models)",
                       title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -266,10 +281,24 @@ def print_overview(summary) -> None:
         for size in values.columns:
             table.add_column(str(size), justify="right", no_wrap=True)
         for method, row in values.iterrows():
-            cells = [NOT_REACHED if np.isnan(v) else f"[bold]{v:g}[/bold]" if v == best[size] else f"{v:g}"
+            cells = [f"[bold]{text[method, size]}[/bold]" if v == best[size] else text.get((method, size), NOT_REACHED)
                      for size, v in row.items()]
             table.add_row(literal(method), *cells)
         console.print(table)
+
+
+def print_exact(table) -> None:
+    """Uniform random cells: the exact MDAD of the same runs' targets and seen halves beside the simulated one."""
+    if table.empty:
+        return
+    rich_table = Table(title="Uniform random: exact MDAD (same targets and seen halves, no simulation) beside the "
+                             "simulated one (seen items, points)", title_justify="left", box=box.SIMPLE_HEAD,
+                       pad_edge=False)
+    for column in table.columns:
+        rich_table.add_column(column, justify="left" if column == "method" else "right", no_wrap=True)
+    for row in table.itertuples(index=False):
+        rich_table.add_row(*(literal(str(v)) for v in row))
+    console.print(rich_table)
 
 
 @app.command("methods")

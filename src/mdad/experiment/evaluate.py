@@ -44,18 +44,31 @@ def view_metrics(
 ) -> tuple[dict, AgreementCurve]:
     """Every metric of ``METRICS``, pair agreement and MDAD (runs x targets estimates against one
     truth), and the agreement curve. ``robust_rng`` adds the MDAD of a monotone (logistic) fit of
-    the curve, which is stable when bins hold few pairs."""
+    the curve, which is stable when bins hold few pairs.
+
+    Beside MDAD: the pairs in its crossing bin (``mdad_pairs``), whether a later bin with enough
+    pairs falls below the threshold again (``mdad_falls_back``), whether it can be estimated at all
+    from these targets and runs (``mdad_estimable``), the pair-runs behind it (``target_pairs``),
+    and whether it is marked as noise with the sentence why (``mdad_marked``, ``mdad_warning``;
+    docs/protocol.md#mdad-trust)."""
     de, dt = pair_differences(estimates), pair_differences(truth)
     data = ViewData(estimates, truth, de, dt)
     agree = agreement_from_differences(de, dt)
     curve = agreement_curve(agree, dt * 100.0, bin_width=bin_width)
-    mdad = mdad_from_curve(curve, threshold=threshold, rng=bootstrap_rng)
-    row = {"mdad": mdad.value, "mdad_low": mdad.low, "mdad_high": mdad.high, "mdad_reached": mdad.reached}
+    n_targets = estimates.shape[1]
+    mdad = mdad_from_curve(curve, threshold=threshold, rng=bootstrap_rng, targets=n_targets)
+    row: dict[str, float | int | bool | str] = {
+        "mdad": mdad.value, "mdad_low": mdad.low, "mdad_high": mdad.high, "mdad_reached": mdad.reached,
+           "mdad_pairs": mdad.pairs, "mdad_falls_back": mdad.falls_back, "mdad_estimable": mdad.estimable,
+           "target_pairs": int(curve.pairs.sum())}
     row.update({metric.key: float(metric.compute(data)) for metric in METRICS})
-    row.update({"pair_agreement": float(agree.mean()), "runs": estimates.shape[0], "targets": estimates.shape[1]})
+    row.update({"pair_agreement": float(agree.mean()), "runs": estimates.shape[0], "targets": n_targets})
+    fitted = None
     if robust_rng is not None:
-        fitted = robust_mdad(curve, threshold=threshold, rng=robust_rng)
+        fitted = robust_mdad(curve, threshold=threshold, rng=robust_rng, targets=n_targets)
         row.update(mdad_robust=fitted.value, mdad_robust_low=fitted.low, mdad_robust_high=fitted.high)
+    warning = mdad.warning(fitted)
+    row.update(mdad_marked=bool(warning), mdad_warning=warning)
     return row, curve
 
 

@@ -56,3 +56,22 @@ def parse_sizes(text: str, n_seen: int) -> list[SizeRequest]:
 def unique_counts(requests: list[SizeRequest]) -> tuple[int, ...]:
     """The distinct counts, in increasing order (two shares may round to the same count)."""
     return tuple(sorted({r.items for r in requests}))
+
+
+def size_requests_note(requests: list[SizeRequest] | list[dict]) -> str:
+    """The sizes as asked and as run, in one sentence ("" when every size is a plain count that differs):
+    shares resolved to counts, and requests that fell on the same count, which runs once."""
+    pairs = [(r.requested, r.items) if isinstance(r, SizeRequest) else (str(r["requested"]), int(r["items"]))
+             for r in requests]
+    shares = [f"{asked} = {items} items" for asked, items in pairs if asked.endswith("%")]
+    by_count: dict[int, list[str]] = {}
+    for asked, items in pairs:
+        by_count.setdefault(items, []).append(asked)
+    same = [f"{' and '.join(asked)} are the same {items} items (run once)" for items, asked in by_count.items()
+            if len(asked) > 1]
+    parts = []
+    if shares:
+        parts.append(f"Sizes given as shares of the seen pool (max(2, floor(share x seen items))): {', '.join(shares)}.")
+    if same:
+        parts.append(f"{'; '.join(same)[0].upper()}{'; '.join(same)[1:]}.")
+    return " ".join(parts)

@@ -13,8 +13,9 @@ bin's centre) reaches the threshold, on the same grid as the first-crossing MDAD
 - ``isotonic``: the weighted least-squares increasing step function (equal to sklearn's
   IsotonicRegression): no shape assumed, a lucky bin is pooled with its neighbours.
 
-The interval comes from the same binomial bootstrap of each bin's rate as the
-first-crossing MDAD, refitting every resample (all resamples in one array computation).
+The interval comes from the same bootstrap as the first-crossing MDAD (runs resampled,
+:meth:`~mdad.metrics.pairwise.AgreementCurve.resample`), refitting every resample (all
+resamples in one array computation).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 
 from mdad.defaults import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
-from mdad.metrics.pairwise import AgreementCurve, Mdad, first_crossing
+from mdad.metrics.pairwise import AgreementCurve, Mdad, crossing_interval, estimability_note, first_crossing
 
 FITS = ("logistic", "isotonic")
 _RIDGE = 1e-6
@@ -49,14 +50,15 @@ def logistic_coefficients(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, 
                           tol: float = 1e-10) -> np.ndarray:
     """(intercept, slope per unit of ``x``) of the fit of :func:`logistic_fit`, one row per row of ``agreed``."""
     agreed = np.atleast_2d(np.asarray(agreed, dtype=np.float64))
-    n = np.asarray(pairs, dtype=np.float64)
+    n = np.asarray(pairs, dtype=np.float64)  # per bin, or per row and bin (resampled runs)
     x = np.asarray(x, dtype=np.float64)
     scale = max(float(np.abs(x).max()), 1.0)
     u = x / scale
-    ridge = _RIDGE * n.sum()
+    ridge = _RIDGE * float(np.atleast_2d(n).sum(axis=1).mean())
     start = np.zeros((1, 2))
     if agreed.shape[0] > 1:
-        start = _newton(u, agreed.mean(axis=0, keepdims=True), n, ridge, start, iterations, tol)
+        mean_n = n.mean(axis=0) if n.ndim == 2 else n
+        start = _newton(u, agreed.mean(axis=0, keepdims=True), mean_n, ridge, start, iterations, tol)
     beta = _newton(u, agreed, n, ridge, np.repeat(start, agreed.shape[0], axis=0), iterations, tol)
     return np.column_stack([beta[:, 0], beta[:, 1] / scale])
 
@@ -66,11 +68,13 @@ def _newton(u: np.ndarray, agreed: np.ndarray, n: np.ndarray, ridge: float, beta
     """Ridge-penalised binomial logistic fits (rows of ``agreed``) by Newton steps from ``beta``."""
     beta = beta.copy()
     active = np.arange(agreed.shape[0])
+    rows_n = n.ndim == 2
     for _ in range(iterations):
         b, y = beta[active], agreed[active]
+        n_active = n[active] if rows_n else n
         p = 1.0 / (1.0 + np.exp(-(b[:, :1] + b[:, 1:] * u[None, :])))
-        resid = y - n * p
-        w = n * p * (1.0 - p)
+        resid = y - n_active * p
+        w = n_active * p * (1.0 - p)
         g0 = resid.sum(axis=1) - ridge * b[:, 0]
         g1 = resid @ u - ridge * b[:, 1]
         h00 = w.sum(axis=1) + ridge
@@ -93,14 +97,18 @@ def isotonic_increasing(y: np.ndarray, weights: np.ndarray) -> np.ndarray:
     O(bins^2) array work per row, no loop over rows. Equals sklearn's IsotonicRegression.
     """
     y = np.atleast_2d(np.asarray(y, dtype=np.float64))
-    w = np.asarray(weights, dtype=np.float64)
+    w = np.broadcast_to(np.asarray(weights, dtype=np.float64), y.shape)  # per bin, or per row and bin
     n_bins = y.shape[1]
-    cw = np.concatenate([[0.0], np.cumsum(w)])
-    cy = np.concatenate([np.zeros((y.shape[0], 1)), np.cumsum(y * w, axis=1)], axis=1)
+    zero = np.zeros((y.shape[0], 1))
+    cw = np.concatenate([zero, np.cumsum(w, axis=1)], axis=1)
+    cy = np.concatenate([zero, np.cumsum(np.where(w > 0, y * w, 0.0), axis=1)], axis=1)
     j, last = np.meshgrid(np.arange(n_bins), np.arange(n_bins), indexing="ij")
     valid = last >= j
-    denom = np.where(valid, cw[last + 1] - cw[j], 1.0)
-    means = np.where(valid, (cy[:, last + 1] - cy[:, j]) / np.where(denom > 0, denom, 1.0), np.inf)
+    denom = np.where(valid[None], cw[:, last + 1] - cw[:, j], 1.0)
+    empty = denom <= 0  # a block of bins without pairs (a resample that drew none) constrains nothing
+    means = np.where(valid[None] & ~empty, (cy[:, last + 1] - cy[:, j]) / np.where(empty, 1.0, denom),
+                     np.where(valid[None], np.nan, np.inf))
+    means = np.where(np.isnan(means), np.inf, means)
     suffix_min = np.minimum.accumulate(means[:, :, ::-1], axis=2)[:, :, ::-1]  # [row, j, i] = min over last >= i
     suffix_min = np.where(valid[None], suffix_min, -np.inf)  # only blocks that start at j <= i
     return suffix_min.max(axis=1)
@@ -114,15 +122,18 @@ def fit_grid(curve: AgreementCurve, fit: str = "logistic") -> np.ndarray:
     return curve.lower
 
 
-def monotone_fit(curve: AgreementCurve, fit: str = "logistic", agreed: np.ndarray | None = None) -> np.ndarray:
-    """Fitted agreement at the centre of every bin of :func:`fit_grid` (rows: ``agreed`` resamples,
-    default the curve's own counts)."""
+def monotone_fit(curve: AgreementCurve, fit: str = "logistic", agreed: np.ndarray | None = None,
+                 pairs: np.ndarray | None = None) -> np.ndarray:
+    """Fitted agreement at the centre of every bin of :func:`fit_grid` (rows: ``agreed`` resamples with
+    their ``pairs``, default the curve's own counts)."""
     agreed = np.atleast_2d(curve.agreed if agreed is None else agreed)
+    pairs = curve.pairs if pairs is None else pairs
     if fit == "logistic":
         half = curve.bin_width / 2
-        return logistic_fit(curve.lower + half, agreed, curve.pairs, at=fit_grid(curve, fit) + half)
+        return logistic_fit(curve.lower + half, agreed, pairs, at=fit_grid(curve, fit) + half)
     if fit == "isotonic":
-        return isotonic_increasing(agreed / curve.pairs, curve.pairs)
+        rate = np.divide(agreed, pairs, out=np.zeros(agreed.shape), where=np.asarray(pairs) > 0)
+        return isotonic_increasing(rate, pairs)
     raise MdadError(f"Unknown fit {fit!r}; use {' or '.join(FITS)}.")
 
 
@@ -134,29 +145,25 @@ def robust_mdad(
     n_boot: int = DEFAULT_BOOTSTRAP,
     confidence: float = DEFAULT_CONFIDENCE,
     fit: str = "logistic",
+    targets: int | None = None,
 ) -> Mdad:
     """Lower edge (points) of the first bin where the monotone fit of the agreement curve reaches ``threshold``.
 
     The interval is the (1 - confidence)/2 and (1 + confidence)/2 quantiles of the same
     quantity over ``n_boot`` binomial resamples of the bins; a resample that never reaches
     the threshold counts as infinitely large (so ``high`` is NaN when more than the upper
-    tail of resamples do not reach it). ``value`` is NaN when the fit never reaches it.
+    tail of resamples do not reach it). ``value`` is NaN when the fit never reaches it; with
+    ``targets`` the result says when MDAD cannot be estimated at all.
     """
     rng = rng if rng is not None else np.random.default_rng(0)
     grid = fit_grid(curve, fit)
     value = float(first_crossing(monotone_fit(curve, fit), grid, threshold)[0])
-    resamples = rng.binomial(curve.pairs[None, :], curve.rate[None, :], size=(n_boot, len(curve.pairs)))
+    agreed, pairs = curve.resample(rng, n_boot)
     chunk = n_boot if fit == "logistic" else max(1, 4_000_000 // max(len(grid) ** 2, 1))  # isotonic: bins^2 per row
     crossings = np.concatenate([
-        first_crossing(monotone_fit(curve, fit, resamples[i:i + chunk]), grid, threshold)
+        first_crossing(monotone_fit(curve, fit, agreed[i:i + chunk], pairs[i:i + chunk]), grid, threshold)
         for i in range(0, n_boot, chunk)
     ])
-    crossings = np.where(np.isnan(crossings), np.inf, crossings)
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(crossings, [alpha, 1.0 - alpha], method="inverted_cdf")
-    return Mdad(
-        value=value,
-        low=float(low) if np.isfinite(low) else float("nan"),
-        high=float(high) if np.isfinite(high) else float("nan"),
-        threshold=threshold,
-    )
+    low, high = crossing_interval(crossings, confidence)
+    return Mdad(value=value, low=low, high=high, threshold=threshold,
+                note=estimability_note(targets, curve.runs) if targets is not None else "")

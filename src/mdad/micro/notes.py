@@ -8,6 +8,7 @@ import numpy as np
 
 from mdad.assessment import Assessment
 from mdad.metrics.base import METRICS
+from mdad.metrics.pairwise import estimability_note
 
 
 @dataclass(frozen=True)
@@ -22,9 +23,10 @@ class Note:
 
 def describe_assessment(a: Assessment) -> str:
     """How far estimates are off, and which differences the micro-benchmark orders reliably."""
+    note = estimability_note(a.targets, a.runs)
     head = (
         f"On {a.runs} held-out splits ({a.targets} target models, {a.sources} source models, same method and "
-        f"size): estimates are off by {100 * a.error:.1f} points on average, Kendall tau {a.kendall_tau:.2f}"
+        f"size): estimates are off by {100 * a.error:.1f} points on average" + ("" if note else f", Kendall tau {a.kendall_tau:.2f}")
     )
     head += "".join(
         f", {metric.label} {metric.shown(a.metrics[metric.key]):g}{f' {metric.unit}' if metric.unit else ''}"
@@ -32,6 +34,8 @@ def describe_assessment(a: Assessment) -> str:
         if metric.key in a.metrics and metric.key not in ("error", "kendall_tau")
     )
     share = f"{100 * a.threshold:.0f}%"
+    if note:
+        return f"{head}; MDAD and Kendall tau {note}."
     robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"
     if not a.mdad_reached:
         return f"{head}; MDAD not reached (logistic fit: {robust}): no bin of differences is ordered correctly {share} of the time."

@@ -14,6 +14,7 @@ import numpy as np
 
 from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
+from mdad.metrics.pairwise import Mdad
 from mdad.planning.bins import bin_label, bin_lower
 
 
@@ -39,6 +40,14 @@ class StoredAnswer:
         The agreement at ``smallest`` (NaN when none).
     largest : int
         The largest stored size.
+    pairs : int
+        Pairs in the bin where the MDAD at ``size`` crosses the threshold (0 when not asked or reached).
+    robust : Mdad or None
+        The robust MDAD at ``size`` with its interval (None when not asked or not stored).
+    warning : str
+        Why the MDAD at ``size`` is noise or cannot be estimated at all ("" when it can be trusted).
+    estimable : bool
+        False when the run has too few targets or runs for any MDAD (``warning`` says why).
     """
 
     method: str
@@ -54,6 +63,10 @@ class StoredAnswer:
     smallest: int | None = None
     agreement: float = float("nan")
     largest: int = 0
+    pairs: int = 0
+    robust: Mdad | None = None
+    warning: str = ""
+    estimable: bool = True
 
     @property
     def reached(self) -> bool:
@@ -113,9 +126,13 @@ def plan_from_results(
         if row.empty:
             raise MdadError(f"{results} has no {method} results at size {size} (stored sizes: {', '.join(str(s) for s in rows['size'])}).")
         r = row.iloc[0]
+        robust = (Mdad(float(r["mdad_robust"]), float(r["mdad_robust_low"]), float(r["mdad_robust_high"]), threshold)
+                  if "mdad_robust" in r else None)
+        answer = partial(answer, size=size, pairs=int(r.get("mdad_pairs", 0)), robust=robust,
+                         warning=str(r.get("mdad_warning", "")), estimable=bool(r.get("mdad_estimable", True)))
         if not r["mdad_reached"]:
-            return answer(size=size)
-        return answer(size=size, mdad=float(r["mdad"]), mdad_low=float(r["mdad_low"]), mdad_high=float(r["mdad_high"]))
+            return answer()
+        return answer(mdad=float(r["mdad"]), mdad_low=float(r["mdad_low"]), mdad_high=float(r["mdad_high"]))
     if detect is None:
         raise MdadError("Give either the difference to detect or the size, not both or neither.")
     lower = bin_lower(detect)

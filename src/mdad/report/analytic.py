@@ -23,6 +23,7 @@ from mdad.experiment.splits import make_splits
 from mdad.experiment.store import ResultStore
 from mdad.metrics import analytic
 from mdad.metrics.exact import agreement
+from mdad.metrics.pairwise import AgreementCurve
 from mdad.report.figures import method_styles, styled, subplots
 
 CURVE_COLUMNS = ["method", "size", "sources", "view", "diff_low", "pairs", "agreed", "agreement"]
@@ -131,3 +132,36 @@ def analytic_figures(out_dir: str | Path, curves: pd.DataFrame, threshold: float
     return [(f"Exact and simulated agreement, {size} items (uniform random sampling)",
              analytic_vs_simulated(curves, exact_curves, int(size), threshold=threshold))
             for size in sorted({sizes[0], sizes[-1]})], ""
+
+
+def exact_mdads(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, matrix: ResponseMatrix | None = None
+                ) -> dict[tuple[str, int], float]:
+    """(method, size) -> exact MDAD on the seen items (NaN: not reached) of every uniform random cell of a
+    stored run: the same runs' targets and seen halves, no simulation. Empty when the run has no such
+    cells or its data cannot be read again."""
+    if matrix is None:
+        matrix, _ = matrix_of_run(ResultStore(out_dir).read_config())
+    if matrix is None:
+        return {}
+    exact = analytic_curves_for_store(out_dir, matrix, designs=REPORT_DESIGNS)
+    if exact.empty:
+        return {}
+    seen = exact[(exact["view"] == "seen") & (exact["sources"] == exact["sources"].max())]
+    return {(str(method), int(size)): float(AgreementCurve(part["diff_low"].to_numpy(float), part["pairs"].to_numpy(),
+                                                           part["agreed"].to_numpy(), DEFAULT_BIN_WIDTH).crossing(threshold))
+            for (method, size), part in seen.groupby(["method", "size"], sort=True)}
+
+
+def exact_mdad_table(summary: pd.DataFrame, exact: dict[tuple[str, int], float]) -> pd.DataFrame:
+    """The exact MDAD of :func:`exact_mdads` beside the simulated first-crossing and robust MDAD (seen items)."""
+    from mdad.report.tables import format_mdad, format_points, format_robust
+
+    columns = ["method", "size", "exact MDAD (pts)", "simulated MDAD (pts)", "robust MDAD (pts)"]
+    sim = summary[(summary["view"] == "seen") & (summary["sources"] == summary["sources"].max())]
+    rows = []
+    for (method, size), value in exact.items():
+        row = sim[(sim["method"] == method) & (sim["size"] == size)]
+        rows.append({"method": method, "size": size, "exact MDAD (pts)": format_points(value),
+                     "simulated MDAD (pts)": format_mdad(row.iloc[0]) if len(row) else "",
+                     "robust MDAD (pts)": format_robust(row.iloc[0]) if len(row) else ""})
+    return pd.DataFrame(rows, columns=columns)

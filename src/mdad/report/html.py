@@ -21,13 +21,14 @@ from mdad.defaults import BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, check
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import evaluate_store
 from mdad.experiment.executors import ordered_map
+from mdad.experiment.sizes import size_requests_note
 from mdad.experiment.store import ResultStore
 from mdad.methods.names import SUFFIX, parse
 from mdad.outputs import write_csv, writing
 from mdad.report import figures
-from mdad.report.analytic import analytic_figures
+from mdad.report.analytic import analytic_figures, exact_mdad_table, exact_mdads
 from mdad.report.group import group_differences, group_shares
-from mdad.report.tables import NOT_REACHED, group_table, wide_summary
+from mdad.report.tables import NOT_REACHED, format_mdad, group_table, headline, warnings, wide_summary
 from mdad.report.trust import coverage_table, decision_curves, trust_frames
 
 
@@ -110,12 +111,16 @@ def exact_section(d: ReportData) -> Section | None:
         if reason == "the run has no uniform random cells":
             return None
         return Section("exact", title, f"Not drawn: {reason}. The rest of this page comes from the stored results alone.")
+    table = exact_mdad_table(d.summary, exact_mdads(d.store.root, d.threshold))
     return Section(
         "exact", title,
         "For uniform random sampling the probability of ordering each pair correctly can be computed exactly from the "
         "data (hypergeometric sampling of the items on which the two models differ), on the same runs' targets and seen "
-        f"halves. Line: exact expectation per {BIN_TEXT} bin; dots: the simulated runs. They agree up to Monte Carlo error.",
+        f"halves. Line: exact expectation per {BIN_TEXT} bin; dots: the simulated runs. They agree up to Monte Carlo error. "
+        "The table sets the exact MDAD beside the simulated one (first crossing and robust): where they differ, the "
+        "exact one is the number to trust.",
         [Figure(f"exact_vs_simulated_{i}", title, fig) for i, (title, fig) in enumerate(pairs)],
+        _html_table(table) if not table.empty else "",
     )
 
 
@@ -197,8 +202,11 @@ SECTIONS: list[Callable[[ReportData], Section | None]] = [
 
 
 # ---- words and tables ---------------------------------------------------------------
-def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | None = None) -> list[str]:
-    """One plain sentence per method (seen items, the largest number of source models)."""
+def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | None = None,
+                      exact: dict[tuple[str, int], float] | None = None) -> list[str]:
+    """One plain sentence per method (seen items, the largest number of source models); uniform random
+    leads with its exact MDAD (``exact``), a marked first crossing gives way to the robust MDAD, and data
+    too few for any MDAD get the sentence why."""
     if summary.empty:
         return ["No finished cells yet."]
     seen = summary[(summary["view"] == "seen") & (summary["sources"] == summary["sources"].max())]
@@ -208,45 +216,62 @@ def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | Non
         for i, (_, row) in enumerate(rows.sort_values("size").iterrows()):
             k = int(row["size"])
             items = f"{k} items" + (f" ({100 * k / n_seen:.2g}% of the seen pool)" if i == 0 and n_seen else "")
-            if not row["mdad_reached"]:
+            value, name = headline(row, exact)
+            noise = ("" if name == "MDAD" else
+                     f" (the exact MDAD; simulated: {format_mdad(row)})" if name == "exact MDAD" else
+                     f" (the robust MDAD; the first crossing, {row['mdad']:g} points, is noise)")
+            if name != "MDAD" and np.isnan(value):
+                clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time "
+                               f"({name} {NOT_REACHED}{'' if name == 'exact MDAD' else '; the first crossing is noise'})")
+                continue
+            if not row.get("mdad_estimable", True):
+                clauses.append(f"with {items}, the {method} {row['mdad_warning'].rstrip('.')}")
+            elif np.isnan(value):
                 clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time "
                                f"(MDAD {NOT_REACHED})")
             elif not explained:
                 explained = True
-                clauses.append(f"with {items}, {method} orders models at least {row['mdad']:g} points apart correctly "
-                               f"{threshold:.0%} of the time")
+                clauses.append(f"with {items}, {method} orders models at least {value:g} points apart correctly "
+                               f"{threshold:.0%} of the time{noise}")
             else:
-                clauses.append(f"with {items}, models at least {row['mdad']:g} points apart")
+                clauses.append(f"with {items}, models at least {value:g} points apart{noise}")
         text = "; ".join(clauses)
         out.append(text[0].upper() + text[1:] + ".")
     return out
 
 
-def comparison_sentences(summary: pd.DataFrame, baseline: str = "random") -> list[str]:
+def comparison_sentences(summary: pd.DataFrame, baseline: str = "random",
+                         exact: dict[tuple[str, int], float] | None = None) -> list[str]:
     """One sentence per size comparing the methods (seen items, the largest number of source models):
     the lowest MDAD, by which methods, and where uniform random stands, with whether its 95%
-    interval overlaps the best one's (then the data cannot tell them apart). Empty for one method."""
+    interval overlaps the best one's (then the data cannot tell them apart). Each method's number is
+    the one its plain words lead with (:func:`~mdad.report.tables.headline`). Empty for one method."""
     if summary.empty or summary["method"].nunique() < 2:
         return []
-    seen = summary[(summary["view"] == "seen") & (summary["sources"] == summary["sources"].max())]
+    seen = summary[(summary["view"] == "seen") & (summary["sources"] == summary["sources"].max())].copy()
+    if "mdad_estimable" in seen:
+        seen = seen[seen["mdad_estimable"].astype(bool)]
+    leads = [headline(row, exact) for _, row in seen.iterrows()]
+    seen["lead"] = [value for value, _ in leads]
+    seen["lead_kind"] = [name for _, name in leads]
     out = []
     for size, rows in seen.groupby("size", sort=True):
-        reached = rows[rows["mdad_reached"].astype(bool)]
+        reached = rows[rows["lead"].notna()]
         if reached.empty:
             out.append(f"With {size} items, no method reaches the threshold (MDAD {NOT_REACHED} for all).")
             continue
-        best_value = reached["mdad"].min()
-        best = reached[reached["mdad"] == best_value]
+        best_value = reached["lead"].min()
+        best = reached[reached["lead"] == best_value]
         names = ", ".join(sorted(best["method"]))
         text = f"With {size} items, the lowest MDAD is {best_value:g} points ({names})"
         base = rows[rows["method"] == baseline]
         if not base.empty and baseline not in set(best["method"]):
             b = base.iloc[0]
-            if not b["mdad_reached"]:
+            if pd.isna(b["lead"]):
                 text += f"; uniform {baseline}: {NOT_REACHED}"
             else:
                 overlap = any(_intervals_overlap(b, row) for _, row in best.iterrows())
-                text += f"; uniform {baseline}: {b['mdad']:g} points" + (
+                text += f"; uniform {baseline}: {b['lead']:g} points" + (
                     f" (its {percent(DEFAULT_CONFIDENCE)} interval overlaps the best one's: no clear difference)" if overlap else "")
         elif not base.empty:
             text += f", uniform {baseline} among them"
@@ -257,9 +282,13 @@ def comparison_sentences(summary: pd.DataFrame, baseline: str = "random") -> lis
 def _intervals_overlap(a: pd.Series, b: pd.Series) -> bool:
     """Whether two MDAD intervals share a value (an open upper end reaches to infinity)."""
     def bounds(row):
-        low = row.get("mdad_low", row["mdad"])
-        high = row.get("mdad_high", row["mdad"])
-        return (row["mdad"] if pd.isna(low) else low), (np.inf if pd.isna(high) else high)
+        kind = row.get("lead_kind", "MDAD")
+        value = row.get("lead", row["mdad"])
+        if kind == "exact MDAD":  # exact: no interval
+            return value, value
+        prefix = "mdad_robust" if kind == "robust MDAD" else "mdad"
+        low, high = row.get(f"{prefix}_low", value), row.get(f"{prefix}_high", value)
+        return (value if pd.isna(low) else low), (np.inf if pd.isna(high) else high)
     (a_low, a_high), (b_low, b_high) = bounds(a), bounds(b)
     return a_low <= b_high and b_low <= a_high
 
@@ -269,11 +298,8 @@ def _html_table(frame: pd.DataFrame) -> str:
 
 
 def _size_requests_note(config: dict) -> str:
-    shares = [r for r in config.get("size_requests", []) if str(r.get("requested", "")).endswith("%")]
-    if not shares:
-        return ""
-    parts = ", ".join(f"{r['requested']} = {r['items']} items" for r in shares)
-    return f"Sizes given as shares of the seen pool (max(2, floor(share x seen items))): {parts}."
+    """The sizes as asked and as run: shares resolved to counts, and shares that fell on the same count."""
+    return size_requests_note(config.get("size_requests", []))
 
 
 def _default_curve_sizes(summary: pd.DataFrame) -> tuple[int, ...]:
@@ -331,6 +357,7 @@ def build_outputs(
     files = _write_figures(sections, root, figure_format)
 
     methods = sorted(summary["method"].unique()) if not summary.empty else []
+    exact = exact_mdads(root, threshold) if not summary.empty else {}
     env = Environment(loader=PackageLoader("mdad.report"), autoescape=select_autoescape(["html"]))
     html = env.get_template("report.html").render(
         config=config, threshold=threshold, sections=sections,
@@ -338,14 +365,37 @@ def build_outputs(
         inputs=_inputs(config),
         per_subtask=any(parse(m).per_subtask for m in methods), suffix=SUFFIX, methods=methods,
         size_note=_size_requests_note(config),
-        sentences=summary_sentences(summary, threshold, config.get("n_seen")),
-        comparisons=comparison_sentences(summary),
+        targets_text=targets_text(config),
+        pairs_text=pairs_text(summary),
+        warnings=warnings(summary),
+        sentences=summary_sentences(summary, threshold, config.get("n_seen"), exact),
+        comparisons=comparison_sentences(summary, exact=exact),
         table_html=_html_table(table) if not table.empty else "<p>No finished cells yet.</p>",
     )
     report = root / "report.html"
     with writing(report, "the report"):
         report.write_text(html, encoding="utf-8")
     return Outputs(summary=summary, curves=curves, report=report, figure_files=tuple(files))
+
+
+def targets_text(config: dict) -> str:
+    """Where the targets came from, in words: "the 50 strongest models as targets", a group, or a draw per run."""
+    n = config.get("targets")
+    if config.get("group"):
+        return f"the group {config['group']} as targets"
+    if config.get("targets_from") == "top":
+        return f"the {n} strongest models (accuracy on all items) as targets of every run"
+    return f"{n} target models drawn afresh in every run"
+
+
+def pairs_text(summary: pd.DataFrame) -> str:
+    """How many pair-runs every MDAD rests on (runs x target pairs), in words."""
+    if summary.empty or "target_pairs" not in summary:
+        return ""
+    counts = sorted({int(v) for v in summary["target_pairs"]})
+    shown = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+    return (f"each MDAD rests on {shown} pairs of target models (every run's pairs); the tables give the pairs in the "
+            "bin where it crosses the threshold")
 
 
 def _inputs(config: dict) -> str:

@@ -8,6 +8,8 @@ import pandas as pd
 from mdad.experiment.evaluate import METRICS, VIEWS
 
 NOT_REACHED = "not reached"
+NOT_ESTIMABLE = "no estimate"  # too few targets or runs: the row's ``mdad_warning`` says why
+MARK = "*"  # after an MDAD whose first crossing is noise (the row's ``mdad_warning`` says why)
 
 
 def format_points(value: float) -> str:
@@ -15,17 +17,44 @@ def format_points(value: float) -> str:
 
 
 def format_mdad(row: pd.Series) -> str:
-    """'3.5 [3, 4.5]', or 'not reached' when no bin reaches the threshold."""
+    """'3.5 [3, 4.5]', '17* [14.5, 18.5]' when marked as noise, 'not reached' when no bin reaches the
+    threshold, 'cannot be estimated' when the data are too few for any MDAD."""
+    if not row.get("mdad_estimable", True):
+        return NOT_ESTIMABLE
     if not row["mdad_reached"]:
         return NOT_REACHED
-    return f"{row['mdad']:g} [{format_points(row['mdad_low'])}, {format_points(row['mdad_high'])}]"
+    mark = MARK if row.get("mdad_marked", False) else ""
+    return f"{row['mdad']:g}{mark} [{format_points(row['mdad_low'])}, {format_points(row['mdad_high'])}]"
 
 
 def format_robust(row: pd.Series) -> str:
     """The monotone-fit MDAD with its interval, like ``format_mdad``."""
+    if not row.get("mdad_estimable", True):
+        return NOT_ESTIMABLE
     if "mdad_robust" not in row or np.isnan(row["mdad_robust"]):
         return NOT_REACHED
     return f"{row['mdad_robust']:g} [{format_points(row['mdad_robust_low'])}, {format_points(row['mdad_robust_high'])}]"
+
+
+def headline(row: pd.Series, exact: dict[tuple[str, int], float] | None = None) -> tuple[float, str]:
+    """The MDAD plain words lead with, and its name: the exact MDAD of a uniform random cell when
+    ``exact`` (see :func:`mdad.report.analytic.exact_mdads`) has it, the robust MDAD when the first
+    crossing is marked as noise, else the first crossing (NaN: not reached)."""
+    key = (str(row["method"]), int(row["size"]))
+    if exact and key in exact:
+        return exact[key], "exact MDAD"
+    if row.get("mdad_marked", False) and "mdad_robust" in row:
+        return float(row["mdad_robust"]), "robust MDAD"
+    return (float(row["mdad"]) if row["mdad_reached"] else np.nan), "MDAD"
+
+
+def warnings(summary: pd.DataFrame, view: str = "seen") -> list[str]:
+    """One line per marked or inestimable MDAD of ``view``: which cell, and why (the library's sentence)."""
+    if "mdad_warning" not in summary:
+        return []
+    rows = summary[(summary["view"] == view) & (summary["mdad_warning"].fillna("") != "")]
+    return [f"{MARK} {row['method']}, {row['size']} items ({row['sources']} sources): {row['mdad_warning']}"
+            for _, row in rows.sort_values(["method", "sources", "size"], kind="stable").iterrows()]
 
 
 def share_of_seen(sizes: pd.Series, n_seen: int | None) -> pd.Series:
@@ -43,6 +72,8 @@ def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFra
         columns = {f"MDAD {view} (pts)": part.apply(format_mdad, axis=1)}
         if view == "seen" and "mdad_robust" in part:
             columns["robust MDAD seen (pts)"] = part.apply(format_robust, axis=1)
+        if view == "seen" and "mdad_pairs" in part:
+            columns["pairs at MDAD seen"] = part["mdad_pairs"].astype(int)
         for metric in METRICS:
             columns[metric.column(view)] = metric.shown(part[metric.key])
         if view == "seen" and "flagged_per_run" in part and part["flagged_per_run"].notna().any():

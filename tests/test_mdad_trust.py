@@ -1,0 +1,147 @@
+"""MDAD says when it is noise: marked first crossings, intervals that do not collapse, and a sentence
+instead of a number when the data are too few (docs/protocol.md#mdad-trust)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+from typer.testing import CliRunner
+
+from mdad.cli import app
+from mdad.data import simulate
+from mdad.data.npz import write_npz
+from mdad.defaults import MIN_CROSSING_PAIRS, MIN_TARGET_PAIRS
+from mdad.experiment.sizes import parse_sizes, size_requests_note
+from mdad.metrics.pairwise import AgreementCurve, agreement_curve, estimability_note, mdad_from_curve
+from mdad.metrics.robust import robust_mdad
+
+runner = CliRunner()
+LOOP_SOURCES = "tests/fixtures/lm_eval_loop/sources"  # genuine lm-eval logs of 8 dummy models
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_crossing_bin_with_few_pairs_is_marked_and_says_why():
+    curve = AgreementCurve(
+        lower=np.array([0.0, 0.5, 1.0, 1.5]), pairs=np.array([400, 6, 400, 400]), agreed=np.array([220, 6, 260, 390]), bin_width=0.5
+    )
+    mdad = mdad_from_curve(curve)
+    assert mdad.value == 0.5 and mdad.pairs == 6 and mdad.few_pairs
+    assert mdad.falls_back  # the 1-point bin, with 400 pairs, is below 80% again
+    warning = mdad.warning(robust_mdad(curve))
+    assert f"holds 6 pairs (fewer than {MIN_CROSSING_PAIRS})" in warning
+    assert "falls back below the threshold" in warning
+
+
+def test_a_well_supported_crossing_is_not_marked():
+    curve = AgreementCurve(lower=np.array([0.0, 0.5, 1.0]), pairs=np.array([500, 500, 500]), agreed=np.array([250, 300, 480]), bin_width=0.5)
+    mdad = mdad_from_curve(curve)
+    assert mdad.value == 1.0 and not mdad.few_pairs and not mdad.falls_back
+    assert mdad.warning(robust_mdad(curve)) == ""
+
+
+def test_the_interval_resamples_runs_so_pairs_that_err_together_do_not_shrink_it():
+    """Every pair of a run errs together (one draw of items): pooled as independent pairs the
+    interval collapses onto one bin, resampled by runs it holds the run-to-run spread."""
+    rng = np.random.default_rng(3)
+    runs, pairs_per_bin = 40, 30
+    diffs = np.repeat(np.arange(0.25, 10, 0.5), pairs_per_bin)
+    luck = rng.normal(0, 1.5, size=(runs, 1))  # a run's shared luck shifts its whole curve
+    agree = rng.random((runs, len(diffs))) < 1 / (1 + np.exp(-(diffs[None, :] - 4 + luck) * 0.8))
+    by_runs = agreement_curve(agree, np.broadcast_to(diffs, agree.shape))
+    pooled = AgreementCurve(by_runs.lower, by_runs.pairs, by_runs.agreed, by_runs.bin_width)
+    wide, narrow = mdad_from_curve(by_runs), mdad_from_curve(pooled)
+    assert wide.value == narrow.value
+    assert wide.high - wide.low > narrow.high - narrow.low
+
+
+def test_too_few_target_pairs_get_a_sentence_that_says_what_would_fix_it():
+    note = estimability_note(targets=6, runs=20)
+    assert note.startswith("cannot be estimated from 15 target pairs")
+    assert "add models" in note and "mdad plan" in note
+    assert estimability_note(targets=50, runs=1).startswith("cannot be estimated from 1 run x 50 targets")
+    assert estimability_note(targets=50, runs=2) == estimability_note(targets=10, runs=10) == ""
+    assert MIN_TARGET_PAIRS == 45
+
+
+def test_shares_that_fall_on_the_same_count_are_said_and_run_once():
+    requests = parse_sizes("0.5%,1%,2%", 224)
+    assert [r.items for r in requests] == [2, 2, 4]
+    assert "0.5% and 1% are the same 2 items (run once)" in size_requests_note(requests)
+
+
+def test_select_on_genuine_logs_of_eight_models_prints_no_mdad(tmp_path):
+    result = runner.invoke(app, ["select", "--data", LOOP_SOURCES, "--method", "random", "--size", "5", "--out", str(tmp_path / "micro.json")])
+    text = flat(result.output)
+    assert "MDAD and Kendall tau cannot be estimated from 6 target pairs" in text, text
+    assert not re.search(r"MDAD \d", text) and "Kendall tau 0" not in text
+
+
+def test_run_on_twelve_models_says_cannot_be_estimated(tmp_path):
+    """No fixture folder of genuine logs holds 12 models, so a 12-model simulated matrix stands in."""
+    data = tmp_path / "twelve.npz"
+    write_npz(simulate(seed=0, n_models=12, n_items=120), data)
+    out = tmp_path / "o"
+    result = runner.invoke(app, ["run", "--data", str(data), "--methods", "random", "--sizes", "10", "--runs", "5", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = flat(result.output)
+    assert "cannot be estimated from 15 target pairs (6 targets x 5 runs)" in text
+    summary = pd.read_csv(out / "summary.csv")
+    assert not summary["mdad_estimable"].any()
+    assert "cannot be estimated" in (out / "report.html").read_text()
+
+
+def test_run_names_its_threshold_targets_and_pairs(tmp_path):
+    result = runner.invoke(
+        app,
+        ["run", "--methods", "random", "--sizes", "25", "--runs", "4", "--threshold", "0.9", "--targets-from", "top", "--out", str(tmp_path / "o")],
+    )
+    assert result.exit_code == 0, result.output
+    text = flat(result.output)
+    assert "--threshold 0.9" in text and "the 50 strongest models as targets" in text
+    assert "each MDAD rests on 4,900 target pairs" in text
+    assert "exact MDAD" in text  # uniform random: the exact answer beside the simulated one
+    report = (tmp_path / "o" / "report.html").read_text()
+    assert "--threshold 0.9" in report and "50 strongest models" in report
+
+
+def test_plan_from_a_finished_run_gives_the_pairs_the_robust_mdad_and_the_mark(tmp_path):
+    out = tmp_path / "o"
+    ran = runner.invoke(app, ["run", "--methods", "random", "--sizes", "10", "--runs", "6", "--out", str(out)])
+    assert ran.exit_code == 0, ran.output
+    row = pd.read_csv(out / "summary.csv").query("view == 'seen'").iloc[0]
+    result = runner.invoke(app, ["plan", "--results", str(out), "--method", "random", "--size", "10"])
+    assert result.exit_code == 0, result.output
+    text = flat(result.output)
+    assert f"({int(row['mdad_pairs'])} pairs in its bin; robust MDAD" in text and "threshold 0.8" in text
+    assert (f"{row['mdad']:g}* points" in text) == bool(row["mdad_marked"])
+
+
+def test_plain_words_lead_with_the_exact_or_robust_mdad_when_the_first_crossing_is_noise():
+    from mdad.report.html import summary_sentences
+
+    summary = pd.DataFrame(
+        {
+            "method": ["anchor-points", "random"],
+            "size": [10, 10],
+            "sources": 300,
+            "view": "seen",
+            "mdad": [17.0, 16.5],
+            "mdad_low": [14.5, 14.0],
+            "mdad_high": [18.5, 18.0],
+            "mdad_reached": True,
+            "mdad_robust": [21.0, 20.0],
+            "mdad_robust_low": [19.5, 18.5],
+            "mdad_robust_high": [23.0, 22.0],
+            "mdad_marked": True,
+            "mdad_estimable": True,
+            "mdad_warning": "the first crossing at 17 points is noise: its 17-point bin holds 15 pairs (fewer than 200).",
+        }
+    )
+    anchor, random = summary_sentences(summary, 0.8, exact={("random", 10): 22.0})
+    assert "at least 21 points apart" in anchor and "the first crossing, 17 points, is noise" in anchor
+    assert "at least 22 points apart" in random and "(the exact MDAD; simulated: 16.5* [14, 18])" in random
