@@ -1,0 +1,75 @@
+"""Lasso: the k items an L1 regression of the pool accuracy on every item's scores keeps.
+
+Once per run, the lasso path (scikit-learn's ``lasso_path``, warm-started from one penalty to
+the next) of the source models' pool accuracy on their centred scores on every pool item (the
+intercept unpenalised), over PATH_PENALTIES penalties from the smallest that keeps no item down to
+PATH_EPS of it. For size k the items are those with a nonzero coefficient at the smallest
+penalty of the path that keeps at most k; when that is fewer than k, the next items to enter
+the path fill the set, and after them (when the path never keeps k, as when k exceeds the
+number of source models) the items whose scores correlate most with the pool accuracy. The
+estimate is a ridge regression (``mdad.methods.ridge``) on the chosen items, refitted on the
+source models: the lasso chooses, the ridge estimates.
+
+The order of entry is decided on the path's penalty index (an integer), then on the rounded
+absolute correlation with the pool accuracy (``mdad.exact.snap``), then on the pool position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.linear_model import lasso_path
+
+from mdad.exact import snap
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView
+from mdad.methods.ridge import filled, item_means, pool_accuracy, regression_on
+
+PATH_PENALTIES = 100  # penalties on the path (scikit-learn's default)
+PATH_EPS = 1e-3  # smallest penalty / largest (scikit-learn's default)
+
+
+@dataclass(frozen=True, eq=False)
+class LassoPath:
+    """Per path penalty (largest first), how many items have a nonzero coefficient, and the
+    pool items in the order they enter the path (then by correlation with the pool accuracy)."""
+
+    active: np.ndarray  # items x penalties, bool
+    counts: np.ndarray  # penalties
+    entry_order: np.ndarray  # pool positions, every item once
+
+    def items(self, k: int) -> np.ndarray:
+        """The k items: those kept at the smallest penalty keeping at most k, filled in entry order."""
+        within = np.flatnonzero(self.counts <= k)
+        step = int(within.max()) if within.size else 0
+        kept = np.flatnonzero(self.active[:, step])
+        rest = self.entry_order[~np.isin(self.entry_order, kept)]
+        return np.sort(np.concatenate([kept, rest[: k - len(kept)]]))
+
+
+def fit_path(scores: np.ndarray) -> LassoPath:
+    """The lasso path of the pool accuracy on the source models' centred scores on every item."""
+    x = filled(scores, item_means(scores))
+    y = pool_accuracy(scores)
+    xc, yc = x - x.mean(axis=0), y - y.mean()
+    _, coefs, _ = lasso_path(xc, yc, eps=PATH_EPS, alphas=PATH_PENALTIES)
+    active = coefs != 0
+    counts = active.sum(axis=0)
+    first = np.where(active.any(axis=1), active.argmax(axis=1), active.shape[1])
+    norms = np.sqrt((xc * xc).sum(axis=0))
+    strength = snap(np.abs(xc.T @ yc) / np.where(norms > 0, norms, 1.0))
+    entry = np.lexsort((np.arange(x.shape[1]), -strength, first))
+    return LassoPath(active=active, counts=counts, entry_order=entry)
+
+
+@METHODS.register(order=82)
+class Lasso(SelectionMethod):
+    name = "lasso"
+    description = "The k items an L1 regression of the pool accuracy on all item scores keeps; ridge refit on them."
+    default = False
+
+    def prepare(self, view: SourceView, rng: np.random.Generator) -> LassoPath:
+        return fit_path(view.scores)
+
+    def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared: LassoPath) -> MicroBenchmark:
+        return regression_on(view.scores, prepared.items(k))
