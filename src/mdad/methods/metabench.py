@@ -77,8 +77,7 @@ def spline_features(theta: np.ndarray, knots: np.ndarray) -> np.ndarray:
     theta = np.asarray(theta, dtype=np.float64).reshape(-1, 1)
     if len(knots) < 2:
         return theta
-    spline = SplineTransformer(knots=np.asarray(knots, dtype=np.float64).reshape(-1, 1), degree=SPLINE_DEGREE,
-                               extrapolation="linear")
+    spline = SplineTransformer(knots=np.asarray(knots, dtype=np.float64).reshape(-1, 1), degree=SPLINE_DEGREE, extrapolation="linear")
     return spline.fit(knots.reshape(-1, 1)).transform(theta)
 
 
@@ -127,5 +126,4 @@ class Metabench(SelectionMethod):
         theta = estimate_ability(scores[:, items], a[:, None], b)[:, 0]
         knots = np.unique(snap(np.quantile(theta, np.linspace(0.0, 1.0, SPLINE_KNOTS))))
         fit = ridge_cv(reconstruction_features(scores[:, items], theta, knots), pool_accuracy(scores))
-        return AbilitySplineEstimate(items=items, weights=np.full(k, 1.0 / k), a=a, b=b, knots=knots,
-                                     intercept=fit.intercept, coef=fit.coef)
+        return AbilitySplineEstimate(items=items, weights=np.full(k, 1.0 / k), a=a, b=b, knots=knots, intercept=fit.intercept, coef=fit.coef)

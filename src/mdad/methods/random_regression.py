@@ -35,8 +35,7 @@ class RandomRegression(SelectionMethod):
         return regression_on(view.scores, np.sort(rng.choice(view.n_items, size=k, replace=False)))
 
 
-def validation_error(scores: np.ndarray, items: np.ndarray, fit_rows: np.ndarray, check_rows: np.ndarray,
-                     truth: np.ndarray) -> float:
+def validation_error(scores: np.ndarray, items: np.ndarray, fit_rows: np.ndarray, check_rows: np.ndarray, truth: np.ndarray) -> float:
     """Mean absolute error on ``check_rows`` of the ridge regression fitted on ``fit_rows``, from ``items``."""
     on_items = scores[:, items]
     values = filled(on_items, item_means(on_items[fit_rows]))

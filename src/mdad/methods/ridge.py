@@ -106,5 +106,4 @@ def regression_on(scores: np.ndarray, items: np.ndarray, target: np.ndarray | No
     items = np.asarray(items, dtype=np.int64)
     fill = item_means(scores[:, items])
     fit = ridge_cv(filled(scores[:, items], fill), pool_accuracy(scores) if target is None else target)
-    return RegressionEstimate(items=items, weights=np.full(len(items), 1.0 / len(items)), intercept=fit.intercept,
-                              coef=fit.coef, fill=fill)
+    return RegressionEstimate(items=items, weights=np.full(len(items), 1.0 / len(items)), intercept=fit.intercept, coef=fit.coef, fill=fill)
