@@ -52,12 +52,17 @@ def fit_path(scores: np.ndarray) -> LassoPath:
     x = filled(scores, item_means(scores))
     y = pool_accuracy(scores)
     xc, yc = x - x.mean(axis=0), y - y.mean()
-    _, coefs, _ = lasso_path(xc, yc, eps=PATH_EPS, alphas=PATH_PENALTIES)
+    correlation = np.abs(xc.T @ yc)
+    top = float(correlation.max()) / len(y)  # the smallest penalty that keeps no item
+    if top == 0:  # no item's scores move with the pool accuracy: nothing enters the path
+        coefs = np.zeros((x.shape[1], 1))
+    else:
+        _, coefs, _ = lasso_path(xc, yc, alphas=np.geomspace(top, top * PATH_EPS, PATH_PENALTIES))
     active = coefs != 0
     counts = active.sum(axis=0)
     first = np.where(active.any(axis=1), active.argmax(axis=1), active.shape[1])
     norms = np.sqrt((xc * xc).sum(axis=0))
-    strength = snap(np.abs(xc.T @ yc) / np.where(norms > 0, norms, 1.0))
+    strength = snap(correlation / np.where(norms > 0, norms, 1.0))
     entry = np.lexsort((np.arange(x.shape[1]), -strength, first))
     return LassoPath(active=active, counts=counts, entry_order=entry)
 
