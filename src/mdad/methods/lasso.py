@@ -10,8 +10,11 @@ number of source models) the items whose scores correlate most with the pool acc
 estimate is a ridge regression (``mdad.methods.ridge``) on the chosen items, refitted on the
 source models: the lasso chooses, the ridge estimates.
 
-The order of entry is decided on the path's penalty index (an integer), then on the rounded
-absolute correlation with the pool accuracy (``mdad.exact.snap``), then on the pool position.
+Items whose source scores are identical (common with few source models) are one column of the
+path, represented by the lowest pool position; the others are filled only after every item that
+differs: a lasso would otherwise keep one of equal columns by rounding noise. The order of entry is
+decided on the path's penalty index (an integer), then on the rounded absolute correlation with
+the pool accuracy (``mdad.exact.snap``), then on the pool position.
 """
 
 from __future__ import annotations
@@ -48,22 +51,26 @@ class LassoPath:
 
 
 def fit_path(scores: np.ndarray) -> LassoPath:
-    """The lasso path of the pool accuracy on the source models' centred scores on every item."""
+    """The lasso path of the pool accuracy on the source models' centred scores on every distinct item."""
     x = filled(scores, item_means(scores))
     y = pool_accuracy(scores)
     xc, yc = x - x.mean(axis=0), y - y.mean()
+    n_items = x.shape[1]
+    _, first_of = np.unique(x, axis=1, return_index=True)  # the lowest pool position of every distinct column
+    distinct = np.sort(first_of)
     correlation = np.abs(xc.T @ yc)
     top = float(correlation.max()) / len(y)  # the smallest penalty that keeps no item
-    if top == 0:  # no item's scores move with the pool accuracy: nothing enters the path
-        coefs = np.zeros((x.shape[1], 1))
-    else:
-        _, coefs, _ = lasso_path(xc, yc, alphas=np.geomspace(top, top * PATH_EPS, PATH_PENALTIES))
-    active = coefs != 0
+    active = np.zeros((n_items, PATH_PENALTIES), dtype=bool)
+    if top > 0:  # otherwise no item's scores move with the pool accuracy: nothing enters the path
+        _, coefs, _ = lasso_path(xc[:, distinct], yc, alphas=np.geomspace(top, top * PATH_EPS, PATH_PENALTIES))
+        active[distinct] = coefs != 0
     counts = active.sum(axis=0)
-    first = np.where(active.any(axis=1), active.argmax(axis=1), active.shape[1])
+    first = np.where(active.any(axis=1), active.argmax(axis=1), PATH_PENALTIES)
+    repeated = np.ones(n_items, dtype=bool)
+    repeated[distinct] = False
     norms = np.sqrt((xc * xc).sum(axis=0))
     strength = snap(correlation / np.where(norms > 0, norms, 1.0))
-    entry = np.lexsort((np.arange(x.shape[1]), -strength, first))
+    entry = np.lexsort((np.arange(n_items), -strength, first, repeated))
     return LassoPath(active=active, counts=counts, entry_order=entry)
 
 
