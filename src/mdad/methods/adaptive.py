@@ -151,7 +151,7 @@ class Adaptive(SelectionMethod):
 
         variant = type(self)()
         variant.stop_se, variant.randomesque = stop_se, int(randomesque)
-        variant.name = str(MethodName(self.name, stop_se=stop_se, randomesque=int(randomesque)))
+        variant.name = str(MethodName(self.name, stop_se=stop_se or 0.0, randomesque=int(randomesque)))
         return variant
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation | IRTPreparation:

@@ -22,12 +22,12 @@ class MethodName:
 
     base: str
     per_subtask: bool = False
-    stop_se: float | None = None  # an adaptive test's stopping rule (docs/adaptive.md)
+    stop_se: float = 0.0  # an adaptive test's stopping rule (0: none; docs/adaptive.md)
     randomesque: int = 1  # an adaptive test's exposure control
 
     def __str__(self) -> str:
         text = self.base + (SUFFIX if self.per_subtask else "")
-        text += "" if self.stop_se is None else f"{STOP_SE}{self.stop_se:g}"
+        text += f"{STOP_SE}{self.stop_se:g}" if self.stop_se else ""
         return text + ("" if self.randomesque == 1 else f"{RANDOMESQUE}{self.randomesque}")
 
     @property
@@ -50,7 +50,7 @@ class MethodName:
 
 def parse(name: str) -> MethodName:
     """Split a method name into its base, the per-subtask flag and the adaptive options (no check that the base is registered)."""
-    stop_se, randomesque = None, 1
+    stop_se, randomesque = 0.0, 1
     if RANDOMESQUE in name:
         name, value = name.split(RANDOMESQUE, 1)
         if not value.isdigit() or int(value) < 1:
