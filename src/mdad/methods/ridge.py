@@ -56,6 +56,22 @@ def pool_accuracy(scores: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(values), 0.0, values).sum(axis=1) / answered
 
 
+def centred_svd(xc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The thin SVD (u, s, vt) of ``xc`` on its numerical rank, from the eigenvectors of the smaller Gram
+    matrix (p x p or n x n): several times faster than an SVD for the shapes here, and accurate enough
+    for a penalised fit."""
+    n, p = xc.shape
+    gram = xc.T @ xc if p <= n else xc @ xc.T
+    values, vectors = np.linalg.eigh(gram)
+    keep = values > values.max(initial=0.0) * max(n, p) * np.finfo(np.float64).eps
+    s = np.sqrt(values[keep])
+    if p <= n:
+        v = vectors[:, keep]
+        return (xc @ v) / s, s, v.T
+    u = vectors[:, keep]
+    return u, s, ((xc.T @ u) / s).T
+
+
 def ridge_cv(features: np.ndarray, target: np.ndarray, alphas: tuple[float, ...] = ALPHAS) -> RidgeFit:
     """Ridge regression of ``target`` (n) on ``features`` (n x p) with the penalty of ``alphas``
     of least leave-one-out error; the intercept is not penalised (scikit-learn's ``RidgeCV``)."""
@@ -65,9 +81,7 @@ def ridge_cv(features: np.ndarray, target: np.ndarray, alphas: tuple[float, ...]
     if n < 2:
         raise MdadError(f"A regression on the source models needs at least 2 of them, got {n}.")
     x_mean, y_mean = x.mean(axis=0), float(y.mean())
-    u, s, vt = np.linalg.svd(x - x_mean, full_matrices=False)
-    keep = s > s.max(initial=0.0) * max(x.shape) * np.finfo(np.float64).eps  # the centred scores' rank
-    u, s, vt = u[:, keep], s[keep], vt[keep]
+    u, s, vt = centred_svd(x - x_mean)
     uty = u.T @ (y - y_mean)
     errors = []
     for alpha in alphas:
