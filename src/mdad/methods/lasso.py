@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.linear_model import lasso_path
 
 from mdad.exact import snap
 from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView
@@ -52,6 +51,8 @@ class LassoPath:
 
 def fit_path(scores: np.ndarray) -> LassoPath:
     """The lasso path of the pool accuracy on the source models' centred scores on every distinct item."""
+    from sklearn.linear_model import lasso_path  # imported on use: listing the methods does not load scikit-learn
+
     x = filled(scores, item_means(scores))
     y = pool_accuracy(scores)
     xc, yc = x - x.mean(axis=0), y - y.mean()

@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.preprocessing import SplineTransformer
 
 from mdad.exact import snap
 from mdad.irt import IRTFit, check_binary, estimate_ability, predict_correct
@@ -74,6 +73,8 @@ def ranked_items(fit: IRTFit, scores: np.ndarray) -> np.ndarray:
 def spline_features(theta: np.ndarray, knots: np.ndarray) -> np.ndarray:
     """The cubic B-spline basis of each ability at ``knots`` (linear beyond them); the ability itself
     when the knots are fewer than two distinct values."""
+    from sklearn.preprocessing import SplineTransformer  # imported on use: listing the methods does not load scikit-learn
+
     theta = np.asarray(theta, dtype=np.float64).reshape(-1, 1)
     if len(knots) < 2:
         return theta
