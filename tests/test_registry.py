@@ -90,8 +90,11 @@ def test_builtin_order_is_kept():
     assert methods.available() == [
         "random", "random-stratified-equal", "random-stratified-proportional", "stratified-confidence", "anchor-points",
         "diversity", "tinybenchmarks", "tinybenchmarks-pirt", "tinybenchmarks-gpirt", "adaptive", "adaptive-1d", "aipw",
+        "random-regression", "random-search-regression", "lasso", "metabench",
     ]
-    assert methods.defaults() == methods.available()[:9] and methods.on_request() == ["adaptive", "adaptive-1d", "aipw"]
+    assert methods.defaults() == methods.available()[:9]
+    assert methods.on_request() == ["adaptive", "adaptive-1d", "aipw", "random-regression", "random-search-regression", "lasso",
+                                    "metabench"]
     assert formats() == ("npz", "lm-eval", "lighteval", "inspect", "table") and READERS.get("table").fallback
     assert METRICS.names() == ["error", "kendall_tau"]
 
@@ -126,4 +129,5 @@ def test_help_lists_methods_from_their_capabilities():
     compare = CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "300"})
     assert "random, random-stratified-equal or random-stratified-proportional" in " ".join(compare.output.split())
     run = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "300"})
-    assert "default: all but adaptive, adaptive-1d, aipw;" in " ".join(run.output.split())
+    on_request = "adaptive, adaptive-1d, aipw, random-regression, random-search-regression, lasso, metabench"
+    assert f"default: all but {on_request};" in " ".join(run.output.split())

@@ -43,6 +43,7 @@ from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.sizes import SizeRequest, parse_sizes, size_requests_note, unique_counts
 from mdad.experiment.splits import n_seen_items
 from mdad.experiment.store import ResultStore
+from mdad.methods.names import STOP_SE
 from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
 from mdad.outputs import check_output_folder
@@ -82,6 +83,9 @@ def run(
     per_subtask: Annotated[bool, typer.Option("--per-subtask", help=(
         "Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined "
         "benchmark."))] = False,
+    stop_se: Annotated[str | None, typer.Option(help=(
+        "Comma-separated thresholds S: every adaptive method named also runs with a stopping rule, as "
+        "METHOD@stop-se=S (a model's test ends once its ability's posterior sd is below S, or at the size)."))] = None,
     curve_sizes: Annotated[str | None, typer.Option(
         help="Sizes whose agreement curves the report shows (default: the smallest and the largest).")] = None,
     figures: FiguresOption = None,
@@ -103,6 +107,8 @@ def run(
     if per_subtask:
         method_names += [str(parse_method(m).variant()) for m in method_names
                          if not parse_method(m).per_subtask and not method_registry.get(m).adaptive]
+    method_names += [f"{m}{STOP_SE}{s:g}" for s in parse_list(stop_se, "stop-se", float) for m in method_names
+                     if method_registry.get(m).adaptive and not parse_method(m).stop_se]
     builtin = builtin_dataset(dataset or DEFAULT_DATASET) if data is None else None
     n_seen = n_seen_items(matrix)
     requests = parse_sizes(sizes, n_seen) if sizes is not None else None

@@ -12,6 +12,16 @@ the determinant of the ability's posterior precision P = I + sum_j w_j a_j a_j'
 det(P + w a a') = det(P) (1 + w a' P^-1 a), so the item maximising w_j a_j' P^-1 a_j is
 chosen. With D = 1 this is the item of maximum Fisher information w_j a_j^2, the rule of
 Fluid Benchmarking. Ties go to the lowest pool position. See docs/adaptive.md.
+
+Two options, both off by default:
+
+- a stopping rule (``stop_se``): a model's test ends once its ability's posterior standard
+  deviation (the largest over the D coordinates, from the inverse posterior precision) falls
+  below ``stop_se``, or at the item budget; each size is then a budget, and a model that stopped
+  earlier keeps the ability and estimate it had when it stopped (``AdaptiveOutcome.used``);
+- exposure control (``randomesque`` = r > 1): the next item is drawn uniformly among the r
+  unasked items of largest information (ties in pool order), so that the most informative
+  items are not shown to every model.
 """
 
 from __future__ import annotations
@@ -100,9 +110,32 @@ class AdaptiveOutcome:
     items: np.ndarray  # models x max(sizes): pool positions in the order they were asked
     theta: np.ndarray  # sizes x models x D: the ability after each size's last answer
     estimates: np.ndarray  # sizes x models: predicted pool accuracy, answered items as answered
+    used: np.ndarray | None = None  # sizes x models: items each model answered (None: every model all k)
 
     def estimate(self, k: int) -> np.ndarray:
         return self.estimates[self.sizes.index(k)]
+
+    def items_used(self, k: int) -> np.ndarray:
+        """How many items each model answered in the test of budget ``k``."""
+        return np.full(self.items.shape[0], k) if self.used is None else self.used[self.sizes.index(k)]
+
+
+def posterior_sd(precision: np.ndarray) -> np.ndarray:
+    """The largest posterior standard deviation over the D ability coordinates (models x D x D precisions)."""
+    return np.sqrt(np.diagonal(np.linalg.inv(precision), axis1=1, axis2=2).max(axis=1))
+
+
+def next_items(gain: np.ndarray, randomesque: int, rng: np.random.Generator | None) -> np.ndarray:
+    """Each model's next item: the largest gain (the lowest pool position among equals), or with
+    ``randomesque`` = r > 1 one drawn uniformly among its r largest (unasked items have finite gain)."""
+    if randomesque <= 1:
+        return np.argmax(gain, axis=1)
+    if rng is None:
+        raise MdadError("Exposure control draws among the most informative items, so it needs a random generator.")
+    best = np.argsort(-gain, axis=1, kind="stable")[:, :randomesque]
+    available = np.minimum(randomesque, np.isfinite(gain).sum(axis=1))
+    pick = np.floor(rng.random(len(gain)) * available).astype(np.int64)
+    return best[np.arange(len(gain)), pick]
 
 
 def pool_accuracy(theta: np.ndarray, a: np.ndarray, b: np.ndarray, answered: np.ndarray, answers: np.ndarray) -> np.ndarray:
@@ -122,11 +155,16 @@ def run_adaptive(
     sizes: Sequence[int],
     start: np.ndarray,
     prior_scale: float = 1.0,
+    stop_se: float | None = None,
+    randomesque: int = 1,
+    rng: np.random.Generator | None = None,
 ) -> AdaptiveOutcome:
     """Adaptive tests of every model (rows of ``answers``, its 0/1 answers on the whole pool)
     up to max(sizes) items, with the pool's item parameters ``a`` (pool x D), ``b`` (pool).
 
-    ``start`` (D) is the ability at which the first item is chosen (module docstring)."""
+    ``start`` (D) is the ability at which the first item is chosen; ``stop_se`` ends a model's
+    test early, ``randomesque`` draws the next item among the most informative ones with ``rng``
+    (module docstring). A stopped model's row of ``items`` is -1 after its last item."""
     values = check_binary(np.atleast_2d(answers), "The answers of an adaptive test")
     if np.isnan(values).any():
         raise MdadError("An adaptive test needs every model's answer on every pool item it may ask.")
@@ -141,25 +179,41 @@ def run_adaptive(
     d = a.shape[1]
     longest = max(sizes)
     rows = np.arange(n_models)
-    items = np.zeros((n_models, longest), dtype=np.int64)
+    items = np.full((n_models, longest), -1, dtype=np.int64)
     asked = np.zeros((n_models, pool), dtype=bool)
     theta = np.tile(np.asarray(start, dtype=np.float64).reshape(1, d), (n_models, 1))
     precision = np.tile(np.eye(d) / prior_scale**2, (n_models, 1, 1))
-    thetas, estimates = [], []
+    used = np.full(n_models, longest)  # items answered when the test ended
+    final = np.zeros(n_models)  # the estimate when the test ended (stopped models)
+    live = rows  # models still being tested: all of them without a stopping rule
+    thetas, estimates, used_at = [], [], []
     for step in range(longest):
-        gain = d_optimal_gain(theta, precision, a, b)
-        gain[asked] = -np.inf
-        chosen = np.argmax(gain, axis=1)
-        items[:, step] = chosen
-        asked[rows, chosen] = True
-        so_far = items[:, : step + 1]
-        y, ia, ib = values[rows[:, None], so_far], a[so_far], b[so_far]
-        theta = map_abilities(y, ia, ib, start=theta, prior_scale=prior_scale)
-        precision = posterior_precision(theta, ia, ib, prior_scale=prior_scale)
+        if not live.size:  # every test has stopped: the remaining budgets keep their estimates
+            so_far, y = np.zeros((0, step + 1), dtype=np.int64), np.zeros((0, step + 1))
+        else:
+            gain = d_optimal_gain(theta[live], precision[live], a, b)
+            gain[asked[live]] = -np.inf
+            chosen = next_items(gain, randomesque, rng)
+            items[live, step] = chosen
+            asked[live, chosen] = True
+            so_far = items[live, : step + 1]
+            y, ia, ib = values[live[:, None], so_far], a[so_far], b[so_far]
+            theta[live] = map_abilities(y, ia, ib, start=theta[live], prior_scale=prior_scale)
+            precision[live] = posterior_precision(theta[live], ia, ib, prior_scale=prior_scale)
+            if stop_se is not None:
+                done = posterior_sd(precision[live]) < stop_se
+                if done.any():
+                    used[live[done]] = step + 1
+                    final[live[done]] = pool_accuracy(theta[live[done]], a, b, so_far[done], y[done])
+                    live, so_far, y = live[~done], so_far[~done], y[~done]
         if step + 1 in sizes:
+            current = final.copy()
+            current[live] = pool_accuracy(theta[live], a, b, so_far, y)
             thetas.append(theta.copy())
-            estimates.append(pool_accuracy(theta, a, b, so_far, y))
+            estimates.append(current)
+            used_at.append(np.minimum(used, step + 1))
     order = [sorted(set(sizes)).index(k) for k in sizes]
     return AdaptiveOutcome(
-        sizes=sizes, items=items, theta=np.array(thetas)[order], estimates=np.array(estimates)[order]
+        sizes=sizes, items=items, theta=np.array(thetas)[order], estimates=np.array(estimates)[order],
+        used=None if stop_se is None else np.array(used_at)[order],
     )

@@ -43,6 +43,10 @@ def get(name: str) -> SelectionMethod:
     method = spec.method_class()
     if spec.per_subtask and method.adaptive:
         raise MdadError(f"{spec.base} chooses items per model from its answers; it has no per-subtask variant.")
+    if spec.stop_se or spec.randomesque != 1:
+        if not method.adaptive:
+            raise MdadError(f"{spec.base} is not an adaptive test, so it has no stopping rule or exposure control.")
+        return method.with_options(spec.stop_se or None, spec.randomesque)  # type: ignore[attr-defined]
     return PerSubtask(method) if spec.per_subtask else method
 
 

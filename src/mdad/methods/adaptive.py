@@ -13,6 +13,12 @@ The micro-benchmark of an adaptive method is the whole pool plus the rule: its i
 parameters, the start ability and the number of items to ask. ``administer`` runs the test
 on targets that can answer any pool item (the experiment); ``estimate`` and ``next_items``
 serve new models that answered whatever items they were asked.
+
+Options, off in the registered methods and given in the method's name
+(``adaptive-1d@stop-se=0.3``, ``adaptive@randomesque=5``; mdad.methods.names): a stopping rule
+ends a model's test once its ability's posterior standard deviation falls below S, so each size
+is a budget that a model uses only as far as it needs; exposure control draws each next item
+among the r most informative (mdad.irt.adaptive).
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ class AdaptiveBenchmark(MicroBenchmark):
     length: int
     source_low: float  # the guard's range: source models' predicted pool accuracy
     source_high: float
+    stop_se: float = 0.0  # a model's test ends once its ability's posterior sd is below this (0: never early)
+    randomesque: int = 1  # the next item is drawn among this many most informative ones
 
     kind = "adaptive"
 
@@ -48,16 +56,21 @@ class AdaptiveBenchmark(MicroBenchmark):
     def size(self) -> int:
         return int(self.length)
 
-    def administer(self, answers: np.ndarray, sizes: Sequence[int]) -> tuple[AdaptiveOutcome, list[GuardFlags]]:
+    def administer(self, answers: np.ndarray, sizes: Sequence[int], rng: np.random.Generator | None = None,
+                   ) -> tuple[AdaptiveOutcome, list[GuardFlags]]:
         """Adaptive tests of models that can answer every pool item (``answers``: models x pool),
-        for every size (at most ``length``), and the extrapolation guard at each size."""
+        for every size (at most ``length``), and the extrapolation guard at each size; ``rng``
+        draws the items under exposure control."""
         values = check_binary(answers, "For adaptive testing the target models' answers")
-        outcome = run_adaptive(values, self.a, self.b, sizes=sizes, start=self.start)
+        outcome = run_adaptive(values, self.a, self.b, sizes=sizes, start=self.start, stop_se=self.stop_se or None,
+                               randomesque=int(self.randomesque), rng=rng)
         rows = np.arange(len(values))[:, None]
         flags = []
         for k, theta in zip(outcome.sizes, outcome.theta, strict=True):
             asked = np.full(values.shape, np.nan)
-            asked[rows, outcome.items[:, :k]] = values[rows, outcome.items[:, :k]]
+            chosen = outcome.items[:, :k]
+            taken = chosen >= 0  # a test that stopped early has -1 after its last item
+            asked[np.broadcast_to(rows, chosen.shape)[taken], chosen[taken]] = values[np.broadcast_to(rows, chosen.shape)[taken], chosen[taken]]
             flags.append(guard(theta, asked, self.a, self.b, low=self.source_low, high=self.source_high))
         return outcome, flags
 
@@ -89,7 +102,10 @@ class AdaptiveBenchmark(MicroBenchmark):
         gain = d_optimal_gain(theta, precision, self.a, self.b)
         gain[answered] = -np.inf
         nxt = np.argmax(gain, axis=1)
-        return np.where(answered.sum(axis=1) >= self.length, -1, nxt)
+        finished = answered.sum(axis=1) >= self.length
+        if self.stop_se:
+            finished |= np.sqrt(np.diagonal(np.linalg.inv(precision), axis1=1, axis2=2).max(axis=1)) < self.stop_se
+        return np.where(finished, -1, nxt)
 
     def flags(self, scores: np.ndarray) -> GuardFlags:
         values, theta = self._abilities(scores)
@@ -107,13 +123,13 @@ class IRTPreparation:
         self.fit: IRTFit = fit_irt(scores, dims=dims, rng=rng)
 
 
-def adaptive_benchmark(fit: IRTFit, length: int) -> AdaptiveBenchmark:
-    """The adaptive test of ``length`` items over the pool of ``fit``."""
+def adaptive_benchmark(fit: IRTFit, length: int, stop_se: float | None = None, randomesque: int = 1) -> AdaptiveBenchmark:
+    """The adaptive test of at most ``length`` items over the pool of ``fit``, with its options (module docstring)."""
     low, high = pool_accuracy_range(fit.theta, fit.a, fit.b)
     pool = len(fit.b)
     return AdaptiveBenchmark(
         items=np.arange(pool), weights=np.full(pool, 1.0 / pool), a=fit.a, b=fit.b, start=fit.theta.mean(axis=0),
-        length=int(length), source_low=low, source_high=high,
+        length=int(length), source_low=low, source_high=high, stop_se=float(stop_se or 0.0), randomesque=int(randomesque),
     )
 
 
@@ -126,19 +142,30 @@ class Adaptive(SelectionMethod):
     preparation = "tinybenchmarks-irt"
     adaptive = True
     default = False  # costlier than the static methods: run on request
+    stop_se: float | None = None  # the stopping rule's threshold (None: every test runs to its budget)
+    randomesque: int = 1  # exposure control: the next item among this many most informative
+
+    def with_options(self, stop_se: float | None = None, randomesque: int = 1) -> Adaptive:
+        """This test with a stopping rule and exposure control; its name says them (mdad.methods.names)."""
+        from mdad.methods.names import MethodName
+
+        variant = type(self)()
+        variant.stop_se, variant.randomesque = stop_se, int(randomesque)
+        variant.name = str(MethodName(self.name, stop_se=stop_se or 0.0, randomesque=int(randomesque)))
+        return variant
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> TinyPreparation | IRTPreparation:
         return TinyPreparation(view, rng)
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AdaptiveBenchmark:
-        return adaptive_benchmark(prepared.fit, k)
+        return adaptive_benchmark(prepared.fit, k, self.stop_se, self.randomesque)
 
     def outcomes(self, view: SourceView, sizes: Sequence[int], *, scores: np.ndarray, gold_prob: np.ndarray,
                  rng_of: Callable[[int], np.random.Generator], prepared: Any = None) -> dict[int, Outcome]:
         """One adaptive pass up to the largest size serves every size (sizes nest)."""
         rng = rng_of(max(sizes))
         test = self.choose(view, max(sizes), rng, self.prepare(view, rng) if prepared is None else prepared)
-        outcome, flags = test.administer(scores, sizes)
+        outcome, flags = test.administer(scores, sizes, rng)
         return {k: Outcome(outcome.estimate(k), flagged=f.flagged, items=outcome.items[:, :k])
                 for k, f in zip(outcome.sizes, flags, strict=True)}
 

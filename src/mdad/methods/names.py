@@ -1,15 +1,19 @@
-"""A method's name as the user writes it: a registered method, or ``NAME@per-subtask`` for its per-subtask variant.
+"""A method's name as the user writes it: a registered method, or ``NAME@per-subtask`` for its per-subtask variant,
+or an adaptive test with options, ``NAME@stop-se=S`` (a stopping rule) and ``NAME@randomesque=R`` (exposure control).
 
-The suffix is read here and nowhere else: every other module asks ``parse(name)``.
+The suffixes are read here and nowhere else: every other module asks ``parse(name)``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mdad.errors import MdadError
 from mdad.methods.base import METHODS, Design, SelectionMethod
 
 SUFFIX = "@per-subtask"
+STOP_SE = "@stop-se="
+RANDOMESQUE = "@randomesque="
 
 
 @dataclass(frozen=True, order=True)
@@ -18,9 +22,13 @@ class MethodName:
 
     base: str
     per_subtask: bool = False
+    stop_se: float = 0.0  # an adaptive test's stopping rule (0: none; docs/adaptive.md)
+    randomesque: int = 1  # an adaptive test's exposure control
 
     def __str__(self) -> str:
-        return self.base + SUFFIX if self.per_subtask else self.base
+        text = self.base + (SUFFIX if self.per_subtask else "")
+        text += f"{STOP_SE}{self.stop_se:g}" if self.stop_se else ""
+        return text + ("" if self.randomesque == 1 else f"{RANDOMESQUE}{self.randomesque}")
 
     @property
     def method_class(self) -> type[SelectionMethod]:
@@ -41,7 +49,21 @@ class MethodName:
 
 
 def parse(name: str) -> MethodName:
-    """Split a method name into its base and the per-subtask flag (no check that the base is registered)."""
+    """Split a method name into its base, the per-subtask flag and the adaptive options (no check that the base is registered)."""
+    stop_se, randomesque = 0.0, 1
+    if RANDOMESQUE in name:
+        name, value = name.split(RANDOMESQUE, 1)
+        if not value.isdigit() or int(value) < 1:
+            raise MdadError(f"{RANDOMESQUE[1:]} takes a whole number of items of at least 1, got {value!r}.")
+        randomesque = int(value)
+    if STOP_SE in name:
+        name, value = name.split(STOP_SE, 1)
+        try:
+            stop_se = float(value)
+        except ValueError:
+            stop_se = -1.0
+        if not stop_se > 0:
+            raise MdadError(f"{STOP_SE[1:]} takes a positive standard deviation of the ability, got {value!r}.")
     if name.endswith(SUFFIX):
-        return MethodName(name[: -len(SUFFIX)], per_subtask=True)
-    return MethodName(name)
+        return MethodName(name[: -len(SUFFIX)], per_subtask=True, stop_se=stop_se, randomesque=randomesque)
+    return MethodName(name, stop_se=stop_se, randomesque=randomesque)
