@@ -6,7 +6,9 @@ command only draws the columns and prints the notes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -14,8 +16,10 @@ import pandas as pd
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
 from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.errors import MdadError
+from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.notes import Note, beyond_sources_note, describe_assessment
-from mdad.micro.selected import SelectedMicroBenchmark
+from mdad.micro.selected import SelectedMicroBenchmark, model_rows
 from mdad.wording import plural
 
 
@@ -49,6 +53,7 @@ class EstimateReport:
     title: str
     columns: list[Column]
     notes: list[Note]
+    comparisons: list[Comparison] = field(default_factory=list)
 
     @property
     def unreliable_orders(self) -> int:
@@ -61,11 +66,14 @@ def _unreliable(orders: OrderProbabilities, threshold: float) -> int:
 
 
 def estimate_report(chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL,
-                    population: bool = False) -> EstimateReport:
-    """Estimate every model of ``matrix`` with ``chosen``, with intervals (``level``; ``population``:
-    see ``SelectedMicroBenchmark.intervals``), order probabilities, table and notes."""
+                    population: bool = False, mid_p: bool = True,
+                    pairs: Sequence[tuple[str, str]] = ()) -> EstimateReport:
+    """Estimate every model of ``matrix`` with ``chosen``, with intervals (``level``; ``population``, ``mid_p``:
+    see ``SelectedMicroBenchmark.intervals``), order probabilities, table and notes, and each of the
+    ``pairs`` of models compared (``SelectedMicroBenchmark.compare``)."""
+    model_rows(matrix, [name for pair in pairs for name in pair])  # unknown names before any work
     details = chosen.details(matrix)
-    intervals = chosen.intervals(matrix, level=level, population=population)
+    intervals = chosen.intervals(matrix, level=level, population=population, mid_p=mid_p)
     orders = chosen.order_probabilities(matrix)
     own = chosen.own_intervals(matrix)
     threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
@@ -73,7 +81,23 @@ def estimate_report(chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, *, l
     title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%), gap to the next model (points)"
     columns = _columns(chosen, details, intervals, orders, own, threshold, level)
     notes = _notes(chosen, details, intervals, orders, threshold)
-    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes)
+    comparisons = [chosen.compare(matrix, first, second) for first, second in pairs]
+    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons)
+
+
+def all_pairs(matrix: ResponseMatrix) -> list[tuple[str, str]]:
+    """Every pair of models of ``matrix``, in the order of the data."""
+    return [(str(a), str(b)) for a, b in combinations(matrix.models.tolist(), 2)]
+
+
+def parse_pair(text: str) -> tuple[str, str]:
+    """'A,B' as the pair (A, B); one sentence for anything else."""
+    first, sep, second = text.partition(",")
+    if not sep or not first.strip() or not second.strip() or "," in second:
+        raise MdadError(f"--compare takes two model names separated by a comma (A,B), got {text!r}.")
+    if first.strip() == second.strip():
+        raise MdadError(f"--compare {text!r} names the same model twice; give two different models.")
+    return first.strip(), second.strip()
 
 
 def _columns(
@@ -107,7 +131,7 @@ def _columns(
         columns.append(
             Column(
                 "P(order holds)",
-                ["" if np.isnan(p) else f"{p:.2f}" for p in probability],
+                [format_probability(p) for p in probability],
                 warned=[bool(p < threshold) for p in probability],
                 numeric=True,
                 no_wrap=True,

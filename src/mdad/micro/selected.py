@@ -20,13 +20,15 @@ from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.micro import file_format, harness
-from mdad.micro.trust import Strata, design_strata, estimate_intervals, neighbour_orders
+from mdad.micro.comparison import Comparison, mcnemar_mid_p
+from mdad.micro.trust import Strata, design_estimates, design_strata, estimate_intervals, neighbour_orders, pair_orders
 from mdad.seeding import rng_for
+from mdad.wording import plural
 
 TASK_IDENTITY = ("harness", "version", "n_shot")  # what must match between the data and later results
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class SelectedMicroBenchmark:
     """A micro-benchmark chosen from a response matrix: item ids plus its estimator."""
 
@@ -44,6 +46,13 @@ class SelectedMicroBenchmark:
     pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
     pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
     accuracy_prior: AccuracyPrior | None = None  # the source models' pool counts (0/1 data; None: older file)
+
+    def __repr__(self) -> str:
+        """One short line (the fields hold thousands of numbers)."""
+        kind = "adaptive test" if self.adaptive else "micro-benchmark"
+        assessed = f", assessed on {self.assessment.runs} runs" if self.assessment is not None else ""
+        return (f"<SelectedMicroBenchmark {self.method}: {kind} of {self.size} items from a pool of {self.n_pool} "
+                f"of {self.data_source or 'unnamed data'}, seed {self.seed}{assessed}>")
 
     @property
     def size(self) -> int:
@@ -121,6 +130,31 @@ class SelectedMicroBenchmark:
         calibration = self.assessment.order_calibration if self.assessment is not None else None
         return neighbour_orders(scores, estimates, np.asarray(matrix.models), method=self.method,
                                 strata=self._strata(), calibration=calibration, prior=self.pair_prior)
+
+    def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
+        """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them
+        as the estimates do; mdad.micro.trust, for any pair) and the exact mid-p McNemar test on the items
+        (mdad.micro.comparison); one sentence naming unknown models."""
+        a, b = model_rows(matrix, (first, second))
+        scores, raw = self._scores_and_estimates(matrix)
+        estimates = design_estimates(self._strata(), scores, raw)
+        ahead, behind = (a, b) if estimates[a] >= estimates[b] else (b, a)
+        calibration = self.assessment.order_calibration if self.assessment is not None else None
+        orders = pair_orders(scores, raw, np.asarray(matrix.models), np.array([ahead]), np.array([behind]),
+                             method=self.method, strata=self._strata(), calibration=calibration,
+                             prior=self.pair_prior)
+        first_only = second_only = -1
+        if scores.shape[1] and np.isin(scores[[a, b]], (0.0, 1.0)).all():
+            first_only = int(np.sum((scores[a] == 1) & (scores[b] == 0)))
+            second_only = int(np.sum((scores[a] == 0) & (scores[b] == 1)))
+        tied = first_only == 0 and second_only == 0
+        return Comparison(
+            first=str(first), second=str(second), estimate_first=float(estimates[a]),
+            estimate_second=float(estimates[b]), gap=float(100.0 * (estimates[a] - estimates[b])),
+            order_probability=float("nan") if tied else float(orders.probability[0]), order_how=orders.calibration,
+            first_only=first_only, second_only=second_only,
+            p_value=mcnemar_mid_p(first_only, second_only) if first_only >= 0 else float("nan"),
+        )
 
     def _strata(self) -> Strata | None:
         """The exact design's strata (mdad.micro.trust.design_strata), None when it has none."""
@@ -228,6 +262,17 @@ class SelectedMicroBenchmark:
     def load(cls, path: str | Path) -> SelectedMicroBenchmark:
         """Read a micro-benchmark ``save`` wrote; one clear error for a broken or foreign file."""
         return cls(**file_format.read(path))
+
+
+def model_rows(matrix: ResponseMatrix, names) -> list[int]:
+    """The rows of the models ``names`` in ``matrix``; one sentence naming any unknown ones and the models present."""
+    rows = {str(model): i for i, model in enumerate(matrix.models)}
+    unknown = [str(name) for name in names if str(name) not in rows]
+    if unknown:
+        present = ", ".join(map(str, matrix.models[:20])) + (", ..." if matrix.n_models > 20 else "")
+        raise MdadError(f"No model {' or '.join(map(repr, dict.fromkeys(unknown)))} in {matrix.source}; "
+                        f"its {plural(matrix.n_models, 'model')}: {present}.")
+    return [rows[str(name)] for name in names]
 
 
 def _with_flags(frame: pd.DataFrame, flags) -> pd.DataFrame:

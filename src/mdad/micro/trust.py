@@ -117,10 +117,24 @@ def neighbour_orders(scores: np.ndarray, estimates: np.ndarray, models: np.ndarr
     """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds).
 
     ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs."""
+    order = np.argsort(-design_estimates(strata, scores, estimates), kind="stable")
+    return pair_orders(scores, estimates, models, order[:-1], order[1:], method=method, strata=strata,
+                       calibration=calibration, prior=prior)
+
+
+def design_estimates(strata: Strata | None, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray:
+    """The estimates the intervals and order probabilities belong to (a stratified design's own, else ``estimates``)."""
+    return _design_estimates(_exact_strata(strata, scores), scores, estimates)
+
+
+def pair_orders(scores: np.ndarray, estimates: np.ndarray, models: np.ndarray, first: np.ndarray, second: np.ndarray,
+                *, method: str, strata: Strata | None, calibration: OrderCalibration | None,
+                prior: PairPrior | None) -> OrderProbabilities:
+    """For the pairs of rows (``first``, ``second``), any two models: gap (first minus second) and
+    P(the full benchmark ranks ``first`` above ``second``); see ``neighbour_orders``."""
     exact = _exact_strata(strata, scores)
     estimates = _design_estimates(exact, scores, estimates)
-    order = np.argsort(-estimates, kind="stable")
-    first, second = order[:-1], order[1:]
+    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
     gap = 100.0 * (estimates[first] - estimates[second])
     if exact is not None:
         probability = exact_pair_probabilities(*exact, scores, first, second, prior=prior)
