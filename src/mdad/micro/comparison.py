@@ -63,32 +63,45 @@ class Comparison:
 
     def describe(self) -> str:
         """One sentence: both estimates, the gap, how sure the full benchmark agrees, what the paired test says."""
-        head = (f"{self.first} {100 * self.estimate_first:.1f}% vs {self.second} {100 * self.estimate_second:.1f}%"
-                f" (gap {self.gap:.1f} points)")
+        head = f"{self.first} {100 * self.estimate_first:.1f}% vs {self.second} {100 * self.estimate_second:.1f}% (gap {self.gap:.1f} points)"
         if self.tied:
-            return (f"{head}: tied, they got exactly the same micro-benchmark items right; no item separates them, "
-                    "so neither the order nor a test can be given.")
+            return (
+                f"{head}: tied, they got exactly the same micro-benchmark items right; no item separates them, "
+                "so neither the order nor a test can be given."
+            )
         if self.order_probability == self.order_probability:
-            order = (f"P(the full benchmark orders them the same way) {format_probability(self.order_probability)}"
-                     if self.gap else
-                     f"P(the full benchmark ranks {self.first} above {self.second}) "
-                     f"{format_probability(self.order_probability)}")
+            order = (
+                f"P(the full benchmark orders them the same way) {format_probability(self.order_probability)}"
+                if self.gap
+                else f"P(the full benchmark ranks {self.first} above {self.second}) {format_probability(self.order_probability)}"
+            )
         else:
             order = "no order probability (" + self.order_how.removeprefix("no order probability: ") + ")"
         if not self.paired_test:
             return f"{head}; {order}; the paired test needs 0/1 scores on a fixed set of items."
-        return (f"{head}; {order}; {self.first_only} items only {self.first} got right, {self.second_only} only "
-                f"{self.second}: exact McNemar mid-p = {format_p(self.p_value)}.")
+        return (
+            f"{head}; {order}; {self.first_only} items only {self.first} got right, {self.second_only} only "
+            f"{self.second}: exact McNemar mid-p = {format_p(self.p_value)}."
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row: first, second, both estimates, gap, order probability, discordant items, p-value."""
-        return pd.DataFrame([{
-            "first": self.first, "second": self.second, "estimate_first": self.estimate_first,
-            "estimate_second": self.estimate_second, "gap": self.gap, "order_probability": self.order_probability,
-            "first_only": self.first_only if self.paired_test else np.nan,
-            "second_only": self.second_only if self.paired_test else np.nan,
-            "p_value": self.p_value, "tied": self.tied,
-        }])
+        return pd.DataFrame(
+            [
+                {
+                    "first": self.first,
+                    "second": self.second,
+                    "estimate_first": self.estimate_first,
+                    "estimate_second": self.estimate_second,
+                    "gap": self.gap,
+                    "order_probability": self.order_probability,
+                    "first_only": self.first_only if self.paired_test else np.nan,
+                    "second_only": self.second_only if self.paired_test else np.nan,
+                    "p_value": self.p_value,
+                    "tied": self.tied,
+                }
+            ]
+        )
 
 
 def format_p(p: float) -> str:

@@ -15,8 +15,8 @@ import pandas as pd
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
-from mdad.estimates import EstimateIntervals, OrderProbabilities
 from mdad.errors import MdadError
+from mdad.estimates import EstimateIntervals, OrderProbabilities
 from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.notes import Note, beyond_sources_note, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark, model_rows
