@@ -77,6 +77,8 @@ def select_command(
     check_output_file(out_path, "the micro-benchmark file")
     if samples_path is not None:
         check_output_file(samples_path, "the lm-eval samples file")
+    check_outputs_apart({"the data": data}, {"the micro-benchmark file": out_path,
+                                             "the lm-eval samples file": samples_path})
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     runs = assessment_runs(matrix.n_models, assess_runs, targets)
     status = f"Assessing {method} with {size} items on {plural(runs, 'held-out split')}..."
@@ -190,8 +192,9 @@ def print_table(title: str, columns: list[Column]) -> None:
         title = ""
     texts = [c for c in columns if c.fold]
     for row in range(len(number.cells)):
-        line = "  ".join(f"{c.name}: {c.cells[row]}" if i else c.cells[row] for i, c in enumerate(texts))
-        console.print(literal(f"{row + 1:>3}  {line}"), highlight=False, soft_wrap=True)
+        for i, column in enumerate(texts):  # the row's name, then each other text on its own line
+            line = f"{row + 1:>3}  {column.cells[row]}" if i == 0 else f"     {column.name}: {column.cells[row]}"
+            console.print(literal(line), highlight=False, soft_wrap=True)
 
 
 def _width(table: Table) -> int:
