@@ -161,3 +161,8 @@ def test_estimator_fractions_outside_0_and_1_are_refused(tmp_path):
     mdad.select(matrix, "tinybenchmarks-pirt", 10, seed=0).save(tmp_path / "m.json")
     data = json.loads((tmp_path / "m.json").read_text())
     _refused(_edited(tmp_path, data, estimator={**data["estimator"], "source_high": 3.0}), "'source_high'")
+
+
+def test_a_size_that_is_not_the_estimators_is_refused(saved, tmp_path):
+    data, _ = saved
+    _refused(_edited(tmp_path, data, size=11), "'size'")

@@ -87,8 +87,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
-def check_fields(fields: dict[str, Any]) -> str | None:
-    """The first inconsistency among the decoded fields of a micro-benchmark (None: none)."""
+def check_fields(fields: dict[str, Any], stated_size: int | None = None) -> str | None:
+    """The first inconsistency among the decoded fields of a micro-benchmark (None: none);
+    ``stated_size``: the file's 'size' field (None: absent)."""
     item_ids, subtasks, micro = fields["item_ids"], fields["subtasks"], fields["micro"]
     n, pool = len(item_ids), fields["n_pool"]
     if len(subtasks) != n or len(micro.items) != n:
@@ -103,6 +104,8 @@ def check_fields(fields: dict[str, Any]) -> str | None:
     problem = _pool_problem(fields, pool) or _estimator_problem(micro, "the estimator")
     if problem:
         return problem
+    if stated_size is not None and stated_size != micro.size:
+        return f"the field 'size' says {stated_size} items, but the estimator asks each model {micro.size}"
     assessment = fields["assessment"]
     if assessment is not None:
         return _assessment_problem(assessment, fields["method"], micro.size)
@@ -138,9 +141,10 @@ def _pool_problem(fields: dict[str, Any], pool: int) -> str | None:
 
 
 def _estimator_problem(micro: MicroBenchmark, where: str) -> str | None:
-    """Whether the estimator's parameters are numbers of the right shape and range. Every estimator's
-    ``weights`` are a weighted mean over its items (the estimate itself, or the part an IRT or AIPW
-    estimator combines with its model): non-negative, summing to 1 within rounding."""
+    """Whether the estimator's parameters are numbers of the right shape and range. ``weights`` are a
+    weighted mean over the items: non-negative, summing to 1 within rounding. For the weighted
+    estimators that mean is the estimate; the IRT-based ones store the same kind of weights (cluster
+    shares or equal weights) and are held to the same rule (docs/intervals.md#a-micro-benchmark-file-is-checked-whole)."""
     n = len(micro.items)
     for name, value in vars(micro).items():
         if name in ("items", "parts") or isinstance(value, (bool, str)) or value is None:
