@@ -139,7 +139,9 @@ def estimate_command(
         raise MdadError(f"--pairs takes 'all' (every pair of models), got {pairs!r}; name pairs with --compare A,B.")
     asked = [parse_pair(text) for text in compare or []]
     outputs = {"the CSV file": csv, "the pairs CSV file": pairs_csv, "the comparisons CSV file": compare_csv}
-    paths = {what: None if text is None else output_path(text, what) for what, text in outputs.items()}
+    paths: dict[str, str | Path | None] = {
+        what: None if text is None else output_path(text, what) for what, text in outputs.items()
+    }
     for what, path in paths.items():
         if path is not None:
             check_output_file(path, what)

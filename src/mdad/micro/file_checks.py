@@ -20,6 +20,7 @@ from mdad import methods as method_registry
 from mdad.errors import MdadError
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark
+from mdad.methods.per_subtask import SubtaskMicroBenchmark
 
 SEED_LIMIT = 2**64  # seeds are whole numbers below this in size, as numpy's generators take them
 WEIGHT_SUM_TOLERANCE = 1e-6  # weights of a weighted mean sum to 1 within rounding
@@ -173,8 +174,8 @@ def _estimator_problem(micro: MicroBenchmark, where: str) -> str | None:
         return f"{where} has item parameters for {len(b)} pool items but uses pool position {int(micro.items.max())}"
     if isinstance(micro, AdaptiveBenchmark) and not 1 <= micro.length <= n:
         return f"{where}'s 'length' must be between 1 and the {n} items of its pool"
-    shares = getattr(micro, "shares", None)
-    if shares is not None and len(micro.parts):
+    if isinstance(micro, SubtaskMicroBenchmark) and micro.parts:
+        shares = micro.shares
         if len(shares) != len(micro.parts) or (shares < 0).any() or abs(shares.sum() - 1.0) > WEIGHT_SUM_TOLERANCE:
             return f"{where}'s shares must be one non-negative share per part, summing to 1"
         for i, part in enumerate(micro.parts):
