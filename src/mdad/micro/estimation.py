@@ -81,7 +81,7 @@ def estimate_report(chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, *, l
     title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%), gap to the next model (points)"
     columns = _columns(chosen, details, intervals, orders, own, threshold, level)
     notes = _notes(chosen, details, intervals, orders, threshold)
-    comparisons = [chosen.compare(matrix, first, second) for first, second in pairs]
+    comparisons = chosen.comparisons(matrix, pairs)
     return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -135,26 +136,35 @@ class SelectedMicroBenchmark:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them
         as the estimates do; mdad.micro.trust, for any pair) and the exact mid-p McNemar test on the items
         (mdad.micro.comparison); one sentence naming unknown models."""
-        a, b = model_rows(matrix, (first, second))
+        return self.comparisons(matrix, [(first, second)])[0]
+
+    def comparisons(self, matrix: ResponseMatrix, pairs: Sequence[tuple[str, str]]) -> list[Comparison]:
+        """``compare`` for each of the ``pairs`` of models, the estimates and scores computed once."""
+        rows = model_rows(matrix, [name for pair in pairs for name in pair])
+        if not rows:
+            return []
+        a, b = np.array(rows[0::2]), np.array(rows[1::2])
         scores, raw = self._scores_and_estimates(matrix)
         estimates = design_estimates(self._strata(), scores, raw)
-        ahead, behind = (a, b) if estimates[a] >= estimates[b] else (b, a)
+        swap = estimates[a] < estimates[b]
+        ahead, behind = np.where(swap, b, a), np.where(swap, a, b)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
-        orders = pair_orders(scores, raw, np.asarray(matrix.models), np.array([ahead]), np.array([behind]),
-                             method=self.method, strata=self._strata(), calibration=calibration,
-                             prior=self.pair_prior)
-        first_only = second_only = -1
-        if scores.shape[1] and np.isin(scores[[a, b]], (0.0, 1.0)).all():
-            first_only = int(np.sum((scores[a] == 1) & (scores[b] == 0)))
-            second_only = int(np.sum((scores[a] == 0) & (scores[b] == 1)))
-        tied = first_only == 0 and second_only == 0
-        return Comparison(
-            first=str(first), second=str(second), estimate_first=float(estimates[a]),
-            estimate_second=float(estimates[b]), gap=float(100.0 * (estimates[a] - estimates[b])),
-            order_probability=float("nan") if tied else float(orders.probability[0]), order_how=orders.calibration,
-            first_only=first_only, second_only=second_only,
-            p_value=mcnemar_mid_p(first_only, second_only) if first_only >= 0 else float("nan"),
-        )
+        orders = pair_orders(scores, raw, np.asarray(matrix.models), ahead, behind, method=self.method,
+                             strata=self._strata(), calibration=calibration, prior=self.pair_prior)
+        paired = bool(scores.shape[1]) and bool(np.isin(scores, (0.0, 1.0)).all())
+        first_only = ((scores[a] == 1) & (scores[b] == 0)).sum(axis=1) if paired else np.full(len(a), -1)
+        second_only = ((scores[a] == 0) & (scores[b] == 1)).sum(axis=1) if paired else np.full(len(a), -1)
+        out = []
+        for i, (first, second) in enumerate(pairs):
+            tied = first_only[i] == 0 and second_only[i] == 0
+            out.append(Comparison(
+                first=str(first), second=str(second), estimate_first=float(estimates[a[i]]),
+                estimate_second=float(estimates[b[i]]), gap=float(100.0 * (estimates[a[i]] - estimates[b[i]])),
+                order_probability=float("nan") if tied else float(orders.probability[i]),
+                order_how=orders.calibration, first_only=int(first_only[i]), second_only=int(second_only[i]),
+                p_value=mcnemar_mid_p(int(first_only[i]), int(second_only[i])) if paired else float("nan"),
+            ))
+        return out
 
     def _strata(self) -> Strata | None:
         """The exact design's strata (mdad.micro.trust.design_strata), None when it has none."""
