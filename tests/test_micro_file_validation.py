@@ -166,3 +166,15 @@ def test_estimator_fractions_outside_0_and_1_are_refused(tmp_path):
 def test_a_size_that_is_not_the_estimators_is_refused(saved, tmp_path):
     data, _ = saved
     _refused(_edited(tmp_path, data, size=11), "'size'")
+
+
+def test_a_consistent_but_huge_pool_is_refused_before_its_intervals_are_computed(saved, tmp_path):
+    data, matrix = saved
+    huge = {key: value for key, value in data.items() if key not in ("accuracy_prior", "pair_prior")}
+    sizes = dict(huge["pool_subtasks"])
+    first = next(iter(sizes))
+    sizes[first] += 10**12 - sum(sizes.values())
+    path = _edited(tmp_path, huge, pool_items=10**12, pool_subtasks=sizes)
+    micro = SelectedMicroBenchmark.load(path)
+    with pytest.raises(MdadError, match="pool of 1,000,000,000,000 would need about .* of memory"):
+        micro.intervals(matrix)

@@ -26,9 +26,11 @@ from mdad.intervals.finite import check_level, stratified_estimate
 from mdad.intervals.order import OrderCalibration, PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities, per_stratum
+from mdad.memory import require_memory
 from mdad.methods.names import parse
 
 Strata = tuple[np.ndarray, np.ndarray, np.ndarray]  # pool sizes, drawn items, stratum of each chosen item
+EXACT_BYTES = 56  # memory of the exact intervals per (count drawn, pool count) cell: measured 48-52 bytes
 
 def design_of(method: str) -> str | None:
     """'uniform' or 'stratified' for the random designs (items uniform within each stratum given its count), else None."""
@@ -98,6 +100,8 @@ def estimate_intervals(scores: np.ndarray, estimates: np.ndarray, models: np.nda
     exact = _exact_strata(strata, scores)
     estimates = _design_estimates(exact, scores, estimates)
     if exact is not None:
+        pool, k = int(exact[0].sum()), scores.shape[1]
+        require_memory(EXACT_BYTES * (k + 1) * (pool + 1), f"Exact intervals for {k} items of a pool of {pool:,}")
         if not population or prior is None or prior.pool_items != int(exact[0].sum()):
             prior = None
         low, high, how = exact_bounds(*exact, scores, level=level, prior=prior, mid_p=mid_p)
