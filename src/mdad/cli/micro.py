@@ -185,14 +185,14 @@ def print_table(title: str, columns: list[Column]) -> None:
         return
     number = Column("#", [str(i + 1) for i in range(len(columns[0].cells))], numeric=True)
     parts: list[list[Column]] = [[number]]
-    for column in (c for c in columns if not c.fold):
+    for column in (c for c in columns if not c.identifier):
         if len(parts[-1]) > 1 and _width(_table(title, [*parts[-1], column])) > console.width:
             parts.append([number])
         parts[-1].append(column)
     for part in parts:
         console.print(_table(title, part))
         title = ""
-    texts = [c for c in columns if c.fold]
+    texts = [c for c in columns if c.identifier]
     for row in range(len(number.cells)):
         for i, column in enumerate(texts):  # the row's name, then each other text on its own line
             line = f"{row + 1:>3}  {column.cells[row]}" if i == 0 else f"     {column.name}: {column.cells[row]}"

@@ -26,15 +26,14 @@ from mdad.wording import plural
 @dataclass(frozen=True)
 class Column:
     """One column of the estimate table: its ``name``, one text cell per model (best first), which
-    cells are warnings, and its layout (``numeric``: right-aligned and unbroken; ``fold``: long text
-    broken anywhere)."""
+    cells are warnings, and its layout (``numeric``: right-aligned; ``identifier``: a model name or
+    item id, shown whole below the table when the table would not fit; no cell is ever broken)."""
 
     name: str
     cells: list[str]
     warned: list[bool] = field(default_factory=list)
     numeric: bool = False
-    no_wrap: bool = False
-    fold: bool = False
+    identifier: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,8 +112,8 @@ def _columns(
     ranked = np.argsort(-intervals.estimate, kind="stable")
     n_pairs = len(orders.gap)
     columns = [
-        Column("model", [str(intervals.models[i]) for i in ranked], fold=True),
-        Column("estimate", [f"{100 * intervals.estimate[i]:.1f}" for i in ranked], numeric=True, no_wrap=True),
+        Column("model", [str(intervals.models[i]) for i in ranked], identifier=True),
+        Column("estimate", [f"{100 * intervals.estimate[i]:.1f}" for i in ranked], numeric=True),
     ]
     if np.isfinite(intervals.low).any():
         columns.append(
@@ -122,10 +121,9 @@ def _columns(
                 f"{100 * level:g}% interval",
                 ["" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}" for i in ranked],
                 numeric=True,
-                no_wrap=True,
             )
         )
-    columns.append(Column("gap", [f"{orders.gap[p]:.1f}" if p < n_pairs else "" for p in range(len(ranked))], numeric=True, no_wrap=True))
+    columns.append(Column("gap", [f"{orders.gap[p]:.1f}" if p < n_pairs else "" for p in range(len(ranked))], numeric=True))
     if np.isfinite(orders.probability).any():
         probability = [orders.probability[p] if p < n_pairs else np.nan for p in range(len(ranked))]
         columns.append(
@@ -134,7 +132,6 @@ def _columns(
                 [format_probability(p) for p in probability],
                 warned=[bool(p < threshold) for p in probability],
                 numeric=True,
-                no_wrap=True,
             )
         )
     if own is not None:
@@ -147,7 +144,7 @@ def _columns(
         )
     if chosen.adaptive:
         columns.append(Column("answered", [str(details["answered"].iloc[i]) for i in ranked], numeric=True))
-        columns.append(Column("next item", [details["next_item"].iloc[i] or "(done)" for i in ranked], fold=True))
+        columns.append(Column("next item", [details["next_item"].iloc[i] or "(done)" for i in ranked], identifier=True))
     if "flagged" in details:
         flagged = [bool(details["flagged"].iloc[i]) for i in ranked]
         columns.append(Column("guard", ["extrapolation" if f else "" for f in flagged], warned=flagged))
