@@ -178,3 +178,11 @@ def test_a_consistent_but_huge_pool_is_refused_before_its_intervals_are_computed
     micro = SelectedMicroBenchmark.load(path)
     with pytest.raises(MdadError, match="pool of 1,000,000,000,000 would need about .* of memory"):
         micro.intervals(matrix)
+
+
+def test_item_parameters_that_do_not_cover_the_pool_are_refused(tmp_path):
+    matrix = mdad.simulate(seed=0, n_models=30, n_items=80)
+    mdad.select(matrix, "tinybenchmarks-pirt", 10, seed=0).save(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    estimator = {**data["estimator"], "b": data["estimator"]["b"][:40], "a": data["estimator"]["a"][:40]}
+    _refused(_edited(tmp_path, data, estimator=estimator), "item parameters")

@@ -102,7 +102,7 @@ def check_fields(fields: dict[str, Any], stated_size: int | None = None) -> str 
     adaptive = method_registry.get(fields["method"]).adaptive
     if adaptive != isinstance(micro, AdaptiveBenchmark):
         return f"the estimator ({micro.kind}) is not what {fields['method']} makes ({'an adaptive test' if adaptive else 'a fixed set of items'})"
-    problem = _pool_problem(fields, pool) or _estimator_problem(micro, "the estimator")
+    problem = _pool_problem(fields, pool) or _estimator_problem(micro, "the estimator", pool)
     if problem:
         return problem
     if stated_size is not None and stated_size != micro.size:
@@ -141,11 +141,12 @@ def _pool_problem(fields: dict[str, Any], pool: int) -> str | None:
     return None
 
 
-def _estimator_problem(micro: MicroBenchmark, where: str) -> str | None:
+def _estimator_problem(micro: MicroBenchmark, where: str, pool: int | None = None) -> str | None:
     """Whether the estimator's parameters are numbers of the right shape and range. ``weights`` are a
     weighted mean over the items: non-negative, summing to 1 within rounding. For the weighted
     estimators that mean is the estimate; the IRT-based ones store the same kind of weights (cluster
-    shares or equal weights) and are held to the same rule (docs/intervals.md#a-micro-benchmark-file-is-checked-whole)."""
+    shares or equal weights) and are held to the same rule (docs/intervals.md#a-micro-benchmark-file-is-checked-whole).
+    ``pool``: the pool's size, for the item parameters (None: a part, whose parameters are over its subtask)."""
     n = len(micro.items)
     for name, value in vars(micro).items():
         if name in ("items", "parts") or isinstance(value, (bool, str)) or value is None:
@@ -169,9 +170,9 @@ def _estimator_problem(micro: MicroBenchmark, where: str) -> str | None:
         )
     if getattr(micro, "source_low", 0) > getattr(micro, "source_high", 1):
         return f"{where}'s 'source_low' lies above its 'source_high'"
-    b = getattr(micro, "b", None)  # item parameters over the pool (a part's: over its subtask, not checked here)
-    if b is not None and where == "the estimator" and len(b) <= int(micro.items.max(initial=0)):
-        return f"{where} has item parameters for {len(b)} pool items but uses pool position {int(micro.items.max())}"
+    b = getattr(micro, "b", None)  # item parameters: over the whole pool, or one per chosen item
+    if b is not None and pool is not None and len(b) not in (pool, n):
+        return f"{where} has item parameters for {len(b)} items, neither the pool's {pool} nor its {n} items"
     if isinstance(micro, AdaptiveBenchmark) and not 1 <= micro.length <= n:
         return f"{where}'s 'length' must be between 1 and the {n} items of its pool"
     if isinstance(micro, SubtaskMicroBenchmark) and micro.parts:
