@@ -7,7 +7,9 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
+import pandas as pd
 import typer
+from rich.measure import Measurement
 from rich.table import Table
 
 from mdad.cli.common import (
@@ -33,10 +35,11 @@ from mdad.data import load
 from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.micro import SelectedMicroBenchmark
-from mdad.micro.estimation import EstimateReport, estimate_report
+from mdad.micro.comparison import Comparison
+from mdad.micro.estimation import Column, all_pairs, estimate_report, parse_pair
 from mdad.micro.notes import Note
 from mdad.micro.selection import assessment_runs, build_selection, check_sample_lists
-from mdad.outputs import check_output_file, write_csv
+from mdad.outputs import check_output_file, check_outputs_apart, write_csv
 
 
 @app.command("select")
@@ -74,6 +77,8 @@ def select_command(
     check_output_file(out_path, "the micro-benchmark file")
     if samples_path is not None:
         check_output_file(samples_path, "the lm-eval samples file")
+    check_outputs_apart({"the data": data}, {"the micro-benchmark file": out_path,
+                                             "the lm-eval samples file": samples_path})
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     runs = assessment_runs(matrix.n_models, assess_runs, targets)
     status = f"Assessing {method} with {size} items on {plural(runs, 'held-out split')}..."
@@ -86,10 +91,12 @@ def select_command(
 
 
 def print_report(notes: list[Note]) -> None:
-    """Print a report's lines literally: warnings in yellow, commands unbroken."""
+    """Print a report's lines literally: warnings in yellow; commands, and lines with a word wider than the
+    console, unbroken."""
     for note in notes:
         text = literal(note.text)
-        console.print(f"[yellow]{text}[/yellow]" if note.warning else text, highlight=False, soft_wrap=note.command)
+        unbroken = note.command or any(len(word) > console.width for word in note.text.split())  # never cut an id
+        console.print(f"[yellow]{text}[/yellow]" if note.warning else text, highlight=False, soft_wrap=unbroken)
 
 
 @app.command("estimate")
@@ -101,7 +108,19 @@ def estimate_command(
         help="Also write one row per model (model, estimate, low, high, level) to this CSV file.")] = None,
     pairs_csv: Annotated[str | None, typer.Option(
         help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")] = None,
+    compare: Annotated[list[str] | None, typer.Option(
+        help="Compare two models, any two: A,B (repeatable). Prints both estimates, the gap, P(the full benchmark "
+             "orders them the same way) and the exact mid-p McNemar test on the items only one of them got "
+             "right.")] = None,
+    pairs: Annotated[str | None, typer.Option(help="'all': compare every pair of models (as --compare).")] = None,
+    compare_csv: Annotated[str | None, typer.Option(
+        help="Also write one row per compared pair (--compare, --pairs) to this CSV file.")] = None,
     level: Annotated[float, typer.Option(help="Confidence level of the intervals (between 0 and 1).")] = DEFAULT_LEVEL,
+    clopper_pearson: Annotated[bool, typer.Option(
+        "--clopper-pearson", help="Random designs: the Clopper-Pearson interval, which covers the full-benchmark "
+                                  "accuracy at least at the level for every accuracy (wider), instead of the default "
+                                  "mid-p one, which covers it at the level on average over accuracies and less for "
+                                  "some (docs/intervals.md#what-each-interval-promises).")] = False,
     population: Annotated[bool, typer.Option(
         "--population", help="Random designs: the interval calibrated on the source models' accuracies (narrower; "
                              "right on average for models like them, too narrow for a model far better than all of "
@@ -114,34 +133,85 @@ def estimate_command(
     with an interval for each and the probability that each neighbouring order holds on the full benchmark."""
     if not 0 < level < 1:
         raise MdadError(f"--level must lie strictly between 0 and 1, got {level}.")
-    csv_path = None if csv is None else output_path(csv, "the CSV file")
-    pairs_path = None if pairs_csv is None else output_path(pairs_csv, "the pairs CSV file")
-    for path, what in ((csv_path, "the CSV file"), (pairs_path, "the pairs CSV file")):
+    if clopper_pearson and population:
+        raise MdadError("--clopper-pearson and --population are two different intervals; choose one.")
+    if pairs is not None and pairs != "all":
+        raise MdadError(f"--pairs takes 'all' (every pair of models), got {pairs!r}; name pairs with --compare A,B.")
+    asked = [parse_pair(text) for text in compare or []]
+    outputs = {"the CSV file": csv, "the pairs CSV file": pairs_csv, "the comparisons CSV file": compare_csv}
+    paths: dict[str, str | Path | None] = {
+        what: None if text is None else output_path(text, what) for what, text in outputs.items()
+    }
+    for what, path in paths.items():
         if path is not None:
             check_output_file(path, what)
+    check_outputs_apart({"the micro-benchmark file": micro, "the results": results}, paths)
+    if paths["the comparisons CSV file"] is not None and not (asked or pairs):
+        raise MdadError("--compare-csv writes the compared pairs; name them with --compare A,B or --pairs all.")
     chosen = SelectedMicroBenchmark.load(micro)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
-    report = estimate_report(chosen, matrix, level=level, population=population)
-    console.print(_table(report))
+    wanted = list(dict.fromkeys(asked + (all_pairs(matrix) if pairs == "all" else [])))
+    report = estimate_report(chosen, matrix, level=level, population=population, mid_p=not clopper_pearson,
+                             pairs=wanted)
+    print_table(report.title, report.columns)
     print_report(report.notes)
-    if csv_path is not None:
-        write_csv(report.intervals.to_frame(), csv_path)
-    if pairs_path is not None:
-        write_csv(report.orders.to_frame(), pairs_path, what="the pairs CSV file")
+    print_comparisons(report.comparisons)
+    if paths["the CSV file"] is not None:
+        write_csv(report.intervals.to_frame(), paths["the CSV file"])
+    if paths["the pairs CSV file"] is not None:
+        write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
+    if paths["the comparisons CSV file"] is not None:
+        write_csv(pd.concat([c.to_frame() for c in report.comparisons], ignore_index=True),
+                  paths["the comparisons CSV file"], what="the comparisons CSV file")
 
 
-def _table(report: EstimateReport) -> Table:
-    """The report's columns as a rich table: every cell literal, warnings in yellow."""
-    table = Table(title=literal(report.title))
-    for column in report.columns:
-        table.add_column(column.name, justify="right" if column.numeric else "left", no_wrap=column.no_wrap,
-                         overflow="fold" if column.fold else "ellipsis")
-    for row in range(len(report.columns[0].cells)):
+def print_comparisons(comparisons: list[Comparison]) -> None:
+    """One paragraph per compared pair, names and numbers never cut."""
+    if comparisons:
+        console.print(literal(f"Compared pairs ({comparisons[0].order_how}):"), highlight=False)
+    for comparison in comparisons:
+        console.print(literal(comparison.describe()), highlight=False, soft_wrap=True)
+
+
+def print_table(title: str, columns: list[Column]) -> None:
+    """The columns as a table that never cuts a number or an id. When the whole table is wider than the
+    console, its text columns (model names, item ids) move below it, one numbered row per line, whole,
+    and the number columns are split over as many tables as it takes, each with the row number."""
+    if _width(_table(title, columns)) <= console.width:
+        console.print(_table(title, columns))
+        return
+    number = Column("#", [str(i + 1) for i in range(len(columns[0].cells))], numeric=True)
+    parts: list[list[Column]] = [[number]]
+    for column in (c for c in columns if not c.identifier):
+        if len(parts[-1]) > 1 and _width(_table(title, [*parts[-1], column])) > console.width:
+            parts.append([number])
+        parts[-1].append(column)
+    for part in parts:
+        console.print(_table(title, part))
+        title = ""
+    texts = [c for c in columns if c.identifier]
+    for row in range(len(number.cells)):
+        for i, column in enumerate(texts):  # the row's name, then each other text on its own line
+            line = f"{row + 1:>3}  {column.cells[row]}" if i == 0 else f"     {column.name}: {column.cells[row]}"
+            console.print(literal(line), highlight=False, soft_wrap=True)
+
+
+def _width(table: Table) -> int:
+    """The width ``table`` takes when nothing in it is wrapped or cut."""
+    return Measurement.get(console, console.options.update_width(1_000_000), table).maximum
+
+
+def _table(title: str, columns: list[Column]) -> Table:
+    """The columns as a rich table: every cell literal and unbroken, warnings in yellow."""
+    table = Table(title=literal(title) if title else None)
+    for column in columns:
+        table.add_column(column.name, justify="right" if column.numeric else "left", no_wrap=True)
+    for row in range(len(columns[0].cells)):
         cells = []
-        for column in report.columns:
+        for column in columns:
             text = literal(column.cells[row])
             cells.append(f"[yellow]{text}[/yellow]" if column.warned and column.warned[row] else text)
         table.add_row(*cells)

@@ -58,6 +58,12 @@ def n_seen_items(matrix: ResponseMatrix) -> int:
     return int((np.bincount(matrix.subtask_codes) // 2).sum())
 
 
+def require_runs_memory(runs: int, n_models: int, n_items: int, n_targets: int) -> None:
+    """An error sentence, before any work, when ``runs`` held-out runs cannot fit in memory: the draws
+    (runs x models and runs x items, built then stacked) and one cell's frame (runs x targets)."""
+    require_memory(runs * (16 * (n_models + n_items) + 48 * n_targets + 400), f"{runs:,} runs")
+
+
 def make_splits(
     matrix: ResponseMatrix,
     runs: int,
@@ -93,8 +99,7 @@ def make_splits(
     if fixed is not None and len(fixed) > n_models - 2:
         raise MdadError(f"Group {group!r} holds {len(fixed)} of the {n_models} models; fewer than 2 source models "
                         "would be left.")
-    # the draws (runs x models and runs x items, built then stacked) and one cell's frame (runs x targets)
-    require_memory(runs * (16 * (n_models + matrix.n_items) + 48 * n_targets + 400), f"{runs:,} runs")
+    require_runs_memory(runs, n_models, matrix.n_items, n_targets)
     if targets_from == "top":
         accuracy = np.nanmean(matrix.scores, axis=1)
         fixed = np.sort(np.lexsort((np.arange(n_models), -accuracy))[:n_targets])  # ties: earlier model

@@ -6,31 +6,34 @@ command only draws the columns and prints the notes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
+from mdad.errors import MdadError
 from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.notes import Note, beyond_sources_note, describe_assessment
-from mdad.micro.selected import SelectedMicroBenchmark
+from mdad.micro.selected import SelectedMicroBenchmark, model_rows
 from mdad.wording import plural
 
 
 @dataclass(frozen=True)
 class Column:
     """One column of the estimate table: its ``name``, one text cell per model (best first), which
-    cells are warnings, and its layout (``numeric``: right-aligned and unbroken; ``fold``: long text
-    broken anywhere)."""
+    cells are warnings, and its layout (``numeric``: right-aligned; ``identifier``: a model name or
+    item id, shown whole below the table when the table would not fit; no cell is ever broken)."""
 
     name: str
     cells: list[str]
     warned: list[bool] = field(default_factory=list)
     numeric: bool = False
-    no_wrap: bool = False
-    fold: bool = False
+    identifier: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,6 +52,7 @@ class EstimateReport:
     title: str
     columns: list[Column]
     notes: list[Note]
+    comparisons: list[Comparison] = field(default_factory=list)
 
     @property
     def unreliable_orders(self) -> int:
@@ -61,11 +65,14 @@ def _unreliable(orders: OrderProbabilities, threshold: float) -> int:
 
 
 def estimate_report(chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL,
-                    population: bool = False) -> EstimateReport:
-    """Estimate every model of ``matrix`` with ``chosen``, with intervals (``level``; ``population``:
-    see ``SelectedMicroBenchmark.intervals``), order probabilities, table and notes."""
+                    population: bool = False, mid_p: bool = True,
+                    pairs: Sequence[tuple[str, str]] = ()) -> EstimateReport:
+    """Estimate every model of ``matrix`` with ``chosen``, with intervals (``level``; ``population``, ``mid_p``:
+    see ``SelectedMicroBenchmark.intervals``), order probabilities, table and notes, and each of the
+    ``pairs`` of models compared (``SelectedMicroBenchmark.compare``)."""
+    model_rows(matrix, [name for pair in pairs for name in pair])  # unknown names before any work
     details = chosen.details(matrix)
-    intervals = chosen.intervals(matrix, level=level, population=population)
+    intervals = chosen.intervals(matrix, level=level, population=population, mid_p=mid_p)
     orders = chosen.order_probabilities(matrix)
     own = chosen.own_intervals(matrix)
     threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
@@ -73,7 +80,23 @@ def estimate_report(chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, *, l
     title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%), gap to the next model (points)"
     columns = _columns(chosen, details, intervals, orders, own, threshold, level)
     notes = _notes(chosen, details, intervals, orders, threshold)
-    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes)
+    comparisons = chosen.comparisons(matrix, pairs)
+    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons)
+
+
+def all_pairs(matrix: ResponseMatrix) -> list[tuple[str, str]]:
+    """Every pair of models of ``matrix``, in the order of the data."""
+    return [(str(a), str(b)) for a, b in combinations(matrix.models.tolist(), 2)]
+
+
+def parse_pair(text: str) -> tuple[str, str]:
+    """'A,B' as the pair (A, B); one sentence for anything else."""
+    first, sep, second = text.partition(",")
+    if not sep or not first.strip() or not second.strip() or "," in second:
+        raise MdadError(f"--compare takes two model names separated by a comma (A,B), got {text!r}.")
+    if first.strip() == second.strip():
+        raise MdadError(f"--compare {text!r} names the same model twice; give two different models.")
+    return first.strip(), second.strip()
 
 
 def _columns(
@@ -89,8 +112,8 @@ def _columns(
     ranked = np.argsort(-intervals.estimate, kind="stable")
     n_pairs = len(orders.gap)
     columns = [
-        Column("model", [str(intervals.models[i]) for i in ranked], fold=True),
-        Column("estimate", [f"{100 * intervals.estimate[i]:.1f}" for i in ranked], numeric=True, no_wrap=True),
+        Column("model", [str(intervals.models[i]) for i in ranked], identifier=True),
+        Column("estimate", [f"{100 * intervals.estimate[i]:.1f}" for i in ranked], numeric=True),
     ]
     if np.isfinite(intervals.low).any():
         columns.append(
@@ -98,19 +121,17 @@ def _columns(
                 f"{100 * level:g}% interval",
                 ["" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}" for i in ranked],
                 numeric=True,
-                no_wrap=True,
             )
         )
-    columns.append(Column("gap", [f"{orders.gap[p]:.1f}" if p < n_pairs else "" for p in range(len(ranked))], numeric=True, no_wrap=True))
+    columns.append(Column("gap", [f"{orders.gap[p]:.1f}" if p < n_pairs else "" for p in range(len(ranked))], numeric=True))
     if np.isfinite(orders.probability).any():
         probability = [orders.probability[p] if p < n_pairs else np.nan for p in range(len(ranked))]
         columns.append(
             Column(
                 "P(order holds)",
-                ["" if np.isnan(p) else f"{p:.2f}" for p in probability],
+                [format_probability(p) for p in probability],
                 warned=[bool(p < threshold) for p in probability],
                 numeric=True,
-                no_wrap=True,
             )
         )
     if own is not None:
@@ -123,7 +144,7 @@ def _columns(
         )
     if chosen.adaptive:
         columns.append(Column("answered", [str(details["answered"].iloc[i]) for i in ranked], numeric=True))
-        columns.append(Column("next item", [details["next_item"].iloc[i] or "(done)" for i in ranked], fold=True))
+        columns.append(Column("next item", [details["next_item"].iloc[i] or "(done)" for i in ranked], identifier=True))
     if "flagged" in details:
         flagged = [bool(details["flagged"].iloc[i]) for i in ranked]
         columns.append(Column("guard", ["extrapolation" if f else "" for f in flagged], warned=flagged))

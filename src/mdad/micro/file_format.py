@@ -19,6 +19,7 @@ from mdad.errors import MdadError
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.base import MicroBenchmark
+from mdad.micro.file_checks import check_fields, check_json
 from mdad.outputs import writing
 
 FORMAT = "mdad-microbenchmark/1"
@@ -73,6 +74,8 @@ def read(path: str | Path) -> dict[str, Any]:
         raise MdadError(f"No such file: {path}.") from None
     except json.JSONDecodeError as exc:
         raise MdadError(f"{path} is not valid JSON (line {exc.lineno}).") from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise MdadError(f"{path} is not a readable micro-benchmark file: {str(exc).split(';')[0].rstrip('.')}.") from None
     except (UnicodeDecodeError, RecursionError):
         raise MdadError(f"{path} is not a readable JSON text file.") from None
     except IsADirectoryError:
@@ -82,13 +85,16 @@ def read(path: str | Path) -> dict[str, Any]:
     missing = [k for k in REQUIRED if k not in data]
     if missing:
         raise MdadError(f"{path} lacks the field {missing[0]!r} of a micro-benchmark file.")
+    problem = check_json(data)
+    if problem:
+        raise MdadError(f"{path} is not a valid micro-benchmark file: {problem}.")
     try:
         fields = decode(data)
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as exc:
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError, OverflowError) as exc:
         raise MdadError(f"{path} is not a valid micro-benchmark file ({type(exc).__name__}: {exc}).") from None
-    problem = _problem(fields)
+    problem = check_fields(fields, data.get("size"))
     if problem:
         raise MdadError(f"{path} is not a valid micro-benchmark file: {problem}.")
     return fields
@@ -126,25 +132,3 @@ def _pool_subtasks(value) -> dict[str, int] | None:
     if not isinstance(value, dict) or not all(isinstance(n, int) and n > 0 for n in value.values()):
         raise MdadError("'pool_subtasks' must map each subtask to its number of pool items")
     return {str(name): n for name, n in value.items()}
-
-
-def _problem(fields: dict[str, Any]) -> str | None:
-    """What makes loaded fields an unusable micro-benchmark (None: nothing)."""
-    item_ids, subtasks, micro = fields["item_ids"], fields["subtasks"], fields["micro"]
-    n = len(item_ids)
-    if item_ids.ndim != 1 or n == 0:
-        return "it lists no items"
-    if len(subtasks) != n or len(micro.items) != n:
-        return f"it lists {n} items but {len(subtasks)} subtasks and {len(micro.items)} pool positions"
-    for name, value in vars(micro).items():
-        if name == "items" or not isinstance(value, (np.ndarray, float, int)) or isinstance(value, bool):
-            continue
-        array = np.asarray(value)
-        if array.dtype.kind not in "biuf":
-            return f"the estimator's {name!r} must be numbers"
-        if not np.isfinite(array).all():
-            return f"the estimator's {name!r} holds values that are not finite numbers"
-    weights = getattr(micro, "weights", None)
-    if weights is not None and np.shape(weights) != (n,):
-        return f"the estimator has {np.size(weights)} weights for {n} items"
-    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -20,13 +21,15 @@ from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.micro import file_format, harness
-from mdad.micro.trust import Strata, design_strata, estimate_intervals, neighbour_orders
+from mdad.micro.comparison import Comparison, mcnemar_mid_p
+from mdad.micro.trust import Strata, design_estimates, design_strata, estimate_intervals, neighbour_orders, pair_orders
 from mdad.seeding import rng_for
+from mdad.wording import plural
 
 TASK_IDENTITY = ("harness", "version", "n_shot")  # what must match between the data and later results
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class SelectedMicroBenchmark:
     """A micro-benchmark chosen from a response matrix: item ids plus its estimator."""
 
@@ -44,6 +47,13 @@ class SelectedMicroBenchmark:
     pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
     pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
     accuracy_prior: AccuracyPrior | None = None  # the source models' pool counts (0/1 data; None: older file)
+
+    def __repr__(self) -> str:
+        """One short line (the fields hold thousands of numbers)."""
+        kind = "adaptive test" if self.adaptive else "micro-benchmark"
+        assessed = f", assessed on {self.assessment.runs} runs" if self.assessment is not None else ""
+        return (f"<SelectedMicroBenchmark {self.method}: {kind} of {self.size} items from a pool of {self.n_pool} "
+                f"of {self.data_source or 'unnamed data'}, seed {self.seed}{assessed}>")
 
     @property
     def size(self) -> int:
@@ -121,6 +131,40 @@ class SelectedMicroBenchmark:
         calibration = self.assessment.order_calibration if self.assessment is not None else None
         return neighbour_orders(scores, estimates, np.asarray(matrix.models), method=self.method,
                                 strata=self._strata(), calibration=calibration, prior=self.pair_prior)
+
+    def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
+        """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them
+        as the estimates do; mdad.micro.trust, for any pair) and the exact mid-p McNemar test on the items
+        (mdad.micro.comparison); one sentence naming unknown models."""
+        return self.comparisons(matrix, [(first, second)])[0]
+
+    def comparisons(self, matrix: ResponseMatrix, pairs: Sequence[tuple[str, str]]) -> list[Comparison]:
+        """``compare`` for each of the ``pairs`` of models, the estimates and scores computed once."""
+        rows = model_rows(matrix, [name for pair in pairs for name in pair])
+        if not rows:
+            return []
+        a, b = np.array(rows[0::2]), np.array(rows[1::2])
+        scores, raw = self._scores_and_estimates(matrix)
+        estimates = design_estimates(self._strata(), scores, raw)
+        swap = estimates[a] < estimates[b]
+        ahead, behind = np.where(swap, b, a), np.where(swap, a, b)
+        calibration = self.assessment.order_calibration if self.assessment is not None else None
+        orders = pair_orders(scores, raw, np.asarray(matrix.models), ahead, behind, method=self.method,
+                             strata=self._strata(), calibration=calibration, prior=self.pair_prior)
+        paired = bool(scores.shape[1]) and bool(np.isin(scores, (0.0, 1.0)).all())
+        first_only = ((scores[a] == 1) & (scores[b] == 0)).sum(axis=1) if paired else np.full(len(a), -1)
+        second_only = ((scores[a] == 0) & (scores[b] == 1)).sum(axis=1) if paired else np.full(len(a), -1)
+        out = []
+        for i, (first, second) in enumerate(pairs):
+            tied = first_only[i] == 0 and second_only[i] == 0
+            out.append(Comparison(
+                first=str(first), second=str(second), estimate_first=float(estimates[a[i]]),
+                estimate_second=float(estimates[b[i]]), gap=float(100.0 * (estimates[a[i]] - estimates[b[i]])),
+                order_probability=float("nan") if tied else float(orders.probability[i]),
+                order_how=orders.calibration, first_only=int(first_only[i]), second_only=int(second_only[i]),
+                p_value=mcnemar_mid_p(int(first_only[i]), int(second_only[i])) if paired else float("nan"),
+            ))
+        return out
 
     def _strata(self) -> Strata | None:
         """The exact design's strata (mdad.micro.trust.design_strata), None when it has none."""
@@ -228,6 +272,17 @@ class SelectedMicroBenchmark:
     def load(cls, path: str | Path) -> SelectedMicroBenchmark:
         """Read a micro-benchmark ``save`` wrote; one clear error for a broken or foreign file."""
         return cls(**file_format.read(path))
+
+
+def model_rows(matrix: ResponseMatrix, names) -> list[int]:
+    """The rows of the models ``names`` in ``matrix``; one sentence naming any unknown ones and the models present."""
+    rows = {str(model): i for i, model in enumerate(matrix.models)}
+    unknown = [str(name) for name in names if str(name) not in rows]
+    if unknown:
+        present = ", ".join(map(str, matrix.models[:20])) + (", ..." if matrix.n_models > 20 else "")
+        raise MdadError(f"No model {' or '.join(map(repr, dict.fromkeys(unknown)))} in {matrix.source}; "
+                        f"its {plural(matrix.n_models, 'model')}: {present}.")
+    return [rows[str(name)] for name in names]
 
 
 def _with_flags(frame: pd.DataFrame, flags) -> pd.DataFrame:

@@ -15,7 +15,8 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers import lm_eval
 from mdad.defaults import DEFAULT_THRESHOLD
 from mdad.errors import MdadError
-from mdad.experiment.splits import MIN_MODELS
+from mdad.experiment.grid import default_targets
+from mdad.experiment.splits import MIN_MODELS, require_runs_memory
 from mdad.micro.notes import Note, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark, select
 from mdad.wording import plural
@@ -112,13 +113,15 @@ def build_selection(
     """Choose ``size`` items of ``matrix`` with ``method`` (``mdad.select``), write-ready sample lists when asked
     for, and its assessment on ``runs`` held-out splits (``mdad.assess``; skipped with too few models).
 
-    The sample lists are made before the assessment, so a micro-benchmark that cannot have them is
-    refused before the long part."""
+    The sample lists are made, and the runs checked against memory as ``mdad run``'s are, before the
+    assessment, so a request that cannot be met is refused before the long part."""
     check_sample_lists(method, lm_eval_samples=lm_eval_samples, inspect=inspect)
+    made = assessment_runs(matrix.n_models, runs, targets)
+    if made:  # the rule that bounds 'mdad run --runs', before the selection
+        require_runs_memory(made, matrix.n_models, matrix.n_items, targets or default_targets(matrix.n_models))
     chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples else None
     commands = chosen.inspect_commands() if inspect else []
-    made = assessment_runs(matrix.n_models, runs, targets)
     if made:
         chosen = chosen.with_assessment(assess(matrix, method, size, runs=made, targets=targets, seed=seed, workers=workers, threshold=threshold))
     return Selection(chosen, matrix, samples, commands, runs)

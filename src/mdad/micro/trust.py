@@ -26,9 +26,11 @@ from mdad.intervals.finite import check_level, stratified_estimate
 from mdad.intervals.order import OrderCalibration, PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities, per_stratum
+from mdad.memory import require_memory
 from mdad.methods.names import parse
 
 Strata = tuple[np.ndarray, np.ndarray, np.ndarray]  # pool sizes, drawn items, stratum of each chosen item
+EXACT_BYTES = 56  # memory of the exact intervals per (count drawn, pool count) cell: measured 48-52 bytes
 
 def design_of(method: str) -> str | None:
     """'uniform' or 'stratified' for the random designs (items uniform within each stratum given its count), else None."""
@@ -98,6 +100,8 @@ def estimate_intervals(scores: np.ndarray, estimates: np.ndarray, models: np.nda
     exact = _exact_strata(strata, scores)
     estimates = _design_estimates(exact, scores, estimates)
     if exact is not None:
+        pool, k = int(exact[0].sum()), scores.shape[1]
+        require_memory(EXACT_BYTES * (k + 1) * (pool + 1), f"Exact intervals for {k} items of a pool of {pool:,}")
         if not population or prior is None or prior.pool_items != int(exact[0].sum()):
             prior = None
         low, high, how = exact_bounds(*exact, scores, level=level, prior=prior, mid_p=mid_p)
@@ -117,10 +121,24 @@ def neighbour_orders(scores: np.ndarray, estimates: np.ndarray, models: np.ndarr
     """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds).
 
     ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs."""
+    order = np.argsort(-design_estimates(strata, scores, estimates), kind="stable")
+    return pair_orders(scores, estimates, models, order[:-1], order[1:], method=method, strata=strata,
+                       calibration=calibration, prior=prior)
+
+
+def design_estimates(strata: Strata | None, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray:
+    """The estimates the intervals and order probabilities belong to (a stratified design's own, else ``estimates``)."""
+    return _design_estimates(_exact_strata(strata, scores), scores, estimates)
+
+
+def pair_orders(scores: np.ndarray, estimates: np.ndarray, models: np.ndarray, first: np.ndarray, second: np.ndarray,
+                *, method: str, strata: Strata | None, calibration: OrderCalibration | None,
+                prior: PairPrior | None) -> OrderProbabilities:
+    """For the pairs of rows (``first``, ``second``), any two models: gap (first minus second) and
+    P(the full benchmark ranks ``first`` above ``second``); see ``neighbour_orders``."""
     exact = _exact_strata(strata, scores)
     estimates = _design_estimates(exact, scores, estimates)
-    order = np.argsort(-estimates, kind="stable")
-    first, second = order[:-1], order[1:]
+    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
     gap = 100.0 * (estimates[first] - estimates[second])
     if exact is not None:
         probability = exact_pair_probabilities(*exact, scores, first, second, prior=prior)
