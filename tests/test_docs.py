@@ -81,3 +81,34 @@ def test_the_api_reference_shows_every_top_level_name():
     shown |= {SHADOWED[target] for target in shown & SHADOWED.keys()}
     missing = [f"mdad.{name}" for name in mdad.__all__ if f"mdad.{name}" not in shown]
     assert not missing, f"docs/api/ does not show {', '.join(missing)}"
+
+
+REFERENCED_PACKAGES = ("mdad", "mdad.methods", "mdad.metrics", "mdad.intervals", "mdad.data")
+
+
+def test_every_public_name_of_the_api_reference_says_what_it_does():
+    """Every exported function and class of the packages the API reference shows, and every public
+    method and property of those classes, has a docstring (the reference would show it bare)."""
+    import importlib
+    import inspect
+
+    bare = []
+    for package in REFERENCED_PACKAGES:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.ismodule(obj) or not (inspect.isclass(obj) or callable(obj)):
+                continue
+            if not inspect.getdoc(obj):
+                bare.append(f"{package}.{name}")
+            if not inspect.isclass(obj):
+                continue
+            for attribute, value in vars(obj).items():
+                if attribute.startswith("_"):
+                    continue
+                if isinstance(value, (classmethod, staticmethod)):
+                    value = value.__func__
+                if isinstance(value, property) or inspect.isfunction(value):
+                    if not (value.__doc__ or "").strip():
+                        bare.append(f"{package}.{name}.{attribute}")
+    assert not bare, "public names without a docstring: " + ", ".join(bare)

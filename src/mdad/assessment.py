@@ -65,6 +65,7 @@ class Assessment:
 
     @property
     def mdad_reached(self) -> bool:
+        """Whether some bin of differences was ordered correctly at the threshold's rate (MDAD is a number)."""
         return not math.isnan(self.mdad)
 
     @property

@@ -34,10 +34,12 @@ class SourceView:
 
     @property
     def n_items(self) -> int:
+        """Pool items the method may choose from."""
         return self.scores.shape[1]
 
     @property
     def n_subtasks(self) -> int:
+        """Subtasks of the pool (codes run from 0 to this minus 1)."""
         return int(self.subtasks.max()) + 1 if self.subtasks.size else 0
 
     @classmethod
@@ -76,6 +78,7 @@ class MicroBenchmark:  # registered in KINDS, below
 
     @property
     def size(self) -> int:
+        """How many items the micro-benchmark holds."""
         return len(self.items)
 
     def estimator_params(self) -> dict:

@@ -116,6 +116,7 @@ class AgreementCurve:
 
     @property
     def rate(self) -> np.ndarray:
+        """Each bin's agreement rate: agreeing pairs over pairs (NaN for an empty bin)."""
         return self.agreed / self.pairs
 
     @property
@@ -236,10 +237,12 @@ class Mdad:
 
     @property
     def reached(self) -> bool:
+        """Whether the agreement curve reached the threshold in some bin (MDAD is a number)."""
         return not np.isnan(self.value)
 
     @property
     def estimable(self) -> bool:
+        """Whether there were enough target pairs and runs to estimate MDAD at all (else ``note`` says why)."""
         return not self.note
 
     @property

@@ -62,6 +62,7 @@ class SelectedMicroBenchmark:
 
     @property
     def adaptive(self) -> bool:
+        """Whether this is an adaptive test: each model answers its own items, one at a time."""
         return isinstance(self.micro, AdaptiveBenchmark)
 
     @property
@@ -72,6 +73,7 @@ class SelectedMicroBenchmark:
         return float(self.accuracy_prior.counts.max()) / self.accuracy_prior.pool_items
 
     def with_assessment(self, assessment: Assessment) -> SelectedMicroBenchmark:
+        """The same micro-benchmark carrying ``assessment`` (what ``mdad.assess`` measured on held-out models)."""
         if (assessment.method, assessment.size) != (self.method, self.size):
             raise MdadError(
                 f"The assessment is of {assessment.method} with {assessment.size} items, but the micro-benchmark "
