@@ -46,6 +46,8 @@ def output_name(text: str | Path, what: str) -> Path:
 def check_output_file(path: str | Path, what: str) -> None:
     """An error sentence, before any work, when ``path`` cannot be written as a file."""
     path = output_name(path, what)
+    if is_stream(path):
+        return
     if str(path) == ".":
         raise MdadError(f"Give a file name for {what}.")
     if path.is_dir():
@@ -95,3 +97,60 @@ def write_csv(frame: pd.DataFrame, path: str | Path, *, index: bool = False, wha
     """Write ``frame`` as CSV, formulas neutralised; a failure is one sentence naming the path."""
     with writing(path, what):
         neutralise_formulas(frame).to_csv(path, index=index)
+
+
+# Streams an output may name: writing there never touches a file the command reads.
+STREAMS = ("/dev/stdout", "/dev/stderr")
+
+
+def is_stream(path: str | Path) -> bool:
+    """Whether ``path`` names the standard output or error stream (written to, never checked as a file)."""
+    return str(path) in STREAMS
+
+
+def _same(a: Path, b: Path) -> bool:
+    """Whether two paths name the same file or folder: through symlinks, ``..`` and hard links."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _inside(inner: Path, outer: Path) -> bool:
+    """Whether ``inner`` lies inside the folder ``outer`` (resolved paths)."""
+    return outer.is_dir() and inner.resolve().is_relative_to(outer.resolve()) and not _same(inner, outer)
+
+
+def check_outputs_apart(reads: dict[str, str | Path | None], writes: dict[str, str | Path | None]) -> None:
+    """An error sentence, before any work, when an output would overwrite what the command reads or
+    another of its outputs: the same file or folder (through symlinks, ``..`` or hard links), a file
+    inside a folder the command reads, or a folder that holds an input.
+
+    Parameters
+    ----------
+    reads, writes
+        What the command reads and writes, by the words that name each one in the sentence
+        (``{"the data": path}``); ``None`` entries are left out, and outputs to the standard
+        streams (``/dev/stdout``) are allowed.
+    """
+    inputs = [(what, Path(path)) for what, path in reads.items() if path is not None and str(path).strip()]
+    outputs = [(what, Path(path)) for what, path in writes.items()
+               if path is not None and str(path).strip() and not is_stream(path)]
+    for what, out in outputs:
+        for source_what, source in inputs:
+            if _same(out, source):
+                raise MdadError(f"{what.capitalize()} {out} is {source_what} {source}; writing it would destroy the "
+                                "input: give another path.")
+            if _inside(out, source):
+                raise MdadError(f"{what.capitalize()} {out} lies inside {source_what} {source}, which is read; give a "
+                                "path outside it.")
+            if _inside(source, out):
+                raise MdadError(f"{what.capitalize()} {out} holds {source_what} {source}; give a folder that does not "
+                                "hold the input.")
+    for i, (what, out) in enumerate(outputs):
+        for other_what, other in outputs[i + 1:]:
+            if _same(out, other) or _inside(out, other) or _inside(other, out):
+                raise MdadError(f"{what.capitalize()} {out} and {other_what} {other} are the same path; give each "
+                                "its own.")

@@ -32,7 +32,7 @@ from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.metrics import analytic
-from mdad.outputs import check_output_file, write_csv
+from mdad.outputs import check_output_file, check_outputs_apart, write_csv
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, SimulatedMdadAtSize, SimulatedPlan, StoredAnswer
 from mdad.planning import compare as compare_pairs
 from mdad.planning import plan as plan_answer
@@ -207,6 +207,7 @@ def compare(
 ) -> None:
     if csv is not None:
         check_output_file(csv, "the CSV file")
+        check_outputs_apart({"the data": data}, {"the CSV file": csv})
     matrix = load_for_analysis(dataset, data, seed, missing)
     names = [n.strip() for value in models for n in value.split(",") if n.strip()] if models else None
     found = compare_pairs(matrix, size=size, method=method, threshold=threshold, group=group, models=names, seed=seed)
