@@ -25,6 +25,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -288,22 +289,29 @@ def _block_problem(path: Path, n_runs: int) -> str | None:
 
 @contextmanager
 def uninterrupted():
-    """Hold Ctrl-C while a file is written, so that it lands after the write instead of inside a
-    library's write call (where it can surface as an unrelated error). Main thread only, where
-    Python runs its signal handlers."""
+    """Hold Ctrl-C and SIGTERM while a file is written, so that they land after the write instead of
+    inside a library's write call (where they can surface as an unrelated error). Main thread only,
+    where Python runs its signal handlers."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    received = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    received: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous: dict[int, Any] = {signum: signal.signal(signum, lambda signum, frame: received.append(signum)) for signum in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        if received and callable(previous):
-            previous(signal.SIGINT, None)  # Python's own handler raises KeyboardInterrupt
-        elif received and previous == signal.SIG_DFL:
-            raise KeyboardInterrupt
+        for signum in held:
+            signal.signal(signum, previous[signum])
+        if received:
+            first = received[0]
+            handler = previous[first]
+            if callable(handler):
+                handler(first, None)  # Python's own SIGINT handler, or the command line's, raises KeyboardInterrupt
+            elif handler == signal.SIG_DFL:
+                if first == signal.SIGINT:
+                    raise KeyboardInterrupt
+                signal.raise_signal(first)  # SIGTERM's default: end the process, as it would have
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
