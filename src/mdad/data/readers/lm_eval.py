@@ -31,6 +31,7 @@ from mdad.data.readers.base import (
     model_names,
     relative_label,
 )
+from mdad.data.readers.files import checked_file, files_under
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
 
@@ -90,7 +91,7 @@ def is_samples_file(path: Path) -> bool:
 
 def find_samples_files(root: Path) -> list[Path]:
     """Every samples_<task>[_<date>].jsonl under ``root``."""
-    return sorted(p for p in root.rglob("samples_*.jsonl") if is_samples_file(p))
+    return files_under(root, "samples_*.jsonl", is_samples_file)
 
 
 def is_results_summary(path: Path) -> bool:
@@ -131,7 +132,7 @@ def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> Res
     """
     path = Path(path)
     options = options or ReadOptions()
-    files = [path] if path.is_file() else find_samples_files(path)
+    files = [checked_file(path)] if path.is_file() else find_samples_files(path)
     if not files:
         raise MdadError(f"{path} holds no lm-evaluation-harness samples_<task>_<date>.jsonl files.")
     cells = Cells(source=str(path))
