@@ -98,7 +98,7 @@ class ResponseMatrix:
         if not np.isnan(scores).all():
             low, high = np.nanmin(scores), np.nanmax(scores)  # no copy of the evaluated cells
             if low < 0 or high > 1:
-                raise MdadError(f"scores must lie in [0, 1] (NaN = not evaluated), found values from {low:g} to {high:g}.")
+                raise MdadError(f"scores must lie in [0, 1] (NaN = not evaluated), found values from {low:.8g} to {high:.8g}.")
         models = _as_str_array(self.models, "models", n_models)
         items = _as_str_array(self.items, "items", n_items)
         subtasks = _as_str_array(self.subtasks, "subtasks", n_items)
@@ -135,6 +135,7 @@ class ResponseMatrix:
             # fmin/fmax skip NaN without a copy of the array (all NaN gives NaN, which passes)
             if np.fmin.reduce(option_probs, axis=None) < 0 or np.fmax.reduce(option_probs, axis=None) > 1 + 1e-5:
                 raise MdadError("option_probs must be probabilities in [0, 1].")
+            _check_distributions(option_probs, gold, scores, models, items)
             if not (gold >= 0).any():
                 option_probs = gold = None
             else:
@@ -283,3 +284,25 @@ def fingerprint(matrix: ResponseMatrix) -> str:
         if arr is not None:
             h.update(np.ascontiguousarray(arr).data.cast("B"))  # hashed in place, not copied to bytes
     return h.hexdigest()[:16]
+
+
+DISTRIBUTION_TOLERANCE = 1e-3  # how far from 1 the option probabilities of a cell may sum (float32 rounding)
+
+
+def _check_distributions(option_probs: np.ndarray, gold: np.ndarray, scores: np.ndarray, models: np.ndarray,
+                         items: np.ndarray) -> None:
+    """An error sentence when the option probabilities of an answered multiple-choice cell do not sum to 1
+    (each option 0.9, or all zero): they would be read as a model's confidence. A block of items at a
+    time, so no copy of the whole array is made."""
+    with_options = np.flatnonzero(gold >= 0)
+    for start in range(0, len(with_options), 512):
+        block = with_options[start:start + 512]
+        cells = option_probs[:, block, :]
+        totals = np.nansum(cells, axis=2, dtype=np.float64)
+        answered = ~np.isnan(scores[:, block]) & ~np.isnan(cells).all(axis=2)
+        off = (np.abs(totals - 1) > DISTRIBUTION_TOLERANCE) & answered
+        if off.any():
+            m, k = np.argwhere(off)[0]
+            raise MdadError(f"The option probabilities of model {str(models[m])!r} on item {str(items[block[k]])!r} sum "
+                            f"to {totals[m, k]:.4g}, not 1; give each answered item a probability distribution over "
+                            "its options.")
