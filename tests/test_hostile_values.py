@@ -9,11 +9,13 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from test_hostile_inputs import one_error, runner, small_matrix
 
 from mdad.cli import app
-from mdad.data import ResponseMatrix, load
+from mdad.data import ResponseMatrix, from_frame, load
+from mdad.data.matrix import MAX_NAME_LENGTH
 from mdad.errors import MdadError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -69,3 +71,57 @@ def test_a_score_just_beyond_one_is_named_as_it_is(tmp_path):
     path = tmp_path / "scores.csv"
     path.write_text("model,i0,i1\nm0,1.0000001,0\nm1,0,1\n")
     one_error(runner.invoke(app, ["info", str(path)]), "1.0000001")
+
+
+# ---- names --------------------------------------------------------------------------------------
+def test_a_huge_item_name_in_a_parquet_is_refused_before_the_names_are_padded(tmp_path):
+    path = tmp_path / "scores.parquet"
+    frame = pd.DataFrame(np.ones((2, 5000)), columns=[f"q{j}" for j in range(4999)] + ["x" * 200_000])
+    frame.insert(0, "model", ["m0", "m1"])
+    frame.to_parquet(path)
+    one_error(runner.invoke(app, ["info", str(path)]), "One item name is 200,000 characters long", f"at most {MAX_NAME_LENGTH:,} characters")
+
+
+def test_huge_model_names_in_an_npz_are_refused_before_they_are_read(tmp_path):
+    path = tmp_path / "responses.npz"
+    np.savez(
+        path,
+        scores=np.ones((40, 80), dtype=np.float32),
+        models=np.array([f"m{i}" for i in range(38)] + ["a" * 10**6, "b" * 10**6]),
+        items=np.array([f"q{j}" for j in range(80)]),
+        subtasks=np.array(["all"] * 80),
+    )
+    one_error(runner.invoke(app, ["info", str(path)]), "names of up to 1,000,000 characters")
+
+
+def test_a_csv_written_with_its_pandas_index_reads_the_index_as_the_models(tmp_path):
+    matrix = small_matrix(n_models=4, n_items=6)
+    wide = tmp_path / "wide.csv"
+    pd.DataFrame(matrix.scores, index=matrix.models, columns=matrix.items).to_csv(wide)
+    read = load(wide)
+    assert list(read.models) == list(matrix.models)
+    assert any("read as the model names" in note for note in read.notes)
+    long = tmp_path / "long.csv"
+    pd.DataFrame({"model": ["m0", "m1"], "item": ["a", "a"], "score": [1, 0]}).to_csv(long)
+    read = load(long)
+    assert list(read.models) == ["m0", "m1"] and read.n_items == 1
+    assert any("read as row numbers" in note for note in read.notes)
+
+
+class _ListFrame:
+    def to_pandas(self):
+        return [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("frame", "options", "message"),
+    [
+        (pd.DataFrame(np.eye(2), index=pd.MultiIndex.from_tuples([(1, "a"), (2, "b")]), columns=["q0", "q1"]), {}, "2 levels of row labels"),
+        (pd.DataFrame(np.eye(2), index=["a", "b"], columns=["q0", "q1"]), {"subtasks": 5}, "got int 5"),
+        (_ListFrame(), {}, "gave a list, not a pandas data frame"),
+    ],
+    ids=["MultiIndex", "subtasks=5", "to_pandas gives a list"],
+)
+def test_from_frame_refuses_what_it_cannot_read_with_one_sentence(frame, options, message):
+    with pytest.raises(MdadError, match=message):
+        from_frame(frame, **options)

@@ -15,7 +15,23 @@ MissingPolicy = Literal["error", "drop-items", "drop-models"]  # what to do with
 MISSING_POLICIES: tuple[MissingPolicy, ...] = get_args(MissingPolicy)
 
 
+MAX_NAME_LENGTH = 10_000  # characters: a text array pads every name to the longest, so one huge name costs it per name
+
+
+def check_name_lengths(values, what: str) -> None:
+    """An error sentence when a name is longer than ``MAX_NAME_LENGTH``, before the names become a text
+    array (one 200,000-character item name among 5,000 would take 4 GB)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U" and values.dtype.itemsize // 4 <= MAX_NAME_LENGTH:
+        return
+    for value in np.ravel(np.asarray(values, dtype=object)) if not isinstance(values, list) else values:
+        text = value if isinstance(value, str) else str(value)
+        if len(text) > MAX_NAME_LENGTH:
+            raise MdadError(f"One {what} name is {len(text):,} characters long (it starts {text[:40]!r}); names may "
+                            f"hold at most {MAX_NAME_LENGTH:,} characters.")
+
+
 def _as_str_array(values, what: str, length: int) -> np.ndarray:
+    check_name_lengths(values, what.rstrip("s"))
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise MdadError(f"{what} must be a one-dimensional list, got shape {arr.shape}.")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import ResponseMatrix, check_name_lengths
 from mdad.errors import MdadError
 
 
@@ -81,6 +81,8 @@ class Cells:
         item_hashes = self._item_hashes(m_idx, i_idx, n_items, model_names)
         table = np.full((n_models, n_items), np.nan, dtype=np.float64)
         table[m_idx, i_idx] = scores
+        check_name_lengths(self.items, "item")
+        check_name_lengths(self.subtasks, "subtask")
         ids = np.asarray(self.items, dtype=object)[first].astype(str)
         subtasks = np.asarray(self.subtasks, dtype=object)[first].astype(str)
         probs, gold = self._option_probs(m_idx, i_idx, n_models, n_items)

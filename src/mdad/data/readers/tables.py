@@ -12,6 +12,7 @@ names belong, a row without a model name, rows of different lengths.
 from __future__ import annotations
 
 import csv
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import ResponseMatrix, check_name_lengths
 from mdad.data.readers._cells import unique_names
 from mdad.errors import MdadError
 
@@ -53,12 +54,27 @@ def read_frame(path: Path) -> pd.DataFrame:
         raise MdadError(f"{path} has no scores (expected columns model, item, score or a wide table).")
     names = [str(c).strip() for c in frame.columns]
     blank = [j for j, name in enumerate(names) if name.lower() in BLANK or name.startswith("Unnamed:")]
+    if blank == [0]:  # what pandas writes for its index: the model names, or (in a long table) row numbers
+        frame, names, blank = _unnamed_first_column(frame, names, path), names[1:], []
     if blank:
         raise MdadError(f"{path}: column {blank[0] + 1} has no name in the header row (a trailing comma or tab?).")
     repeated = pd.Index(names)[pd.Index(names).duplicated()]
     if len(repeated):
         hint = " (does the file lack a header row naming the items?)" if _looks_like_scores(names[1:]) else ""
         raise MdadError(f"{path}: the column name {repeated[0]!r} appears more than once in the header row{hint}.")
+    return frame
+
+
+def _unnamed_first_column(frame: pd.DataFrame, names: list[str], path: Path) -> pd.DataFrame:
+    """A first column without a name: the model names of a wide table, or the row numbers of a long one
+    (dropped), with a note saying which."""
+    if is_long(frame.iloc[:, 1:]) or any(name.lower() == "model" for name in names[1:]):
+        frame = frame.iloc[:, 1:]
+        frame.attrs["notes"] = [f"{path}: column 1 has no name in the header row; it is read as row numbers and "
+                                "left out."]
+        return frame
+    frame = frame.set_axis(["model", *frame.columns[1:]], axis=1)
+    frame.attrs["notes"] = [f"{path}: column 1 has no name in the header row; it is read as the model names."]
     return frame
 
 
@@ -87,9 +103,9 @@ def read_table(path: str | Path) -> ResponseMatrix:
     """A matrix from a long or a wide table (blank cells are missing results)."""
     path = Path(path)
     frame = read_frame(path)
-    if is_long(frame):
-        return read_long(frame, str(path), lambda i: f"row {i + 2}")
-    return _read_wide(frame, path)
+    notes = frame.attrs.get("notes", [])
+    matrix = read_long(frame, str(path), lambda i: f"row {i + 2}") if is_long(frame) else _read_wide(frame, path)
+    return dataclasses.replace(matrix, notes=(*notes, *matrix.notes)) if notes else matrix
 
 
 def _blank(values: pd.Series) -> np.ndarray:
@@ -153,6 +169,8 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     first = np.full(n_items, len(cell), dtype=np.int64)
     np.minimum.at(first, key_codes, np.arange(len(cell)))
     try:
+        check_name_lengths(model_names, "model")
+        check_name_lengths(items.iloc[first].tolist(), "item")
         return ResponseMatrix(scores=table, models=np.asarray(model_names, dtype=str),
                               items=unique_names(items.iloc[first].to_numpy(dtype=str)),
                               subtasks=subtasks.iloc[first].to_numpy(dtype=str), source=source)
@@ -183,6 +201,8 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
         cells, lambda k: f"{path}: the score of model {names[k // width]!r} on item {items[k % width]!r}"
     ).reshape(len(body), width)
     try:
+        check_name_lengths(list(items), "item")
+        check_name_lengths(names.tolist(), "model")
         return ResponseMatrix(scores=scores, models=names.astype(str), items=np.array(items, dtype=str), subtasks=subtasks, source=str(path))
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None
