@@ -314,7 +314,7 @@ def _check_distributions(option_probs: np.ndarray, gold: np.ndarray, scores: np.
     for start in range(0, len(with_options), 512):
         block = with_options[start:start + 512]
         cells = option_probs[:, block, :]
-        totals = np.nansum(cells, axis=2, dtype=np.float64)
+        totals: np.ndarray = np.asarray(np.nansum(cells, axis=2, dtype=np.float64))
         answered = ~np.isnan(scores[:, block]) & ~np.isnan(cells).all(axis=2)
         off = (np.abs(totals - 1) > DISTRIBUTION_TOLERANCE) & answered
         if off.any():
