@@ -39,6 +39,7 @@ else:
 
 from mdad.errors import MdadError
 from mdad.outputs import writing
+from mdad.wording import plural
 
 CONFIG_FILE = "config.json"
 CELLS_DIR = "cells"
@@ -79,6 +80,18 @@ class ResultStore:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self._lock_depth = 0
+
+    def shape(self) -> tuple[int | None, int | None]:
+        """The runs per cell and targets per run that config.json records (None: not recorded), which
+        every stored cell and block of runs must match."""
+        path = self.root / CONFIG_FILE
+        try:
+            config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, OSError):
+            config = {}
+        config = config if isinstance(config, dict) else {}
+        runs, targets = config.get("runs"), config.get("targets")
+        return (runs if isinstance(runs, int) else None, targets if isinstance(targets, int) else None)
 
     # ---- config -------------------------------------------------------------------
     def read_config(self) -> dict:
@@ -172,7 +185,7 @@ class ResultStore:
     def read(self, cell: Cell) -> pd.DataFrame:
         """The cell's frame; a damaged file is an error naming it and how to recover."""
         path = self.root / cell.relative_path
-        frame, problem = _read_cell(path)
+        frame, problem = _read_cell(path, *self.shape())
         if frame is None:
             raise MdadError(f"{path} is damaged ({problem}); run the same 'mdad run' command again to recompute that "
                             "cell (the file is moved aside), or delete it.")
@@ -181,7 +194,7 @@ class ResultStore:
     def damage(self, cell: Cell) -> str | None:
         """Why the stored file of ``cell`` cannot be used (None: it is sound or absent)."""
         path = self.root / cell.relative_path
-        return _read_cell(path)[1] if path.is_file() else None
+        return _read_cell(path, *self.shape())[1] if path.is_file() else None
 
     def set_aside(self, relative: str, problem: str) -> str:
         """Move a damaged file to damaged/ (keeping its path below) and say so in a sentence."""
@@ -207,7 +220,7 @@ class ResultStore:
                 match = BLOCK_NAME.fullmatch(path.name)
                 if match is None:
                     continue
-                problem = _block_problem(path, int(match[4]) - int(match[3]))
+                problem = _block_problem(path, int(match[4]) - int(match[3]), self.shape()[1])
                 if problem is not None:
                     notes.append(self.set_aside(str(path.relative_to(self.root)), problem))
         return notes
@@ -227,7 +240,7 @@ class ResultStore:
 
     def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
         path = self.root / cell.block_path(first_run, stop_run)
-        problem = _block_problem(path, stop_run - first_run)
+        problem = _block_problem(path, stop_run - first_run, self.shape()[1])
         if problem is not None:
             raise MdadError(f"{path} is damaged ({problem}); delete it to recompute those runs.")
         block = np.load(path, allow_pickle=False)
@@ -259,8 +272,10 @@ class ResultStore:
         return sorted(found)
 
 
-def _read_cell(path: Path) -> tuple[pd.DataFrame | None, str | None]:
-    """(frame, None) for a sound cell file, (None, what is wrong) for a damaged one."""
+def _read_cell(path: Path, runs: int | None = None, targets: int | None = None) -> tuple[pd.DataFrame | None, str | None]:
+    """(frame, None) for a sound cell file, (None, what is wrong) for a damaged one: unreadable, or not
+    the ``runs`` x ``targets`` rows of accuracies an experiment writes (a run missing, a row twice,
+    an accuracy outside [0, 1] or an estimate beyond what any estimator gives)."""
     try:
         frame = pq.read_table(path).to_pandas()
     except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
@@ -274,16 +289,43 @@ def _read_cell(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     for column in ("run", "estimate", "seen", "unseen", "full"):
         if not pd.api.types.is_numeric_dtype(frame[column]):
             return None, f"the column {column!r} does not hold numbers"
-    return frame, None
+    return (None, problem) if (problem := _content_problem(frame, runs, targets)) else (frame, None)
 
 
-def _block_problem(path: Path, n_runs: int) -> str | None:
+ESTIMATE_RANGE = (-1.0, 2.0)  # accuracy estimates beyond these (-100%, 200%) come from no estimator: a damaged file
+
+
+def _content_problem(frame: pd.DataFrame, runs: int | None, targets: int | None) -> str | None:
+    """What makes a readable cell frame unusable, or None."""
+    per_run = frame.groupby("run", sort=True).size()
+    if runs is not None and (len(per_run) != runs or not per_run.index.isin(range(runs)).all()):
+        return f"it holds {plural(len(per_run), 'run')} of the {runs} of each cell"
+    twice = frame.duplicated(["run", "model"])
+    if twice.any():
+        row = frame[twice].iloc[0]
+        return f"the row of run {row['run']} and model {str(row['model'])!r} appears more than once"
+    if targets is not None and (per_run != targets).any():
+        return f"a run holds {int(per_run[per_run != targets].iloc[0])} rows, not one for each of its {targets} targets"
+    for column in ("seen", "unseen", "full"):
+        values = frame[column].to_numpy(dtype=np.float64)
+        if ((values < 0) | (values > 1)).any():
+            return f"the column {column!r} holds accuracies outside 0 to 1 (e.g. {values[(values < 0) | (values > 1)][0]:g})"
+    estimates = frame["estimate"].to_numpy(dtype=np.float64)
+    wild = (estimates < ESTIMATE_RANGE[0]) | (estimates > ESTIMATE_RANGE[1])
+    if wild.any():
+        return f"it holds an estimate of {100 * estimates[wild][0]:g}%, which no estimator gives"
+    return None
+
+
+def _block_problem(path: Path, n_runs: int, targets: int | None = None) -> str | None:
     try:
         block = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         return f"not a readable numpy file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     if block.ndim != 2 or block.shape[0] != n_runs or not (block.dtype.kind == "f" or block.dtype == BLOCK_DTYPE):
         return f"it holds an array of shape {block.shape} ({block.dtype}), not estimates of {n_runs} runs"
+    if targets is not None and block.shape[1] != targets:
+        return f"it holds estimates of {block.shape[1]} targets per run, not {targets}"
     return None
 
 
