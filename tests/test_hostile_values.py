@@ -125,3 +125,33 @@ class _ListFrame:
 def test_from_frame_refuses_what_it_cannot_read_with_one_sentence(frame, options, message):
     with pytest.raises(MdadError, match=message):
         from_frame(frame, **options)
+
+
+def test_models_named_na_or_none_are_models(tmp_path):
+    path = tmp_path / "long.csv"
+    path.write_text("model,item,score\nNA,a,1\nNA,b,1\nNone,a,0\nNone,b,1\nnull,a,1\nnull,b,0\n")
+    assert sorted(load(path).models) == ["NA", "None", "null"]
+
+
+def test_names_that_only_spaces_tell_apart_are_merged_with_a_note(tmp_path):
+    path = tmp_path / "long.csv"
+    path.write_text("model,item,score\nmX,a,1\nmX ,b,0\nmY,a,0\nmY,b,1\n")
+    matrix = load(path)
+    assert sorted(matrix.models) == ["mX", "mY"]
+    assert any("'mX' and 'mX '" in note and "differ only in surrounding spaces" in note for note in matrix.notes)
+
+
+@pytest.mark.parametrize("twin", ["cafe\u0301", "caf\u200b\u00e9"], ids=["NFD", "zero-width"])
+def test_model_names_that_print_alike_are_noted(twin):
+    matrix = ResponseMatrix(scores=np.eye(3), models=["caf\u00e9", twin, "m"], items=["a", "b", "c"], subtasks=["s"] * 3)
+    assert matrix.n_models == 3
+    assert any("print alike" in note for note in matrix.notes), matrix.notes
+
+
+def test_a_group_listing_a_model_twice_counts_it_once():
+    base = small_matrix(n_models=6, n_items=8)
+    matrix = ResponseMatrix(
+        scores=base.scores, models=base.models, items=base.items, subtasks=base.subtasks, groups={"g": ["model-0", "model-1", "model-0"]}
+    )
+    assert list(matrix.group_index("g")) == [0, 1]
+    assert any("lists 'model-0' more than once" in note for note in matrix.notes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -13,6 +14,23 @@ from mdad.wording import plural
 
 MissingPolicy = Literal["error", "drop-items", "drop-models"]  # what to do with cells not evaluated
 MISSING_POLICIES: tuple[MissingPolicy, ...] = get_args(MissingPolicy)
+
+
+INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u034f\u061c\u115f\u1160\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b"
+                                   "\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\ufeff"))
+
+
+def _lookalike_note(models: np.ndarray) -> str | None:
+    """A note when two model names print alike (Unicode twins such as NFC/NFD spellings, or invisible
+    characters) and so would be two models the user cannot tell apart; None otherwise."""
+    seen: dict[str, str] = {}
+    for name in models.tolist():
+        shown = unicodedata.normalize("NFKC", name.translate(INVISIBLE))
+        if shown in seen and seen[shown] != name:
+            return (f"The model names {ascii(seen[shown])} and {ascii(name)} print alike but differ (Unicode spelling or invisible "
+                    "characters); they are read as two models.")
+        seen.setdefault(shown, name)
+    return None
 
 
 MAX_NAME_LENGTH = 10_000  # characters: a text array pads every name to the longest, so one huge name costs it per name
@@ -157,8 +175,16 @@ class ResponseMatrix:
             else:
                 option_probs.setflags(write=False)
                 gold.setflags(write=False)
-        groups = {str(k): [str(m) for m in v] for k, v in dict(self.groups).items()}
+        listed = {str(k): [str(m) for m in v] for k, v in dict(self.groups).items()}
+        groups = {name: list(dict.fromkeys(members)) for name, members in listed.items()}
         notes = tuple(str(n) for n in self.notes)
+        for name, members in listed.items():
+            twice = next((m for m in members if members.count(m) > 1), None)
+            if twice is not None and (note := f"Model group {name!r} lists {twice!r} more than once; it counts once.") not in notes:
+                notes += (note,)
+        lookalike = _lookalike_note(models)
+        if lookalike is not None and lookalike not in notes:
+            notes += (lookalike,)
         tasks = {str(k): {str(a): str(b) for a, b in dict(v).items()} for k, v in dict(self.tasks).items()}
         item_hashes = None if self.item_hashes is None else _as_str_array(self.item_hashes, "item_hashes", n_items)
         codes_names, codes = np.unique(subtasks, return_inverse=True)

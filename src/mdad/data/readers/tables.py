@@ -130,12 +130,26 @@ def _numbers(values: pd.Series, where) -> np.ndarray:
     return numbers
 
 
-def _names(values: pd.Series, what: str, where) -> pd.Series:
-    """Names as text (a pandas string column: no Python object per row); a blank one is an error naming the row."""
-    blank = _blank(values)
+def _names(values: pd.Series, what: str, where, notes: list[str]) -> pd.Series:
+    """Names as text (a pandas string column: no Python object per row), stripped of surrounding spaces;
+    a blank one is an error naming the row (a model may be called 'NA' or 'None'), and names that only
+    their spaces told apart are merged with a note."""
+    text = values.astype("string")
+    stripped = text.str.strip()
+    blank = (text.isna() | (stripped == "")).to_numpy(dtype=bool)
     if blank.any():
         raise MdadError(f"{where(int(np.argmax(blank)))} has no {what} name.")
-    return values.astype("string").str.strip().reset_index(drop=True)
+    if (text != stripped).any():
+        spellings = pd.DataFrame({"raw": text, "name": stripped}).drop_duplicates()
+        counts = spellings.groupby("name", sort=False).size()
+        merged = counts[counts > 1]
+        if len(merged):
+            name = str(merged.index[0])
+            raws = spellings.loc[spellings["name"] == merged.index[0], "raw"].astype(str).tolist()
+            more = f" ({len(merged) - 1} more such names)" if len(merged) > 1 else ""
+            notes.append(f"The {what} names {' and '.join(map(repr, raws))} differ only in surrounding spaces and are "
+                         f"read as one {what}, {name!r}{more}.")
+    return stripped.reset_index(drop=True)
 
 
 def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
@@ -145,9 +159,10 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     Vectorised: memory grows with the rows' values, not with per-row messages."""
     frame = frame.rename(columns={c: str(c).strip().lower() for c in frame.columns})
     at = lambda i: f"{source} {row_label(i)}"  # noqa: E731
-    models = _names(frame["model"], "model", at)
-    items = _names(frame["item"], "item", at)
-    subtasks = (_names(frame[SUBTASK], "subtask", at) if SUBTASK in frame
+    notes: list[str] = []
+    models = _names(frame["model"], "model", at, notes)
+    items = _names(frame["item"], "item", at, notes)
+    subtasks = (_names(frame[SUBTASK], "subtask", at, notes) if SUBTASK in frame
                 else pd.Series(DEFAULT_SUBTASK, index=range(len(frame)), dtype="string"))
     scores = _numbers(frame["score"], lambda i: f"{at(i)}, score of model {models[i]!r} on item {items[i]!r},")
     model_codes, model_names = pd.factorize(models, sort=False)
@@ -173,7 +188,7 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
         check_name_lengths(items.iloc[first].tolist(), "item")
         return ResponseMatrix(scores=table, models=np.asarray(model_names, dtype=str),
                               items=unique_names(items.iloc[first].to_numpy(dtype=str)),
-                              subtasks=subtasks.iloc[first].to_numpy(dtype=str), source=source)
+                              subtasks=subtasks.iloc[first].to_numpy(dtype=str), source=source, notes=tuple(notes))
     except MdadError as exc:
         raise MdadError(f"{source}: {exc}") from None
 
@@ -184,7 +199,8 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
     if _looks_like_scores(header) and any(float(name) not in (0.0, 1.0) for name in header):
         raise MdadError(f"{path}: the first row holds scores where the item names belong ({', '.join(header[:3])}...); "
                         "add a header row: model, then one name per item.")
-    models = _names(frame[first], "model", lambda i: f"{path} row {i + 2}")
+    notes: list[str] = []
+    models = _names(frame[first], "model", lambda i: f"{path} row {i + 2}", notes)
     is_subtask_row = pd.Series(models).str.lower().to_numpy() == SUBTASK
     items = [str(c).strip() for c in frame.columns[1:]]
     if is_subtask_row.sum() > 1:
@@ -203,6 +219,7 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
     try:
         check_name_lengths(list(items), "item")
         check_name_lengths(names.tolist(), "model")
-        return ResponseMatrix(scores=scores, models=names.astype(str), items=np.array(items, dtype=str), subtasks=subtasks, source=str(path))
+        return ResponseMatrix(scores=scores, models=names.astype(str), items=np.array(items, dtype=str), subtasks=subtasks,
+                              source=str(path), notes=tuple(notes))
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None
