@@ -5,6 +5,7 @@ files."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from test_hostile_inputs import one_error, runner, small_experiment, small_store
 
 from mdad.cli import app
+from mdad.errors import MdadError
 
 CELL_EDITS = {
     "2 of its 3 runs": (lambda f: f[f["run"] < 2], "it holds 2 runs of the 3 of each cell"),
@@ -62,3 +64,20 @@ def test_a_block_of_runs_with_the_wrong_number_of_targets_is_set_aside(tmp_path)
     frames = again.run(workers=1, runs_per_task=5).frames
     pd.testing.assert_frame_equal(next(iter(frames.values())), next(iter(expected.values())))
     assert any("k5-s6-r0-5.npy was damaged (it holds estimates of 3 targets per run, not 4)" in note for note in again.recovered)
+
+
+def test_a_stray_cell_file_is_named_by_report(tmp_path):
+    out = tmp_path / "o"
+    small_store(out)
+    stray = out / "cells" / "random" / "k999-s20.parquet"
+    stray.write_bytes((out / "cells" / "random" / "k10-s6.parquet").read_bytes())
+    one_error(runner.invoke(app, ["report", str(out)]), f"{stray} is no cell of this run", "size 999")
+
+
+def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
+    def full(self, path, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a write() fails: no file name
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full)
+    with pytest.raises(MdadError, match=r"Could not write the results file .*k5-s6\.parquet: No space left on device"):
+        small_experiment(tmp_path / "o").run(workers=1)

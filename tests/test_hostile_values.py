@@ -155,3 +155,28 @@ def test_a_group_listing_a_model_twice_counts_it_once():
     )
     assert list(matrix.group_index("g")) == [0, 1]
     assert any("lists 'model-0' more than once" in note for note in matrix.notes)
+
+
+# ---- wording ------------------------------------------------------------------------------------
+def test_one_item_subtasks_say_each_needs_two(tmp_path):
+    items = [f"i{j}" for j in range(100)]
+    frame = pd.DataFrame(np.random.default_rng(0).integers(0, 2, (8, 100)), columns=items)
+    frame.insert(0, "model", [f"m{i}" for i in range(8)])
+    subtask_row = pd.DataFrame([["subtask", *[f"t{j}" for j in range(100)]]], columns=frame.columns)
+    path = tmp_path / "one-item-tasks.csv"
+    pd.concat([frame.astype(str), subtask_row]).to_csv(path, index=False)
+    one_error(
+        runner.invoke(app, ["run", "--data", str(path), "--out", str(tmp_path / "o"), "--workers", "1"]),
+        "each subtask needs at least 2 items",
+        "all 100 subtasks",
+    )
+
+
+def test_counted_words_agree(tmp_path):
+    path = tmp_path / "d.csv"
+    wide = pd.DataFrame(small_matrix().scores, columns=small_matrix().items)
+    wide.insert(0, "model", small_matrix().models)
+    wide.to_csv(path, index=False)
+    one_error(runner.invoke(app, ["run", "--data", str(path), "--targets", "1", "--out", str(tmp_path / "o")]), "1 target model was asked for")
+    result = runner.invoke(app, ["compare", "--data", str(path), "--size", "8"])
+    assert result.exit_code == 0 and "MDAD of an 8-item random micro-benchmark" in result.output, result.output

@@ -74,7 +74,7 @@ def writing(path: str | Path, what: str = "the file"):
     """Turn a failed write into one sentence naming the path."""
     try:
         yield
-    except OSError as exc:
+    except OSError as exc:  # a full disk raises without a file name: the path written is named
         raise MdadError(f"Could not write {what} {exc.filename or path}: {exc.strerror or exc}.") from None
 
 

@@ -37,6 +37,7 @@ from mdad.planning import ExactMdadAtSize, ExactSmallestSize, SimulatedMdadAtSiz
 from mdad.planning import compare as compare_pairs
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label
+from mdad.wording import with_article
 
 MISSING_HELP = ("Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), "
                 "error, drop-items or drop-models.")
@@ -216,7 +217,7 @@ def compare(
         write_csv(frame, csv)
     print_pairs(frame, top, size, method)
     mdad_text = "not reached" if np.isnan(found.mdad) else f"{found.mdad:g} points"
-    console.print(f"MDAD of a {size}-item {method} micro-benchmark on {literal(found.source)}: [bold]{mdad_text}[/bold] "
+    console.print(f"MDAD of {with_article(size, 'item')} {method} micro-benchmark on {literal(found.source)}: [bold]{mdad_text}[/bold] "
                   f"(exact; all {found.all_pairs:,} model pairs, threshold {threshold:g}).", highlight=False)
     below = found.below_mdad
     reason = "MDAD is not reached at this size" if np.isnan(found.mdad) else "they differ by less than the MDAD"

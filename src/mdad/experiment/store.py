@@ -178,7 +178,7 @@ class ResultStore:
         path = self.root / cell.relative_path
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp-{os.getpid()}")
-        with uninterrupted():
+        with writing(path, "the results file"), uninterrupted():  # a full disk names the file
             frame.to_parquet(tmp, index=False)
             os.replace(tmp, path)
 
@@ -234,7 +234,7 @@ class ResultStore:
         path = self.root / cell.block_path(first_run, stop_run)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.tmp-{os.getpid()}.npy")
-        with uninterrupted():
+        with writing(path, "the results file"), uninterrupted():
             np.save(tmp, np.asarray(records, dtype=BLOCK_DTYPE), allow_pickle=False)
             os.replace(tmp, path)
 
@@ -263,13 +263,31 @@ class ResultStore:
             folder.rmdir()
 
     def cells(self) -> list[Cell]:
-        """Every finished cell in the store."""
+        """Every finished cell in the store; a cell file of a method, size or source count that config.json
+        does not list (a stray copy) is an error naming it."""
         found = []
+        listed = self._listed()
         for path in sorted((self.root / CELLS_DIR).glob("*/k*-s*.parquet")):
             match = CELL_NAME.fullmatch(path.name)
             if match is not None and path.is_file():  # other files (a stray copy, an editor's backup) are no cells
-                found.append(Cell(path.parent.name, int(match[1]), int(match[2])))
+                cell = Cell(path.parent.name, int(match[1]), int(match[2]))
+                for what, value, allowed in zip(("method", "size", "source count"), (cell.method, cell.size, cell.sources),
+                                                listed, strict=True):
+                    if allowed is not None and value not in allowed:
+                        raise MdadError(f"{path} is no cell of this run: its {what} {value} is not among those of "
+                                        f"{self.root / CONFIG_FILE} ({', '.join(map(str, allowed))}); move it out of "
+                                        f"{self.root}.")
+                found.append(cell)
         return sorted(found)
+
+    def _listed(self) -> tuple[list | None, list | None, list | None]:
+        """The methods, sizes and source counts config.json lists (None: not recorded)."""
+        try:
+            config = self.read_config()
+        except MdadError:
+            return None, None, None
+        return tuple(value if isinstance(value := config.get(key), list) else None  # type: ignore[return-value]
+                     for key in ("methods", "sizes", "sources"))
 
 
 def _read_cell(path: Path, runs: int | None = None, targets: int | None = None) -> tuple[pd.DataFrame | None, str | None]:
@@ -358,6 +376,6 @@ def uninterrupted():
 
 def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_suffix(f".tmp-{os.getpid()}")
-    with uninterrupted():
+    with writing(path, "the file"), uninterrupted():
         tmp.write_text(text)
         os.replace(tmp, path)
