@@ -334,19 +334,21 @@ DISTRIBUTION_TOLERANCE = 1e-3  # how far from 1 the option probabilities of a ce
 def _check_distributions(option_probs: np.ndarray, gold: np.ndarray, scores: np.ndarray, models: np.ndarray,
                          items: np.ndarray) -> None:
     """An error sentence when the option probabilities of an answered multiple-choice cell do not sum to 1
-    (each option 0.9, or all zero): they would be read as a model's confidence. A block of items at a
-    time, so no copy of the whole array is made."""
-    if option_probs.shape[2] == 1:  # the gold option's probability alone (what tasks sent to a cluster carry)
+    (each option 0.9, or all zero): they would be read as a model's confidence. A slice of items at a
+    time (about 32,000 probabilities), so the check adds little memory to the array's own."""
+    n_models, n_items, n_options = option_probs.shape
+    if n_options == 1:  # the gold option's probability alone (what tasks sent to a cluster carry)
         return
-    with_options = np.flatnonzero(gold >= 0)
-    for start in range(0, len(with_options), 512):
-        block = with_options[start:start + 512]
-        cells = option_probs[:, block, :]
-        totals: np.ndarray = np.asarray(np.nansum(cells, axis=2, dtype=np.float64))
-        answered = ~np.isnan(scores[:, block]) & ~np.isnan(cells).all(axis=2)
+    step = max(1, (1 << 15) // (n_models * n_options))
+    for start in range(0, n_items, step):
+        block = slice(start, start + step)
+        cells = option_probs[:, block, :]  # a view
+        present = ~np.isnan(cells)
+        totals = np.add.reduce(cells, axis=2, dtype=np.float64, where=present)
+        answered = (gold[block] >= 0)[None, :] & ~np.isnan(scores[:, block]) & present.any(axis=2)
         off = (np.abs(totals - 1) > DISTRIBUTION_TOLERANCE) & answered
         if off.any():
             m, k = np.argwhere(off)[0]
-            raise MdadError(f"The option probabilities of model {str(models[m])!r} on item {str(items[block[k]])!r} sum "
-                            f"to {totals[m, k]:.4g}, not 1; give each answered item a probability distribution over "
-                            "its options.")
+            raise MdadError(f"The option probabilities of model {str(models[m])!r} on item {str(items[start + k])!r} "
+                            f"sum to {totals[m, k]:.4g}, not 1; give each answered item a probability distribution "
+                            "over its options.")
