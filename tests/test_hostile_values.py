@@ -16,6 +16,7 @@ from test_hostile_inputs import one_error, runner, small_matrix
 from mdad.cli import app
 from mdad.data import ResponseMatrix, from_frame, load
 from mdad.data.matrix import MAX_NAME_LENGTH
+from mdad.data.readers._cells import Cells
 from mdad.errors import MdadError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -180,3 +181,17 @@ def test_counted_words_agree(tmp_path):
     one_error(runner.invoke(app, ["run", "--data", str(path), "--targets", "1", "--out", str(tmp_path / "o")]), "1 target model was asked for")
     result = runner.invoke(app, ["compare", "--data", str(path), "--size", "8"])
     assert result.exit_code == 0 and "MDAD of an 8-item random micro-benchmark" in result.output, result.output
+
+
+def test_any_reader_sets_aside_option_scores_that_are_not_finite():
+    """The assembly every harness reader shares (lighteval, inspect, lm-eval): an answer whose option
+    scores hold NaN keeps its item's 0/1 scores alone, with a note; the other items keep their options."""
+    cells = Cells(source="logs")
+    for m, model in enumerate(["a", "b"]):
+        for j in range(2):
+            scores = [float("nan"), -1.0] if (model, j) == ("a", 0) else [-1.0, -2.0 - m]
+            cells.add(model, ("t", j), f"t/{j}", "t", 1.0, f"file line {j}", option_scores=scores, gold=0)
+    matrix = cells.to_matrix()
+    assert list(matrix.gold) == [-1, 0]
+    assert np.isfinite(matrix.option_probs[:, 1]).all()
+    assert any("not finite numbers" in note and "file line 0" in note for note in matrix.notes), matrix.notes

@@ -17,6 +17,7 @@ import numpy as np
 
 from mdad.data.matrix import ResponseMatrix, check_name_lengths
 from mdad.errors import MdadError
+from mdad.wording import plural
 
 
 @dataclass
@@ -177,6 +178,14 @@ class Cells:
         logits = np.full((len(rows), width), -np.inf)
         for k, scores in enumerate(scored):
             logits[k, : n_options[k]] = scores
+        broken = np.isnan(logits).any(axis=1) | (logits == np.inf).any(axis=1) | ~(logits > -np.inf).any(axis=1)
+        if broken.any():  # rare: those answers' options are set aside and the items assembled again
+            first = int(rows[np.argmax(broken)])
+            self.note(f"{plural(int(broken.sum()), 'answer')} logged option scores that are not finite numbers (e.g. "
+                      f"{self.names[first]}, {self.where[first]}); their items keep their 0/1 scores alone.")
+            for r in rows[broken]:
+                self.option_scores[r] = None
+            return self._option_probs(m_idx, i_idx, n_models, n_items)
         logits -= logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         probs = np.full((n_models, n_items, width), np.nan, dtype=np.float64)
