@@ -195,3 +195,14 @@ def test_any_reader_sets_aside_option_scores_that_are_not_finite():
     assert list(matrix.gold) == [-1, 0]
     assert np.isfinite(matrix.option_probs[:, 1]).all()
     assert any("not finite numbers" in note and "file line 0" in note for note in matrix.notes), matrix.notes
+
+
+def test_one_missing_item_is_one_item():
+    from mdad.data import describe, format_description
+
+    base = small_matrix(n_models=4, n_items=6)
+    scores = base.scores.copy()
+    scores[0, 0] = np.nan
+    matrix = ResponseMatrix(scores=scores, models=base.models, items=base.items, subtasks=base.subtasks)
+    text = " ".join(format_description(describe(matrix)))
+    assert "missing cells: 1 on 1 item;" in text, text

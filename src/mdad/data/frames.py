@@ -19,6 +19,7 @@ import pandas as pd
 from mdad.data.matrix import ResponseMatrix, check_name_lengths
 from mdad.data.readers.tables import DEFAULT_SUBTASK, SUBTASK, is_long, read_long
 from mdad.errors import MdadError
+from mdad.wording import plural
 
 
 def from_frame(
@@ -114,7 +115,7 @@ def _item_subtasks(subtasks, items: list[str]) -> np.ndarray:
         return np.array([str(subtasks[item]) for item in items])
     values = np.asarray([str(s) for s in subtasks])
     if len(values) != len(items):
-        raise MdadError(f"subtasks has {len(values)} entries but the frame has {len(items)} items.")
+        raise MdadError(f"subtasks has {len(values)} {'entry' if len(values) == 1 else 'entries'} but the frame has {plural(len(items), 'item')}.")
     return values
 
 

@@ -152,7 +152,8 @@ class Cells:
         with_options[i_idx[has]] = True
         partial = with_options & lacking
         if partial.any():
-            self.note(f"{int(partial.sum())} items have option probabilities for some models only "
+            n_partial = int(partial.sum())
+            self.note(f"{plural(n_partial, 'item')} {'has' if n_partial == 1 else 'have'} option probabilities for some models only "
                       "(e.g. " + self.names[int(np.flatnonzero(partial[i_idx] & has)[0])]
                       + "); their 0/1 scores are used.")
         rows = np.flatnonzero(has & ~partial[i_idx])
