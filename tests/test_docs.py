@@ -108,7 +108,6 @@ def test_every_public_name_of_the_api_reference_says_what_it_does():
                     continue
                 if isinstance(value, (classmethod, staticmethod)):
                     value = value.__func__
-                if isinstance(value, property) or inspect.isfunction(value):
-                    if not (value.__doc__ or "").strip():
-                        bare.append(f"{package}.{name}.{attribute}")
+                if (isinstance(value, property) or inspect.isfunction(value)) and not (value.__doc__ or "").strip():
+                    bare.append(f"{package}.{name}.{attribute}")
     assert not bare, "public names without a docstring: " + ", ".join(bare)

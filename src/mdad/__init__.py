@@ -13,21 +13,59 @@ The public API, thin over the library:
     pairs = mdad.compare(matrix, size=100)                 # which comparisons 100 items keep (.to_frame())
 
 Every option is keyword-only; results are small documented objects (see README.md, docs/).
+
+The public names are imported on first use (PEP 562), so that ``import mdad`` is quick and the
+command line can take charge of Ctrl-C and SIGTERM before the numerical libraries load.
 """
 
-from mdad import intervals, methods, metrics
-from mdad.assessment import Assessment, assess
-from mdad.data import ResponseMatrix, from_frame, load, simulate, to_frame
-from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
-from mdad.errors import MdadError
-from mdad.experiment.grid import Experiment, ExperimentConfig, ExperimentResult
-from mdad.micro import SelectedMicroBenchmark, select
-from mdad.planning import compare, plan
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+# public name -> the module that defines it (a module itself when the two are equal)
+_HOMES = {
+    "Assessment": "mdad.assessment", "assess": "mdad.assessment",
+    "ResponseMatrix": "mdad.data", "from_frame": "mdad.data", "load": "mdad.data", "simulate": "mdad.data",
+    "to_frame": "mdad.data",
+    "DEFAULT_BIN_WIDTH": "mdad.defaults", "DEFAULT_THRESHOLD": "mdad.defaults",
+    "MdadError": "mdad.errors",
+    "Experiment": "mdad.experiment.grid", "ExperimentConfig": "mdad.experiment.grid",
+    "ExperimentResult": "mdad.experiment.grid",
+    "SelectedMicroBenchmark": "mdad.micro", "select": "mdad.micro",
+    "compare": "mdad.planning", "plan": "mdad.planning",
+    "intervals": "mdad.intervals", "methods": "mdad.methods", "metrics": "mdad.metrics",
+}
 
 __all__ = [
     "Assessment", "DEFAULT_BIN_WIDTH", "DEFAULT_THRESHOLD", "Experiment", "ExperimentConfig", "ExperimentResult",
     "MdadError", "ResponseMatrix", "SelectedMicroBenchmark",
     "assess", "compare", "from_frame", "intervals", "load", "methods", "metrics", "plan", "select", "simulate", "to_frame",
 ]
+
+if TYPE_CHECKING:  # what type checkers and the API reference read; at run time __getattr__ imports on first use
+    from mdad import intervals, methods, metrics
+    from mdad.assessment import Assessment, assess
+    from mdad.data import ResponseMatrix, from_frame, load, simulate, to_frame
+    from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD
+    from mdad.errors import MdadError
+    from mdad.experiment.grid import Experiment, ExperimentConfig, ExperimentResult
+    from mdad.micro import SelectedMicroBenchmark, select
+    from mdad.planning import compare, plan
+
+
+def __getattr__(name: str):
+    """Import a public name on first use and keep it, so later uses cost nothing."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'mdad' has no attribute {name!r}")
+    module = import_module(home)
+    value = module if home == f"mdad.{name}" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -74,7 +74,7 @@ def writing(path: str | Path, what: str = "the file"):
     """Turn a failed write into one sentence naming the path."""
     try:
         yield
-    except OSError as exc:
+    except OSError as exc:  # a full disk raises without a file name: the path written is named
         raise MdadError(f"Could not write {what} {exc.filename or path}: {exc.strerror or exc}.") from None
 
 
@@ -109,7 +109,7 @@ def is_stream(path: str | Path) -> bool:
 
 
 def _same(a: Path, b: Path) -> bool:
-    """Whether two paths name the same file: through symlinks, ``..`` and hard links."""
+    """Whether two paths name the same file or folder: through symlinks, ``..`` and hard links."""
     if a.resolve() == b.resolve():
         return True
     try:
@@ -118,18 +118,39 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+def _inside(inner: Path, outer: Path) -> bool:
+    """Whether ``inner`` lies inside the folder ``outer`` (resolved paths)."""
+    return outer.is_dir() and inner.resolve().is_relative_to(outer.resolve()) and not _same(inner, outer)
+
+
 def check_outputs_apart(reads: dict[str, str | Path | None], writes: dict[str, str | Path | None]) -> None:
-    """An error sentence, before any work, when an output is a file the command reads or another of its
-    outputs (``{"the data": path}``: what each path is, for the sentence; None entries and the standard
-    streams are left out)."""
-    inputs = [(what, Path(path)) for what, path in reads.items() if path is not None]
-    outputs = [(what, Path(path)) for what, path in writes.items() if path is not None and not is_stream(path)]
-    for i, (what, out) in enumerate(outputs):
+    """An error sentence, before any work, when an output would overwrite what the command reads or
+    another of its outputs: the same file or folder (through symlinks, ``..`` or hard links), a file
+    inside a folder the command reads, or a folder that holds an input.
+
+    Parameters
+    ----------
+    reads, writes
+        What the command reads and writes, by the words that name each one in the sentence
+        (``{"the data": path}``); ``None`` entries are left out, and outputs to the standard
+        streams (``/dev/stdout``) are allowed.
+    """
+    inputs = [(what, Path(path)) for what, path in reads.items() if path is not None and str(path).strip()]
+    outputs = [(what, Path(path)) for what, path in writes.items()
+               if path is not None and str(path).strip() and not is_stream(path)]
+    for what, out in outputs:
         for source_what, source in inputs:
             if _same(out, source):
                 raise MdadError(f"{what.capitalize()} {out} is {source_what} {source}; writing it would destroy the "
                                 "input: give another path.")
+            if _inside(out, source):
+                raise MdadError(f"{what.capitalize()} {out} lies inside {source_what} {source}, which is read; give a "
+                                "path outside it.")
+            if _inside(source, out):
+                raise MdadError(f"{what.capitalize()} {out} holds {source_what} {source}; give a folder that does not "
+                                "hold the input.")
+    for i, (what, out) in enumerate(outputs):
         for other_what, other in outputs[i + 1:]:
-            if _same(out, other):
+            if _same(out, other) or _inside(out, other) or _inside(other, out):
                 raise MdadError(f"{what.capitalize()} {out} and {other_what} {other} are the same path; give each "
                                 "its own.")

@@ -1,3 +1,3 @@
-from mdad.cli import app
+from mdad.cli import main
 
-app()
+main()

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
+from mdad.cli import interrupts
 from mdad.cli.text import literal, visible
 from mdad.data import DEFAULT_DATASET, ResponseMatrix, load, load_dataset
 from mdad.data.matrix import MissingPolicy
@@ -37,13 +38,24 @@ def error_line(message: object) -> None:
 
 
 class OneLineErrors(TyperGroup):
-    """Usage errors (unknown option, a value outside its choices, a missing argument) as one red line, exit 2."""
+    """Usage errors (unknown option, a value outside its choices, a missing argument) as one red line, exit 2;
+    an interrupt (Ctrl-C, SIGTERM) as one sentence, exit 130."""
+
+    def invoke(self, ctx):
+        """Run the command; an interrupt that no command turned into its own sentence ends with the
+        general one (Typer would exit 130 silently)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupts.end()
 
     def main(self, *args, **kwargs):
         kwargs["standalone_mode"] = False
         try:
             code = super().main(*args, **kwargs)
-        except typer.Abort:
+        except (KeyboardInterrupt, typer.Abort) as exc:  # click turns an interrupt into Abort
+            if isinstance(exc, KeyboardInterrupt) or isinstance(exc.__cause__, KeyboardInterrupt) or interrupts.received:
+                interrupts.end()
             err_console.print("Aborted.")
             sys.exit(1)
         except typer.TyperException as exc:  # click's usage errors, as Typer ships them
@@ -52,7 +64,14 @@ class OneLineErrors(TyperGroup):
             command = " ".join(["mdad", *context.command_path.split()[1:]]) if context is not None else "mdad"
             error_line(f"{message} (see '{command} --help').")
             sys.exit(getattr(exc, "exit_code", 2))
-        sys.exit(code if isinstance(code, int) else 0)
+        except Exception:
+            if interrupts.received:  # what an interrupt broke on its way (a worker pool stopped by SIGTERM)
+                interrupts.end()
+            raise
+        code = code if isinstance(code, int) else 0
+        if code == 0 and interrupts.received:  # an interrupt swallowed on the way (inside a library) is no success
+            interrupts.end()
+        sys.exit(code)
 
 
 app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True,

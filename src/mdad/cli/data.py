@@ -26,6 +26,7 @@ from mdad.cli.text import literal
 from mdad.data import convert, dataset_catalogue, describe, format_description
 from mdad.data.readers import one_model_hint
 from mdad.errors import MdadError
+from mdad.outputs import check_outputs_apart
 
 
 @app.command()
@@ -64,6 +65,7 @@ def convert_command(
     path = output_path(out, "the output file")
     if not source.exists():
         raise MdadError(f"No such file or folder: {source}.")
+    check_outputs_apart({"the results": source}, {"the output file": path})
     matrix = convert(source, path, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
     console.print(f"{plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} written to {literal(path)}.",

@@ -32,11 +32,12 @@ from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.metrics import analytic
-from mdad.outputs import check_output_file, write_csv
+from mdad.outputs import check_output_file, check_outputs_apart, write_csv
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, SimulatedMdadAtSize, SimulatedPlan, StoredAnswer
 from mdad.planning import compare as compare_pairs
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label
+from mdad.wording import with_article
 
 MISSING_HELP = ("Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), "
                 "error, drop-items or drop-models.")
@@ -213,6 +214,7 @@ def compare(
 ) -> None:
     if csv is not None:
         check_output_file(csv, "the CSV file")
+        check_outputs_apart({"the data": data}, {"the CSV file": csv})
     matrix = load_for_analysis(dataset, data, seed, missing)
     names = [n.strip() for value in models for n in value.split(",") if n.strip()] if models else None
     found = compare_pairs(matrix, size=size, method=method, threshold=threshold, group=group, models=names, seed=seed)
@@ -221,7 +223,7 @@ def compare(
         write_csv(frame, csv)
     print_pairs(frame, top, size, method)
     mdad_text = "not reached" if np.isnan(found.mdad) else f"{found.mdad:g} points"
-    console.print(f"MDAD of a {size}-item {method} micro-benchmark on {literal(found.source)}: [bold]{mdad_text}[/bold] "
+    console.print(f"MDAD of {with_article(size, 'item')} {method} micro-benchmark on {literal(found.source)}: [bold]{mdad_text}[/bold] "
                   f"(exact; all {found.all_pairs:,} model pairs, threshold {threshold:g}).", highlight=False)
     below = found.below_mdad
     reason = "MDAD is not reached at this size" if np.isnan(found.mdad) else "they differ by less than the MDAD"

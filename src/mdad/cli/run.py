@@ -46,7 +46,7 @@ from mdad.experiment.store import ResultStore
 from mdad.methods.names import STOP_SE
 from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
-from mdad.outputs import check_output_folder
+from mdad.outputs import check_output_folder, check_outputs_apart
 from mdad.report.analytic import exact_mdad_table, exact_mdads
 from mdad.report.tables import NOT_REACHED, format_mdad, warnings, wide_summary
 from mdad.workflow import RunOptions, run_into_folder
@@ -101,6 +101,7 @@ def run(
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
     if group is not None and targets is not None:
         raise MdadError("Give --group (a fixed set of targets) or --targets (a number drawn per run), not both.")
+    check_outputs_apart({"the data": data}, {"the output folder": out})
     options = RunOptions(out=out, workers=workers, scheduler=scheduler, threshold=threshold, figures=figures)
     method_names = parse_list(methods, "methods") or method_registry.defaults()
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
@@ -217,7 +218,9 @@ def report(
     from mdad.report.html import build_outputs
 
     store = ResultStore(out)
-    n_seen = store.read_config().get("n_seen") or 0
+    stored = store.read_config()
+    n_seen = stored.get("n_seen") or 0
+    check_outputs_apart({"the data of the run": (stored.get("data") or {}).get("path")}, {"the results folder": out})
     check_output_folder(out, "the results folder")
     curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes is not None else None
     with store.locked():

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
+from mdad.wording import plural
 
 
 def describe(matrix: ResponseMatrix) -> dict:
@@ -57,7 +58,7 @@ def format_description(info: dict) -> list[str]:
         worst = sorted(info["models_missing_items"].items(), key=lambda kv: -kv[1])
         shown = ", ".join(f"{m} ({n})" for m, n in worst[:5]) + (", ..." if len(worst) > 5 else "")
         lines.append(
-            f"missing cells: {info['missing_cells']} on {info['items_missing_for_some_model']} items; "
+            f"missing cells: {info['missing_cells']} on {plural(info['items_missing_for_some_model'], 'item')}; "
             f"{len(worst)} {'model misses' if len(worst) == 1 else 'models miss'} items: {shown}"
         )
     else:
@@ -70,5 +71,5 @@ def _option_text(info: dict) -> str:
         return "no"
     if info["items_with_option_probs"] == info["items"]:
         return f"yes ({info['options']} options)"
-    return (f"on {info['items_with_option_probs']} of {info['items']} items ({info['options']} options; "
+    return (f"on {info['items_with_option_probs']} of {plural(info['items'], 'item')} ({info['options']} options; "
             "the others use their 0/1 scores)")

@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import ResponseMatrix, check_name_lengths
 from mdad.data.readers.tables import DEFAULT_SUBTASK, SUBTASK, is_long, read_long
 from mdad.errors import MdadError
+from mdad.wording import plural
 
 
 def from_frame(
@@ -51,6 +52,15 @@ def from_frame(
         if not hasattr(frame, "to_pandas"):
             raise MdadError(f"Expected a pandas or polars data frame, got {type(frame).__name__}.")
         frame = frame.to_pandas()
+        if not isinstance(frame, pd.DataFrame):
+            raise MdadError(f"to_pandas() of the {source} gave a {type(frame).__name__}, not a pandas data frame.")
+    for axis, labels in (("row", frame.index), ("column", frame.columns)):
+        if isinstance(labels, pd.MultiIndex):
+            raise MdadError(f"The {source} has {labels.nlevels} levels of {axis} labels (a MultiIndex); give one "
+                            "level, e.g. frame.reset_index() or columns joined into one name.")
+    if subtasks is not None and (isinstance(subtasks, (str, bytes)) or not isinstance(subtasks, (Mapping, Sequence, np.ndarray, pd.Series))):
+        raise MdadError(f"subtasks must map each item to its subtask or list them in column order, got "
+                        f"{type(subtasks).__name__} {subtasks!r:.40}.")
     if frame.empty:
         raise MdadError(f"The {source} is empty.")
     if is_long(frame):
@@ -69,6 +79,8 @@ def _from_wide(frame: pd.DataFrame, subtasks, source: str) -> ResponseMatrix:
                         f"{frame.index[int(np.argmax(unnamed))]!r}).")
     models = [str(m) for m in frame.index]
     items = [str(c) for c in frame.columns]
+    check_name_lengths(models, "model")
+    check_name_lengths(items, "item")
     for column, dtype in frame.dtypes.items():
         if dtype.kind not in "biufO" and not pd.api.types.is_string_dtype(dtype):
             raise MdadError(f"In the {source}, the column {str(column)!r} holds {dtype} values, not scores.")
@@ -103,7 +115,7 @@ def _item_subtasks(subtasks, items: list[str]) -> np.ndarray:
         return np.array([str(subtasks[item]) for item in items])
     values = np.asarray([str(s) for s in subtasks])
     if len(values) != len(items):
-        raise MdadError(f"subtasks has {len(values)} entries but the frame has {len(items)} items.")
+        raise MdadError(f"subtasks has {len(values)} {'entry' if len(values) == 1 else 'entries'} but the frame has {plural(len(items), 'item')}.")
     return values
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -15,7 +16,40 @@ MissingPolicy = Literal["error", "drop-items", "drop-models"]  # what to do with
 MISSING_POLICIES: tuple[MissingPolicy, ...] = get_args(MissingPolicy)
 
 
+INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u034f\u061c\u115f\u1160\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b"
+                                   "\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\ufeff"))
+
+
+def _lookalike_note(models: np.ndarray) -> str | None:
+    """A note when two model names print alike (Unicode twins such as NFC/NFD spellings, or invisible
+    characters) and so would be two models the user cannot tell apart; None otherwise."""
+    seen: dict[str, str] = {}
+    for name in models.tolist():
+        shown = unicodedata.normalize("NFKC", name.translate(INVISIBLE))
+        if shown in seen and seen[shown] != name:
+            return (f"The model names {ascii(seen[shown])} and {ascii(name)} print alike but differ (Unicode spelling or invisible "
+                    "characters); they are read as two models.")
+        seen.setdefault(shown, name)
+    return None
+
+
+MAX_NAME_LENGTH = 10_000  # characters: a text array pads every name to the longest, so one huge name costs it per name
+
+
+def check_name_lengths(values, what: str) -> None:
+    """An error sentence when a name is longer than ``MAX_NAME_LENGTH``, before the names become a text
+    array (one 200,000-character item name among 5,000 would take 4 GB)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U" and values.dtype.itemsize // 4 <= MAX_NAME_LENGTH:
+        return
+    for value in np.ravel(np.asarray(values, dtype=object)) if not isinstance(values, list) else values:
+        text = value if isinstance(value, str) else str(value)
+        if len(text) > MAX_NAME_LENGTH:
+            raise MdadError(f"One {what} name is {len(text):,} characters long (it starts {text[:40]!r}); names may "
+                            f"hold at most {MAX_NAME_LENGTH:,} characters.")
+
+
 def _as_str_array(values, what: str, length: int) -> np.ndarray:
+    check_name_lengths(values, what.rstrip("s"))
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise MdadError(f"{what} must be a one-dimensional list, got shape {arr.shape}.")
@@ -98,7 +132,7 @@ class ResponseMatrix:
         if not np.isnan(scores).all():
             low, high = np.nanmin(scores), np.nanmax(scores)  # no copy of the evaluated cells
             if low < 0 or high > 1:
-                raise MdadError(f"scores must lie in [0, 1] (NaN = not evaluated), found values from {low:g} to {high:g}.")
+                raise MdadError(f"scores must lie in [0, 1] (NaN = not evaluated), found values from {low:.8g} to {high:.8g}.")
         models = _as_str_array(self.models, "models", n_models)
         items = _as_str_array(self.items, "items", n_items)
         subtasks = _as_str_array(self.subtasks, "subtasks", n_items)
@@ -135,13 +169,22 @@ class ResponseMatrix:
             # fmin/fmax skip NaN without a copy of the array (all NaN gives NaN, which passes)
             if np.fmin.reduce(option_probs, axis=None) < 0 or np.fmax.reduce(option_probs, axis=None) > 1 + 1e-5:
                 raise MdadError("option_probs must be probabilities in [0, 1].")
+            _check_distributions(option_probs, gold, scores, models, items)
             if not (gold >= 0).any():
                 option_probs = gold = None
             else:
                 option_probs.setflags(write=False)
                 gold.setflags(write=False)
-        groups = {str(k): [str(m) for m in v] for k, v in dict(self.groups).items()}
+        listed = {str(k): [str(m) for m in v] for k, v in dict(self.groups).items()}
+        groups = {name: list(dict.fromkeys(members)) for name, members in listed.items()}
         notes = tuple(str(n) for n in self.notes)
+        for name, members in listed.items():
+            twice = next((m for m in members if members.count(m) > 1), None)
+            if twice is not None and (note := f"Model group {name!r} lists {twice!r} more than once; it counts once.") not in notes:
+                notes += (note,)
+        lookalike = _lookalike_note(models)
+        if lookalike is not None and lookalike not in notes:
+            notes += (lookalike,)
         tasks = {str(k): {str(a): str(b) for a, b in dict(v).items()} for k, v in dict(self.tasks).items()}
         item_hashes = None if self.item_hashes is None else _as_str_array(self.item_hashes, "item_hashes", n_items)
         codes_names, codes = np.unique(subtasks, return_inverse=True)
@@ -168,10 +211,12 @@ class ResponseMatrix:
     # ---- shape and derived views -------------------------------------------------
     @property
     def n_models(self) -> int:
+        """How many models (rows) the matrix holds."""
         return self.scores.shape[0]
 
     @property
     def n_items(self) -> int:
+        """How many items (columns) the matrix holds."""
         return self.scores.shape[1]
 
     @property
@@ -181,6 +226,7 @@ class ResponseMatrix:
 
     @property
     def subtask_names(self) -> np.ndarray:
+        """The distinct subtask names, sorted (``subtasks`` holds each item's)."""
         return self._subtask_names
 
     @property
@@ -197,11 +243,13 @@ class ResponseMatrix:
 
     @property
     def is_binary(self) -> bool:
+        """Whether every evaluated score is 0 or 1 (correctness, not a continuous score)."""
         finite = self.scores[~np.isnan(self.scores)]
         return bool(np.all((finite == 0) | (finite == 1)))
 
     @property
     def n_missing(self) -> int:
+        """How many (model, item) cells were not evaluated (NaN)."""
         return int(np.isnan(self.scores).sum())
 
     def gold_prob(self) -> np.ndarray:
@@ -283,3 +331,29 @@ def fingerprint(matrix: ResponseMatrix) -> str:
         if arr is not None:
             h.update(np.ascontiguousarray(arr).data.cast("B"))  # hashed in place, not copied to bytes
     return h.hexdigest()[:16]
+
+
+DISTRIBUTION_TOLERANCE = 1e-3  # how far from 1 the option probabilities of a cell may sum (float32 rounding)
+
+
+def _check_distributions(option_probs: np.ndarray, gold: np.ndarray, scores: np.ndarray, models: np.ndarray,
+                         items: np.ndarray) -> None:
+    """An error sentence when the option probabilities of an answered multiple-choice cell do not sum to 1
+    (each option 0.9, or all zero): they would be read as a model's confidence. A slice of items at a
+    time (about 32,000 probabilities), so the check adds little memory to the array's own."""
+    n_models, n_items, n_options = option_probs.shape
+    if n_options == 1:  # the gold option's probability alone (what tasks sent to a cluster carry)
+        return
+    step = max(1, (1 << 15) // (n_models * n_options))
+    for start in range(0, n_items, step):
+        block = slice(start, start + step)
+        cells = option_probs[:, block, :]  # a view
+        present = ~np.isnan(cells)
+        totals = np.add.reduce(cells, axis=2, dtype=np.float64, where=present)
+        answered = (gold[block] >= 0)[None, :] & ~np.isnan(scores[:, block]) & present.any(axis=2)
+        off = (np.abs(totals - 1) > DISTRIBUTION_TOLERANCE) & answered
+        if off.any():
+            m, k = np.argwhere(off)[0]
+            raise MdadError(f"The option probabilities of model {str(models[m])!r} on item {str(items[start + k])!r} "
+                            f"sum to {totals[m, k]:.4g}, not 1; give each answered item a probability distribution "
+                            "over its options.")

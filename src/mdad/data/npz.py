@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import MAX_NAME_LENGTH, ResponseMatrix
 from mdad.errors import MdadError
 from mdad.memory import human, require_memory
 
@@ -79,6 +79,10 @@ def _check_declared_sizes(path: Path) -> None:
                 if dtype.hasobject:
                     raise MdadError(f"{path}: the array {info.filename[:-4]!r} holds Python objects; mdad reads npz files "
                                     "without pickled objects only.")
+                if dtype.kind == "U" and dtype.itemsize // 4 > MAX_NAME_LENGTH:
+                    raise MdadError(f"{path}: the array {info.filename[:-4]!r} holds names of up to "
+                                    f"{dtype.itemsize // 4:,} characters; names may hold at most "
+                                    f"{MAX_NAME_LENGTH:,} characters.")
                 nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
                 if nbytes > info.file_size:
                     raise MdadError(f"{path}: the array {info.filename[:-4]!r} declares shape {tuple(shape)} "

@@ -115,6 +115,7 @@ def _init_worker(threads: int, parent: int, run_task: Callable, matrix, splits) 
     threadpool_limits(limits=threads)  # the libraries already loaded
     _WORKER_DATA.update(run_task=run_task, matrix=matrix, splits=splits)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent handles it
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's interrupt handler, forked along, is not the worker's
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)

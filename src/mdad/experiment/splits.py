@@ -54,8 +54,14 @@ class Splits:
 
 
 def n_seen_items(matrix: ResponseMatrix) -> int:
-    """Size of every run's seen pool: floor(n / 2) items of each subtask of n items."""
-    return int((np.bincount(matrix.subtask_codes) // 2).sum())
+    """Size of every run's seen pool: floor(n / 2) items of each subtask of n items; an error sentence
+    when it is empty (every subtask holds a single item)."""
+    per_subtask = np.bincount(matrix.subtask_codes)
+    n_seen = int((per_subtask // 2).sum())
+    if n_seen == 0:
+        raise MdadError(f"No item can be seen by the selection: each subtask needs at least 2 items (half seen, half "
+                        f"held out), and all {plural(len(per_subtask), 'subtask')} of {matrix.source} hold one.")
+    return n_seen
 
 
 def require_runs_memory(runs: int, n_models: int, n_items: int, n_targets: int) -> None:
@@ -84,6 +90,7 @@ def make_splits(
         raise MdadError(f"Targets come from one of {', '.join(TARGET_CHOICES)}, got {targets_from!r}.")
     if group and targets_from != "random":
         raise MdadError("Targets come either from a named group or from the strongest models, not both.")
+    n_seen_items(matrix)  # an empty seen pool is refused here, with the reason
     n_models = matrix.n_models
     fixed = matrix.group_index(group) if group else None
     if n_models < MIN_MODELS:
@@ -93,7 +100,7 @@ def make_splits(
         )
     if fixed is None and not 2 <= n_targets <= n_models - 2:
         raise MdadError(
-            f"{plural(n_targets, 'target model')} were asked for but the data has {plural(n_models, 'model')} "
+            f"{plural(n_targets, 'target model')} {'was' if n_targets == 1 else 'were'} asked for but the data has {plural(n_models, 'model')} "
             "(at least 2 targets and 2 source models are needed)."
         )
     if fixed is not None and len(fixed) > n_models - 2:

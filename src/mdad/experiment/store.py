@@ -25,6 +25,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,7 @@ else:
 
 from mdad.errors import MdadError
 from mdad.outputs import writing
+from mdad.wording import plural
 
 CONFIG_FILE = "config.json"
 CELLS_DIR = "cells"
@@ -78,6 +80,18 @@ class ResultStore:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self._lock_depth = 0
+
+    def shape(self) -> tuple[int | None, int | None]:
+        """The runs per cell and targets per run that config.json records (None: not recorded), which
+        every stored cell and block of runs must match."""
+        path = self.root / CONFIG_FILE
+        try:
+            config = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, OSError):
+            config = {}
+        config = config if isinstance(config, dict) else {}
+        runs, targets = config.get("runs"), config.get("targets")
+        return (runs if isinstance(runs, int) else None, targets if isinstance(targets, int) else None)
 
     # ---- config -------------------------------------------------------------------
     def read_config(self) -> dict:
@@ -164,14 +178,14 @@ class ResultStore:
         path = self.root / cell.relative_path
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp-{os.getpid()}")
-        with uninterrupted():
+        with writing(path, "the results file"), uninterrupted():  # a full disk names the file
             frame.to_parquet(tmp, index=False)
             os.replace(tmp, path)
 
     def read(self, cell: Cell) -> pd.DataFrame:
         """The cell's frame; a damaged file is an error naming it and how to recover."""
         path = self.root / cell.relative_path
-        frame, problem = _read_cell(path)
+        frame, problem = _read_cell(path, *self.shape())
         if frame is None:
             raise MdadError(f"{path} is damaged ({problem}); run the same 'mdad run' command again to recompute that "
                             "cell (the file is moved aside), or delete it.")
@@ -180,7 +194,7 @@ class ResultStore:
     def damage(self, cell: Cell) -> str | None:
         """Why the stored file of ``cell`` cannot be used (None: it is sound or absent)."""
         path = self.root / cell.relative_path
-        return _read_cell(path)[1] if path.is_file() else None
+        return _read_cell(path, *self.shape())[1] if path.is_file() else None
 
     def set_aside(self, relative: str, problem: str) -> str:
         """Move a damaged file to damaged/ (keeping its path below) and say so in a sentence."""
@@ -206,7 +220,7 @@ class ResultStore:
                 match = BLOCK_NAME.fullmatch(path.name)
                 if match is None:
                     continue
-                problem = _block_problem(path, int(match[4]) - int(match[3]))
+                problem = _block_problem(path, int(match[4]) - int(match[3]), self.shape()[1])
                 if problem is not None:
                     notes.append(self.set_aside(str(path.relative_to(self.root)), problem))
         return notes
@@ -220,13 +234,13 @@ class ResultStore:
         path = self.root / cell.block_path(first_run, stop_run)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.tmp-{os.getpid()}.npy")
-        with uninterrupted():
+        with writing(path, "the results file"), uninterrupted():
             np.save(tmp, np.asarray(records, dtype=BLOCK_DTYPE), allow_pickle=False)
             os.replace(tmp, path)
 
     def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
         path = self.root / cell.block_path(first_run, stop_run)
-        problem = _block_problem(path, stop_run - first_run)
+        problem = _block_problem(path, stop_run - first_run, self.shape()[1])
         if problem is not None:
             raise MdadError(f"{path} is damaged ({problem}); delete it to recompute those runs.")
         block = np.load(path, allow_pickle=False)
@@ -249,17 +263,37 @@ class ResultStore:
             folder.rmdir()
 
     def cells(self) -> list[Cell]:
-        """Every finished cell in the store."""
+        """Every finished cell in the store; a cell file of a method, size or source count that config.json
+        does not list (a stray copy) is an error naming it."""
         found = []
+        listed = self._listed()
         for path in sorted((self.root / CELLS_DIR).glob("*/k*-s*.parquet")):
             match = CELL_NAME.fullmatch(path.name)
             if match is not None and path.is_file():  # other files (a stray copy, an editor's backup) are no cells
-                found.append(Cell(path.parent.name, int(match[1]), int(match[2])))
+                cell = Cell(path.parent.name, int(match[1]), int(match[2]))
+                for what, value, allowed in zip(("method", "size", "source count"), (cell.method, cell.size, cell.sources),
+                                                listed, strict=True):
+                    if allowed is not None and value not in allowed:
+                        raise MdadError(f"{path} is no cell of this run: its {what} {value} is not among those of "
+                                        f"{self.root / CONFIG_FILE} ({', '.join(map(str, allowed))}); move it out of "
+                                        f"{self.root}.")
+                found.append(cell)
         return sorted(found)
 
+    def _listed(self) -> tuple[list | None, list | None, list | None]:
+        """The methods, sizes and source counts config.json lists (None: not recorded)."""
+        try:
+            config = self.read_config()
+        except MdadError:
+            return None, None, None
+        return tuple(value if isinstance(value := config.get(key), list) else None  # type: ignore[return-value]
+                     for key in ("methods", "sizes", "sources"))
 
-def _read_cell(path: Path) -> tuple[pd.DataFrame | None, str | None]:
-    """(frame, None) for a sound cell file, (None, what is wrong) for a damaged one."""
+
+def _read_cell(path: Path, runs: int | None = None, targets: int | None = None) -> tuple[pd.DataFrame | None, str | None]:
+    """(frame, None) for a sound cell file, (None, what is wrong) for a damaged one: unreadable, or not
+    the ``runs`` x ``targets`` rows of accuracies an experiment writes (a run missing, a row twice,
+    an accuracy outside [0, 1] or an estimate beyond what any estimator gives)."""
     try:
         frame = pq.read_table(path).to_pandas()
     except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
@@ -273,41 +307,75 @@ def _read_cell(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     for column in ("run", "estimate", "seen", "unseen", "full"):
         if not pd.api.types.is_numeric_dtype(frame[column]):
             return None, f"the column {column!r} does not hold numbers"
-    return frame, None
+    return (None, problem) if (problem := _content_problem(frame, runs, targets)) else (frame, None)
 
 
-def _block_problem(path: Path, n_runs: int) -> str | None:
+ESTIMATE_RANGE = (-1.0, 2.0)  # accuracy estimates beyond these (-100%, 200%) come from no estimator: a damaged file
+
+
+def _content_problem(frame: pd.DataFrame, runs: int | None, targets: int | None) -> str | None:
+    """What makes a readable cell frame unusable, or None."""
+    per_run = frame.groupby("run", sort=True).size()
+    if runs is not None and (len(per_run) != runs or not per_run.index.isin(range(runs)).all()):
+        return f"it holds {plural(len(per_run), 'run')} of the {runs} of each cell"
+    twice = frame.duplicated(["run", "model"])
+    if twice.any():
+        row = frame[twice].iloc[0]
+        return f"the row of run {row['run']} and model {str(row['model'])!r} appears more than once"
+    if targets is not None and (per_run != targets).any():
+        return f"a run holds {int(per_run[per_run != targets].iloc[0])} rows, not one for each of its {targets} targets"
+    for column in ("seen", "unseen", "full"):
+        values = frame[column].to_numpy(dtype=np.float64)
+        if ((values < 0) | (values > 1)).any():
+            return f"the column {column!r} holds accuracies outside 0 to 1 (e.g. {values[(values < 0) | (values > 1)][0]:g})"
+    estimates = frame["estimate"].to_numpy(dtype=np.float64)
+    wild = (estimates < ESTIMATE_RANGE[0]) | (estimates > ESTIMATE_RANGE[1])
+    if wild.any():
+        return f"it holds an estimate of {100 * estimates[wild][0]:g}%, which no estimator gives"
+    return None
+
+
+def _block_problem(path: Path, n_runs: int, targets: int | None = None) -> str | None:
     try:
         block = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         return f"not a readable numpy file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     if block.ndim != 2 or block.shape[0] != n_runs or not (block.dtype.kind == "f" or block.dtype == BLOCK_DTYPE):
         return f"it holds an array of shape {block.shape} ({block.dtype}), not estimates of {n_runs} runs"
+    if targets is not None and block.shape[1] != targets:
+        return f"it holds estimates of {block.shape[1]} targets per run, not {targets}"
     return None
 
 
 @contextmanager
 def uninterrupted():
-    """Hold Ctrl-C while a file is written, so that it lands after the write instead of inside a
-    library's write call (where it can surface as an unrelated error). Main thread only, where
-    Python runs its signal handlers."""
+    """Hold Ctrl-C and SIGTERM while a file is written, so that they land after the write instead of
+    inside a library's write call (where they can surface as an unrelated error). Main thread only,
+    where Python runs its signal handlers."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    received = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    received: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous: dict[int, Any] = {signum: signal.signal(signum, lambda signum, frame: received.append(signum)) for signum in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        if received and callable(previous):
-            previous(signal.SIGINT, None)  # Python's own handler raises KeyboardInterrupt
-        elif received and previous == signal.SIG_DFL:
-            raise KeyboardInterrupt
+        for signum in held:
+            signal.signal(signum, previous[signum])
+        if received:
+            first = received[0]
+            handler = previous[first]
+            if callable(handler):
+                handler(first, None)  # Python's own SIGINT handler, or the command line's, raises KeyboardInterrupt
+            elif handler == signal.SIG_DFL:
+                if first == signal.SIGINT:
+                    raise KeyboardInterrupt
+                signal.raise_signal(first)  # SIGTERM's default: end the process, as it would have
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_suffix(f".tmp-{os.getpid()}")
-    with uninterrupted():
+    with writing(path, "the file"), uninterrupted():
         tmp.write_text(text)
         os.replace(tmp, path)

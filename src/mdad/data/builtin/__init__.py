@@ -31,9 +31,11 @@ class BuiltinDataset:
 
     @property
     def folder(self) -> Path:
+        """Where the package keeps this dataset's files (matrix, licence, source note)."""
         return Path(str(resources.files(__name__) / self.name))
 
     def load(self) -> ResponseMatrix:
+        """The dataset's response matrix, read from the package's own files."""
         return read_npz(self.folder / "responses.npz", source=self.label)
 
 

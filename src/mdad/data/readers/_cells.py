@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import ResponseMatrix, check_name_lengths
 from mdad.errors import MdadError
+from mdad.wording import plural
 
 
 @dataclass
@@ -81,6 +82,8 @@ class Cells:
         item_hashes = self._item_hashes(m_idx, i_idx, n_items, model_names)
         table = np.full((n_models, n_items), np.nan, dtype=np.float64)
         table[m_idx, i_idx] = scores
+        check_name_lengths(self.items, "item")
+        check_name_lengths(self.subtasks, "subtask")
         ids = np.asarray(self.items, dtype=object)[first].astype(str)
         subtasks = np.asarray(self.subtasks, dtype=object)[first].astype(str)
         probs, gold = self._option_probs(m_idx, i_idx, n_models, n_items)
@@ -149,7 +152,8 @@ class Cells:
         with_options[i_idx[has]] = True
         partial = with_options & lacking
         if partial.any():
-            self.note(f"{int(partial.sum())} items have option probabilities for some models only "
+            n_partial = int(partial.sum())
+            self.note(f"{plural(n_partial, 'item')} {'has' if n_partial == 1 else 'have'} option probabilities for some models only "
                       "(e.g. " + self.names[int(np.flatnonzero(partial[i_idx] & has)[0])]
                       + "); their 0/1 scores are used.")
         rows = np.flatnonzero(has & ~partial[i_idx])
@@ -175,6 +179,14 @@ class Cells:
         logits = np.full((len(rows), width), -np.inf)
         for k, scores in enumerate(scored):
             logits[k, : n_options[k]] = scores
+        broken = np.isnan(logits).any(axis=1) | (logits == np.inf).any(axis=1) | ~(logits > -np.inf).any(axis=1)
+        if broken.any():  # rare: those answers' options are set aside and the items assembled again
+            first = int(rows[np.argmax(broken)])
+            self.note(f"{plural(int(broken.sum()), 'answer')} logged option scores that are not finite numbers (e.g. "
+                      f"{self.names[first]}, {self.where[first]}); their items keep their 0/1 scores alone.")
+            for r in rows[broken]:
+                self.option_scores[r] = None
+            return self._option_probs(m_idx, i_idx, n_models, n_items)
         logits -= logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         probs = np.full((n_models, n_items, width), np.nan, dtype=np.float64)

@@ -35,6 +35,7 @@ from mdad.data.readers.base import (
     model_names,
     relative_label,
 )
+from mdad.data.readers.files import checked_file, files_under
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
 
@@ -51,8 +52,8 @@ def is_eval_log(data: object) -> bool:
 
 def find_logs(root: Path) -> list[Path]:
     """.eval files and JSON files whose opening says they are EvalLogs."""
-    found = sorted(root.rglob("*.eval"))
-    for file in sorted(root.rglob("*.json")):
+    found = files_under(root, "*.eval")
+    for file in files_under(root, "*.json"):
         with open(file, "rb") as f:
             head = f.read(4096)
         if head.lstrip().startswith(b"{") and b'"status"' in head and (b'"eval": {' in head or b'"eval":{' in head):
@@ -84,7 +85,7 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
     """
     path = Path(path)
     options = options or ReadOptions()
-    files = [path] if path.is_file() else find_logs(path)
+    files = [checked_file(path)] if path.is_file() else find_logs(path)
     if not files:
         raise MdadError(f"{path} holds no inspect evaluation logs (.eval or .json).")
     notes: list[str] = []

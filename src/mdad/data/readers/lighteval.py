@@ -32,6 +32,7 @@ from mdad.data.readers.base import (
     flat_args,
     model_names,
 )
+from mdad.data.readers.files import checked_file, files_under
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
 
@@ -48,7 +49,7 @@ def is_details_table(columns: set[str]) -> bool:
 
 
 def find_details_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("details_*.parquet") if DETAILS_FILE.match(p.name))
+    return files_under(root, "details_*.parquet", lambda p: DETAILS_FILE.match(p.name) is not None)
 
 
 def detect(path: Path) -> bool:
@@ -84,7 +85,7 @@ def read_lighteval(path: str | Path, *, options: ReadOptions | None = None) -> R
     """
     path = Path(path)
     options = options or ReadOptions()
-    files = [path] if path.is_file() else find_details_files(path)
+    files = [checked_file(path)] if path.is_file() else find_details_files(path)
     if not files:
         raise MdadError(f"{path} holds no lighteval details_<task>_<date>.parquet files.")
     found: dict[tuple, list[tuple[str, tuple[Path, dict]]]] = defaultdict(list)

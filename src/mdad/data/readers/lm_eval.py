@@ -32,6 +32,7 @@ from mdad.data.readers.base import (
     model_names,
     relative_label,
 )
+from mdad.data.readers.files import checked_file, files_under
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
 from mdad.outputs import writing
@@ -92,7 +93,7 @@ def is_samples_file(path: Path) -> bool:
 
 def find_samples_files(root: Path) -> list[Path]:
     """Every samples_<task>[_<date>].jsonl under ``root``."""
-    return sorted(p for p in root.rglob("samples_*.jsonl") if is_samples_file(p))
+    return files_under(root, "samples_*.jsonl", is_samples_file)
 
 
 def is_results_summary(path: Path) -> bool:
@@ -133,7 +134,7 @@ def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> Res
     """
     path = Path(path)
     options = options or ReadOptions()
-    files = [path] if path.is_file() else find_samples_files(path)
+    files = [checked_file(path)] if path.is_file() else find_samples_files(path)
     if not files:
         raise MdadError(f"{path} holds no lm-evaluation-harness samples_<task>_<date>.jsonl files.")
     cells = Cells(source=str(path))
@@ -240,6 +241,7 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
     found: dict[tuple, list[dict]] = {}
     occurrence: dict[tuple, int] = {}
     hash_count: dict[str, int] = defaultdict(int)
+    bad: str | None = None  # the first line whose option log-likelihoods make no distribution
     for number, row in sorted(rows, key=lambda r: _doc_order(r[1]["doc_id"])):
         doc_id, doc_hash = row["doc_id"], row.get("doc_hash")
         where = f"{file.name} line {number}"
@@ -256,11 +258,19 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
         options_scores = gold = None
         if multiple_choice:
             options_scores, gold = _options(row, chosen, delimiter)
+            if bad is None and _bad_logliks(options_scores):
+                bad = f"{where} ({', '.join(map(str, row[LOGLIKS]))})"
         found.setdefault(key, []).append(dict(
             model=model, key=key, item=f"{task}/{doc_id}", subtask=task, score=_score(row[chosen], chosen, where),
             where=where, name=f"task {task!r} doc {doc_id}", option_scores=options_scores, gold=gold,
             content=content_hash(doc_hash or "", row.get("target_hash") or str(row.get("target"))),
         ))
+    if bad is not None:
+        cells.note(f"Task {task!r} of {model}: the option log-likelihoods of {bad} are not finite numbers, so the "
+                   "task's option probabilities are dropped and its 0/1 scores used.")
+        for kept in found.values():
+            for cell in kept:
+                cell["option_scores"] = cell["gold"] = None
     return found
 
 
@@ -317,10 +327,25 @@ def _logliks(row: dict) -> list[float] | None:
     if responses is None:
         responses = [r[0] if isinstance(r, list) and r else r for r in row.get("resps") or []]
     try:
-        values = [float(r[0]) for r in responses]
-    except (TypeError, ValueError, IndexError, KeyError):
+        firsts = [r[0] for r in responses]
+    except (TypeError, IndexError, KeyError):
         return None
+    values = [_number(v) for v in firsts]
     return values or None
+
+
+def _number(value) -> float:
+    """A loglikelihood as a float; NaN when it is not a number (checked per task by ``_bad_logliks``)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _bad_logliks(scores: list[float] | None) -> bool:
+    """Whether option log-scores cannot make a distribution: NaN (or not a number), +inf, or every option -inf."""
+    return scores is not None and (any(math.isnan(v) or v == math.inf for v in scores)
+                                   or all(v == -math.inf for v in scores))
 
 
 def _options(row: dict, metric: str, delimiter: str) -> tuple[list[float] | None, int | None]:

@@ -12,6 +12,7 @@ names belong, a row without a model name, rows of different lengths.
 from __future__ import annotations
 
 import csv
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mdad.data.matrix import ResponseMatrix
+from mdad.data.matrix import ResponseMatrix, check_name_lengths
 from mdad.data.readers._cells import unique_names
 from mdad.errors import MdadError
 
@@ -53,12 +54,27 @@ def read_frame(path: Path) -> pd.DataFrame:
         raise MdadError(f"{path} has no scores (expected columns model, item, score or a wide table).")
     names = [str(c).strip() for c in frame.columns]
     blank = [j for j, name in enumerate(names) if name.lower() in BLANK or name.startswith("Unnamed:")]
+    if blank == [0]:  # what pandas writes for its index: the model names, or (in a long table) row numbers
+        frame, names, blank = _unnamed_first_column(frame, names, path), names[1:], []
     if blank:
         raise MdadError(f"{path}: column {blank[0] + 1} has no name in the header row (a trailing comma or tab?).")
     repeated = pd.Index(names)[pd.Index(names).duplicated()]
     if len(repeated):
         hint = " (does the file lack a header row naming the items?)" if _looks_like_scores(names[1:]) else ""
         raise MdadError(f"{path}: the column name {repeated[0]!r} appears more than once in the header row{hint}.")
+    return frame
+
+
+def _unnamed_first_column(frame: pd.DataFrame, names: list[str], path: Path) -> pd.DataFrame:
+    """A first column without a name: the model names of a wide table, or the row numbers of a long one
+    (dropped), with a note saying which."""
+    if is_long(frame.iloc[:, 1:]) or any(name.lower() == "model" for name in names[1:]):
+        frame = frame.iloc[:, 1:]
+        frame.attrs["notes"] = [f"{path}: column 1 has no name in the header row; it is read as row numbers and "
+                                "left out."]
+        return frame
+    frame = frame.set_axis(["model", *frame.columns[1:]], axis=1)
+    frame.attrs["notes"] = [f"{path}: column 1 has no name in the header row; it is read as the model names."]
     return frame
 
 
@@ -87,9 +103,9 @@ def read_table(path: str | Path) -> ResponseMatrix:
     """A matrix from a long or a wide table (blank cells are missing results)."""
     path = Path(path)
     frame = read_frame(path)
-    if is_long(frame):
-        return read_long(frame, str(path), lambda i: f"row {i + 2}")
-    return _read_wide(frame, path)
+    notes = frame.attrs.get("notes", [])
+    matrix = read_long(frame, str(path), lambda i: f"row {i + 2}") if is_long(frame) else _read_wide(frame, path)
+    return dataclasses.replace(matrix, notes=(*notes, *matrix.notes)) if notes else matrix
 
 
 def _blank(values: pd.Series) -> np.ndarray:
@@ -114,12 +130,26 @@ def _numbers(values: pd.Series, where) -> np.ndarray:
     return numbers
 
 
-def _names(values: pd.Series, what: str, where) -> pd.Series:
-    """Names as text (a pandas string column: no Python object per row); a blank one is an error naming the row."""
-    blank = _blank(values)
+def _names(values: pd.Series, what: str, where, notes: list[str]) -> pd.Series:
+    """Names as text (a pandas string column: no Python object per row), stripped of surrounding spaces;
+    a blank one is an error naming the row (a model may be called 'NA' or 'None'), and names that only
+    their spaces told apart are merged with a note."""
+    text = values.astype("string")
+    stripped = text.str.strip()
+    blank = (text.isna() | (stripped == "")).to_numpy(dtype=bool)
     if blank.any():
         raise MdadError(f"{where(int(np.argmax(blank)))} has no {what} name.")
-    return values.astype("string").str.strip().reset_index(drop=True)
+    if (text != stripped).any():
+        spellings = pd.DataFrame({"raw": text, "name": stripped}).drop_duplicates()
+        counts = spellings.groupby("name", sort=False).size()
+        merged = counts[counts > 1]
+        if len(merged):
+            name = str(merged.index[0])
+            raws = spellings.loc[spellings["name"] == merged.index[0], "raw"].astype(str).tolist()
+            more = f" ({len(merged) - 1} more such names)" if len(merged) > 1 else ""
+            notes.append(f"The {what} names {' and '.join(map(repr, raws))} differ only in surrounding spaces and are "
+                         f"read as one {what}, {name!r}{more}.")
+    return stripped.reset_index(drop=True)
 
 
 def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
@@ -129,9 +159,10 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     Vectorised: memory grows with the rows' values, not with per-row messages."""
     frame = frame.rename(columns={c: str(c).strip().lower() for c in frame.columns})
     at = lambda i: f"{source} {row_label(i)}"  # noqa: E731
-    models = _names(frame["model"], "model", at)
-    items = _names(frame["item"], "item", at)
-    subtasks = (_names(frame[SUBTASK], "subtask", at) if SUBTASK in frame
+    notes: list[str] = []
+    models = _names(frame["model"], "model", at, notes)
+    items = _names(frame["item"], "item", at, notes)
+    subtasks = (_names(frame[SUBTASK], "subtask", at, notes) if SUBTASK in frame
                 else pd.Series(DEFAULT_SUBTASK, index=range(len(frame)), dtype="string"))
     scores = _numbers(frame["score"], lambda i: f"{at(i)}, score of model {models[i]!r} on item {items[i]!r},")
     model_codes, model_names = pd.factorize(models, sort=False)
@@ -153,9 +184,11 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     first = np.full(n_items, len(cell), dtype=np.int64)
     np.minimum.at(first, key_codes, np.arange(len(cell)))
     try:
+        check_name_lengths(model_names, "model")
+        check_name_lengths(items.iloc[first].tolist(), "item")
         return ResponseMatrix(scores=table, models=np.asarray(model_names, dtype=str),
                               items=unique_names(items.iloc[first].to_numpy(dtype=str)),
-                              subtasks=subtasks.iloc[first].to_numpy(dtype=str), source=source)
+                              subtasks=subtasks.iloc[first].to_numpy(dtype=str), source=source, notes=tuple(notes))
     except MdadError as exc:
         raise MdadError(f"{source}: {exc}") from None
 
@@ -166,7 +199,8 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
     if _looks_like_scores(header) and any(float(name) not in (0.0, 1.0) for name in header):
         raise MdadError(f"{path}: the first row holds scores where the item names belong ({', '.join(header[:3])}...); "
                         "add a header row: model, then one name per item.")
-    models = _names(frame[first], "model", lambda i: f"{path} row {i + 2}")
+    notes: list[str] = []
+    models = _names(frame[first], "model", lambda i: f"{path} row {i + 2}", notes)
     is_subtask_row = pd.Series(models).str.lower().to_numpy() == SUBTASK
     items = [str(c).strip() for c in frame.columns[1:]]
     if is_subtask_row.sum() > 1:
@@ -183,6 +217,9 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
         cells, lambda k: f"{path}: the score of model {names[k // width]!r} on item {items[k % width]!r}"
     ).reshape(len(body), width)
     try:
-        return ResponseMatrix(scores=scores, models=names.astype(str), items=np.array(items, dtype=str), subtasks=subtasks, source=str(path))
+        check_name_lengths(list(items), "item")
+        check_name_lengths(names.tolist(), "model")
+        return ResponseMatrix(scores=scores, models=names.astype(str), items=np.array(items, dtype=str), subtasks=subtasks,
+                              source=str(path), notes=tuple(notes))
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None

@@ -1,0 +1,83 @@
+"""Stored results that read well but cannot be right: a cell holding some of its runs, every row twice
+or estimates of 700%, a block of runs with the wrong number of targets, a stray cell file. Report names
+the file and how to recover; a resume moves it to OUT/damaged/ and computes it again, as for unreadable
+files."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_hostile_inputs import one_error, runner, small_experiment, small_store
+
+from mdad.cli import app
+from mdad.errors import MdadError
+
+CELL_EDITS = {
+    "2 of its 3 runs": (lambda f: f[f["run"] < 2], "it holds 2 runs of the 3 of each cell"),
+    "every row twice": (lambda f: pd.concat([f, f]), "appears more than once"),
+    "an estimate of 700%": (lambda f: f.assign(estimate=np.where(np.arange(len(f)) == 0, 7.0, f["estimate"])), "an estimate of 700%"),
+    "accuracy above 1": (lambda f: f.assign(full=f["full"] + 1), "accuracies outside 0 to 1"),
+}
+
+
+def _edit(cell: Path, edit) -> None:
+    edit(pd.read_parquet(cell)).to_parquet(cell, index=False)
+
+
+@pytest.mark.parametrize("case", list(CELL_EDITS))
+def test_report_refuses_a_cell_that_cannot_be_right(tmp_path, case):
+    out = tmp_path / "o"
+    small_store(out)
+    cell = out / "cells" / "random" / "k10-s6.parquet"
+    edit, problem = CELL_EDITS[case]
+    _edit(cell, edit)
+    one_error(runner.invoke(app, ["report", str(out)]), f"{cell} is damaged (", problem)
+
+
+@pytest.mark.parametrize("case", list(CELL_EDITS))
+def test_resume_sets_aside_a_cell_that_cannot_be_right_and_recomputes_it(tmp_path, case):
+    out = tmp_path / "o"
+    frames = small_store(out)
+    cell = out / "cells" / "random" / "k10-s6.parquet"
+    original = cell.read_bytes()
+    _edit(cell, CELL_EDITS[case][0])
+    experiment = small_experiment(out)
+    redone = experiment.run(workers=1).frames
+    assert cell.read_bytes() == original
+    for key, frame in frames.items():
+        pd.testing.assert_frame_equal(redone[key], frame)
+    assert len(experiment.recovered) == 1 and CELL_EDITS[case][1] in experiment.recovered[0]
+
+
+def test_a_block_of_runs_with_the_wrong_number_of_targets_is_set_aside(tmp_path):
+    out = tmp_path / "o"
+    expected = small_experiment(out, sizes=(5,), runs=10).run(workers=1, runs_per_task=5).frames
+    (out / "cells" / "random" / "k5-s6.parquet").unlink()
+    block = out / "cells" / "random" / "partial" / "k5-s6-r0-5.npy"
+    block.parent.mkdir(parents=True)
+    np.save(block, np.zeros((5, 3), dtype=[("estimate", np.float64), ("flagged", np.float64)]))  # 4 targets per run
+    again = small_experiment(out, sizes=(5,), runs=10)
+    frames = again.run(workers=1, runs_per_task=5).frames
+    pd.testing.assert_frame_equal(next(iter(frames.values())), next(iter(expected.values())))
+    assert any("k5-s6-r0-5.npy was damaged (it holds estimates of 3 targets per run, not 4)" in note for note in again.recovered)
+
+
+def test_a_stray_cell_file_is_named_by_report(tmp_path):
+    out = tmp_path / "o"
+    small_store(out)
+    stray = out / "cells" / "random" / "k999-s20.parquet"
+    stray.write_bytes((out / "cells" / "random" / "k10-s6.parquet").read_bytes())
+    one_error(runner.invoke(app, ["report", str(out)]), f"{stray} is no cell of this run", "size 999")
+
+
+def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
+    def full(self, path, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a write() fails: no file name
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full)
+    with pytest.raises(MdadError, match=r"Could not write the results file .*k5-s6\.parquet: No space left on device"):
+        small_experiment(tmp_path / "o").run(workers=1)
