@@ -55,8 +55,10 @@ def grid_table(name, matrix, targets_from, runs, workers) -> None:
     result = Experiment(matrix, config).run(workers=workers)
     seconds = time.perf_counter() - start
     summary = result.summary()
-    print(f"\n### {name}, {'the 50 strongest models' if targets_from == 'top' else '50 random models'} as targets "
-          f"({config.sources[0]} sources, {runs} runs; {seconds:.0f} s with {workers} workers)\n")
+    print(
+        f"\n### {name}, {'the 50 strongest models' if targets_from == 'top' else '50 random models'} as targets "
+        f"({config.sources[0]} sources, {runs} runs; {seconds:.0f} s with {workers} workers)\n"
+    )
     print("| method | k | MDAD seen | MDAD unseen | error seen | error unseen | tau seen | tau unseen | flagged/run |")
     print("|---|---|---|---|---|---|---|---|---|")
     for method in METHODS:
@@ -64,9 +66,11 @@ def grid_table(name, matrix, targets_from, runs, workers) -> None:
             rows = summary[(summary["method"] == method) & (summary["size"] == k)].set_index("view")
             seen, unseen = rows.loc["seen"], rows.loc["unseen"]
             flagged = seen.get("flagged_per_run", float("nan"))
-            print(f"| {method} | {k} | {fmt(seen['mdad'])} | {fmt(unseen['mdad'])} | {100 * seen['error']:.2f} | "
-                  f"{100 * unseen['error']:.2f} | {seen['kendall_tau']:.3f} | {unseen['kendall_tau']:.3f} | "
-                  f"{'' if flagged != flagged else f'{flagged:.1f}'} |")
+            print(
+                f"| {method} | {k} | {fmt(seen['mdad'])} | {fmt(unseen['mdad'])} | {100 * seen['error']:.2f} | "
+                f"{100 * unseen['error']:.2f} | {seen['kendall_tau']:.3f} | {unseen['kendall_tau']:.3f} | "
+                f"{'' if flagged != flagged else f'{flagged:.1f}'} |"
+            )
 
 
 def aipw_coverage(name, matrix, targets_from, runs) -> None:
@@ -94,8 +98,7 @@ def timing(matrix, workers) -> None:
     """Wall time with ``workers`` processes, and CPU time in this process alone (workers=1): on a
     shared machine the CPU time is the fair measure; on 2 idle cores the wall time is about half of it."""
     sizes = (10, 25, 50, 100, 200)
-    print(f"\nGPQA grid, 50 runs x {len(sizes)} sizes ({', '.join(map(str, sizes))}), IRT fits included "
-          "(machine shared with other jobs):")
+    print(f"\nGPQA grid, 50 runs x {len(sizes)} sizes ({', '.join(map(str, sizes))}), IRT fits included (machine shared with other jobs):")
     base = None
     for method in ("tinybenchmarks-gpirt", "adaptive", "adaptive-1d", "aipw"):
         config = ExperimentConfig.for_matrix(matrix, methods=method, sizes=sizes, runs=50)
@@ -106,8 +109,7 @@ def timing(matrix, workers) -> None:
         Experiment(matrix, config).run(workers=1)
         cpu = time.process_time() - start
         base = base or cpu
-        print(f"  {method}: {wall:.1f} s wall with {workers} workers; {cpu:.1f} s CPU in one process "
-              f"({cpu / base:.2f} x tinybenchmarks-gpirt)")
+        print(f"  {method}: {wall:.1f} s wall with {workers} workers; {cpu:.1f} s CPU in one process ({cpu / base:.2f} x tinybenchmarks-gpirt)")
 
 
 def main() -> None:

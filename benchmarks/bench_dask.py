@@ -33,8 +33,15 @@ import pandas as pd  # noqa: E402
 from mdad.data import simulate  # noqa: E402
 from mdad.experiment.grid import Experiment, ExperimentConfig  # noqa: E402
 
-METHODS = ("random", "random-stratified-equal", "random-stratified-proportional", "stratified-confidence",
-           "anchor-points", "diversity", "tinybenchmarks")
+METHODS = (
+    "random",
+    "random-stratified-equal",
+    "random-stratified-proportional",
+    "stratified-confidence",
+    "anchor-points",
+    "diversity",
+    "tinybenchmarks",
+)
 DASK = str(Path(sys.executable).with_name("dask"))
 
 
@@ -45,12 +52,31 @@ def start_cluster(folder: Path, workers: int) -> tuple[list[subprocess.Popen], s
     scheduler_file.unlink(missing_ok=True)
     log = open(folder / "cluster.log", "a")  # noqa: SIM115  (the cluster's processes write to it after this returns)
     common = dict(stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                               "--scheduler-file", str(scheduler_file)], **common)]
+    procs = [
+        subprocess.Popen(
+            [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)], **common
+        )
+    ]
     while not scheduler_file.exists():
         time.sleep(0.2)
-    procs.append(subprocess.Popen([DASK, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", str(workers),
-                                   "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"], **common))
+    procs.append(
+        subprocess.Popen(
+            [
+                DASK,
+                "worker",
+                "--scheduler-file",
+                str(scheduler_file),
+                "--nworkers",
+                str(workers),
+                "--nthreads",
+                "1",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+            ],
+            **common,
+        )
+    )
     address = json.loads(scheduler_file.read_text())["address"]
     with Client(address, timeout=60) as client:
         client.wait_for_workers(workers, timeout=120)

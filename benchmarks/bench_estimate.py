@@ -52,8 +52,10 @@ def main() -> None:
                 chosen.order_probabilities(new)
 
             base, with_trust = best_of(baseline), best_of(full)
-            print(f"{method:32s} estimates only {1000 * base:6.1f} ms; with intervals and order probabilities "
-                  f"{1000 * with_trust:6.1f} ms ({with_trust / base:.1f}x)")
+            print(
+                f"{method:32s} estimates only {1000 * base:6.1f} ms; with intervals and order probabilities "
+                f"{1000 * with_trust:6.1f} ms ({with_trust / base:.1f}x)"
+            )
 
 
 if __name__ == "__main__":

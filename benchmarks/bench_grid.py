@@ -89,8 +89,7 @@ def main() -> None:
     print(f"  metrics + robust MDAD : {t_robust:8.3f} s  (the logistic-fit MDAD with its bootstrap, all cells)")
     print(f"  metrics (per-pair loop, {len(cells)} cells): {t3 - t2:8.3f} s  ({1000 * loop_per_cell:.0f} ms per cell)")
     print(f"  ratio metrics loop / vectorised        : {loop_per_cell / vector_metrics:8.1f}x")
-    print(f"  ratio grid with loop metrics / grid    : "
-          f"{((t1 - t0) + loop_per_cell * len(frames)) / (t2 - t0):8.1f}x")
+    print(f"  ratio grid with loop metrics / grid    : {((t1 - t0) + loop_per_cell * len(frames)) / (t2 - t0):8.1f}x")
     print("  same MDAD, Kendall tau and error from both implementations: yes")
 
 

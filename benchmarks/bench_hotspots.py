@@ -84,8 +84,10 @@ def diversity(view: SourceView, repeats: int = 3) -> None:
         _, t_sample = cpu(lambda basis=basis: [sample_projection_dpp(basis, np.random.default_rng(s)) for s in range(repeats)])
         v = np.full(basis.shape[1], basis.shape[1] ** -0.5)
         _, t_floor = cpu(lambda basis=basis, v=v: [basis @ v for _ in range(basis.shape[1] * repeats)])
-        print(f"{k:6d} {t_basis:9.3f} {t_former / repeats:15.3f} {t_floor / repeats:11.3f} {t_former / t_floor:6.2f} "
-              f"{t_sample / repeats:8.3f} {t_former / t_sample:8.1f}x")
+        print(
+            f"{k:6d} {t_basis:9.3f} {t_former / repeats:15.3f} {t_floor / repeats:11.3f} {t_former / t_floor:6.2f} "
+            f"{t_sample / repeats:8.3f} {t_former / t_sample:8.1f}x"
+        )
 
 
 def objective(distance: np.ndarray, medoids: np.ndarray) -> float:
@@ -104,9 +106,11 @@ def anchor_points(view: SourceView, repeats: int = 3) -> None:
     distance, t_prep = cpu(lambda: AnchorPoints().prepare(view, np.random.default_rng(0)))
     n = len(distance)
     sizes = [k for k in (10, 25, 50, 100, 250, 500, 1000) if k < n]
-    print(f"\nanchor-points: distances {n} x {n} ({distance.dtype}, {distance.nbytes / 1e6:.0f} MB) in {t_prep:.2f} s; "
-          f"FasterPAM per size, {repeats} seeds: CPU s summed, objective mean; relative difference of the "
-          f"own order's objective from the former way's: mean, min, max")
+    print(
+        f"\nanchor-points: distances {n} x {n} ({distance.dtype}, {distance.nbytes / 1e6:.0f} MB) in {t_prep:.2f} s; "
+        f"FasterPAM per size, {repeats} seeds: CPU s summed, objective mean; relative difference of the "
+        f"own order's objective from the former way's: mean, min, max"
+    )
     ways = ("former", "own order")
     times = {w: dict.fromkeys(sizes, 0.0) for w in ways}
     objectives = {w: {k: [] for k in sizes} for w in ways}
@@ -114,10 +118,8 @@ def anchor_points(view: SourceView, repeats: int = 3) -> None:
         rng = np.random.default_rng([seed, 99])
         for k in sizes:
             fits = {
-                "former": lambda k=k, rng=rng: kmedoids.fasterpam(distance, k, init="random", random_state=int(rng.integers(2**31)),
-                                                     n_cpu=1).medoids,
-                "own order": lambda k=k, rng=rng: kmedoids.fasterpam(distance, np.sort(rng.choice(n, k, replace=False)),
-                                                        n_cpu=1).medoids,
+                "former": lambda k=k, rng=rng: kmedoids.fasterpam(distance, k, init="random", random_state=int(rng.integers(2**31)), n_cpu=1).medoids,
+                "own order": lambda k=k, rng=rng: kmedoids.fasterpam(distance, np.sort(rng.choice(n, k, replace=False)), n_cpu=1).medoids,
             }
             for way, fit in fits.items():
                 with warnings.catch_warnings():
@@ -125,16 +127,18 @@ def anchor_points(view: SourceView, repeats: int = 3) -> None:
                     medoids, t = cpu(fit)
                 times[way][k] += t
                 objectives[way][k].append(objective(distance, medoids))
-    print(f"{'k':>6s} {'former':>8s} {'objective':>10s} {'own order':>10s} {'objective':>10s} "
-          f"{'speed-up':>9s} {'rel. diff mean':>15s} {'min':>9s} {'max':>9s}")
+    print(
+        f"{'k':>6s} {'former':>8s} {'objective':>10s} {'own order':>10s} {'objective':>10s} "
+        f"{'speed-up':>9s} {'rel. diff mean':>15s} {'min':>9s} {'max':>9s}"
+    )
     for k in sizes:
         rel = (np.array(objectives["own order"][k]) - objectives["former"][k]) / np.array(objectives["former"][k])
         cells = " ".join(f"{times[w][k]:{8 if w != 'own order' else 10}.2f} {np.mean(objectives[w][k]):10.2f}" for w in ways)
-        print(f"{k:6d} {cells} {times['former'][k] / times['own order'][k]:8.1f}x {rel.mean():15.2e} {rel.min():9.2e} "
-              f"{rel.max():9.2e}")
+        print(f"{k:6d} {cells} {times['former'][k] / times['own order'][k]:8.1f}x {rel.mean():15.2e} {rel.min():9.2e} {rel.max():9.2e}")
     total = {w: sum(times[w].values()) for w in ways}
-    print(f" all sizes: former {total['former']:.2f} s, FasterPAM's own order {total['own order']:.2f} s: "
-          f"{total['former'] / total['own order']:.1f}x")
+    print(
+        f" all sizes: former {total['former']:.2f} s, FasterPAM's own order {total['own order']:.2f} s: {total['former'] / total['own order']:.1f}x"
+    )
 
 
 def tinybenchmarks(view: SourceView) -> None:
@@ -150,15 +154,19 @@ def tinybenchmarks(view: SourceView) -> None:
         irt_model.BLOCK_CELLS = cells
         fits[name], timing[name] = cpu(lambda: fit_irt(view.scores, dims=10, rng=np.random.default_rng(0)))
     same = all(np.array_equal(getattr(fits["blocks"], f), getattr(fits["whole arrays"], f)) for f in ("theta", "a", "b"))
-    print(f"IRT fit with the element-wise work on whole arrays {timing['whole arrays']:.2f} s, in cache-sized blocks "
-          f"(used) {timing['blocks']:.2f} s: {timing['whole arrays'] / timing['blocks']:.2f}x; identical fit: {same}")
+    print(
+        f"IRT fit with the element-wise work on whole arrays {timing['whole arrays']:.2f} s, in cache-sized blocks "
+        f"(used) {timing['blocks']:.2f} s: {timing['whole arrays'] / timing['blocks']:.2f}x; identical fit: {same}"
+    )
     for k in (100, 1000):
         ours, t_ours = cpu(lambda k=k: kmeans(fit.embedding, k, np.random.default_rng(3), n_init=5))
         theirs, t_theirs = cpu(lambda k=k: KMeans(n_clusters=k, n_init=5, random_state=3).fit(fit.embedding))
         inertia = float(((fit.embedding - ours.centres[ours.labels]) ** 2).sum())
-        print(f"k-means k={k}, 5 starts: mdad's exact k-means {t_ours:.2f} s (inertia {inertia:.2f}), scikit-learn "
-              f"{t_theirs:.2f} s (inertia {theirs.inertia_:.2f}): time {t_ours / t_theirs:.2f}x, inertia "
-              f"{inertia / theirs.inertia_ - 1:+.2%}")
+        print(
+            f"k-means k={k}, 5 starts: mdad's exact k-means {t_ours:.2f} s (inertia {inertia:.2f}), scikit-learn "
+            f"{t_theirs:.2f} s (inertia {theirs.inertia_:.2f}): time {t_ours / t_theirs:.2f}x, inertia "
+            f"{inertia / theirs.inertia_ - 1:+.2%}"
+        )
 
 
 def loading(matrix) -> None:
@@ -177,8 +185,10 @@ def loading(matrix) -> None:
         before = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         del probs, copied, finite
-    print(f"\nloading {size / 1e6:.0f} MB of option probabilities: peak traced {now / 1e6:.0f} MB ({now / size:.1f}x); "
-          f"former way {before / 1e6:.0f} MB ({before / size:.1f}x)")
+    print(
+        f"\nloading {size / 1e6:.0f} MB of option probabilities: peak traced {now / 1e6:.0f} MB ({now / size:.1f}x); "
+        f"former way {before / 1e6:.0f} MB ({before / size:.1f}x)"
+    )
 
 
 def main() -> None:
@@ -196,14 +206,16 @@ def main() -> None:
     src, pool = splits.sources(args.sources)[0], splits.seen[0]
     pool = pool[~np.isnan(matrix.scores[:, pool]).any(axis=0)]  # real data: items every model answered
     gold = matrix.gold_prob()
-    view = SourceView.from_arrays(matrix.scores[np.ix_(src, pool)], gold[np.ix_(src, pool)],
-                                  matrix.subtask_codes[pool], matrix.has_option_probs)
+    view = SourceView.from_arrays(matrix.scores[np.ix_(src, pool)], gold[np.ix_(src, pool)], matrix.subtask_codes[pool], matrix.has_option_probs)
     what = args.npz or f"simulated 400 x {args.items}"
-    print(f"{what}; one run: {args.sources} sources x {view.n_items} seen items; "
-          f"load average {os.getloadavg()[0]:.1f} (machine shared: CPU times)")
-    parts = {"diversity": lambda: diversity(view), "anchor-points": lambda: anchor_points(view, args.repeats),
-             "tinybenchmarks": lambda: tinybenchmarks(view), "loading": lambda: loading(matrix)}
-    for name in (args.only.split(",") if args.only else parts):
+    print(f"{what}; one run: {args.sources} sources x {view.n_items} seen items; load average {os.getloadavg()[0]:.1f} (machine shared: CPU times)")
+    parts = {
+        "diversity": lambda: diversity(view),
+        "anchor-points": lambda: anchor_points(view, args.repeats),
+        "tinybenchmarks": lambda: tinybenchmarks(view),
+        "loading": lambda: loading(matrix),
+    }
+    for name in args.only.split(",") if args.only else parts:
         parts[name]()
 
 

@@ -51,8 +51,9 @@ def load(name: str) -> ResponseMatrix:
     return matrix.take(items=np.flatnonzero(complete)) if not complete.all() else matrix
 
 
-def run_block(matrix: ResponseMatrix, methods: list[str], sizes: list[int], sources: list[np.ndarray],
-              targets: list[np.ndarray], seed: tuple) -> dict:
+def run_block(
+    matrix: ResponseMatrix, methods: list[str], sizes: list[int], sources: list[np.ndarray], targets: list[np.ndarray], seed: tuple
+) -> dict:
     """Per (method, size): the micro-benchmark and the targets' estimates of every run (as mdad's grid does).
 
     An adaptive method asks each target its own items (``SelectionMethod.outcomes``, as the grid and
@@ -69,18 +70,18 @@ def run_block(matrix: ResponseMatrix, methods: list[str], sizes: list[int], sour
             key = method.preparation or f"method:{name}"
             if key not in prepared:
                 prepared[key] = method.prepare(view, rng_for(0, "bench-intervals", *seed, key, run))
+
             def rng_of(k, name=name, run=run):
                 return rng_for(0, "bench-intervals", *seed, name, k, run)
+
             if method.adaptive:
-                outcomes = method.outcomes(view, sizes, scores=matrix.scores[tgt], gold_prob=gold[tgt],
-                                           rng_of=rng_of, prepared=prepared[key])
+                outcomes = method.outcomes(view, sizes, scores=matrix.scores[tgt], gold_prob=gold[tgt], rng_of=rng_of, prepared=prepared[key])
                 for k in sizes:
                     out[(name, k)].append((None, outcomes[k].estimates))
                 continue
             for k in sizes:
                 micro = method.select(view, k, rng_of(k), prepared[key])
-                out[(name, k)].append((micro, micro.estimate(matrix.scores[np.ix_(tgt, micro.items)],
-                                                             gold[np.ix_(tgt, micro.items)])))
+                out[(name, k)].append((micro, micro.estimate(matrix.scores[np.ix_(tgt, micro.items)], gold[np.ix_(tgt, micro.items)])))
     return out
 
 
@@ -88,12 +89,12 @@ def strata_of(matrix: ResponseMatrix, method: str, items: np.ndarray):
     if design_of(method) == "uniform":
         return np.array([matrix.n_items]), np.array([len(items)]), np.zeros(len(items), np.int64)
     codes = matrix.subtask_codes
-    return (np.bincount(codes, minlength=len(matrix.subtask_names)),
-            np.bincount(codes[items], minlength=len(matrix.subtask_names)), codes[items])
+    return (np.bincount(codes, minlength=len(matrix.subtask_names)), np.bincount(codes[items], minlength=len(matrix.subtask_names)), codes[items])
 
 
-def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, cal_runs: int,
-                   new_top: float = 0.0, uniform_weight: float = UNIFORM_WEIGHT):
+def one_repetition(
+    matrix: ResponseMatrix, name: str, rep: int, methods, sizes, cal_runs: int, new_top: float = 0.0, uniform_weight: float = UNIFORM_WEIGHT
+):
     rng = rng_for(0, "bench-intervals", name, rep)
     order = rng.permutation(matrix.n_models)
     n_new = max(3, round(NEW_SHARE * matrix.n_models))
@@ -111,8 +112,7 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
     calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
     final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
     prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
-    accuracy_prior = (AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight)
-                      if uniform_weight >= 0 else None)
+    accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 else None
     i, j = np.triu_indices(n_new, k=1)
     rows, pairs = [], []
     for (method, k), [(micro, est)] in final.items():
@@ -127,9 +127,11 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
         row = {"dataset": name, "method": method, "size": k, "rep": rep, "new_models": n_new}
         own = {"dataset": name, "method": f"{method} (own interval)", "size": k, "rep": rep, "new_models": n_new}
         for level in LEVELS:
-            low, high = (exact_bounds(*strata_of(matrix, method, micro.items), scores, level=level,
-                                      prior=accuracy_prior)[:2] if exact
-                         else conformal.bounds(est, level=level))
+            low, high = (
+                exact_bounds(*strata_of(matrix, method, micro.items), scores, level=level, prior=accuracy_prior)[:2]
+                if exact
+                else conformal.bounds(est, level=level)
+            )
             _score(row, level, low, high, truth[new])
             # an estimator's own interval (AIPW's t interval, docs/adaptive.md#aipw), beside the conformal one
             interval = micro.own_intervals(scores, matrix.models[new], level=level) if micro is not None else None
@@ -146,8 +148,20 @@ def one_repetition(matrix: ResponseMatrix, name: str, rep: int, methods, sizes, 
             p = order_fit.probability(est[first], est[second])
             p_gap = gap_only.probability(est[first], est[second])
         held = truth[new][first] > truth[new][second]
-        pairs.append(pd.DataFrame({"dataset": name, "method": method, "size": k, "rep": rep, "p": p, "held": held,
-                                   "p_gap_only": p_gap, "level": np.minimum(est[first], est[second])}))
+        pairs.append(
+            pd.DataFrame(
+                {
+                    "dataset": name,
+                    "method": method,
+                    "size": k,
+                    "rep": rep,
+                    "p": p,
+                    "held": held,
+                    "p_gap_only": p_gap,
+                    "level": np.minimum(est[first], est[second]),
+                }
+            )
+        )
     return rows, pairs
 
 
@@ -216,9 +230,19 @@ def outside_band(summary: pd.DataFrame) -> pd.DataFrame:
             cover, se = r[f"cover{level}"], r[f"se{level}"]
             distance = low - cover if cover < low else cover - high if cover > high else 0.0
             if distance > 2 * se:
-                rows.append({"dataset": dataset, "method": method, "size": size, "level": level,
-                             "reps": int(r["reps"]), "coverage": round(100 * cover, 1), "se": round(100 * se, 1),
-                             "side": "below" if cover < low else "above", "z": round(distance / se, 1)})
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "method": method,
+                        "size": size,
+                        "level": level,
+                        "reps": int(r["reps"]),
+                        "coverage": round(100 * cover, 1),
+                        "se": round(100 * se, 1),
+                        "side": "below" if cover < low else "above",
+                        "z": round(distance / se, 1),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -228,20 +252,25 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(method_registry.available()))
     parser.add_argument("--sizes", default="10,25,50,100")
     parser.add_argument("--reps", type=int, default=6)
-    parser.add_argument("--first-rep", type=int, default=0,
-                        help="Index of the first repetition (to split repetitions over several processes).")
+    parser.add_argument("--first-rep", type=int, default=0, help="Index of the first repetition (to split repetitions over several processes).")
     parser.add_argument("--cal-runs", type=int, default=10)
-    parser.add_argument("--new-top", type=float, default=0.0,
-                        help="Share of the models, the best by full-benchmark accuracy, that are the new ones "
-                             "(off-population check; default: a random 30%%).")
-    parser.add_argument("--population", action="store_true",
-                        help="Random designs: the empirical-Bayes interval of estimate --population instead of "
-                             "the mid-p one (from the model's own answers alone) that estimate prints by default.")
-    parser.add_argument("--uniform-weight", type=float, default=UNIFORM_WEIGHT,
-                        help="With --population: weight of the uniform component of the accuracy prior.")
+    parser.add_argument(
+        "--new-top",
+        type=float,
+        default=0.0,
+        help="Share of the models, the best by full-benchmark accuracy, that are the new ones (off-population check; default: a random 30%%).",
+    )
+    parser.add_argument(
+        "--population",
+        action="store_true",
+        help="Random designs: the empirical-Bayes interval of estimate --population instead of "
+        "the mid-p one (from the model's own answers alone) that estimate prints by default.",
+    )
+    parser.add_argument(
+        "--uniform-weight", type=float, default=UNIFORM_WEIGHT, help="With --population: weight of the uniform component of the accuracy prior."
+    )
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--tables", type=Path, nargs="*", default=None,
-                        help="Only print the tables of earlier --out files (several runs combined).")
+    parser.add_argument("--tables", type=Path, nargs="*", default=None, help="Only print the tables of earlier --out files (several runs combined).")
     args = parser.parse_args()
     if args.tables:
         frame = pd.concat([pd.read_csv(p) for p in args.tables], ignore_index=True)
@@ -254,30 +283,37 @@ def main() -> None:
         matrix = load(name)
         start = time.perf_counter()
         for rep in range(args.first_rep, args.first_rep + args.reps):
-            r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top,
-                              args.uniform_weight if args.population else -1.0)
+            r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top, args.uniform_weight if args.population else -1.0)
             rows += r
             pairs += p
             print(f"{name}: repetition {rep} done after {time.perf_counter() - start:.0f} s", flush=True)
             if args.out is not None:  # after every repetition, so that an interrupted run keeps what it finished
                 pd.DataFrame(rows).to_csv(args.out, index=False)
                 pd.concat(pairs, ignore_index=True).to_parquet(args.out.with_suffix(".pairs.parquet"))
-        print(f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions "
-              f"in {time.perf_counter() - start:.0f} s", flush=True)
+        print(
+            f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True
+        )
     print_tables(pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), args.datasets.split(","))
 
 
 def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str]) -> None:
     summary = coverage_summary(frame)
     marks = lambda r, level: "**" if _z(r, level) > 3 else "*" if _z(r, level) > 2 else ""  # noqa: E731
-    cells = summary.apply(lambda r: f"{100 * r.cover90:.1f}±{100 * r.se90:.1f}{marks(r, 90)} / "
-                          f"{100 * r.cover95:.1f}±{100 * r.se95:.1f}{marks(r, 95)} ({100 * r.width90:.0f})", axis=1)
-    print("\nCoverage of nominal 90% / 95% intervals on new models, % ± Monte Carlo standard error "
-          "(mean 90% width, points); * outside the band (87-94 / 92-98) by more than 2 SE, ** by more than 3\n")
+    cells = summary.apply(
+        lambda r: (
+            f"{100 * r.cover90:.1f}±{100 * r.se90:.1f}{marks(r, 90)} / {100 * r.cover95:.1f}±{100 * r.se95:.1f}{marks(r, 95)} ({100 * r.width90:.0f})"
+        ),
+        axis=1,
+    )
+    print(
+        "\nCoverage of nominal 90% / 95% intervals on new models, % ± Monte Carlo standard error "
+        "(mean 90% width, points); * outside the band (87-94 / 92-98) by more than 2 SE, ** by more than 3\n"
+    )
     print(markdown(cells.unstack("dataset").reindex(columns=datasets)))
     reps = summary["reps"].unstack("dataset").reindex(columns=datasets)
-    print("\nRepetitions per cell (min-max over methods and sizes):",
-          {d: f"{int(reps[d].min())}-{int(reps[d].max())}" for d in datasets if d in reps})
+    print(
+        "\nRepetitions per cell (min-max over methods and sizes):", {d: f"{int(reps[d].min())}-{int(reps[d].max())}" for d in datasets if d in reps}
+    )
     flagged = outside_band(summary)
     print("\nCells outside the band by more than 2 standard errors\n")
     print(markdown(flagged, index=False) if len(flagged) else "none")
@@ -286,40 +322,51 @@ def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[s
     print("\nPer method: coverage over every dataset and size (%), mean 90% width by size (points)\n")
     print(markdown(pd.concat([overall.round(1), width.round(1)], axis=1)))
     table = calibration_table(pair_frame)
-    print("\nOrder probabilities: pairs of new models per probability bin (all datasets and sizes); "
-          "se: cluster-robust over (dataset, repetition)\n")
-    print(markdown(table.assign(p=table["p"].round(3), held=table["held"].round(3), off=table["off"].round(3),
-                                se=table["se"].round(3)).drop(columns="bin"), index=False))
+    print("\nOrder probabilities: pairs of new models per probability bin (all datasets and sizes); se: cluster-robust over (dataset, repetition)\n")
+    print(
+        markdown(
+            table.assign(p=table["p"].round(3), held=table["held"].round(3), off=table["off"].round(3), se=table["se"].round(3)).drop(columns="bin"),
+            index=False,
+        )
+    )
     worst = table.groupby("method")["off"].apply(lambda s: s.abs().max())
     print("\nLargest |share held - probability| per method:", worst.round(3).to_dict())
     per_dataset = per_dataset_calibration(pair_frame)
-    print("\nLargest share held - probability per method and dataset (bins of at least 200 pairs), ± cluster-robust SE; "
-          "* beyond ±0.05 by more than 2 SE\n")
+    print(
+        "\nLargest share held - probability per method and dataset (bins of at least 200 pairs), ± cluster-robust SE; "
+        "* beyond ±0.05 by more than 2 SE\n"
+    )
     print(markdown(worst_cells(per_dataset, datasets)))
     beyond = per_dataset[per_dataset["excess"] > 2]
     print("\nBins beyond ±0.05 by more than 2 SE\n")
-    print(markdown(beyond[["method", "dataset", "bin", "pairs", "p", "held", "off", "se"]].round(3), index=False)
-          if len(beyond) else "none")
+    print(markdown(beyond[["method", "dataset", "bin", "pairs", "p", "held", "off", "se"]].round(3), index=False) if len(beyond) else "none")
     if "p_gap_only" in pair_frame and pair_frame["p_gap_only"].notna().any():
         learned = pair_frame[pair_frame["p_gap_only"].notna()]
         earlier = per_dataset_calibration(learned.assign(p=learned["p_gap_only"]))
-        print("\nThe same pairs with the earlier order fit on the estimated gap alone (not scaled by the residual "
-              "spread): largest share held - probability per method and dataset, ± cluster-robust SE; * beyond ±0.05 "
-              "by more than 2 SE\n")
+        print(
+            "\nThe same pairs with the earlier order fit on the estimated gap alone (not scaled by the residual "
+            "spread): largest share held - probability per method and dataset, ± cluster-robust SE; * beyond ±0.05 "
+            "by more than 2 SE\n"
+        )
         print(markdown(worst_cells(earlier, datasets)))
         print("\nMean |share held - probability| over the bins of at least 200 pairs, scaled fit / gap alone\n")
         both = per_dataset[per_dataset["method"].isin(earlier["method"])].groupby(["method", "dataset"])["off"]
-        mean_abs = pd.concat([both.apply(lambda x: x.abs().mean()).rename("scaled"),
-                              earlier.groupby(["method", "dataset"])["off"].apply(lambda x: x.abs().mean()).rename("gap")],
-                             axis=1)
+        mean_abs = pd.concat(
+            [
+                both.apply(lambda x: x.abs().mean()).rename("scaled"),
+                earlier.groupby(["method", "dataset"])["off"].apply(lambda x: x.abs().mean()).rename("gap"),
+            ],
+            axis=1,
+        )
         cells = mean_abs.apply(lambda r: f"{r.scaled:.3f} / {r.gap:.3f}", axis=1)
         print(markdown(cells.unstack("dataset").reindex(columns=[d for d in datasets if d in set(earlier["dataset"])])))
 
 
 def per_dataset_calibration(pair_frame: pd.DataFrame) -> pd.DataFrame:
     """:func:`calibration_table` per dataset (bins of at least 200 pairs), with each bin's distance beyond ±0.05 in SE."""
-    table = pd.concat([calibration_table(part, min_pairs=200).assign(dataset=name)
-                       for name, part in pair_frame.groupby("dataset")], ignore_index=True)
+    table = pd.concat(
+        [calibration_table(part, min_pairs=200).assign(dataset=name) for name, part in pair_frame.groupby("dataset")], ignore_index=True
+    )
     table["excess"] = (table["off"].abs() - 0.05).clip(lower=0) / table["se"]
     return table
 

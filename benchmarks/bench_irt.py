@@ -38,9 +38,7 @@ REFERENCE_EPOCHS = 2000  # what tinyBenchmarks trains py-irt for
 
 def make_data(n_models: int, n_items: int, holdout: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(training matrix with held-out cells set to NaN, full 0/1 matrix, held-out mask)."""
-    matrix, _ = simulate_with_truth(
-        n_models=n_models, n_items=n_items, n_subtasks=6, dims=4, seed=seed, with_option_probs=False
-    )
+    matrix, _ = simulate_with_truth(n_models=n_models, n_items=n_items, n_subtasks=6, dims=4, seed=seed, with_option_probs=False)
     scores = matrix.scores.astype(np.float64)
     held = np.random.default_rng([seed, 7]).random(scores.shape) < holdout
     train = np.where(held, np.nan, scores)
@@ -60,8 +58,7 @@ def run_mdad(train: np.ndarray, dims: int, threads: int, seed: int):
     return fit, time.perf_counter() - start, time.process_time() - cpu
 
 
-def run_pyirt(train: np.ndarray, python: str, result: Path | None, dims: int, epochs: int, threads: int,
-              seed: int) -> dict:
+def run_pyirt(train: np.ndarray, python: str, result: Path | None, dims: int, epochs: int, threads: int, seed: int) -> dict:
     """py-irt's fitted logits, training time, epochs done and error, from the cache file when
     it was made on the same data and settings."""
     key = hashlib.sha256(np.ascontiguousarray(train).tobytes()).hexdigest()[:16] + f"-{dims}-{epochs}-{seed}"
@@ -73,15 +70,30 @@ def run_pyirt(train: np.ndarray, python: str, result: Path | None, dims: int, ep
         data, out = Path(tmp) / "train.npz", Path(tmp) / "fit.npz"
         np.savez(data, responses=train)
         subprocess.run(
-            [python, str(HERE / "pyirt_fit.py"), str(data), str(out), "--dims", str(dims),
-             "--epochs", str(epochs), "--threads", str(threads), "--seed", str(seed)],
+            [
+                python,
+                str(HERE / "pyirt_fit.py"),
+                str(data),
+                str(out),
+                "--dims",
+                str(dims),
+                "--epochs",
+                str(epochs),
+                "--threads",
+                str(threads),
+                "--seed",
+                str(seed),
+            ],
             check=True,
         )
         fit = np.load(out)
         ability, diff, disc = fit["ability"], fit["diff"], fit["disc"]
         found = {
-            "key": key, "logits": np.einsum("jd,ijd->ij", disc, ability[:, None, :] - diff[None, :, :]),
-            "seconds": fit["seconds"], "cpu_seconds": fit["cpu_seconds"], "epochs": fit["epochs"],
+            "key": key,
+            "logits": np.einsum("jd,ijd->ij", disc, ability[:, None, :] - diff[None, :, :]),
+            "seconds": fit["seconds"],
+            "cpu_seconds": fit["cpu_seconds"],
+            "epochs": fit["epochs"],
             "error": fit["error"],
         }
     if result is not None:
@@ -110,28 +122,34 @@ def main() -> None:
     for threads in (1, 2):
         fit, wall, cpu = run_mdad(train, args.dims, threads, args.seed)
         times[threads] = (wall, cpu)
-        print(f"mdad.irt ({threads} BLAS thread{'s' if threads > 1 else ''}): {wall:.2f} s ({cpu:.2f} s CPU), "
-              f"{fit.iterations} L-BFGS iterations, held-out log-lik {heldout_loglik(fit.logits(), scores, held):.4f}")
+        print(
+            f"mdad.irt ({threads} BLAS thread{'s' if threads > 1 else ''}): {wall:.2f} s ({cpu:.2f} s CPU), "
+            f"{fit.iterations} L-BFGS iterations, held-out log-lik {heldout_loglik(fit.logits(), scores, held):.4f}"
+        )
     mdad_ll = heldout_loglik(fit.logits(), scores, held)
 
     if not args.pyirt_python:
         print("py-irt: skipped (give --pyirt-python or MDAD_PYIRT_PYTHON)")
         return
-    found = run_pyirt(train, args.pyirt_python, args.pyirt_result, args.dims, args.epochs,
-                      args.pyirt_threads, args.pyirt_seed)
+    found = run_pyirt(train, args.pyirt_python, args.pyirt_result, args.dims, args.epochs, args.pyirt_threads, args.pyirt_seed)
     seconds, cpu = float(found["seconds"]), float(found["cpu_seconds"])
     pyirt_ll = heldout_loglik(found["logits"], scores, held)
     stopped = f"; stopped by an error after {int(found['epochs'])} epochs: {found['error']}" if str(found["error"]) else ""
-    print(f"py-irt ({int(found['epochs'])} of {args.epochs} epochs, seed {args.pyirt_seed}, {args.pyirt_threads} "
-          f"thread{'s' if args.pyirt_threads > 1 else ''}{', cached' if found['cached'] else ''}): {seconds:.1f} s "
-          f"({cpu:.1f} s CPU), held-out log-lik {pyirt_ll:.4f}{stopped}")
+    print(
+        f"py-irt ({int(found['epochs'])} of {args.epochs} epochs, seed {args.pyirt_seed}, {args.pyirt_threads} "
+        f"thread{'s' if args.pyirt_threads > 1 else ''}{', cached' if found['cached'] else ''}): {seconds:.1f} s "
+        f"({cpu:.1f} s CPU), held-out log-lik {pyirt_ll:.4f}{stopped}"
+    )
     epochs_done = int(found["epochs"])
     if 0 < epochs_done < REFERENCE_EPOCHS:
         # SVI is full batch: every epoch costs the same, so the reference run's time scales.
         cpu, seconds = cpu / epochs_done * REFERENCE_EPOCHS, seconds / epochs_done * REFERENCE_EPOCHS
         print(f"py-irt at the reference's {REFERENCE_EPOCHS} epochs, extrapolated: {seconds:.0f} s ({cpu:.0f} s CPU)")
-    print(f"speed-up, 1 thread each: {cpu / times[1][1]:.1f}x in CPU time, {seconds / times[1][0]:.1f}x in wall time; "
-          f"held-out log-lik mdad - py-irt ({epochs_done} epochs) = {mdad_ll - pyirt_ll:+.4f}")
+    print(
+        f"speed-up, 1 thread each: {cpu / times[1][1]:.1f}x in CPU time, {seconds / times[1][0]:.1f}x in wall time; "
+        f"held-out log-lik mdad - py-irt ({epochs_done} epochs) = {mdad_ll - pyirt_ll:+.4f}"
+    )
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -82,19 +82,32 @@ def main() -> None:
                     "per-level": per_level(pairs_of(est[:half], tru[:half]), test),
                 }
                 for candidate, p in candidates.items():
-                    rows.append({"dataset": name, "method": method, "size": k, "fit": candidate,
-                                 "brier": np.mean((p - test[2]) ** 2), "worst bin": worst_bin(p, test[2])})
+                    rows.append(
+                        {
+                            "dataset": name,
+                            "method": method,
+                            "size": k,
+                            "fit": candidate,
+                            "brier": np.mean((p - test[2]) ** 2),
+                            "worst bin": worst_bin(p, test[2]),
+                        }
+                    )
             print(f"{name} {method} done", flush=True)
     frame = pd.DataFrame(rows)
     cells = frame.assign(cell=frame.apply(lambda r: f"{r.brier:.4f} ({r['worst bin']:.3f})", axis=1))
     print("\nBrier score of held-out pairs (largest |held - p| over probability bins of 100+ pairs)\n")
-    print(markdown(cells.pivot_table(index=["dataset", "method", "size"], columns="fit", values="cell", aggfunc="first")
-                   [["gap", "scaled", "per-level"]]))
+    print(
+        markdown(
+            cells.pivot_table(index=["dataset", "method", "size"], columns="fit", values="cell", aggfunc="first")[["gap", "scaled", "per-level"]]
+        )
+    )
     wins = frame.pivot_table(index=["dataset", "method", "size"], columns="fit", values="brier")
-    print(f"\nscaled below gap in {(wins['scaled'] < wins['gap']).sum()} of {len(wins)} cells; "
-          f"per-level below gap in {(wins['per-level'] < wins['gap']).sum()}; "
-          f"mean Brier gap {wins['gap'].mean():.4f}, scaled {wins['scaled'].mean():.4f}, "
-          f"per-level {wins['per-level'].mean():.4f}")
+    print(
+        f"\nscaled below gap in {(wins['scaled'] < wins['gap']).sum()} of {len(wins)} cells; "
+        f"per-level below gap in {(wins['per-level'] < wins['gap']).sum()}; "
+        f"mean Brier gap {wins['gap'].mean():.4f}, scaled {wins['scaled'].mean():.4f}, "
+        f"per-level {wins['per-level'].mean():.4f}"
+    )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,13 @@ BENCHMARKS = {  # name: (items, subtasks, sizes)
     "mmlu": (10612, 57, (10, 25, 50, 100, 250, 500, 1000)),
 }
 METHODS = (
-    "random", "random-stratified-equal", "random-stratified-proportional", "stratified-confidence",
-    "anchor-points", "diversity", "tinybenchmarks",
+    "random",
+    "random-stratified-equal",
+    "random-stratified-proportional",
+    "stratified-confidence",
+    "anchor-points",
+    "diversity",
+    "tinybenchmarks",
 )
 SOURCES = (10, 50, 100, 150, 200, 250, 300)
 MODELS, TARGETS, PAPER_RUNS = 400, 50, 50
@@ -74,8 +79,12 @@ def phase_data(bench: str, folder: Path) -> dict:
     start = usage()
     matrix = read_npz(folder / f"{bench}.npz")
     end = usage()
-    return {"cpu": end["cpu"] - start["cpu"], "wall": end["wall"] - start["wall"], "peak_mb": end["peak_mb"],
-            "shape": list(matrix.option_probs.shape)}
+    return {
+        "cpu": end["cpu"] - start["cpu"],
+        "wall": end["wall"] - start["wall"],
+        "peak_mb": end["peak_mb"],
+        "shape": list(matrix.option_probs.shape),
+    }
 
 
 def phase_cells(bench: str, folder: Path, method: str, runs: int) -> dict:
@@ -110,8 +119,7 @@ def phase_summary(bench: str, folder: Path, runs: int) -> dict:
     start = usage()
     rows = sum(len(evaluate_cell(cell, frame, threshold=DEFAULT_THRESHOLD)[0]) for cell, frame in frames.items())
     end = usage()
-    return {"cpu": end["cpu"] - start["cpu"], "wall": end["wall"] - start["wall"], "peak_mb": end["peak_mb"],
-            "rows": rows}
+    return {"cpu": end["cpu"] - start["cpu"], "wall": end["wall"] - start["wall"], "peak_mb": end["peak_mb"], "rows": rows}
 
 
 PAPER_CODE_GPQA_SECONDS = 228  # the paper's public code on this GPQA grid, selection + per-pair metrics (issue 16)
@@ -126,8 +134,9 @@ def phase_gpqa(path: str) -> dict:
     methods = METHODS[:-1]  # the paper's code has no tinyBenchmarks fit of its own to time (py-irt: days)
     Experiment(matrix, ExperimentConfig(methods=methods, sizes=(10,), sources=(300,), runs=1)).run()  # imports
     start = usage()
-    result = Experiment(matrix, ExperimentConfig(methods=methods, sizes=(10, 25, 50, 100, 200), sources=(300,),
-                                                 runs=PAPER_RUNS, targets=TARGETS, seed=0)).run()
+    result = Experiment(
+        matrix, ExperimentConfig(methods=methods, sizes=(10, 25, 50, 100, 200), sources=(300,), runs=PAPER_RUNS, targets=TARGETS, seed=0)
+    ).run()
     cells = usage()
     result.summary()
     end = usage()
@@ -178,8 +187,14 @@ def phase_tree(bench: str, folder: Path) -> dict:
     sampler.start()
     try:
         matrix = read_npz(folder / f"{bench}.npz")
-        config = ExperimentConfig(methods=("anchor-points", "diversity", "tinybenchmarks"), sizes=(max(BENCHMARKS[bench][2]),),
-                                  sources=(300,), runs=2, targets=TARGETS, seed=0)
+        config = ExperimentConfig(
+            methods=("anchor-points", "diversity", "tinybenchmarks"),
+            sizes=(max(BENCHMARKS[bench][2]),),
+            sources=(300,),
+            runs=2,
+            targets=TARGETS,
+            seed=0,
+        )
         Experiment(matrix, config).run(workers=2, runs_per_task=1)
     finally:
         done.set()
@@ -199,17 +214,18 @@ def in_child(*args: str) -> dict:
 def report(args) -> None:
     scale = PAPER_RUNS / args.runs
     methods = args.methods.split(",")
-    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (a shared machine inflates wall times; "
-          "CPU times are the measure)")
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (a shared machine inflates wall times; CPU times are the measure)")
     if args.runs < PAPER_RUNS:
         print(f"Ran {args.runs} of the paper's {PAPER_RUNS} runs: cells' times are EXTRAPOLATED x{scale:g}.")
     print(f"Simulated matrices ({MODELS} models), sources {SOURCES}, {TARGETS} targets.\n")
     if args.gpqa:
         g = in_child("gpqa", "gpqa", args.gpqa)
         total = g["cells"] + g["summary"]
-        print(f"Real GPQA ({args.gpqa}), 6 methods x 5 sizes x 50 runs, 300 sources: cells {g['cells']:.2f} + summary "
-              f"{g['summary']:.2f} = {total:.2f} CPU s, {PAPER_CODE_GPQA_SECONDS / total:.0f}x less than the paper's "
-              f"code ({PAPER_CODE_GPQA_SECONDS} s, measured in issue 16, not rerun here)\n")
+        print(
+            f"Real GPQA ({args.gpqa}), 6 methods x 5 sizes x 50 runs, 300 sources: cells {g['cells']:.2f} + summary "
+            f"{g['summary']:.2f} = {total:.2f} CPU s, {PAPER_CODE_GPQA_SECONDS / total:.0f}x less than the paper's "
+            f"code ({PAPER_CODE_GPQA_SECONDS} s, measured in issue 16, not rerun here)\n"
+        )
     folder = Path(args.folder or tempfile.mkdtemp(prefix="mdad-paper-grid-"))
     folder.mkdir(parents=True, exist_ok=True)
     totals = {"cpu": 0.0, "two_workers": 0.0}
@@ -219,18 +235,20 @@ def report(args) -> None:
         shutil.rmtree(folder / f"{bench}-{args.runs}", ignore_errors=True)  # results of an earlier call
         in_child("simulate", bench, str(folder))
         data = in_child("data", bench, str(folder))
-        print(line.format(bench, f"data: read {'x'.join(map(str, data['shape']))}", f"{data['cpu']:.1f}",
-                          f"{data['wall']:.1f}", f"{data['peak_mb']:.0f}"), flush=True)
+        print(
+            line.format(
+                bench, f"data: read {'x'.join(map(str, data['shape']))}", f"{data['cpu']:.1f}", f"{data['wall']:.1f}", f"{data['peak_mb']:.0f}"
+            ),
+            flush=True,
+        )
         cells_cpu, peaks = 0.0, [data["peak_mb"]]
         for method in methods:
             m = in_child("cells", bench, str(folder), method, str(args.runs))
             cells_cpu += m["cpu"] * scale
             peaks.append(m["peak_mb"])
-            print(line.format(bench, f"cells: {method}", f"{m['cpu'] * scale:.1f}", f"{m['wall'] * scale:.1f}",
-                              f"{m['peak_mb']:.0f}"), flush=True)
+            print(line.format(bench, f"cells: {method}", f"{m['cpu'] * scale:.1f}", f"{m['wall'] * scale:.1f}", f"{m['peak_mb']:.0f}"), flush=True)
         s = in_child("summary", bench, str(folder), str(args.runs))
-        print(line.format(bench, f"summary ({s['rows']} rows, 50 runs)", f"{s['cpu']:.1f}", f"{s['wall']:.1f}",
-                          f"{s['peak_mb']:.0f}"), flush=True)
+        print(line.format(bench, f"summary ({s['rows']} rows, 50 runs)", f"{s['cpu']:.1f}", f"{s['wall']:.1f}", f"{s['peak_mb']:.0f}"), flush=True)
         cpu = data["cpu"] + cells_cpu + s["cpu"]
         two = data["cpu"] + cells_cpu / 2 + s["cpu"]
         totals["cpu"] += cpu
@@ -240,11 +258,16 @@ def report(args) -> None:
         print(f"{'':10s} = {two / 60:.1f} min on 2 cores; * process tree with 2 workers (upper bound)", flush=True)
         if args.tree:
             t = in_child("tree", bench, str(folder))
-            print(f"{'':10s} process tree of a 2-worker run (anchor-points, diversity, tinyBenchmarks at the largest "
-                  f"size): peak {t['pss_mb']:.0f} MB (PSS; RSS summed {t['rss_mb']:.0f} MB)", flush=True)
+            print(
+                f"{'':10s} process tree of a 2-worker run (anchor-points, diversity, tinyBenchmarks at the largest "
+                f"size): peak {t['pss_mb']:.0f} MB (PSS; RSS summed {t['rss_mb']:.0f} MB)",
+                flush=True,
+            )
         print()
-    print(f"All: {totals['cpu'] / 60:.1f} CPU min; {totals['two_workers'] / 60:.1f} min with 2 worker processes"
-          + (f" (extrapolated from {args.runs} runs)" if args.runs < PAPER_RUNS else ""))
+    print(
+        f"All: {totals['cpu'] / 60:.1f} CPU min; {totals['two_workers'] / 60:.1f} min with 2 worker processes"
+        + (f" (extrapolated from {args.runs} runs)" if args.runs < PAPER_RUNS else "")
+    )
 
 
 def main() -> None:

@@ -62,12 +62,16 @@ def main() -> None:
     os.environ["MDAD_DATA_DIR"] = args.data_dir
     runner = CliRunner()
     commands = {
-        "oll2-gpqa": [["plan", "--dataset", "oll2-gpqa", "--detect", "2.0"],
-                      ["plan", "--dataset", "oll2-gpqa", "--size", "100"],
-                      ["compare", "--dataset", "oll2-gpqa", "--size", "25", "--group", "7b_instruct"]],
-        "mmlu-pro-tiger": [["plan", "--dataset", "mmlu-pro-tiger", "--detect", "2.0"],
-                           ["plan", "--dataset", "mmlu-pro-tiger", "--size", "100"],
-                           ["compare", "--dataset", "mmlu-pro-tiger", "--size", "25"]],
+        "oll2-gpqa": [
+            ["plan", "--dataset", "oll2-gpqa", "--detect", "2.0"],
+            ["plan", "--dataset", "oll2-gpqa", "--size", "100"],
+            ["compare", "--dataset", "oll2-gpqa", "--size", "25", "--group", "7b_instruct"],
+        ],
+        "mmlu-pro-tiger": [
+            ["plan", "--dataset", "mmlu-pro-tiger", "--detect", "2.0"],
+            ["plan", "--dataset", "mmlu-pro-tiger", "--size", "100"],
+            ["compare", "--dataset", "mmlu-pro-tiger", "--size", "25"],
+        ],
     }
     with threadpool_limits(args.threads):
         for name, cmds in commands.items():
@@ -84,9 +88,11 @@ def main() -> None:
             simulated = simulated_probabilities(matrix, stats, 25, args.runs)
             sim_s = time.perf_counter() - start
             gap = np.abs(simulated - analytic.agreement_probabilities(stats, 25)).max()
-            print(f"{name}: pair probabilities at 25 items for {stats.n_pairs:,} pairs: exact {exact_s:.4f} s, "
-                  f"{args.runs}-run simulation {sim_s:.2f} s, ratio {sim_s / exact_s:,.0f}x; "
-                  f"largest |exact - simulated| {gap:.3f} (Monte Carlo error of the simulation)")
+            print(
+                f"{name}: pair probabilities at 25 items for {stats.n_pairs:,} pairs: exact {exact_s:.4f} s, "
+                f"{args.runs}-run simulation {sim_s:.2f} s, ratio {sim_s / exact_s:,.0f}x; "
+                f"largest |exact - simulated| {gap:.3f} (Monte Carlo error of the simulation)"
+            )
 
 
 if __name__ == "__main__":

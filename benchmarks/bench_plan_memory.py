@@ -35,15 +35,17 @@ def simulate_file(path: Path, n_models: int, n_items: int, seed: int = 0) -> Non
         stop = min(n_models, start + 500)
         p = 1 / (1 + np.exp(-(ability[start:stop, None] - difficulty[None, :])))
         scores[start:stop] = rng.random(p.shape) < p
-    np.savez(path, scores=scores, models=np.array([f"model-{i:05d}" for i in range(n_models)]),
-             items=np.array([f"item-{j:05d}" for j in range(n_items)]))
+    np.savez(
+        path, scores=scores, models=np.array([f"model-{i:05d}" for i in range(n_models)]), items=np.array([f"item-{j:05d}" for j in range(n_items)])
+    )
 
 
 def measure(args: list[str]) -> tuple[float, float, str]:
     """(peak resident memory in GB, wall seconds, first line of output) of one command in its own process."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "mdad.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env={**os.environ, "COLUMNS": "200"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mdad.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"}
+    )
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)  # this child's own accounting (ru_maxrss in kB on Linux)
     elapsed = time.perf_counter() - start
@@ -73,8 +75,10 @@ def main() -> None:
         chosen = {"size": ["--size", args.size], "detect": ["--detect", "2"]}
         for command in (chosen[c] for c in args.commands.split(",")):
             peak, seconds, first = measure(["plan", "--data", str(path), *command])
-            print(f"| {n_models:,} x {args.items:,} | {pairs:,} | {matrix_gb:.2f} GB | plan {' '.join(command)} | "
-                  f"{peak:.2f} GB | {seconds:.0f} s |", flush=True)
+            print(
+                f"| {n_models:,} x {args.items:,} | {pairs:,} | {matrix_gb:.2f} GB | plan {' '.join(command)} | {peak:.2f} GB | {seconds:.0f} s |",
+                flush=True,
+            )
             print(f"  {first[:160]}", file=sys.stderr)
 
 

@@ -44,8 +44,10 @@ def main() -> None:
     cells = cover.apply(lambda r: f"{r.cover90:.1f} / {r.cover95:.1f}", axis=1).unstack("dataset")[datasets]
     width = frame.groupby(["weight", "new models", "size"])["width90"].mean().mul(100).unstack("size")[[10, 100]]
     table = cells.join(width.round(1).rename(columns={10: "width at 10 items", 100: "at 100"}))
-    print("\nCoverage of nominal 90% / 95% intervals (%, mean over the two methods, four sizes and "
-          f"{args.reps} repetitions) and mean 90% width (points)\n")
+    print(
+        "\nCoverage of nominal 90% / 95% intervals (%, mean over the two methods, four sizes and "
+        f"{args.reps} repetitions) and mean 90% width (points)\n"
+    )
     print(markdown(table.sort_index(level=["new models", "weight"], ascending=[False, True])))
 
 

@@ -36,11 +36,12 @@ MDAD = [sys.executable, "-m", "mdad.cli"]
 
 def architecture(kernel: str) -> str | None:
     """The OpenBLAS kernel a process runs with ``OPENBLAS_CORETYPE=kernel`` (None: it does not run here)."""
-    probe = ("import numpy, threadpoolctl; a = numpy.arange(4096.0).reshape(64, 64); a @ a; "
-             "print(next((i.get('architecture') for i in threadpoolctl.threadpool_info() "
-             "if i.get('internal_api') == 'openblas'), ''))")
-    done = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, OPENBLAS_CORETYPE=kernel),
-                          capture_output=True, text=True, check=False)
+    probe = (
+        "import numpy, threadpoolctl; a = numpy.arange(4096.0).reshape(64, 64); a @ a; "
+        "print(next((i.get('architecture') for i in threadpoolctl.threadpool_info() "
+        "if i.get('internal_api') == 'openblas'), ''))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, OPENBLAS_CORETYPE=kernel), capture_output=True, text=True, check=False)
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
@@ -54,11 +55,43 @@ def configuration(folder: Path, dataset: str, runs: int, kernel: str, threads: i
     """Every command of one configuration, its outputs in ``folder``."""
     env = dict(os.environ, OPENBLAS_CORETYPE=kernel, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     methods = method_registry.available() + ["anchor-points@per-subtask"]
-    mdad(["run", "--dataset", dataset, "--methods", ",".join(methods), "--sizes", "10,50", "--runs", str(runs),
-          "--workers", str(workers), "--out", str(folder / "run")], env)
+    mdad(
+        [
+            "run",
+            "--dataset",
+            dataset,
+            "--methods",
+            ",".join(methods),
+            "--sizes",
+            "10,50",
+            "--runs",
+            str(runs),
+            "--workers",
+            str(workers),
+            "--out",
+            str(folder / "run"),
+        ],
+        env,
+    )
     for method in method_registry.available():
-        mdad(["select", "--dataset", dataset, "--method", method, "--size", "25", "--assess-runs", "3",
-              "--workers", str(workers), "--out", str(folder / f"select-{method}.json")], env)
+        mdad(
+            [
+                "select",
+                "--dataset",
+                dataset,
+                "--method",
+                method,
+                "--size",
+                "25",
+                "--assess-runs",
+                "3",
+                "--workers",
+                str(workers),
+                "--out",
+                str(folder / f"select-{method}.json"),
+            ],
+            env,
+        )
     return folder
 
 
@@ -94,14 +127,17 @@ def compare(first: Path, other: Path) -> dict[str, str]:
     files = [file_differences(path, other / path.name) for path in sorted(first.glob("select-*.json"))]
     fields = sorted(set().union(*(moved for moved, _ in files)))
     out["select: other numbers of micro.json"] = (
-        "identical" if not fields else
-        f"{sum(1 for moved, _ in files if moved)} of {len(files)} files: {', '.join(fields)} by at most "
-        f"{max(rel for _, rel in files):.0e} (relative)")
+        "identical"
+        if not fields
+        else f"{sum(1 for moved, _ in files if moved)} of {len(files)} files: {', '.join(fields)} by at most "
+        f"{max(rel for _, rel in files):.0e} (relative)"
+    )
     for name in ("summary.csv", "curves.csv", "table.csv"):
         same = (first / "run" / name).read_bytes() == (other / "run" / name).read_bytes()
         out[f"run: {name}"] = "identical" if same else "bytes differ"
-    pages = [re.sub(r"--workers \d+", "--workers N", (folder / "run" / "report.html").read_text().replace(str(folder), "DIR"))
-             for folder in (first, other)]
+    pages = [
+        re.sub(r"--workers \d+", "--workers N", (folder / "run" / "report.html").read_text().replace(str(folder), "DIR")) for folder in (first, other)
+    ]
     out["run: report.html"] = "identical" if pages[0] == pages[1] else "differs"
     cells = sorted((first / "run" / "cells").rglob("*.parquet"))
     differing, largest = 0, 0.0
@@ -112,8 +148,7 @@ def compare(first: Path, other: Path) -> dict[str, str]:
             a, b = pd.read_parquet(path), pd.read_parquet(twin)
             numeric = a.select_dtypes("number").columns
             largest = max(largest, float(np.nanmax(np.abs(a[numeric].to_numpy() - b[numeric].to_numpy()))))
-    out["run: cells"] = ("identical" if not differing
-                         else f"{differing} of {len(cells)} files' bytes differ, estimates by at most {largest:.1e}")
+    out["run: cells"] = "identical" if not differing else f"{differing} of {len(cells)} files' bytes differ, estimates by at most {largest:.1e}"
     return out
 
 

@@ -84,8 +84,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
         _, t_cells = timed("cells (all methods)", lambda: run_cells(matrix, config, out, args.workers))
-        _, t_report = timed(f"report (tables, MDAD, figures, HTML), {args.workers} workers",
-                            lambda: build_outputs(out, 0.8, workers=args.workers))
+        _, t_report = timed(f"report (tables, MDAD, figures, HTML), {args.workers} workers", lambda: build_outputs(out, 0.8, workers=args.workers))
         print(f"{'total (without the CLI start-up, ~2 s)':52s} {t_sim + t_cells + t_report:7.1f} s")
         if args.skip_baselines:
             return
@@ -98,10 +97,10 @@ def main() -> None:
             _, t_eval_base = timed("baseline: robust MDAD with 50 Newton steps", lambda: evaluate_store(store))
         print(f"{'  ratio':52s} {t_eval_base / t_eval:7.1f}x")
         if args.workers > 1:
-            with mock.patch.object(executors, "threadpool_limits", lambda limits: None), \
-                    mock.patch.object(executors, "THREAD_VARIABLES", ()):
-                _, t_base = timed("baseline: cells without the per-worker thread cap",
-                                  lambda: run_cells(matrix, config, Path(tmp) / "uncapped", args.workers))
+            with mock.patch.object(executors, "threadpool_limits", lambda limits: None), mock.patch.object(executors, "THREAD_VARIABLES", ()):
+                _, t_base = timed(
+                    "baseline: cells without the per-worker thread cap", lambda: run_cells(matrix, config, Path(tmp) / "uncapped", args.workers)
+                )
             print(f"{'  ratio':52s} {t_base / t_cells:7.1f}x")
 
 

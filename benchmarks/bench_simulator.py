@@ -64,8 +64,14 @@ def main() -> None:
     simulated = simulate(seed=0)
     matrices = {
         "simulated": simulated,
-        "simulated, 0/1 only": ResponseMatrix(scores=simulated.scores, models=simulated.models, items=simulated.items,
-                                              subtasks=simulated.subtasks, source="simulated 0/1", simulated=True),
+        "simulated, 0/1 only": ResponseMatrix(
+            scores=simulated.scores,
+            models=simulated.models,
+            items=simulated.items,
+            subtasks=simulated.subtasks,
+            source="simulated 0/1",
+            simulated=True,
+        ),
         **{name: load_dataset(name) for name in REAL},
     }
     results = {}
@@ -93,8 +99,10 @@ def main() -> None:
     anchors = [results[n][10] for n in ANCHORS]
     for name in ("simulated", "simulated, 0/1 only", "gpqa"):
         kept, total, broken = shared_pairs_kept(results[name][10], anchors)
-        print(f"\n{name}: at 10 items, {kept} of the {total} method pairs that MuSR and MATH-hard order alike are ordered "
-              f"so too" + (f"; not: {', '.join(broken)}" if broken else ""))
+        print(
+            f"\n{name}: at 10 items, {kept} of the {total} method pairs that MuSR and MATH-hard order alike are ordered "
+            f"so too" + (f"; not: {', '.join(broken)}" if broken else "")
+        )
 
 
 if __name__ == "__main__":

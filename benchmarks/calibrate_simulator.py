@@ -90,10 +90,17 @@ def summarise(name: str) -> dict:
     b = -logits.mean(axis=0)
     b_means = np.array([b[codes == t].mean() for t in range(len(matrix.subtask_names))])
     return {
-        "name": name, "floors": floors, "above_floor": above, "general": general, "b_within": b - b_means[codes],
+        "name": name,
+        "floors": floors,
+        "above_floor": above,
+        "general": general,
+        "b_within": b - b_means[codes],
         "rest": rest,
-        "a_median": float(np.median(np.abs(general))), "a_log_sd": float(np.std(np.log(np.abs(general)))),
-        "a_negative": float((general < 0).mean()), "specific_ratio": specific, "subtask_share": subtask_share,
+        "a_median": float(np.median(np.abs(general))),
+        "a_log_sd": float(np.std(np.log(np.abs(general)))),
+        "a_negative": float((general < 0).mean()),
+        "specific_ratio": specific,
+        "subtask_share": subtask_share,
         "ability_skew": float(skew(ability[:, 0])),
         "b_within_sd": float(np.std(b - b_means[codes])),
         "b_between_sd": float(np.std(b_means)) if len(b_means) > 1 else float("nan"),
@@ -102,8 +109,7 @@ def summarise(name: str) -> dict:
 
 def main() -> None:
     rows = [summarise(name) for name in DATASETS]
-    keys = ["a_median", "a_log_sd", "a_negative", "specific_ratio", "subtask_share", "ability_skew", "b_within_sd",
-            "b_between_sd"]
+    keys = ["a_median", "a_log_sd", "a_negative", "specific_ratio", "subtask_share", "ability_skew", "b_within_sd", "b_between_sd"]
     print(f"{'':16s}" + "".join(f"{k:>15s}" for k in keys))
     for row in rows:
         print(f"{row['name']:16s}" + "".join(f"{row[k]:15.3f}" for k in keys))

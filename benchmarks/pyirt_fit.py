@@ -68,8 +68,14 @@ def main() -> None:
     SVI.step = counted_step
     responses = np.load(args.input)["responses"]
     config = IrtConfig(
-        model_type="multidim_2pl", dims=args.dims, lr=args.lr, epochs=args.epochs,
-        priors="hierarchical", seed=args.seed, deterministic=True, log_every=200,
+        model_type="multidim_2pl",
+        dims=args.dims,
+        lr=args.lr,
+        epochs=args.epochs,
+        priors="hierarchical",
+        seed=args.seed,
+        deterministic=True,
+        log_every=200,
     )
     start, cpu_start = time.perf_counter(), time.process_time()
     trainer = IrtModelTrainer(data_path=None, config=config, dataset=to_dataset(responses), verbose=False)
@@ -82,8 +88,15 @@ def main() -> None:
     best = trainer.best_params
     np.savez(
         args.output,
-        ability=np.array(best["ability"]), diff=np.array(best["diff"]), disc=np.array(best["disc"]),
-        seconds=seconds, cpu_seconds=cpu_seconds, epochs=done[0], threads=args.threads, seed=args.seed, error=error,
+        ability=np.array(best["ability"]),
+        diff=np.array(best["diff"]),
+        disc=np.array(best["disc"]),
+        seconds=seconds,
+        cpu_seconds=cpu_seconds,
+        epochs=done[0],
+        threads=args.threads,
+        seed=args.seed,
+        error=error,
     )
     print(f"py-irt: {done[0]} epochs in {seconds:.1f} s ({cpu_seconds:.1f} s CPU){'; stopped: ' + error if error else ''}")
 

@@ -21,9 +21,19 @@ from pathlib import Path
 from waiting import BOUND
 
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--disable-extensions", "--mute-audio",
-    "--hide-scrollbars", "--remote-debugging-pipe",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--disable-extensions",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--remote-debugging-pipe",
 )
 
 
@@ -62,8 +72,12 @@ class Chromium:
         self._stderr_path = profile / "chromium-stderr.log"
         with open(self._stderr_path, "wb") as stderr:  # a file, not a pipe: a chatty browser must never block
             self.proc = subprocess.Popen(
-                [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"], preexec_fn=wire_pipes, close_fds=False,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                preexec_fn=wire_pipes,
+                close_fds=False,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
             )
         for fd in (to_child_r, from_child_w, hi_r, hi_w):
             os.close(fd)
@@ -138,17 +152,23 @@ class Chromium:
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.send(f"{domain}.enable", session=session)
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=session)
+        self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=session)
         self.send("Page.navigate", {"url": path.resolve().as_uri()}, session=session)
         self.wait_for("Page.loadEventFired", session)
-        images = self.send("Runtime.evaluate", {
-            "expression": "Promise.all(Array.from(document.images).map(img => img.decode().then(() => 0, () => 0)"
-                          ".then(() => ({alt: img.alt, complete: img.complete, naturalWidth: img.naturalWidth,"
-                          " naturalHeight: img.naturalHeight}))))",
-            "awaitPromise": True, "returnByValue": True}, session=session)["result"]["value"]
-        info = self.send("Runtime.evaluate", {"expression": "[document.title, document.body.innerText]",
-                                              "returnByValue": True}, session=session)["result"]["value"]
+        images = self.send(
+            "Runtime.evaluate",
+            {
+                "expression": "Promise.all(Array.from(document.images).map(img => img.decode().then(() => 0, () => 0)"
+                ".then(() => ({alt: img.alt, complete: img.complete, naturalWidth: img.naturalWidth,"
+                " naturalHeight: img.naturalHeight}))))",
+                "awaitPromise": True,
+                "returnByValue": True,
+            },
+            session=session,
+        )["result"]["value"]
+        info = self.send("Runtime.evaluate", {"expression": "[document.title, document.body.innerText]", "returnByValue": True}, session=session)[
+            "result"
+        ]["value"]
         shot = self.send("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
         errors, log = [], []
         for event in self.events:
@@ -166,5 +186,4 @@ class Chromium:
                 log.append(f"log.{entry.get('level')}: {entry.get('text')}")
                 if entry.get("level") == "error":
                     errors.append(f"{entry.get('source')}: {entry.get('text')} {entry.get('url', '')}")
-        return PageCheck(images=images, errors=errors, screenshot=base64.b64decode(shot), title=info[0], text=info[1],
-                         log=log)
+        return PageCheck(images=images, errors=errors, screenshot=base64.b64decode(shot), title=info[0], text=info[1], log=log)

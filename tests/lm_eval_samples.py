@@ -70,13 +70,11 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
-def write_results(folder: Path, model: str, tasks: dict[str, dict], rows_by_task: dict[str, list[dict]],
-                  versions: dict[str, float] | None = None) -> None:
+def write_results(
+    folder: Path, model: str, tasks: dict[str, dict], rows_by_task: dict[str, list[dict]], versions: dict[str, float] | None = None
+) -> None:
     """results_<date>.json with configs, versions, n-shot and task hashes as lm-eval computes them."""
-    hashes = {
-        t: sha("".join(r["doc_hash"] + r["prompt_hash"] + r["target_hash"] for r in rows))
-        for t, rows in rows_by_task.items()
-    }
+    hashes = {t: sha("".join(r["doc_hash"] + r["prompt_hash"] + r["target_hash"] for r in rows)) for t, rows in rows_by_task.items()}
     results = {
         "results": {t: {"alias": t} for t in tasks},
         "group_subtasks": {t: [] for t in tasks},
@@ -93,7 +91,8 @@ def write_results(folder: Path, model: str, tasks: dict[str, dict], rows_by_task
 
 
 MC_CONFIG = {
-    "output_type": "multiple_choice", "target_delimiter": " ",
+    "output_type": "multiple_choice",
+    "target_delimiter": " ",
     "metric_list": [{"metric": "acc"}, {"metric": "acc_norm"}],
 }
 GEN_CONFIG = {"output_type": "generate_until", "target_delimiter": " ", "metric_list": [{"metric": "exact_match"}]}
@@ -134,5 +133,4 @@ def build_known(root: Path, seed: int = 0) -> dict:
             rows_by_task[task] = rows
             write_jsonl(folder / f"samples_{task}_{DATE}.jsonl", rows)
         write_results(folder, model, {t: {"task": t, **MC_CONFIG} for t in tasks}, rows_by_task)
-    return dict(models=models, items=items, subtasks=subtasks, gold=np.array(gold), lls=lls,
-                choices=choices, acc=acc, acc_norm=acc_norm, docs=docs)
+    return dict(models=models, items=items, subtasks=subtasks, gold=np.array(gold), lls=lls, choices=choices, acc=acc, acc_norm=acc_norm, docs=docs)

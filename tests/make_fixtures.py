@@ -27,11 +27,25 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "fixtures"
 TASKS = HERE / "tasks"
-VERSIONS = {"lm_eval": ["lm-eval==0.4.13"], "inspect": ["inspect-ai==0.3.285"],
-            "lighteval": ["torch==2.13.0", "lighteval==0.13.0", "xxhash<4"]}  # lighteval 0.13 hashes str, refused by xxhash 4
+VERSIONS = {
+    "lm_eval": ["lm-eval==0.4.13"],
+    "inspect": ["inspect-ai==0.3.285"],
+    "lighteval": ["torch==2.13.0", "lighteval==0.13.0", "xxhash<4"],
+}  # lighteval 0.13 hashes str, refused by xxhash 4
 OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "INSPECT_DISPLAY": "none"}
-RESULTS_KEYS = ("results", "configs", "versions", "n-shot", "n-samples", "config", "task_hashes", "model_name",
-                "model_name_sanitized", "date", "lm_eval_version")
+RESULTS_KEYS = (
+    "results",
+    "configs",
+    "versions",
+    "n-shot",
+    "n-samples",
+    "config",
+    "task_hashes",
+    "model_name",
+    "model_name_sanitized",
+    "date",
+    "lm_eval_version",
+)
 
 
 def venv(root: Path, name: str) -> Path:
@@ -58,8 +72,11 @@ LM_EVAL_RUNS = {
     "lm_eval_ckpt_folders/ckpt-1000": [("pretrained=/ckpt/model", 11, [])],
     "lm_eval_ckpt_folders/ckpt-2000": [("pretrained=/ckpt/model", 12, [])],
     "lm_eval_ckpt_folders/ckpt-3000": [("pretrained=/ckpt/model", 13, [])],
-    "lm_eval_reruns": [("pretrained=model-a", 1, ["--tasks", "tiny_mc"]), ("pretrained=model-a", 5, ["--tasks", "tiny_mc"]),
-                       ("pretrained=model-b", 2, ["--tasks", "tiny_mc"])],
+    "lm_eval_reruns": [
+        ("pretrained=model-a", 1, ["--tasks", "tiny_mc"]),
+        ("pretrained=model-a", 5, ["--tasks", "tiny_mc"]),
+        ("pretrained=model-b", 2, ["--tasks", "tiny_mc"]),
+    ],
     "lm_eval_v2": [("pretrained=model-d", 4, ["--include_path", "v2"])],
 }
 
@@ -79,8 +96,26 @@ def make_lm_eval(python: Path, work: Path) -> None:
 def run_lm_eval(python: Path, work: Path, model_args: str, seed: int, out: Path, extra: list[str]) -> None:
     tasks = [] if "--tasks" in extra else ["--tasks", "tiny_mc,tiny_gen"]
     include = [] if "--include_path" in extra else ["--include_path", "."]
-    run([str(python), "-m", "lm_eval", "--model", "dummy", "--model_args", model_args, *tasks, *include,
-         "--output_path", str(out), "--log_samples", "--seed", f"{seed},1234,1234,1234", *extra], cwd=work)
+    run(
+        [
+            str(python),
+            "-m",
+            "lm_eval",
+            "--model",
+            "dummy",
+            "--model_args",
+            model_args,
+            *tasks,
+            *include,
+            "--output_path",
+            str(out),
+            "--log_samples",
+            "--seed",
+            f"{seed},1234,1234,1234",
+            *extra,
+        ],
+        cwd=work,
+    )
 
 
 def copy_trimmed(work: Path, out: Path, target: Path) -> None:
@@ -108,14 +143,21 @@ def make_lm_eval_loop(python: Path, work: Path) -> None:
 
     def ask(item: str, new: Path) -> None:
         task, _, doc_id = item.partition("/")
-        run_lm_eval(python, work, "pretrained=new-model", 7, work / "loop_new",
-                    ["--tasks", task, "--include_path", "loop", "--samples", json.dumps({task: [int(doc_id)]})])
+        run_lm_eval(
+            python,
+            work,
+            "pretrained=new-model",
+            7,
+            work / "loop_new",
+            ["--tasks", task, "--include_path", "loop", "--samples", json.dumps({task: [int(doc_id)]})],
+        )
         copy_trimmed(work, work / "loop_new", new)
 
     adaptive_loop(target, ask)
 
 
 # ---- inspect -----------------------------------------------------------------------------------
+
 
 def make_inspect(python: Path, work: Path) -> None:
     if wanted("inspect") or wanted("inspect_eval"):
@@ -126,8 +168,7 @@ def make_inspect(python: Path, work: Path) -> None:
         target = HERE / "inspect_loop"
         shutil.rmtree(target, ignore_errors=True)
         run([str(python), str(work / "inspect_loop.py"), "sources", str(target / "sources")], cwd=work)
-        adaptive_loop(target, lambda item, new: run(
-            [str(python), str(work / "inspect_loop.py"), "ask", item.partition("/")[2], str(new)], cwd=work))
+        adaptive_loop(target, lambda item, new: run([str(python), str(work / "inspect_loop.py"), "ask", item.partition("/")[2], str(new)], cwd=work))
 
 
 # ---- the adaptive loop -------------------------------------------------------------------------
@@ -152,8 +193,7 @@ def adaptive_loop(target: Path, ask: Callable[[str, Path], None]) -> None:
     from mdad.data import read_source
 
     micro, new = target / "micro.json", target / "new"
-    print(mdad(target, "select", "--data", "sources", "--method", "adaptive-1d", "--size", LOOP_SIZE,
-               "--assess-runs", "0", "--out", micro.name))
+    print(mdad(target, "select", "--data", "sources", "--method", "adaptive-1d", "--size", LOOP_SIZE, "--assess-runs", "0", "--out", micro.name))
     test = SelectedMicroBenchmark.load(micro)
     item = test.first_item()
     for answered in range(1, LOOP_SIZE + 1):
@@ -169,6 +209,7 @@ def adaptive_loop(target: Path, ask: Callable[[str, Path], None]) -> None:
 
 
 # ---- lighteval ---------------------------------------------------------------------------------
+
 
 def make_lighteval(python: Path, work: Path) -> None:
     if not wanted("lighteval"):

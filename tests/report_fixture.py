@@ -12,11 +12,35 @@ from typer.testing import CliRunner
 from mdad.cli import app
 from mdad.data import simulate, write_npz
 
-FIGURE_KEYS = ["mdad_vs_size", "agreement_curves", "exact_vs_simulated_0", "exact_vs_simulated_1", "error_and_tau",
-               "mdad_vs_sources", "seen_vs_unseen", "group_histogram", "decision_curves"]
+FIGURE_KEYS = [
+    "mdad_vs_size",
+    "agreement_curves",
+    "exact_vs_simulated_0",
+    "exact_vs_simulated_1",
+    "error_and_tau",
+    "mdad_vs_sources",
+    "seen_vs_unseen",
+    "group_histogram",
+    "decision_curves",
+]
 GROUP = "close"  # ten models of nearly equal accuracy: small sizes cannot order them (MDAD not reached)
-RUN_ARGS = ["--methods", "random,random-stratified-equal", "--per-subtask", "--sizes", "8,4%,40,120",
-            "--sources", "20,60", "--runs", "4", "--group", GROUP, "--threshold", "0.9", "--seed", "2"]
+RUN_ARGS = [
+    "--methods",
+    "random,random-stratified-equal",
+    "--per-subtask",
+    "--sizes",
+    "8,4%,40,120",
+    "--sources",
+    "20,60",
+    "--runs",
+    "4",
+    "--group",
+    GROUP,
+    "--threshold",
+    "0.9",
+    "--seed",
+    "2",
+]
 
 
 def make_data(folder: Path) -> Path:
@@ -37,7 +61,6 @@ def built_report_fixture(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("report")
     data = make_data(root / "data")
     out = root / "out"
-    result = CliRunner().invoke(app, ["run", "--data", str(data), *RUN_ARGS, "--figures", "svg", "--workers", "2",
-                                      "--out", str(out)])
+    result = CliRunner().invoke(app, ["run", "--data", str(data), *RUN_ARGS, "--figures", "svg", "--workers", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out

@@ -40,7 +40,7 @@ def simulated_curve(matrix, design: str, k: int, runs: int, seed: int, first, se
         agree = (np.sign(de) == np.sign(dt)[None, :]) & (de != 0)
         flat = (np.arange(len(agree))[:, None] * n_bins + bins[None, :]).ravel()
         got = np.bincount(flat, weights=agree.ravel(), minlength=len(agree) * n_bins).reshape(len(agree), n_bins)
-        rates[start:start + len(agree)] = got / np.maximum(pairs, 1)
+        rates[start : start + len(agree)] = got / np.maximum(pairs, 1)
     keep = pairs > 0
     mean = rates.mean(axis=0)
     se = rates.std(axis=0, ddof=1) / np.sqrt(runs)

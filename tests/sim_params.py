@@ -9,6 +9,12 @@ not what a test of parameter recovery needs: there the truth must be a plain 2PL
 from mdad.data.simulate import SimulationParams
 
 TEXTBOOK_2PL = SimulationParams(
-    discrimination_median=1.2, discrimination_log_sd=0.35, negative_share=0.0, specific_ratio=0.7,
-    subtask_share=0.9, difficulty_sd=1.3, floors=(0.0,), above_floor=(0.55, 0.4, 0.65, 0.5),
+    discrimination_median=1.2,
+    discrimination_log_sd=0.35,
+    negative_share=0.0,
+    specific_ratio=0.7,
+    subtask_share=0.9,
+    difficulty_sd=1.3,
+    floors=(0.0,),
+    above_floor=(0.55, 0.4, 0.65, 0.5),
 )

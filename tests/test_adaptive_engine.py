@@ -40,9 +40,11 @@ def test_map_abilities_minimise_each_models_own_posterior():
     y[0] = 1.0  # all correct: only the prior keeps the optimum finite
     theta = map_abilities(y, a, b, prior_scale=1.5)
     for i in range(n):
+
         def f(th, i=i):
             eta = a[i] @ th - b[i]
             return float(np.sum(np.logaddexp(0, eta) - y[i] * eta) + 0.5 * th @ th / 1.5**2)
+
         reference = minimize(f, np.zeros(d), method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-12}).x
         np.testing.assert_allclose(theta[i], reference, atol=1e-5)
 
@@ -68,9 +70,11 @@ def test_next_item_maximises_the_determinant_of_the_posterior_precision(sim3):
     for i in range(3):
         asked = out.items[i, :5]
         theta = estimate_ability(answers[i : i + 1, asked], truth.a[asked], truth.b[asked])[0]
+
         def precision(items, theta=theta):
             w = predict_correct(theta[None], truth.a[items], truth.b[items])[0]
             return np.eye(3) + (truth.a[items] * (w * (1 - w))[:, None]).T @ truth.a[items]
+
         dets = [np.linalg.det(precision(np.r_[asked, j])) if j not in asked else -np.inf for j in range(400)]
         assert out.items[i, 5] == int(np.argmax(dets))
     # the first item is chosen at the start ability, with the prior alone

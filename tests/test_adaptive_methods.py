@@ -31,8 +31,7 @@ def sim():
 
 
 def test_experiment_runs_stores_and_resumes_adaptive_methods(sim, tmp_path):
-    config = ExperimentConfig(methods=("random", "adaptive", "adaptive-1d", "aipw"), sizes=(5, 20), sources=(40,),
-                              runs=3, targets=20)
+    config = ExperimentConfig(methods=("random", "adaptive", "adaptive-1d", "aipw"), sizes=(5, 20), sources=(40,), runs=3, targets=20)
     first = Experiment(sim, config, store=ResultStore(tmp_path)).run()
     assert set(first.frames) == {Cell(m, k, 40) for m in config.methods for k in (5, 20)}
     for cell, frame in first.frames.items():
@@ -67,15 +66,13 @@ def test_grid_estimates_are_the_adaptive_test_of_each_runs_own_fit(sim):
 
 def test_sizes_nest_one_pass_serves_every_size(sim):
     alone = Experiment(sim, ExperimentConfig(methods="adaptive-1d", sizes=7, sources=40, runs=2, targets=10, seed=1)).run()
-    together = Experiment(sim, ExperimentConfig(methods="adaptive-1d", sizes=(7, 30), sources=40, runs=2, targets=10,
-                                                seed=1)).run()
+    together = Experiment(sim, ExperimentConfig(methods="adaptive-1d", sizes=(7, 30), sources=40, runs=2, targets=10, seed=1)).run()
     cell = Cell("adaptive-1d", 7, 40)
     np.testing.assert_array_equal(alone.frames[cell]["estimate"], together.frames[cell]["estimate"])
 
 
 def test_adaptive_and_aipw_share_the_tinybenchmarks_fit():
-    config = ExperimentConfig(methods=("tinybenchmarks-gpirt", "adaptive", "aipw", "adaptive-1d"), sizes=10, sources=40,
-                              runs=5, targets=20)
+    config = ExperimentConfig(methods=("tinybenchmarks-gpirt", "adaptive", "aipw", "adaptive-1d"), sizes=10, sources=40, runs=5, targets=20)
     tasks = plan_tasks(config)
     assert {t.methods for t in tasks} == {("tinybenchmarks-gpirt", "adaptive", "aipw"), ("adaptive-1d",)}
 
@@ -115,8 +112,7 @@ def test_aipw_benchmark_is_the_cross_fitted_estimator_on_random_items(sim, prepa
     assert len(set(micro.items.tolist())) == 20 and not np.all(np.diff(micro.items) > 0)  # draw order kept
     scores = sim.scores[:5, micro.items].astype(float)
     a, b = prep.fit.a, prep.fit.b
-    direct = aipw(scores, micro.items, 100,
-                  lambda x: predict_correct(estimate_ability(x, a[micro.items], b[micro.items]), a, b))
+    direct = aipw(scores, micro.items, 100, lambda x: predict_correct(estimate_ability(x, a[micro.items], b[micro.items]), a, b))
     np.testing.assert_allclose(micro.estimate(scores), direct.estimate)
     result = micro.interval(scores)
     inside = np.clip(result.estimate, 0, 1)  # the estimate is unbiased, hence unclipped; the interval is clipped

@@ -36,8 +36,9 @@ def test_variance_estimate_is_exact_in_expectation_for_a_fixed_predictor():
     pool, k = 7, 3
     answers = (rng.random((4, pool)) < 0.5).astype(float)
     prediction = rng.random((1, pool))  # a fixed predictor: ignores the answers
-    results = [aipw(answers[:, list(d)], np.array(d), pool, lambda x: np.repeat(prediction, len(x), 0))
-               for d in itertools.combinations(range(pool), k)]
+    results = [
+        aipw(answers[:, list(d)], np.array(d), pool, lambda x: np.repeat(prediction, len(x), 0)) for d in itertools.combinations(range(pool), k)
+    ]
     estimates = np.array([r.estimate for r in results])
     variances = np.array([r.variance for r in results])
     np.testing.assert_allclose(estimates.mean(axis=0), answers.mean(axis=1), atol=1e-12)

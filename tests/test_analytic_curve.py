@@ -140,8 +140,7 @@ def test_stored_run_analytic_curves_match_its_simulated_curves(small_sim, tmp_pa
         est = frame["estimate"].to_numpy().reshape(30, -1)
         for view in ("seen", "unseen"):
             per_run = pairwise_agreement(est, frame[view].to_numpy().reshape(30, -1))[0].mean(axis=1)
-            rows = exact_curves[(exact_curves["method"] == cell.method) & (exact_curves["size"] == cell.size)
-                                & (exact_curves["view"] == view)]
+            rows = exact_curves[(exact_curves["method"] == cell.method) & (exact_curves["size"] == cell.size) & (exact_curves["view"] == view)]
             expected = rows["agreed"].sum() / rows["pairs"].sum()
             assert abs(per_run.mean() - expected) < 4 * per_run.std(ddof=1) / np.sqrt(30) + 1e-3, (cell, view)
     fig = analytic_vs_simulated(sim_curves, exact_curves, 10)
@@ -162,8 +161,7 @@ def test_report_finds_the_data_of_a_run(tmp_path, data):
     from mdad.report.analytic import analytic_figures, matrix_of_run
 
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, ["run", "--runs", "3", "--sizes", "10", "--methods", "random", "--seed", "4",
-                                      *data, "--out", str(out)])
+    result = CliRunner().invoke(app, ["run", "--runs", "3", "--sizes", "10", "--methods", "random", "--seed", "4", *data, "--out", str(out)])
     assert result.exit_code == 0, result.output
     config = ResultStore(out).read_config()
     assert matrix_of_run(config)[0] is not None

@@ -19,6 +19,7 @@ def brute_force_agreement(N: int, k: int, n_plus: int, n_minus: int, draws: int 
     """P(K+ > K-) for k of N items (n+ only the first right, n- only the second), by enumerating
     every count pair with its multivariate hypergeometric probability."""
     from math import comb
+
     total = 0
     for a in range(0, min(n_plus, k) + 1):
         for b in range(0, min(n_minus, k - a) + 1):
@@ -29,9 +30,15 @@ def brute_force_agreement(N: int, k: int, n_plus: int, n_minus: int, draws: int 
 
 def one_pair(N: int, n_plus: int, n_minus: int) -> analytic.PairStats:
     return analytic.PairStats(
-        first=np.array([0]), second=np.array([1]), sizes=np.array([[N]]), n_plus=np.array([[n_plus]]),
-        n_minus=np.array([[n_minus]]), sum_d=np.array([[float(n_plus - n_minus)]]),
-        sum_d2=np.array([[float(n_plus + n_minus)]]), binary=True, strata=np.array(["all"]),
+        first=np.array([0]),
+        second=np.array([1]),
+        sizes=np.array([[N]]),
+        n_plus=np.array([[n_plus]]),
+        n_minus=np.array([[n_minus]]),
+        sum_d=np.array([[float(n_plus - n_minus)]]),
+        sum_d2=np.array([[float(n_plus + n_minus)]]),
+        binary=True,
+        strata=np.array(["all"]),
     )
 
 
@@ -48,8 +55,13 @@ def test_plan_finds_the_true_smallest_size_when_agreement_is_not_monotone():
 
 
 def test_public_functions_take_options_by_keyword_only():
-    for func, first_option in ((mdad.select, "seed"), (mdad.assess, "runs"), (analytic.analytic_mdad, "design"),
-                               (mdad.plan, "detect"), (mdad.compare, "size")):
+    for func, first_option in (
+        (mdad.select, "seed"),
+        (mdad.assess, "runs"),
+        (analytic.analytic_mdad, "design"),
+        (mdad.plan, "detect"),
+        (mdad.compare, "size"),
+    ):
         parameter = inspect.signature(func).parameters[first_option]
         assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, func.__name__
     with pytest.raises(TypeError):
@@ -110,7 +122,10 @@ def test_library_errors_do_not_name_command_line_flags(small_sim):
     assert "--" not in str(caught.value)
     with pytest.raises(MdadError) as caught:
         small_sim.take(items=np.array([0, 1])).__class__(
-            scores=np.array([[0.0, np.nan], [1.0, 1.0]]), models=["a", "b"], items=["i", "j"], subtasks=["s", "s"],
+            scores=np.array([[0.0, np.nan], [1.0, 1.0]]),
+            models=["a", "b"],
+            items=["i", "j"],
+            subtasks=["s", "s"],
         ).require_complete()
     assert "--" not in str(caught.value)
 

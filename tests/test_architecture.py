@@ -16,8 +16,20 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 # Lowest first. A module may import from its own layer and from the layers below it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundations", ("mdad.errors", "mdad.defaults", "mdad.exact", "mdad.seeding", "mdad.wording", "mdad.memory", "mdad.outputs", "mdad.registry",
-                     "mdad.estimates")),
+    (
+        "foundations",
+        (
+            "mdad.errors",
+            "mdad.defaults",
+            "mdad.exact",
+            "mdad.seeding",
+            "mdad.wording",
+            "mdad.memory",
+            "mdad.outputs",
+            "mdad.registry",
+            "mdad.estimates",
+        ),
+    ),
     ("data", ("mdad.data",)),
     ("irt", ("mdad.irt",)),
     ("methods", ("mdad.methods", "mdad.estimators")),

@@ -102,23 +102,53 @@ def test_bad_arguments_get_one_sentence(small_sim):
 def test_select_assesses_and_estimate_flags_unlikely_orders(small_sim, tmp_path):
     write_npz(small_sim, tmp_path / "data.npz")
     runner = CliRunner()
-    result = runner.invoke(app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random", "--size", "10",
-                                 "--assess-runs", "4", "--targets", "20", "--workers", "1",
-                                 "--out", str(tmp_path / "m.json")])
+    result = runner.invoke(
+        app,
+        [
+            "select",
+            "--data",
+            str(tmp_path / "data.npz"),
+            "--method",
+            "random",
+            "--size",
+            "10",
+            "--assess-runs",
+            "4",
+            "--targets",
+            "20",
+            "--workers",
+            "1",
+            "--out",
+            str(tmp_path / "m.json"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "On 4 held-out splits (20 target models, 100 source models" in " ".join(result.output.split())
     assessment = SelectedMicroBenchmark.load(tmp_path / "m.json").assessment
     assert assessment.runs == 4
-    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "data.npz")],
-                           terminal_width=200)
+    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "data.npz")], terminal_width=200)
     assert result.exit_code == 0, result.output
     orders = SelectedMicroBenchmark.load(tmp_path / "m.json").order_probabilities(small_sim)
     flagged = int(np.sum(orders.probability < assessment.threshold))
     text = " ".join(result.output.split())
     assert f"{flagged} of the {len(orders.gap)} neighbouring pairs keep their order" in text and flagged > 0
     assert "Order probabilities: exact" in text
-    result = runner.invoke(app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random", "--size", "10",
-                                 "--assess-runs", "0", "--out", str(tmp_path / "plain.json")])
+    result = runner.invoke(
+        app,
+        [
+            "select",
+            "--data",
+            str(tmp_path / "data.npz"),
+            "--method",
+            "random",
+            "--size",
+            "10",
+            "--assess-runs",
+            "0",
+            "--out",
+            str(tmp_path / "plain.json"),
+        ],
+    )
     assert result.exit_code == 0 and SelectedMicroBenchmark.load(tmp_path / "plain.json").assessment is None
     result = runner.invoke(app, ["estimate", str(tmp_path / "plain.json"), str(tmp_path / "data.npz")])
     assert "carries no assessment" in " ".join(result.output.split())
@@ -126,8 +156,9 @@ def test_select_assesses_and_estimate_flags_unlikely_orders(small_sim, tmp_path)
 
 def test_select_on_too_few_models_says_it_cannot_assess(small_sim, tmp_path):
     write_npz(small_sim.take(models=np.arange(3)), tmp_path / "three.npz")
-    result = CliRunner().invoke(app, ["select", "--data", str(tmp_path / "three.npz"), "--method", "random",
-                                      "--size", "10", "--out", str(tmp_path / "m.json")])
+    result = CliRunner().invoke(
+        app, ["select", "--data", str(tmp_path / "three.npz"), "--method", "random", "--size", "10", "--out", str(tmp_path / "m.json")]
+    )
     assert result.exit_code == 0, result.output
     assert "Not assessed: with 3 models" in " ".join(result.output.split())
     assert SelectedMicroBenchmark.load(tmp_path / "m.json").assessment is None
@@ -137,8 +168,16 @@ def test_every_registered_metric_reaches_the_assessment_and_its_file():
     from mdad.metrics.base import METRICS, Metric
     from mdad.micro.notes import describe_assessment
 
-    spread = Metric("spread", "estimate spread", "standard deviation of the estimates", lambda d: float(np.std(d.estimates)),
-                    scale=100.0, unit="pts", digits=1, better="higher")
+    spread = Metric(
+        "spread",
+        "estimate spread",
+        "standard deviation of the estimates",
+        lambda d: float(np.std(d.estimates)),
+        scale=100.0,
+        unit="pts",
+        digits=1,
+        better="higher",
+    )
     METRICS.add(spread)
     try:
         a = assess(mdad.simulate(seed=0, n_models=30, n_items=80), "random", 10, runs=3)

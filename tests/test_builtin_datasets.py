@@ -108,6 +108,10 @@ def test_package_data_ships_every_builtin_file():
     patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["mdad"]
     package = root / "src" / "mdad"
     shipped = {path for pattern in patterns for path in package.glob(pattern)}
-    bundled = {path for entry in BUILTIN.values() for path in (root / "src" / "mdad" / "data" / "builtin" / entry.name).iterdir()
-               if not path.name.startswith("__")}
+    bundled = {
+        path
+        for entry in BUILTIN.values()
+        for path in (root / "src" / "mdad" / "data" / "builtin" / entry.name).iterdir()
+        if not path.name.startswith("__")
+    }
     assert len(bundled) == 9 and bundled <= shipped

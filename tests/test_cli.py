@@ -31,10 +31,14 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     n = len(defaults())
     # the default data: the paper's GPQA matrix, bundled
     flat = " ".join(result.output.split())
-    assert (f"gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2): 420 models x 448 items (1 subtask, 224 seen "
-            f"per run); 5 runs of 50 targets; {n} methods x 2 sizes x 1 source count = {2 * n} cells.") in flat
-    assert ('gpqa: GPQA main, Open LLM Leaderboard v2, the matrix of "How Reliable is Language Model Micro-Benchmarking?" '
-            "(Yauney, Warraich, Swayamdipta, ICLR 2026).") in flat
+    assert (
+        f"gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2): 420 models x 448 items (1 subtask, 224 seen "
+        f"per run); 5 runs of 50 targets; {n} methods x 2 sizes x 1 source count = {2 * n} cells."
+    ) in flat
+    assert (
+        'gpqa: GPQA main, Open LLM Leaderboard v2, the matrix of "How Reliable is Language Model Micro-Benchmarking?" '
+        "(Yauney, Warraich, Swayamdipta, ICLR 2026)."
+    ) in flat
     for name in ("summary.parquet", "summary.csv", "curves.csv", "table.csv", "report.html", "config.json"):
         assert (out / name).is_file(), name
     summary = pd.read_csv(out / "summary.csv")
@@ -50,8 +54,10 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     for method in defaults():
         line = next(row for row in overview.splitlines() if row.split()[:1] == [method])
         values = seen[seen["method"] == method].sort_values("size")
-        expected = " ".join(f"{v:g}{'*' if marked else ''}" if ok else "not reached"  # *: the first crossing is noise
-                            for v, ok, marked in zip(values["mdad"], values["mdad_reached"], values["mdad_marked"], strict=True))
+        expected = " ".join(
+            f"{v:g}{'*' if marked else ''}" if ok else "not reached"  # *: the first crossing is noise
+            for v, ok, marked in zip(values["mdad"], values["mdad_reached"], values["mdad_marked"], strict=True)
+        )
         assert line.split()[1:] == expected.split()
     rebuilt = runner.invoke(app, ["report", str(out), "--threshold", "0.9"])
     assert rebuilt.exit_code == 0, rebuilt.output
@@ -61,15 +67,18 @@ def test_default_run_writes_results_tables_and_report(tmp_path):
     assert (merged.loc[reached, "mdad_y"] >= merged.loc[reached, "mdad_x"]).all()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "--methods", "random,bogus"], "Unknown method 'bogus'"),
-    (["run", "--sizes", "10,abc"], "Sizes must be whole numbers of items or percentages"),
-    (["run", "--sizes", "100000"], "Size 100000 is larger than the pool"),
-    (["run", "--data", "no/such/file.npz"], "No such file or folder: no/such/file.npz"),
-    (["run", "--threshold", "1.5"], "agreement threshold must lie strictly between 0 and 1, got 1.5"),
-    (["run", "--group", "nope"], "Unknown model group 'nope'"),
-    (["report", "no-such-dir"], "holds no mdad results"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "--methods", "random,bogus"], "Unknown method 'bogus'"),
+        (["run", "--sizes", "10,abc"], "Sizes must be whole numbers of items or percentages"),
+        (["run", "--sizes", "100000"], "Size 100000 is larger than the pool"),
+        (["run", "--data", "no/such/file.npz"], "No such file or folder: no/such/file.npz"),
+        (["run", "--threshold", "1.5"], "agreement threshold must lie strictly between 0 and 1, got 1.5"),
+        (["run", "--group", "nope"], "Unknown model group 'nope'"),
+        (["report", "no-such-dir"], "holds no mdad results"),
+    ],
+)
 def test_errors_are_one_sentence_without_traceback(args, message, tmp_path):
     result = runner.invoke(app, [*args, *(["--out", str(tmp_path / "o")] if args[0] == "run" else [])])
     assert result.exit_code == 2
@@ -79,25 +88,34 @@ def test_errors_are_one_sentence_without_traceback(args, message, tmp_path):
 
 def test_real_data_with_missing_cells_needs_a_policy(shared_data_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("MDAD_DATA_DIR", str(shared_data_dir))
-    args = ["run", "--dataset", "mmlu-pro-tiger", "--methods", "random", "--sizes", "10", "--runs", "3",
-            "--out", str(tmp_path / "o")]
+    args = ["run", "--dataset", "mmlu-pro-tiger", "--methods", "random", "--sizes", "10", "--runs", "3", "--out", str(tmp_path / "o")]
     result = runner.invoke(app, args)
     assert result.exit_code == 2 and "drop-items" in result.output
     result = runner.invoke(app, [*args, "--missing", "drop-models"])
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "--workers", "-1", "--out", "{tmp}/o"], "Invalid value for '--workers'"),
-    (["run", "--missing", "maybe", "--out", "{tmp}/o"], "Invalid value for '--missing': 'maybe' is not one of 'error', 'drop-items', 'drop-models'"),
-    (["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/file.txt"],
-     "Cannot write the output folder {tmp}/file.txt: it is a file, not a folder"),
-    (["select", "--method", "random", "--size", "5", "--out", "{tmp}/no/such/m.json"],
-     "Cannot write the micro-benchmark file {tmp}/no/such/m.json: its folder {tmp}/no/such does not exist"),
-    (["select", "--method", "random", "--size", "5", "--out", "{tmp}"], "Cannot write the micro-benchmark file {tmp}: it is a folder"),
-    (["info", "{tmp}/file.npz"], "is not an npz file (a numpy .npz file is a zip archive of arrays)"),
-    (["compare", "--size", "10", "--csv", "{tmp}/no/x.csv"], "Cannot write the CSV file {tmp}/no/x.csv: its folder {tmp}/no does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "--workers", "-1", "--out", "{tmp}/o"], "Invalid value for '--workers'"),
+        (
+            ["run", "--missing", "maybe", "--out", "{tmp}/o"],
+            "Invalid value for '--missing': 'maybe' is not one of 'error', 'drop-items', 'drop-models'",
+        ),
+        (
+            ["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/file.txt"],
+            "Cannot write the output folder {tmp}/file.txt: it is a file, not a folder",
+        ),
+        (
+            ["select", "--method", "random", "--size", "5", "--out", "{tmp}/no/such/m.json"],
+            "Cannot write the micro-benchmark file {tmp}/no/such/m.json: its folder {tmp}/no/such does not exist",
+        ),
+        (["select", "--method", "random", "--size", "5", "--out", "{tmp}"], "Cannot write the micro-benchmark file {tmp}: it is a folder"),
+        (["info", "{tmp}/file.npz"], "is not an npz file (a numpy .npz file is a zip archive of arrays)"),
+        (["compare", "--size", "10", "--csv", "{tmp}/no/x.csv"], "Cannot write the CSV file {tmp}/no/x.csv: its folder {tmp}/no does not exist"),
+    ],
+)
 def test_bad_outputs_and_options_fail_before_any_work(args, message, tmp_path):
     (tmp_path / "file.txt").write_text("not a folder")
     (tmp_path / "file.npz").write_text("not an archive")
@@ -126,11 +144,28 @@ def test_ctrl_c_stops_the_run_and_its_workers_with_one_message(tmp_path):
     no worker left running, and what finished is kept. Ctrl-C goes once the first block of runs is
     written; the run's 600 runs last far longer, so it lands among the cells however busy the machine."""
     out = tmp_path / "o"
-    args = [sys.executable, "-m", "mdad.cli", "run", "--runs", "600", "--sizes", "10,50", "--workers", "2",
-            "--methods", "random,anchor-points", "--sources", "20,40,80", "--out", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "mdad.cli",
+        "run",
+        "--runs",
+        "600",
+        "--sizes",
+        "10,50",
+        "--workers",
+        "2",
+        "--methods",
+        "random,anchor-points",
+        "--sources",
+        "20,40,80",
+        "--out",
+        str(out),
+    ]
     with ctrl_c_as_in_a_terminal():
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True, env={**os.environ, "COLUMNS": "200"})
+        proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, env={**os.environ, "COLUMNS": "200"}
+        )
     try:
         wait_until(lambda: list(out.glob("cells/*/partial/*.npy")), "a first block of runs", proc)
         workers = _children(proc.pid)
@@ -153,8 +188,22 @@ def test_killed_run_resumes_without_losing_or_recomputing(tmp_path):
     (computed here, without a second report)."""
     out = tmp_path / "o"
     methods = ("random", "random-stratified-equal", "random-stratified-proportional")
-    args = [sys.executable, "-m", "mdad.cli", "run", "--runs", "120", "--sizes", "10,50", "--methods", ",".join(methods),
-            "--sources", "20,40,80", "--out", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "mdad.cli",
+        "run",
+        "--runs",
+        "120",
+        "--sizes",
+        "10,50",
+        "--methods",
+        ",".join(methods),
+        "--sources",
+        "20,40,80",
+        "--out",
+        str(out),
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         cells = out / "cells"
@@ -168,8 +217,7 @@ def test_killed_run_resumes_without_losing_or_recomputing(tmp_path):
     finished = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in cells.glob("*/*.parquet")}
     assert 2 <= len(finished) < 18, "the run should have been killed mid-way"
     # blocks of unfinished cells (a kill right after a cell was written can leave its blocks too)
-    kept_blocks = sum(1 for b in cells.glob("*/partial/*.npy")
-                      if not (b.parent.parent / (b.name.split("-r")[0] + ".parquet")).exists())
+    kept_blocks = sum(1 for b in cells.glob("*/partial/*.npy") if not (b.parent.parent / (b.name.split("-r")[0] + ".parquet")).exists())
     result = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
     assert result.returncode == 0, result.stderr
     assert f"Resuming: {len(finished)} of 18 cells" in result.stdout

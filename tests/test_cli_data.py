@@ -69,8 +69,26 @@ def test_run_on_an_lm_eval_folder(tmp_path):
     info = runner.invoke(app, ["info", str(tmp_path / "lm")])
     assert "models: 30" in info.output and "items: 120" in info.output and "option probabilities: yes" in info.output
     out = tmp_path / "o"
-    result = runner.invoke(app, ["run", "--data", str(tmp_path / "lm"), "--metric", "acc_norm", "--methods", "random",
-                                 "--sizes", "10,30", "--runs", "5", "--targets", "10", "--out", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--data",
+            str(tmp_path / "lm"),
+            "--metric",
+            "acc_norm",
+            "--methods",
+            "random",
+            "--sizes",
+            "10,30",
+            "--runs",
+            "5",
+            "--targets",
+            "10",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = pd.read_csv(out / "summary.csv")
     assert sorted(summary["size"].unique()) == [10, 30] and (summary["sources"] == 20).all()
@@ -108,8 +126,23 @@ def test_run_help_says_data_takes_every_format():
 
 def test_select_and_estimate_on_inspect_default_eval_logs(tmp_path):
     micro = tmp_path / "micro.json"
-    result = runner.invoke(app, ["select", "--data", str(FIXTURES / "inspect_eval"), "--method", "random", "--size", "3",
-                                 "--out", str(micro), "--assess-runs", "0", "--inspect"])
+    result = runner.invoke(
+        app,
+        [
+            "select",
+            "--data",
+            str(FIXTURES / "inspect_eval"),
+            "--method",
+            "random",
+            "--size",
+            "3",
+            "--out",
+            str(micro),
+            "--assess-runs",
+            "0",
+            "--inspect",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "inspect eval tasks.py@tiny_qa --model ... --sample-id" in result.output
     assert "Skipped" in result.output and "status is 'error'" in result.output
@@ -120,8 +153,24 @@ def test_select_and_estimate_on_inspect_default_eval_logs(tmp_path):
 
 def test_estimate_refuses_logs_of_another_task_version(tmp_path):
     micro = tmp_path / "micro.json"
-    result = runner.invoke(app, ["select", "--data", str(FIXTURES / "lm_eval"), "--method", "random", "--size", "4",
-                                 "--out", str(micro), "--assess-runs", "0", "--missing", "drop-items"])
+    result = runner.invoke(
+        app,
+        [
+            "select",
+            "--data",
+            str(FIXTURES / "lm_eval"),
+            "--method",
+            "random",
+            "--size",
+            "4",
+            "--out",
+            str(micro),
+            "--assess-runs",
+            "0",
+            "--missing",
+            "drop-items",
+        ],
+    )
     assert result.exit_code == 0, result.output
     refused = runner.invoke(app, ["estimate", str(micro), str(FIXTURES / "lm_eval_v2")])
     assert refused.exit_code == 2 and "Traceback" not in refused.output
@@ -131,8 +180,9 @@ def test_estimate_refuses_logs_of_another_task_version(tmp_path):
 @pytest.mark.parametrize("folder", ["lm_eval_checkpoints", "inspect_eval", "lighteval"])
 def test_run_on_genuine_checkpoints_eval_logs_and_mixed_lighteval(tmp_path, folder):
     out = tmp_path / "out"
-    result = runner.invoke(app, ["run", "--data", str(FIXTURES / folder), "--methods", "random,anchor-points",
-                                 "--runs", "2", "--workers", "1", "--out", str(out)])
+    result = runner.invoke(
+        app, ["run", "--data", str(FIXTURES / folder), "--methods", "random,anchor-points", "--runs", "2", "--workers", "1", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["method"]) == {"random", "anchor-points"}
@@ -151,16 +201,21 @@ def test_adaptive_micro_benchmark_from_genuine_lm_eval_logs_asks_one_item_at_a_t
     import shutil
 
     micro = tmp_path / "adaptive.json"
-    chosen = runner.invoke(app, ["select", "--data", str(FIXTURES / "lm_eval_checkpoints"), "--method", "adaptive",
-                                 "--size", "3", "--out", str(micro), "--assess-runs", "0"])
+    chosen = runner.invoke(
+        app,
+        ["select", "--data", str(FIXTURES / "lm_eval_checkpoints"), "--method", "adaptive", "--size", "3", "--out", str(micro), "--assess-runs", "0"],
+    )
     assert chosen.exit_code == 0, chosen.output
     first = re.search(r"starts with item (\S+?);", " ".join(chosen.output.split())).group(1)
     task, doc = first.rsplit("/", 1)
     new = tmp_path / "new"
     shutil.copytree(FIXTURES / "lm_eval" / "model-a", new / "model-a")
     for samples in (new / "model-a").glob("samples_*.jsonl"):  # keep only the asked document
-        rows = [line for line in samples.read_text().splitlines()
-                if samples.name.startswith(f"samples_{task}_") and json.loads(line)["doc_id"] == int(doc)]
+        rows = [
+            line
+            for line in samples.read_text().splitlines()
+            if samples.name.startswith(f"samples_{task}_") and json.loads(line)["doc_id"] == int(doc)
+        ]
         samples.unlink() if not rows else samples.write_text("\n".join(rows) + "\n")
     estimate = runner.invoke(app, ["estimate", str(micro), str(new)])
     assert estimate.exit_code == 0, estimate.output

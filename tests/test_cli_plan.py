@@ -54,8 +54,7 @@ def test_plan_size_gives_the_analytic_mdad(data_dir, gpqa):
 
 def test_compare_group_pairs_and_share_below_mdad(data_dir, gpqa, tmp_path):
     out = tmp_path / "pairs.csv"
-    result = runner.invoke(app, ["compare", "--dataset", "oll2-gpqa", "--size", "25", "--group", "7b_instruct",
-                                 "--csv", str(out), "--top", "5"])
+    result = runner.invoke(app, ["compare", "--dataset", "oll2-gpqa", "--size", "25", "--group", "7b_instruct", "--csv", str(out), "--top", "5"])
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(out)
     assert len(frame) == 50 * 49 // 2
@@ -78,10 +77,10 @@ def test_compare_group_pairs_and_share_below_mdad(data_dir, gpqa, tmp_path):
 
 def test_compare_named_models_repeated_or_comma_separated(data_dir, gpqa, tmp_path):
     names = list(gpqa.models[:3])
-    a = runner.invoke(app, ["compare", "--dataset", "oll2-gpqa", "--size", "50", "--models", ",".join(names),
-                            "--csv", str(tmp_path / "a.csv")])
-    b = runner.invoke(app, ["compare", "--dataset", "oll2-gpqa", "--size", "50", *[arg for n in names for arg in ("--models", n)],
-                            "--csv", str(tmp_path / "b.csv")])
+    a = runner.invoke(app, ["compare", "--dataset", "oll2-gpqa", "--size", "50", "--models", ",".join(names), "--csv", str(tmp_path / "a.csv")])
+    b = runner.invoke(
+        app, ["compare", "--dataset", "oll2-gpqa", "--size", "50", *[arg for n in names for arg in ("--models", n)], "--csv", str(tmp_path / "b.csv")]
+    )
     assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv"))
     assert len(pd.read_csv(tmp_path / "a.csv")) == 3
@@ -126,22 +125,28 @@ def test_plan_on_the_builtin_data_needs_no_files(monkeypatch):
     assert "random on simulated (seed 0)" in flat(simulated.output)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["plan", "--detect", "2", "--size", "10"], "Give either --detect (points to tell apart) or --size"),
-    (["plan"], "Give either --detect (points to tell apart) or --size"),
-    (["plan", "--detect", "-1"], "Invalid value for '--detect'"),
-    (["plan", "--detect", "2", "--method", "bogus"], "Unknown method 'bogus'"),
-    (["plan", "--detect", "2", "--threshold", "1.2"], "agreement threshold must lie strictly between 0 and 1, got 1.2"),
-    (["plan", "--detect", "2", "--results", "no-such-dir"], "holds no mdad results"),
-    (["plan", "--detect", "99"], "No pair of models in gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2) differs by 99 to 99.5 points; "
-                                    "choose another --detect."),
-    (["plan", "--size", "100000"], "Size 100000 must lie between 1 and the smallest pool of a pair"),
-    (["plan", "--size", "10", "--data", "no/such.npz"], "No such file or folder: no/such.npz"),
-    (["plan", "--size", "10", "--missing", "maybe"], "Invalid value for '--missing': 'maybe' is not one of 'pairwise', 'error'"),
-    (["compare", "--size", "10", "--models", "nobody,else"], "Model 'nobody' is not in the data"),
-    (["compare", "--size", "10", "--group", "g", "--models", "a"], "Give --group or --models, not both"),
-    (["compare", "--size", "10", "--group", "nope"], "Unknown model group 'nope'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["plan", "--detect", "2", "--size", "10"], "Give either --detect (points to tell apart) or --size"),
+        (["plan"], "Give either --detect (points to tell apart) or --size"),
+        (["plan", "--detect", "-1"], "Invalid value for '--detect'"),
+        (["plan", "--detect", "2", "--method", "bogus"], "Unknown method 'bogus'"),
+        (["plan", "--detect", "2", "--threshold", "1.2"], "agreement threshold must lie strictly between 0 and 1, got 1.2"),
+        (["plan", "--detect", "2", "--results", "no-such-dir"], "holds no mdad results"),
+        (
+            ["plan", "--detect", "99"],
+            "No pair of models in gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2) differs by 99 to 99.5 points; "
+            "choose another --detect.",
+        ),
+        (["plan", "--size", "100000"], "Size 100000 must lie between 1 and the smallest pool of a pair"),
+        (["plan", "--size", "10", "--data", "no/such.npz"], "No such file or folder: no/such.npz"),
+        (["plan", "--size", "10", "--missing", "maybe"], "Invalid value for '--missing': 'maybe' is not one of 'pairwise', 'error'"),
+        (["compare", "--size", "10", "--models", "nobody,else"], "Model 'nobody' is not in the data"),
+        (["compare", "--size", "10", "--group", "g", "--models", "a"], "Give --group or --models, not both"),
+        (["compare", "--size", "10", "--group", "nope"], "Unknown model group 'nope'"),
+    ],
+)
 def test_errors_are_one_sentence(args, message):
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output

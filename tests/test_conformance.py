@@ -31,8 +31,13 @@ def reader_samples(tmp_path: Path) -> dict[str, Path]:
     """A small sample of every built-in format."""
     write_npz(simulate(seed=0, n_models=5, n_items=20, n_subtasks=2), tmp_path / "responses.npz")
     (tmp_path / "scores.csv").write_text("model,item,score\na,q1,1\na,q2,0\nb,q1,0\nb,q2,1\n")
-    return {"npz": tmp_path / "responses.npz", "table": tmp_path / "scores.csv", "lm-eval": FIXTURES / "lm_eval",
-            "lighteval": FIXTURES / "lighteval", "inspect": FIXTURES / "inspect"}
+    return {
+        "npz": tmp_path / "responses.npz",
+        "table": tmp_path / "scores.csv",
+        "lm-eval": FIXTURES / "lm_eval",
+        "lighteval": FIXTURES / "lighteval",
+        "inspect": FIXTURES / "inspect",
+    }
 
 
 def test_every_reader_keeps_the_contract(tmp_path):
@@ -90,13 +95,16 @@ class Unseeded(SelectionMethod):
         return plain_mean(np.sort(np.random.default_rng().choice(view.n_items, size=k, replace=False)))
 
 
-@pytest.mark.parametrize(("method", "message"), [
-    (Repeats, "'repeats' chose the same item twice"),
-    (SaysBinary, "'says-binary' says it needs 0/1 scores but accepted fractional ones"),
-    (PeeksAtSources, "'peeks' declares the uniform random design but its items depend on the source models"),
-    (Overshoots, "'overshoots' gave an estimate outside \\[0, 1\\]"),
-    (Unseeded, "'unseeded' chose different items from the same seed"),
-])
+@pytest.mark.parametrize(
+    ("method", "message"),
+    [
+        (Repeats, "'repeats' chose the same item twice"),
+        (SaysBinary, "'says-binary' says it needs 0/1 scores but accepted fractional ones"),
+        (PeeksAtSources, "'peeks' declares the uniform random design but its items depend on the source models"),
+        (Overshoots, "'overshoots' gave an estimate outside \\[0, 1\\]"),
+        (Unseeded, "'unseeded' chose different items from the same seed"),
+    ],
+)
 def test_check_method_names_what_broke(method, message):
     with pytest.raises(AssertionError, match=message):
         check_method(method)
@@ -109,14 +117,16 @@ def test_check_reader_names_what_broke(tmp_path):
     claims_all = Reader("greedy", lambda path: True, READERS.get("table").read, expects="anything", fallback=True)
     with pytest.raises(AssertionError, match="The reader 'greedy' claims an empty folder"):
         check_reader(claims_all, sample)
-    returns_rows = Reader("rows", lambda path: path.suffix == ".csv", lambda path, options: path.read_text().splitlines(),
-                          expects="a CSV file", fallback=True)
+    returns_rows = Reader(
+        "rows", lambda path: path.suffix == ".csv", lambda path, options: path.read_text().splitlines(), expects="a CSV file", fallback=True
+    )
     with pytest.raises(AssertionError, match="The reader 'rows' returned list, not a ResponseMatrix"):
         check_reader(returns_rows, sample)
 
 
 def test_check_metric_names_what_broke():
-    backwards = Metric("backwards", "backwards", "error said to be better when higher",
-                       lambda d: float(np.mean(np.abs(d.estimates - d.truth))), better="higher")
+    backwards = Metric(
+        "backwards", "backwards", "error said to be better when higher", lambda d: float(np.mean(np.abs(d.estimates - d.truth))), better="higher"
+    )
     with pytest.raises(AssertionError, match="'backwards' says higher is better, but perfect estimates score 0"):
         check_metric(backwards)

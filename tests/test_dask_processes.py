@@ -43,11 +43,30 @@ def start_cluster(folder: Path, workers: int, procs: list[subprocess.Popen]) -> 
     scheduler_file = folder / "scheduler.json"
     log = open(folder / "cluster.log", "w")  # noqa: SIM115  (the cluster's processes write to it after this returns)
     common = dict(stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **TIMEOUT_VARIABLES})
-    procs.append(subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                   "--scheduler-file", str(scheduler_file)], **common))
+    procs.append(
+        subprocess.Popen(
+            [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)], **common
+        )
+    )
     address = wait_until(lambda: scheduler_address(scheduler_file), "the scheduler's address file", procs[0])
-    procs.append(subprocess.Popen([DASK, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", str(workers),
-                                   "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"], **common))
+    procs.append(
+        subprocess.Popen(
+            [
+                DASK,
+                "worker",
+                "--scheduler-file",
+                str(scheduler_file),
+                "--nworkers",
+                str(workers),
+                "--nthreads",
+                "1",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+            ],
+            **common,
+        )
+    )
     with distributed.Client(address, timeout=BOUND) as client:
         client.wait_for_workers(workers, timeout=BOUND)
     return address

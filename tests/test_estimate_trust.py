@@ -46,14 +46,14 @@ def test_random_design_intervals_are_mid_p_or_posterior_and_orders_the_exact_one
     ranked = np.argsort(-result.estimate, kind="stable")
     a, b = scores[ranked[0]], scores[ranked[1]]
     np.testing.assert_allclose(chosen.pair_prior.mass, PairPrior.from_scores(small_sim.scores).mass)
-    expected = exact_order_probability([small_sim.n_items], [30], [((a == 1) & (b == 0)).sum()],
-                                       [((a == 0) & (b == 1)).sum()], prior=chosen.pair_prior)
+    expected = exact_order_probability(
+        [small_sim.n_items], [30], [((a == 1) & (b == 0)).sum()], [((a == 0) & (b == 1)).sum()], prior=chosen.pair_prior
+    )
     assert orders.first[0] == small_sim.models[ranked[0]] and orders.probability[0] == pytest.approx(expected[0])
     assert len(orders.gap) == small_sim.n_models - 1 and (orders.gap >= 0).all()
     # saved and loaded: the same; a file of an older mdad (no accuracy prior): the exact mid-p interval, said so
     chosen.save(tmp_path / "m.json")
-    np.testing.assert_array_equal(
-        SelectedMicroBenchmark.load(tmp_path / "m.json").intervals(small_sim, level=0.95, population=True).low, result.low)
+    np.testing.assert_array_equal(SelectedMicroBenchmark.load(tmp_path / "m.json").intervals(small_sim, level=0.95, population=True).low, result.low)
     data = chosen.to_json()
     del data["accuracy_prior"]
     (tmp_path / "old.json").write_text(json.dumps(data))
@@ -91,8 +91,7 @@ def test_learned_methods_use_the_stored_calibration_after_loading(assessed, smal
     orders = back.order_probabilities(small_sim)
     assert orders.calibration.startswith("calibrated") and "residual spread" in orders.calibration
     estimate = back.estimate(small_sim)
-    expected = assessed.assessment.order_calibration.probability(estimate[orders.first].to_numpy(),
-                                                                 estimate[orders.second].to_numpy())
+    expected = assessed.assessment.order_calibration.probability(estimate[orders.first].to_numpy(), estimate[orders.second].to_numpy())
     np.testing.assert_allclose(orders.probability, expected)
 
 
@@ -124,9 +123,21 @@ def test_estimate_command_prints_and_writes_intervals_and_pair_probabilities(ass
     assessed.save(tmp_path / "m.json")
     write_npz(small_sim.take(models=np.arange(3)), tmp_path / "three.npz")
     runner = CliRunner()
-    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "three.npz"), "--level", "0.8",
-                                 "--csv", str(tmp_path / "e.csv"), "--pairs-csv", str(tmp_path / "p.csv")],
-                           terminal_width=200)
+    result = runner.invoke(
+        app,
+        [
+            "estimate",
+            str(tmp_path / "m.json"),
+            str(tmp_path / "three.npz"),
+            "--level",
+            "0.8",
+            "--csv",
+            str(tmp_path / "e.csv"),
+            "--pairs-csv",
+            str(tmp_path / "p.csv"),
+        ],
+        terminal_width=200,
+    )
     assert result.exit_code == 0, result.output
     assert "80% interval" in result.output and "Intervals: split-conformal" in " ".join(result.output.split())
     rows = pd.read_csv(tmp_path / "e.csv")
@@ -143,8 +154,9 @@ def test_estimate_command_prints_and_writes_intervals_and_pair_probabilities(ass
 
 def test_continuous_scores_fall_back_to_the_assessment_or_say_why(small_sim):
     matrix = small_sim.take(models=np.arange(60))
-    soft = mdad.ResponseMatrix(scores=np.clip(matrix.scores * 0.9 + 0.05, 0, 1), models=matrix.models,
-                               items=matrix.items, subtasks=matrix.subtasks, source="soft scores")
+    soft = mdad.ResponseMatrix(
+        scores=np.clip(matrix.scores * 0.9 + 0.05, 0, 1), models=matrix.models, items=matrix.items, subtasks=matrix.subtasks, source="soft scores"
+    )
     chosen = mdad.select(soft, "random", 20, seed=0)
     result = chosen.intervals(soft)
     assert not result.available and "need 0/1 scores" in result.calibration
@@ -167,8 +179,7 @@ def test_adaptive_tests_are_calibrated_on_tests_the_targets_took(small_sim):
             item = chosen.micro.next_items(answers[None])[0]
             answers[item] = small_sim.scores[row, item]
         asked[row] = answers
-    partial = mdad.ResponseMatrix(scores=asked, models=small_sim.models, items=small_sim.items,
-                                  subtasks=small_sim.subtasks, source="asked items")
+    partial = mdad.ResponseMatrix(scores=asked, models=small_sim.models, items=small_sim.items, subtasks=small_sim.subtasks, source="asked items")
     result = assessed.intervals(partial)
     assert result.calibration.startswith("split-conformal") and np.all(result.high - result.low > 0.02)
     truth = small_sim.scores.mean(axis=1)
@@ -214,9 +225,14 @@ def test_estimate_says_when_models_score_above_every_source(small_sim, tmp_path)
     assert weak.exit_code == 0 and "above every model" not in weak.output
 
 
-@pytest.mark.parametrize("field,value", [("accuracy_prior", {"pool_items": 10, "counts": "many"}),
-                                         ("accuracy_prior", {"pool_items": 10, "counts": [3, 11]}),
-                                         ("pair_prior", {"m_edges": [1, 2], "mass": [[1.0]]})])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("accuracy_prior", {"pool_items": 10, "counts": "many"}),
+        ("accuracy_prior", {"pool_items": 10, "counts": [3, 11]}),
+        ("pair_prior", {"m_edges": [1, 2], "mass": [[1.0]]}),
+    ],
+)
 def test_malformed_priors_in_a_file_get_one_sentence(small_sim, tmp_path, field, value):
     data = mdad.select(small_sim, "random", 10, seed=0).to_json()
     data[field] = value

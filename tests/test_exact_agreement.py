@@ -32,9 +32,7 @@ def normal_sign_probabilities(N, k, n_plus, n_minus) -> exact.SignProbabilities:
     return exact.SignProbabilities(*exact.normal_tails(k * mu, var, 0.5))
 
 
-def normal_sign_probabilities_scores(
-    N, k, mean_diff, var_diff, continuity: bool = False
-) -> exact.SignProbabilities:
+def normal_sign_probabilities_scores(N, k, mean_diff, var_diff, continuity: bool = False) -> exact.SignProbabilities:
     """Normal approximation for any scores: the order of two models' plain means over k of N items.
 
     ``mean_diff`` and ``var_diff`` are the mean and (population) variance over the pool of the

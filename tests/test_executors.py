@@ -26,7 +26,8 @@ def test_items_without_options_keep_their_scores_on_a_cluster():
     matrix = simulate(seed=3, n_models=12, n_items=20, n_subtasks=2)
     gold = np.array(matrix.gold)
     gold[::3] = -1  # generation items among multiple-choice ones
-    mixed = type(matrix)(scores=matrix.scores, models=matrix.models, items=matrix.items, subtasks=matrix.subtasks,
-                         option_probs=matrix.option_probs, gold=gold)
+    mixed = type(matrix)(
+        scores=matrix.scores, models=matrix.models, items=matrix.items, subtasks=matrix.subtasks, option_probs=matrix.option_probs, gold=gold
+    )
     np.testing.assert_array_equal(task_data(mixed).gold_prob(), mixed.gold_prob())
     np.testing.assert_array_equal(mixed.gold_prob()[:, ::3], mixed.scores[:, ::3])

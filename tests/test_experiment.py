@@ -154,8 +154,10 @@ def test_dask_cluster_gives_the_same_results(small_sim):
     distributed = pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'mdad[dask]'")
     config = ExperimentConfig(methods=RANDOMS, sizes=(10, 40), sources=(20, 60), runs=4, targets=15, seed=9)
     local = Experiment(small_sim, config).run().frames
-    with dask.config.set(DASK_TIMEOUTS), distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                                                  dashboard_address=None) as cluster:
+    with (
+        dask.config.set(DASK_TIMEOUTS),
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+    ):
         remote = Experiment(small_sim, config).run(scheduler=cluster.scheduler_address).frames
     assert local.keys() == remote.keys()
     for cell in local:
@@ -166,8 +168,10 @@ def test_unreachable_scheduler_is_one_sentence(small_sim):
     dask = pytest.importorskip("dask", reason="Dask is an optional extra")
     pytest.importorskip("distributed", reason="Dask is an optional extra")
     config = ExperimentConfig(methods=("random",), sizes=(10,), sources=(20,), runs=2, targets=10)
-    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}), \
-            pytest.raises(MdadError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+    with (
+        dask.config.set({"distributed.comm.timeouts.connect": "2s"}),
+        pytest.raises(MdadError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:9"),
+    ):
         Experiment(small_sim, config).run(scheduler="tcp://127.0.0.1:9")
 
 
@@ -272,8 +276,7 @@ def test_an_interruption_between_results_stops_the_workers_at_once(small_sim, tm
         with mock.patch.object(store, "write_block", interrupted), pytest.raises(KeyboardInterrupt):
             Experiment(small_sim, config, store=store).run(workers=2)
         # the workers are gone (asked of the system: a Process object can miss that its process was reaped)
-        assert not [child for child in set(multiprocessing.active_children()) - earlier - {bystander}
-                    if running(child.pid)]
+        assert not [child for child in set(multiprocessing.active_children()) - earlier - {bystander} if running(child.pid)]
         assert bystander.is_alive() and running(bystander.pid)  # the bystander is not
     finally:
         release.set()

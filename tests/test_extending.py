@@ -28,14 +28,12 @@ def doc_files() -> dict[str, str]:
 
 def run_python(code: str, pythonpath: Path, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pythonpath), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 def test_one_new_file_each_adds_a_method_a_reader_and_a_metric(tmp_path):
     files = doc_files()
-    assert sorted(files) == ["src/mdad/data/readers/scores_json.py", "src/mdad/methods/difficulty_spread.py",
-                             "src/mdad/metrics/within_one_point.py"]
+    assert sorted(files) == ["src/mdad/data/readers/scores_json.py", "src/mdad/methods/difficulty_spread.py", "src/mdad/metrics/within_one_point.py"]
     copy = tmp_path / "src"
     shutil.copytree(Path(mdad.__file__).parent, copy / "mdad", ignore=shutil.ignore_patterns("__pycache__"))
     for path, code in files.items():
@@ -43,7 +41,8 @@ def test_one_new_file_each_adds_a_method_a_reader_and_a_metric(tmp_path):
     sample = tmp_path / "results.scores.json"
     sample.write_text(json.dumps({f"model-{m}": {f"q{i}": float((m + i) % 3 == 0) for i in range(12)} for m in range(6)}))
 
-    done = run_python(f"""
+    done = run_python(
+        f"""
         import mdad
         assert mdad.__file__.startswith({str(copy)!r}), mdad.__file__
         from typer.testing import CliRunner
@@ -65,11 +64,14 @@ def test_one_new_file_each_adds_a_method_a_reader_and_a_metric(tmp_path):
         check = mdad.assess(mdad.simulate(seed=0, n_models=30, n_items=80), "difficulty-spread", 10, runs=3)
         assert 0 <= check.metrics["within_1pt"] <= 1 and set(check.to_json()) >= {{"error", "kendall_tau", "within_1pt"}}
         print("extended")
-    """, copy, tmp_path)
+    """,
+        copy,
+        tmp_path,
+    )
     assert done.returncode == 0 and "extended" in done.stdout, done.stderr
 
 
-PLUGIN = '''
+PLUGIN = """
 import numpy as np
 
 from mdad.methods.base import SelectionMethod, plain_mean
@@ -83,16 +85,16 @@ class EveryOther(SelectionMethod):
         start = int(rng.integers(view.n_items - 2 * (k - 1))) if view.n_items > 2 * (k - 1) else 0
         step = 2 if view.n_items > 2 * (k - 1) else 1
         return plain_mean(np.arange(start, start + step * k, step)[:k])
-'''
+"""
 
-PLUGIN_METRIC = '''
+PLUGIN_METRIC = """
 import numpy as np
 
 from mdad.metrics.base import METRICS, Metric
 
 METRICS.add(Metric("bias", "bias", "mean estimate - accuracy", lambda d: float(np.mean(d.estimates - d.truth)),
                    scale=100.0, unit="pts", better="lower"))
-'''
+"""
 
 
 def installed_plugin(site: Path, entry_points: str) -> None:
@@ -108,9 +110,9 @@ def installed_plugin(site: Path, entry_points: str) -> None:
 
 def test_an_installed_package_registers_through_entry_points(tmp_path):
     site = tmp_path / "site"
-    installed_plugin(site, "[mdad.methods]\nevery-other = mdad_every_other:EveryOther\n\n"
-                           "[mdad.metrics]\nbias = mdad_every_other.metric\n")
-    done = run_python("""
+    installed_plugin(site, "[mdad.methods]\nevery-other = mdad_every_other:EveryOther\n\n[mdad.metrics]\nbias = mdad_every_other.metric\n")
+    done = run_python(
+        """
         from typer.testing import CliRunner
         from mdad import methods
         from mdad.cli import app
@@ -121,7 +123,10 @@ def test_an_installed_package_registers_through_entry_points(tmp_path):
         assert methods.available()[-1] == "every-other" and METRICS.names()[-1] == "bias"
         check_method("every-other")
         print("plugged in")
-    """, site, tmp_path)
+    """,
+        site,
+        tmp_path,
+    )
     assert done.returncode == 0 and "plugged in" in done.stdout, done.stderr
 
 
@@ -129,8 +134,8 @@ def test_a_broken_plugin_is_one_sentence_and_the_rest_works(tmp_path):
     site = tmp_path / "site"
     installed_plugin(site, "[mdad.methods]\nwobbly = mdad_not_there.method:Wobbly\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "mdad.cli", "methods"], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "mdad.cli", "methods"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "random-stratified-equal" in done.stdout and "Traceback" not in done.stderr
-    assert done.stderr.strip() == ("The method plug-in 'wobbly' (mdad_not_there.method:Wobbly) could not be loaded: "
-                                   "No module named 'mdad_not_there'; it is left out.")
+    assert done.stderr.strip() == (
+        "The method plug-in 'wobbly' (mdad_not_there.method:Wobbly) could not be loaded: No module named 'mdad_not_there'; it is left out."
+    )

@@ -32,7 +32,7 @@ from mdad.micro import SelectedMicroBenchmark, select
 
 runner = CliRunner()
 ESC_TITLE = "\x1b]0;owned\x07"
-MARKUP_NAMES = ["[/]", "[bold]x", "m[/i]", "[red]y[/red]", "=HYPERLINK(\"http://evil\",\"x\")", f"esc{ESC_TITLE}z"]
+MARKUP_NAMES = ["[/]", "[bold]x", "m[/i]", "[red]y[/red]", '=HYPERLINK("http://evil","x")', f"esc{ESC_TITLE}z"]
 
 
 def flat(text: str) -> str:
@@ -56,8 +56,13 @@ def small_matrix(names: list[str] | None = None, n_models: int = 12, n_items: in
     ability = np.linspace(-1.5, 1.5, n_models)[:, None]
     scores = (rng.random((n_models, n_items)) < 1 / (1 + np.exp(-(ability - rng.normal(size=n_items))))).astype(float)
     models = list(names or []) + [f"model-{i}" for i in range(n_models - len(names or []))]
-    return ResponseMatrix(scores=scores, models=models, items=[f"q{j}" for j in range(n_items)],
-                          subtasks=["a" if j % 2 else "b" for j in range(n_items)], source="small")
+    return ResponseMatrix(
+        scores=scores,
+        models=models,
+        items=[f"q{j}" for j in range(n_items)],
+        subtasks=["a" if j % 2 else "b" for j in range(n_items)],
+        source="small",
+    )
 
 
 def wide_csv(path: Path, matrix: ResponseMatrix) -> Path:
@@ -90,21 +95,23 @@ def test_estimate_prints_markup_names_and_neutralises_formulas_in_csv(tmp_path):
     matrix = small_matrix(MARKUP_NAMES)
     data = wide_csv(tmp_path / "data.csv", matrix)
     micro = tmp_path / "m.json"
-    assert runner.invoke(app, ["select", "--data", str(data), "--method", "random", "--size", "10", "--out", str(micro),
-                               "--assess-runs", "0"]).exit_code == 0
+    assert (
+        runner.invoke(app, ["select", "--data", str(data), "--method", "random", "--size", "10", "--out", str(micro), "--assess-runs", "0"]).exit_code
+        == 0
+    )
     csv = tmp_path / "estimates.csv"
     result = runner.invoke(app, ["estimate", str(micro), str(data), "--csv", str(csv)])
     assert result.exit_code == 0, result.output
     assert "[/]" in result.output and "[red]y[/red]" in result.output and "\x1b" not in result.output
     written = pd.read_csv(csv, dtype=str, keep_default_na=False)
-    assert "'=HYPERLINK(\"http://evil\",\"x\")" in set(written["model"])
+    assert '\'=HYPERLINK("http://evil","x")' in set(written["model"])
     assert not written["model"].str.match(r"^[=+\-@\t\r]").any()
     pairs = tmp_path / "pairs.csv"
     assert runner.invoke(app, ["compare", "--data", str(data), "--size", "10", "--csv", str(pairs)]).exit_code == 0
     table = pd.read_csv(pairs, dtype=str, keep_default_na=False)
     for column in ("model_a", "model_b"):
         assert not table[column].str.match(r"^[=+\-@\t\r]").any()
-    assert (table == "'=HYPERLINK(\"http://evil\",\"x\")").any().any()
+    assert (table == '\'=HYPERLINK("http://evil","x")').any().any()
     assert pd.to_numeric(table["difference_points"]).ge(0).all()  # numbers are left as numbers
 
 
@@ -120,8 +127,9 @@ def test_csv_neutralisation_covers_every_formula_start():
 def test_run_into_a_folder_whose_name_looks_like_markup(tmp_path):
     data = wide_csv(tmp_path / "d.csv", small_matrix())
     out = tmp_path / "o[/b]"
-    result = runner.invoke(app, ["run", "--data", str(data), "--methods", "random", "--sizes", "5", "--runs", "2",
-                                 "--workers", "1", "--out", str(out)])
+    result = runner.invoke(
+        app, ["run", "--data", str(data), "--methods", "random", "--sizes", "5", "--runs", "2", "--workers", "1", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert f"{out}/ (report.html)" in flat(result.output) and (out / "report.html").is_file()
 
@@ -129,8 +137,9 @@ def test_run_into_a_folder_whose_name_looks_like_markup(tmp_path):
 def test_reader_notes_are_printed_literally(capsys):
     from mdad.cli.common import print_notes
 
-    matrix = ResponseMatrix(scores=np.ones((2, 2)), models=["a", "b"], items=["i", "j"], subtasks=["s", "s"],
-                            notes=(f"Model [/b]{ESC_TITLE}: 2 older runs dropped.",))
+    matrix = ResponseMatrix(
+        scores=np.ones((2, 2)), models=["a", "b"], items=["i", "j"], subtasks=["s", "s"], notes=(f"Model [/b]{ESC_TITLE}: 2 older runs dropped.",)
+    )
     print_notes(matrix)
     assert capsys.readouterr().err.strip() == "note: Model [/b]\\x1b]0;owned\\x07: 2 older runs dropped."
 
@@ -158,10 +167,14 @@ def test_read_only_outputs_are_refused_before_any_work(tmp_path):
     ro = _read_only_folder(tmp_path)
     try:
         cases = [
-            (["run", "--data", str(data), "--methods", "random", "--sizes", "5", "--runs", "2", "--out", str(ro / "o")],
-             f"Cannot write the output folder {ro}/o"),
-            (["select", "--data", str(data), "--method", "random", "--size", "5", "--out", str(ro / "m.json")],
-             f"Cannot write the micro-benchmark file {ro}/m.json"),
+            (
+                ["run", "--data", str(data), "--methods", "random", "--sizes", "5", "--runs", "2", "--out", str(ro / "o")],
+                f"Cannot write the output folder {ro}/o",
+            ),
+            (
+                ["select", "--data", str(data), "--method", "random", "--size", "5", "--out", str(ro / "m.json")],
+                f"Cannot write the micro-benchmark file {ro}/m.json",
+            ),
             (["compare", "--data", str(data), "--size", "5", "--csv", str(ro / "x.csv")], f"Cannot write the CSV file {ro}/x.csv"),
             (["convert", str(data), "--out", str(ro / "x.npz")], f"Cannot write the output file {ro}/x.npz"),
         ]
@@ -183,8 +196,7 @@ def test_read_only_file_system_is_refused_before_any_work(tmp_path, monkeypatch)
     data = wide_csv(tmp_path / "d.csv", small_matrix())
     for args, message in [
         (["run", "--data", str(data), "--methods", "random", "--out", str(tmp_path / "o")], "the output folder"),
-        (["select", "--data", str(data), "--method", "random", "--size", "5", "--out", str(tmp_path / "m.json")],
-         "the micro-benchmark file"),
+        (["select", "--data", str(data), "--method", "random", "--size", "5", "--out", str(tmp_path / "m.json")], "the micro-benchmark file"),
         (["compare", "--data", str(data), "--size", "5", "--csv", str(tmp_path / "x.csv")], "the CSV file"),
         (["convert", str(data), "--out", str(tmp_path / "x.npz")], "the output file"),
     ]:
@@ -204,12 +216,15 @@ def test_report_into_a_read_only_results_folder(tmp_path):
         out.chmod(0o755)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "--methods", "random", "--runs", "2", "--out", "/proc/mdad-x"], "Cannot write the output folder /proc/mdad-x"),
-    (["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/afile/sub"], "{tmp}/afile is a file, not a folder"),
-    (["convert", "{tmp}/d.csv", "--out", "{tmp}/folder.npz"], "Cannot write the output file {tmp}/folder.npz: it is a folder"),
-    (["select", "--method", "random", "--size", "5", "--out", "{tmp}/afile/m.json"], "its folder {tmp}/afile does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "--methods", "random", "--runs", "2", "--out", "/proc/mdad-x"], "Cannot write the output folder /proc/mdad-x"),
+        (["run", "--methods", "random", "--runs", "2", "--out", "{tmp}/afile/sub"], "{tmp}/afile is a file, not a folder"),
+        (["convert", "{tmp}/d.csv", "--out", "{tmp}/folder.npz"], "Cannot write the output file {tmp}/folder.npz: it is a folder"),
+        (["select", "--method", "random", "--size", "5", "--out", "{tmp}/afile/m.json"], "its folder {tmp}/afile does not exist"),
+    ],
+)
 def test_impossible_outputs(tmp_path, args, message):
     (tmp_path / "afile").write_text("x")
     (tmp_path / "folder.npz").mkdir()
@@ -282,8 +297,7 @@ def test_resume_moves_a_damaged_cell_aside_and_recomputes_it(tmp_path, damage):
 def test_resumed_cli_run_says_which_file_was_damaged(tmp_path):
     data = wide_csv(tmp_path / "d.csv", small_matrix())
     out = tmp_path / "o"
-    args = ["run", "--data", str(data), "--methods", "random", "--sizes", "5,10", "--runs", "2", "--workers", "1",
-            "--out", str(out)]
+    args = ["run", "--data", str(data), "--methods", "random", "--sizes", "5,10", "--runs", "2", "--workers", "1", "--out", str(out)]
     assert runner.invoke(app, args).exit_code == 0
     cell = out / "cells" / "random" / "k5-s6.parquet"
     cell.write_bytes(b"PAR1 garbage")
@@ -309,11 +323,14 @@ def test_a_damaged_block_of_runs_is_set_aside_on_resume(tmp_path):
     assert any("k5-s6-r0-5.npy was damaged" in note for note in again.recovered)
 
 
-@pytest.mark.parametrize("content, message", [
-    ("[1, 2]", "holds a JSON list, not the settings of an mdad run"),
-    ("{not json", "is not valid JSON"),
-    ("[" * 100_000, "is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("[1, 2]", "holds a JSON list, not the settings of an mdad run"),
+        ("{not json", "is not valid JSON"),
+        ("[" * 100_000, "is not valid JSON"),
+    ],
+)
 def test_broken_config_json(tmp_path, content, message):
     (tmp_path / "config.json").write_text(content)
     one_error(runner.invoke(app, ["report", str(tmp_path)]), message)
@@ -330,8 +347,7 @@ with ResultStore(sys.argv[1]).locked():
 
 def test_a_second_run_into_the_same_folder_is_refused_while_the_first_writes(tmp_path):
     out = tmp_path / "o"
-    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
         result = runner.invoke(app, ["run", "--methods", "random", "--sizes", "10", "--runs", "2", "--out", str(out)])
@@ -350,8 +366,24 @@ def test_two_runs_started_together_never_race(tmp_path):
     or (when it starts after the first finished) resumes; the store is whole either way."""
     data = wide_csv(tmp_path / "d.csv", small_matrix())
     out = tmp_path / "o"
-    args = [sys.executable, "-m", "mdad.cli", "run", "--data", str(data), "--methods", "random", "--sizes", "5,10",
-            "--runs", "3", "--workers", "1", "--out", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "mdad.cli",
+        "run",
+        "--data",
+        str(data),
+        "--methods",
+        "random",
+        "--sizes",
+        "5,10",
+        "--runs",
+        "3",
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+    ]
     procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = [p.communicate(timeout=BOUND) for p in procs]
     results = [(p.returncode, stdout, stderr) for p, (stdout, stderr) in zip(procs, outputs, strict=True)]
@@ -376,8 +408,7 @@ MALFORMED_CSV = {
     "trailing comma on every row": (_rows(trailing=",", header_trailing=","), "column 5 has no name in the header row"),
     "trailing comma on the rows only": (_rows(trailing=","), "Expected 4 fields in line 2, saw 5"),
     "duplicate headers": ("model,i0,i0\nm0,1,0\nm1,0,1\n", "the column name 'i0' appears more than once"),
-    "no header (0/1 scores)": ("m0,1,0,1,1\nm1,0,1,1,0\nm2,1,1,0,0\n",
-                               "appears more than once in the header row (does the file lack a header row"),
+    "no header (0/1 scores)": ("m0,1,0,1,1\nm1,0,1,1,0\nm2,1,1,0,0\n", "appears more than once in the header row (does the file lack a header row"),
     "no header (scores)": ("m0,0.25,0.5\nm1,0.75,0.125\n", "the first row holds scores where the item names belong"),
     "blank model name": ("model,i0,i1\nm0,1,0\n,0,1\n", "row 3 has no model name"),
     "short row": ("model,i0,i1\nm0,1,0\nm1,0\n", "line 3 has 2 fields but the header row has 3"),
@@ -417,13 +448,16 @@ def test_malformed_parquet(tmp_path, case):
     one_error(runner.invoke(app, ["info", str(path)]), message)
 
 
-@pytest.mark.parametrize("frame, message", [
-    (pd.DataFrame({"a": pd.to_timedelta([1, 2], unit="s"), "b": [1, 0]}, index=["x", "y"]), "holds timedelta64"),
-    (pd.DataFrame({"a": [1.0, 0.0], "b": [1, 0]}, index=["x", np.nan]), "row 2 has no model name"),
-    (pd.DataFrame({"a": [1.0, 0.0], "b": [1, 0]}, index=["x", None]), "row 2 has no model name"),
-    (pd.DataFrame({"a": [1 + 2j, 0], "b": [1, 0]}, index=["x", "y"]), "holds complex128 values"),
-    (pd.DataFrame({"a": [1 + 2j, "0"], "b": [1, 0]}, index=["x", "y"]), "is (1+2j), not a number"),
-])
+@pytest.mark.parametrize(
+    "frame, message",
+    [
+        (pd.DataFrame({"a": pd.to_timedelta([1, 2], unit="s"), "b": [1, 0]}, index=["x", "y"]), "holds timedelta64"),
+        (pd.DataFrame({"a": [1.0, 0.0], "b": [1, 0]}, index=["x", np.nan]), "row 2 has no model name"),
+        (pd.DataFrame({"a": [1.0, 0.0], "b": [1, 0]}, index=["x", None]), "row 2 has no model name"),
+        (pd.DataFrame({"a": [1 + 2j, 0], "b": [1, 0]}, index=["x", "y"]), "holds complex128 values"),
+        (pd.DataFrame({"a": [1 + 2j, "0"], "b": [1, 0]}, index=["x", "y"]), "is (1+2j), not a number"),
+    ],
+)
 def test_from_frame_refuses_what_is_not_scores(frame, message):
     with pytest.raises(MdadError, match=message.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
         from_frame(frame)
@@ -433,16 +467,25 @@ def test_npz_with_complex_scores_or_fractional_gold(tmp_path):
     np.savez(tmp_path / "c.npz", scores=np.ones((2, 2)) + 1j, models=["a", "b"], items=["i", "j"])
     with pytest.raises(MdadError, match="scores must be real numbers, got dtype complex128"):
         read_source(tmp_path / "c.npz")
-    np.savez(tmp_path / "g.npz", scores=np.ones((2, 2)), models=["a", "b"], items=["i", "j"],
-             option_probs=np.full((2, 2, 2), 0.5), gold=np.array([0.7, 1.0]))
+    np.savez(
+        tmp_path / "g.npz",
+        scores=np.ones((2, 2)),
+        models=["a", "b"],
+        items=["i", "j"],
+        option_probs=np.full((2, 2, 2), 0.5),
+        gold=np.array([0.7, 1.0]),
+    )
     with pytest.raises(MdadError, match="g.npz: gold must give each item's gold option as a whole number; item 'i' has 0.7"):
         read_source(tmp_path / "g.npz")
 
 
 # ---- 5. requests that cannot fit are refused up front ------------------------------------------
 def test_runs_that_cannot_fit_are_refused_before_allocating(tmp_path):
-    one_error(runner.invoke(app, ["run", "--runs", "100000000000", "--methods", "random", "--out", str(tmp_path / "o")]),
-              "100,000,000,000 runs would need about", "of memory, but only")
+    one_error(
+        runner.invoke(app, ["run", "--runs", "100000000000", "--methods", "random", "--out", str(tmp_path / "o")]),
+        "100,000,000,000 runs would need about",
+        "of memory, but only",
+    )
 
 
 def _npz_declaring(path: Path, shape: tuple) -> Path:
@@ -475,8 +518,11 @@ def test_compare_of_every_pair_that_cannot_fit_is_refused(tmp_path, monkeypatch)
 
     monkeypatch.setattr(mdad.memory, "available_bytes", lambda: 10_000)
     data = wide_csv(tmp_path / "d.csv", small_matrix())
-    one_error(runner.invoke(app, ["compare", "--data", str(data), "--size", "5"]),
-              "A table of 66 pairs of models would need about", "of memory, but only 10 kB is available")
+    one_error(
+        runner.invoke(app, ["compare", "--data", str(data), "--size", "5"]),
+        "A table of 66 pairs of models would need about",
+        "of memory, but only 10 kB is available",
+    )
 
 
 # ---- 6. the remaining tracebacks ----------------------------------------------------------------
@@ -503,8 +549,9 @@ def test_json_nested_very_deep(tmp_path):
 
 
 def test_scheduler_that_is_not_an_address(tmp_path):
-    one_error(runner.invoke(app, ["run", "--scheduler", "not a url", "--out", str(tmp_path / "o")]),
-              "--scheduler 'not a url' is not a scheduler address")
+    one_error(
+        runner.invoke(app, ["run", "--scheduler", "not a url", "--out", str(tmp_path / "o")]), "--scheduler 'not a url' is not a scheduler address"
+    )
 
 
 def _micro_file(tmp_path: Path) -> tuple[Path, dict]:
@@ -514,13 +561,16 @@ def _micro_file(tmp_path: Path) -> tuple[Path, dict]:
     return path, json.loads(path.read_text())
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d["estimator"].update(weights=[0.5, 0.5]), "the estimator has 2 weights for 5 items"),
-    (lambda d: d.update(estimator="mean"), "the estimator must be an object of parameters, not str"),
-    (lambda d: d.update(items=[], subtasks=[], pool_positions=[]), "it lists no items"),
-    (lambda d: d["estimator"].update(weights=[float("nan")] * 5), "holds values that are not finite numbers"),
-    (lambda d: d.update(pool_positions=["a"] * 5), "pool_positions must be a list of integers"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d["estimator"].update(weights=[0.5, 0.5]), "the estimator has 2 weights for 5 items"),
+        (lambda d: d.update(estimator="mean"), "the estimator must be an object of parameters, not str"),
+        (lambda d: d.update(items=[], subtasks=[], pool_positions=[]), "it lists no items"),
+        (lambda d: d["estimator"].update(weights=[float("nan")] * 5), "holds values that are not finite numbers"),
+        (lambda d: d.update(pool_positions=["a"] * 5), "pool_positions must be a list of integers"),
+    ],
+)
 def test_hand_edited_micro_benchmark_files(tmp_path, edit, message):
     path, data = _micro_file(tmp_path)
     edit(data)
@@ -532,19 +582,24 @@ def test_hand_edited_micro_benchmark_files(tmp_path, edit, message):
 
 
 # ---- 8. conflicting options are refused ---------------------------------------------------------
-@pytest.mark.parametrize("args, message", [
-    (["run", "--data", "{tmp}/d.csv", "--dataset", "simulated"], "Give the data once: --data"),
-    (["plan", "--size", "5", "--data", "{tmp}/d.csv", "--dataset", "simulated"], "Give the data once: --data"),
-    (["run", "--group", "g", "--targets", "5"], "Give --group (a fixed set of targets) or --targets"),
-    (["run", "--metric", "acc_norm"], "--metric applies to harness results given with --data"),
-    (["select", "--method", "random", "--size", "5", "--out", "{tmp}/m.json", "--metric", "acc", "--dataset", "simulated"],
-     "--metric applies to harness results given with --data"),
-    (["run", "--out", ""], "Give a name for the output folder; it is empty"),
-    (["run", "--methods", ""], "--methods is empty"),
-    (["run", "--methods", " , "], "--methods is empty"),
-    (["run", "--sources", ""], "--sources is empty"),
-    (["plan", "--size", "5", "--results", "{tmp}", "--data", "{tmp}/d.csv"], "--results answers from a finished run's"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "--data", "{tmp}/d.csv", "--dataset", "simulated"], "Give the data once: --data"),
+        (["plan", "--size", "5", "--data", "{tmp}/d.csv", "--dataset", "simulated"], "Give the data once: --data"),
+        (["run", "--group", "g", "--targets", "5"], "Give --group (a fixed set of targets) or --targets"),
+        (["run", "--metric", "acc_norm"], "--metric applies to harness results given with --data"),
+        (
+            ["select", "--method", "random", "--size", "5", "--out", "{tmp}/m.json", "--metric", "acc", "--dataset", "simulated"],
+            "--metric applies to harness results given with --data",
+        ),
+        (["run", "--out", ""], "Give a name for the output folder; it is empty"),
+        (["run", "--methods", ""], "--methods is empty"),
+        (["run", "--methods", " , "], "--methods is empty"),
+        (["run", "--sources", ""], "--sources is empty"),
+        (["plan", "--size", "5", "--results", "{tmp}", "--data", "{tmp}/d.csv"], "--results answers from a finished run's"),
+    ],
+)
 def test_conflicting_or_empty_options_are_refused(tmp_path, args, message):
     wide_csv(tmp_path / "d.csv", small_matrix())
     one_error(runner.invoke(app, [a.format(tmp=tmp_path) for a in args]), message)
@@ -553,8 +608,10 @@ def test_conflicting_or_empty_options_are_refused(tmp_path, args, message):
 # ---- the corpus as a whole: no command ever prints a traceback ----------------------------------
 def test_usage_errors_are_one_line():
     one_error(runner.invoke(app, ["run", "--no-such-option"]), "No such option: --no-such-option", "(see 'mdad run --help')")
-    one_error(runner.invoke(app, ["run", "--missing", "sometimes"]),
-              "Invalid value for '--missing': 'sometimes' is not one of 'error', 'drop-items', 'drop-models'")
+    one_error(
+        runner.invoke(app, ["run", "--missing", "sometimes"]),
+        "Invalid value for '--missing': 'sometimes' is not one of 'error', 'drop-items', 'drop-models'",
+    )
     one_error(runner.invoke(app, ["compare", "--size", "5", "--method", "diversity"]), "Invalid value for '--method'")
     one_error(runner.invoke(app, ["run", "--runs", "0"]), "Invalid value for '--runs'")
 
@@ -575,7 +632,8 @@ def test_no_message_says_one_models(tmp_path):
 
 
 def test_command_line_entry_point_prints_no_traceback(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "mdad.cli", "info", "nope[/i].npz"], capture_output=True, text=True,
-                            timeout=BOUND)  # a hang fails here, however slow a busy machine makes the start
+    result = subprocess.run(
+        [sys.executable, "-m", "mdad.cli", "info", "nope[/i].npz"], capture_output=True, text=True, timeout=BOUND
+    )  # a hang fails here, however slow a busy machine makes the start
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == "error: No such file or folder: nope[/i].npz."

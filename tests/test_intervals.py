@@ -63,8 +63,7 @@ def test_whole_pool_drawn_gives_the_count_itself():
 
 def test_one_stratum_is_the_uniform_interval_and_strata_cover_by_enumeration():
     x = np.arange(9)
-    np.testing.assert_array_equal(stratified_count_interval([50], [8], x[:, None], level=0.9)[0],
-                                  count_interval(50, 8, x, level=0.9)[0])
+    np.testing.assert_array_equal(stratified_count_interval([50], [8], x[:, None], level=0.9)[0], count_interval(50, 8, x, level=0.9)[0])
     sizes, ks = (60, 40), (8, 6)
     draws = np.array(list(itertools.product(range(ks[0] + 1), range(ks[1] + 1))))
     low, high = stratified_count_interval(sizes, ks, draws, level=0.9)
@@ -83,8 +82,7 @@ def test_stratified_estimate_with_kish_effective_items():
     np.testing.assert_array_equal(low, expected[0])
     np.testing.assert_array_equal(high, expected[1])
     # a subtask without chosen items takes the chosen items' mean: here the uniform interval of the rest
-    np.testing.assert_array_equal(stratified_count_interval([50, 50], [10, 0], [[5, 0]], level=0.9),
-                                  count_interval(100, 10, [5], level=0.9))
+    np.testing.assert_array_equal(stratified_count_interval([50, 50], [10, 0], [[5, 0]], level=0.9), count_interval(100, 10, [5], level=0.9))
 
 
 def test_bad_levels_and_counts_get_one_sentence():
@@ -111,8 +109,9 @@ def brute_force_order_probability(N: int, k: int, plus: int, minus: int, prior=N
     return num / den
 
 
-@pytest.mark.parametrize("N,k,plus,minus", [(40, 8, 2, 0), (40, 8, 1, 1), (30, 10, 0, 3), (60, 12, 3, 2),
-                                            (50, 10, 0, 0), (25, 25, 4, 3), (25, 25, 3, 3)])
+@pytest.mark.parametrize(
+    "N,k,plus,minus", [(40, 8, 2, 0), (40, 8, 1, 1), (30, 10, 0, 3), (60, 12, 3, 2), (50, 10, 0, 0), (25, 25, 4, 3), (25, 25, 3, 3)]
+)
 def test_order_probability_with_a_uniform_prior_is_the_double_loop(N, k, plus, minus):
     got = exact_order_probability([N], [k], [[plus]], [[minus]])
     np.testing.assert_allclose(got, [brute_force_order_probability(N, k, plus, minus)], atol=1e-9)
@@ -144,11 +143,13 @@ def test_many_discordant_values_give_the_full_sum():
 
 def test_stratified_designs_use_the_uniform_likelihood_with_the_stratified_estimate_of_m():
     # proportional allocation (10% of each subtask): the uniform design of the pooled counts
-    np.testing.assert_allclose(exact_order_probability([100, 60], [10, 6], [[3, 1]], [[1, 2]]),
-                               exact_order_probability([160], [16], [[4]], [[3]]), atol=1e-12)
+    np.testing.assert_allclose(
+        exact_order_probability([100, 60], [10, 6], [[3, 1]], [[1, 2]]), exact_order_probability([160], [16], [[4]], [[3]]), atol=1e-12
+    )
     # equal allocation: m estimated as 2 x 100/5 + 1 x 20/5 = 44, the uniform design with 120 x 3 / 44 = 8 draws
-    np.testing.assert_allclose(exact_order_probability([100, 20], [5, 5], [[2, 0]], [[0, 1]]),
-                               exact_order_probability([120], [8], [[2]], [[1]]), atol=1e-12)
+    np.testing.assert_allclose(
+        exact_order_probability([100, 20], [5, 5], [[2, 0]], [[0, 1]]), exact_order_probability([120], [8], [[2]], [[1]]), atol=1e-12
+    )
 
 
 def simulated_pairs(rng, n: int, N: int) -> tuple[np.ndarray, np.ndarray]:
@@ -204,8 +205,8 @@ def test_order_probability_is_calibrated_on_pairs_from_the_prior_population(desi
         mask = np.zeros(N, bool)
         mask[first] = True
         pool_a, pool_b = pool[:, mask], pool[:, ~mask]
-        pick_a = np.argsort(rng.random(pool_a.shape), axis=1)[:, :k // 2]
-        pick_b = np.argsort(rng.random(pool_b.shape), axis=1)[:, :k // 2]
+        pick_a = np.argsort(rng.random(pool_a.shape), axis=1)[:, : k // 2]
+        pick_b = np.argsort(rng.random(pool_b.shape), axis=1)[:, : k // 2]
         da, db = np.take_along_axis(pool_a, pick_a, axis=1), np.take_along_axis(pool_b, pick_b, axis=1)
         plus = np.stack([(da == 1).sum(axis=1), (db == 1).sum(axis=1)], axis=1)
         minus = np.stack([(da == -1).sum(axis=1), (db == -1).sum(axis=1)], axis=1)
@@ -247,8 +248,9 @@ def test_a_prior_from_the_leaderboard_counts_every_pair_in_both_orders_by_discor
     assert back.edges.tolist() == edges.tolist()
     # a file of an older mdad: the share histogram alone, read as one bin of m
     old = PairPrior.from_json({"bins": PRIOR_BINS, "density": [1.0] * PRIOR_BINS})
-    np.testing.assert_allclose(exact_order_probability([40], [8], [[2]], [[1]], prior=old),
-                               exact_order_probability([40], [8], [[2]], [[1]]), atol=1e-12)
+    np.testing.assert_allclose(
+        exact_order_probability([40], [8], [[2]], [[1]], prior=old), exact_order_probability([40], [8], [[2]], [[1]]), atol=1e-12
+    )
     with pytest.raises(MdadError, match="pair prior"):
         PairPrior.from_json({"m_edges": [2, 1], "mass": [[1.0] * PRIOR_BINS] * 2})
 

@@ -83,9 +83,7 @@ def test_gradient_matches_finite_differences(with_spread):
             down = [p.copy() for p in params]
             up[block][idx] += h
             down[block][idx] -= h
-            numeric[idx] = (
-                neg_log_posterior(y, *up, priors, spread)[0] - neg_log_posterior(y, *down, priors, spread)[0]
-            ) / (2 * h)
+            numeric[idx] = (neg_log_posterior(y, *up, priors, spread)[0] - neg_log_posterior(y, *down, priors, spread)[0]) / (2 * h)
         np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-6)
 
 
@@ -151,8 +149,7 @@ def test_fit_is_deterministic_in_the_generator():
 
 def test_missing_cells_are_left_out_of_the_fit():
     """A masked cell's hidden value cannot matter, and predictions for it stay sensible."""
-    matrix, truth = simulate_with_truth(n_models=120, n_items=300, n_subtasks=3, dims=3, seed=4, with_option_probs=False,
-                                        params=TEXTBOOK_2PL)
+    matrix, truth = simulate_with_truth(n_models=120, n_items=300, n_subtasks=3, dims=3, seed=4, with_option_probs=False, params=TEXTBOOK_2PL)
     scores = matrix.scores.astype(float)
     hidden = np.random.default_rng(0).random(scores.shape) < 0.15
     flipped = np.where(hidden, 1 - scores, scores)

@@ -30,8 +30,9 @@ def test_a_matrix_never_shares_memory_the_caller_can_write():
     frozen_view = probs.view()
     frozen_view.setflags(write=False)  # read-only, but a view of the caller's writable array
     for given in (probs, frozen_view):
-        matrix = ResponseMatrix(scores=np.ones((2, 3)), models=["a", "b"], items=["x", "y", "z"], subtasks=["s"] * 3,
-                                option_probs=given, gold=[0, 1, 0])
+        matrix = ResponseMatrix(
+            scores=np.ones((2, 3)), models=["a", "b"], items=["x", "y", "z"], subtasks=["s"] * 3, option_probs=given, gold=[0, 1, 0]
+        )
         probs[0, 0, 0] = 0.25
         assert matrix.option_probs[0, 0, 0] == 0.5
         probs[0, 0, 0] = 0.5

@@ -10,23 +10,25 @@ from mdad.errors import MdadError
 
 
 def tiny(**overrides):
-    args = dict(scores=np.array([[1, 0, 1], [0, 0, 1]], float), models=["a", "b"], items=["i", "j", "k"],
-                subtasks=["s", "s", "t"])
+    args = dict(scores=np.array([[1, 0, 1], [0, 0, 1]], float), models=["a", "b"], items=["i", "j", "k"], subtasks=["s", "s", "t"])
     args.update(overrides)
     return ResponseMatrix(**args)
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (dict(models=["a"]), "models has 1 entries but the scores have 2"),
-    (dict(models=["a", "a"]), "model name 'a' appears more than once"),
-    (dict(items=["i", "i", "k"]), "item name 'i' appears more than once"),
-    (dict(scores=np.array([[1, 0, 2], [0, 0, 1]], float)), "must lie in [0, 1]"),
-    (dict(scores=np.zeros((0, 3)), models=[]), "empty"),
-    (dict(scores=np.array([[1, 0, np.inf], [0, 0, 1]])), "infinite"),
-    (dict(subtasks=["s"]), "subtasks has 1 entries"),
-    (dict(option_probs=np.ones((2, 3, 4)) / 4), "must be given together"),
-    (dict(option_probs=np.ones((2, 3, 4)) / 4, gold=[0, 1, 4]), "gold options must lie between 0 and 3"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (dict(models=["a"]), "models has 1 entries but the scores have 2"),
+        (dict(models=["a", "a"]), "model name 'a' appears more than once"),
+        (dict(items=["i", "i", "k"]), "item name 'i' appears more than once"),
+        (dict(scores=np.array([[1, 0, 2], [0, 0, 1]], float)), "must lie in [0, 1]"),
+        (dict(scores=np.zeros((0, 3)), models=[]), "empty"),
+        (dict(scores=np.array([[1, 0, np.inf], [0, 0, 1]])), "infinite"),
+        (dict(subtasks=["s"]), "subtasks has 1 entries"),
+        (dict(option_probs=np.ones((2, 3, 4)) / 4), "must be given together"),
+        (dict(option_probs=np.ones((2, 3, 4)) / 4, gold=[0, 1, 4]), "gold options must lie between 0 and 3"),
+    ],
+)
 def test_bad_matrices_get_one_clear_sentence(overrides, message):
     with pytest.raises(MdadError, match=None) as info:
         tiny(**overrides)
@@ -150,10 +152,15 @@ def test_mixed_items_use_option_probabilities_where_present_and_scores_elsewhere
     gold = np.where(np.arange(n_items) < 6, rng.integers(0, 3, n_items), -1)
     probs[:, gold < 0] = np.nan
     scores = (rng.random((n_models, n_items)) < 0.5).astype(float)
-    m = ResponseMatrix(scores=scores, models=[f"m{i}" for i in range(n_models)], items=[f"i{j}" for j in range(n_items)],
-                       subtasks=["mc"] * 6 + ["gen"] * 4, option_probs=probs, gold=gold)
-    expected = np.array([[probs[a, j, gold[j]] if gold[j] >= 0 else scores[a, j] for j in range(n_items)]
-                         for a in range(n_models)])
+    m = ResponseMatrix(
+        scores=scores,
+        models=[f"m{i}" for i in range(n_models)],
+        items=[f"i{j}" for j in range(n_items)],
+        subtasks=["mc"] * 6 + ["gen"] * 4,
+        option_probs=probs,
+        gold=gold,
+    )
+    expected = np.array([[probs[a, j, gold[j]] if gold[j] >= 0 else scores[a, j] for j in range(n_items)] for a in range(n_models)])
     np.testing.assert_allclose(m.gold_prob(), expected, rtol=1e-6)
     np.testing.assert_array_equal(m.option_items, gold >= 0)
     chosen = mdad.select(m, "anchor-points", 4)

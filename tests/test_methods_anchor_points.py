@@ -130,10 +130,8 @@ def test_reproducible_from_seed(sim_view):
 
 
 def test_a_size_has_the_same_estimates_alone_or_with_other_sizes_in_the_grid(small_sim):
-    alone = Experiment(small_sim, ExperimentConfig(methods=("anchor-points",), sizes=(50,), sources=(60,), runs=2,
-                                                   targets=30)).run().frames
-    together = Experiment(small_sim, ExperimentConfig(methods=("anchor-points",), sizes=(10, 25, 50), sources=(60,),
-                                                      runs=2, targets=30)).run().frames
+    alone = Experiment(small_sim, ExperimentConfig(methods=("anchor-points",), sizes=(50,), sources=(60,), runs=2, targets=30)).run().frames
+    together = Experiment(small_sim, ExperimentConfig(methods=("anchor-points",), sizes=(10, 25, 50), sources=(60,), runs=2, targets=30)).run().frames
     (cell,) = alone
     pd.testing.assert_frame_equal(alone[cell], together[cell])
 
@@ -172,8 +170,7 @@ def test_paper_behaviour_with_option_probabilities():
     config = ExperimentConfig(methods=("random", "anchor-points"), sizes=sizes, sources=(150,), runs=16)
     experiment = Experiment(matrix, config)
     frames = experiment.run().frames
-    mdad = {(c.method, c.size): next(r["mdad"] for r in evaluate_cell(c, f)[0] if r["view"] == "seen")
-            for c, f in frames.items()}
+    mdad = {(c.method, c.size): next(r["mdad"] for r in evaluate_cell(c, f)[0] if r["view"] == "seen") for c, f in frames.items()}
     assert mdad["anchor-points", 10] <= 0.6 * mdad["random", 10]
 
     splits = experiment.splits
@@ -202,8 +199,7 @@ def test_no_nan_and_no_degradation_on_real_zero_one_data(gpqa):
 
 def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim):
     """Through the experiment grid (0/1 scores only): same seed, same estimates; all metrics finite."""
-    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
-                            subtasks=small_sim.subtasks)
+    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items, subtasks=small_sim.subtasks)
     config = ExperimentConfig(methods=("anchor-points",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
     first, again = Experiment(matrix, config).run().frames, Experiment(matrix, config).run().frames
     for cell, frame in first.items():

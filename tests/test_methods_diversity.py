@@ -44,7 +44,7 @@ def test_graded_order_groups_monomials_by_largest_exponent(k, d):
 def test_vandermonde_evaluates_the_monomials():
     points = np.random.default_rng(0).uniform(-1, 1, (9, 3))
     exps = graded_exponents(12, 3)
-    expected = np.array([[np.prod(p ** e) for e in exps] for p in points])
+    expected = np.array([[np.prod(p**e) for e in exps] for p in points])
     np.testing.assert_allclose(vandermonde(points, 12), expected)
 
 
@@ -207,9 +207,7 @@ def test_identical_items_give_a_uniform_sample():
 def test_zero_one_data_uses_correctness_as_features(sim_view):
     zero_one = SourceView.from_arrays(sim_view.scores)
     assert not zero_one.has_option_probs
-    np.testing.assert_allclose(
-        np.abs(pca_scores(zero_one.gold_prob.T)), np.abs(pca_scores(sim_view.scores.T)), atol=1e-9
-    )
+    np.testing.assert_allclose(np.abs(pca_scores(zero_one.gold_prob.T)), np.abs(pca_scores(sim_view.scores.T)), atol=1e-9)
     micro = get("diversity")(zero_one, 25, rng_for(0))
     assert micro.size == 25 == len(np.unique(micro.items))
 
@@ -227,8 +225,7 @@ def test_reproducible_from_seed(sim_view):
 
 def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim):
     """Through the experiment grid (0/1 scores only): same seed, same estimates; all metrics finite."""
-    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
-                            subtasks=small_sim.subtasks)
+    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items, subtasks=small_sim.subtasks)
     config = ExperimentConfig(methods=("diversity",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
     first, again = Experiment(matrix, config).run().frames, Experiment(matrix, config).run().frames
     for cell, frame in first.items():

@@ -233,8 +233,7 @@ def test_reproducible_from_seed(sim_view):
 
 def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim):
     """Through the experiment grid (0/1 scores only): same seed, same estimates; all metrics finite."""
-    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items,
-                            subtasks=small_sim.subtasks)
+    matrix = ResponseMatrix(scores=small_sim.scores, models=small_sim.models, items=small_sim.items, subtasks=small_sim.subtasks)
     config = ExperimentConfig(methods=("stratified-confidence",), sizes=(10, 40), sources=(60,), runs=3, targets=30)
     first, again = Experiment(matrix, config).run().frames, Experiment(matrix, config).run().frames
     for cell, frame in first.items():

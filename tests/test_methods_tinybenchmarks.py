@@ -21,8 +21,7 @@ NAMES = ("tinybenchmarks", "tinybenchmarks-pirt", "tinybenchmarks-gpirt")
 
 @pytest.fixture(scope="module")
 def sim():
-    matrix, truth = simulate_with_truth(n_models=140, n_items=300, n_subtasks=3, dims=3, seed=11, with_option_probs=False,
-                                        params=TEXTBOOK_2PL)
+    matrix, truth = simulate_with_truth(n_models=140, n_items=300, n_subtasks=3, dims=3, seed=11, with_option_probs=False, params=TEXTBOOK_2PL)
     return matrix, truth
 
 
@@ -67,6 +66,7 @@ def test_pirt_equals_brute_force_on_a_tiny_case():
     scores = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
     estimate = tb.pirt_estimate(scores, items, a, b)
     for t in range(len(scores)):
+
         def objective(theta, t=t):
             p = 1 / (1 + np.exp(-(a[items] @ theta - b[items])))
             return -np.sum(scores[t] * np.log(p) + (1 - scores[t]) * np.log(1 - p)) + 0.5 * theta @ theta
@@ -103,12 +103,12 @@ def test_lambda_ingredients_match_independent_computations(prepared):
     order = rng.permutation(n)
     n_val = round(0.2 * n)
     val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
-    fit = tb.fit_irt(scores[train], dims=tb.DIMS, rng=rng, max_iter=tb.VALIDATION_ITERATIONS,
-                     max_rounds=tb.VALIDATION_ROUNDS)
+    fit = tb.fit_irt(scores[train], dims=tb.DIMS, rng=rng, max_iter=tb.VALIDATION_ITERATIONS, max_rounds=tb.VALIDATION_ROUNDS)
     perm = rng.permutation(m)
     seen, unseen = np.sort(perm[: m // 2]), np.sort(perm[m // 2 :])
     errors = []
     for i in val:
+
         def objective(theta, i=i):
             z = fit.a[seen] @ theta - fit.b[seen]
             return np.sum(np.logaddexp(0, z) - scores[i, seen] * z) + 0.5 * theta @ theta
@@ -214,6 +214,8 @@ def test_the_three_estimators_share_their_anchors():
     view = SourceView.from_arrays(matrix.scores, subtasks=matrix.subtask_codes)
     first = methods.get("tinybenchmarks")
     prepared = first.prepare(view, np.random.default_rng(0))
-    chosen = [methods.get(name).select(view, 12, np.random.default_rng(i), prepared)
-              for i, name in enumerate(("tinybenchmarks", "tinybenchmarks-pirt", "tinybenchmarks-gpirt"))]
+    chosen = [
+        methods.get(name).select(view, 12, np.random.default_rng(i), prepared)
+        for i, name in enumerate(("tinybenchmarks", "tinybenchmarks-pirt", "tinybenchmarks-gpirt"))
+    ]
     assert all(np.array_equal(c.items, chosen[0].items) and np.allclose(c.weights, chosen[0].weights) for c in chosen)

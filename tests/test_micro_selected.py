@@ -52,15 +52,16 @@ def test_bad_micro_files(tmp_path):
 def test_select_and_estimate_commands(small_sim, tmp_path):
     write_npz(small_sim, tmp_path / "data.npz")
     runner = CliRunner()
-    result = runner.invoke(app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random",
-                                 "--size", "40", "--out", str(tmp_path / "m.json")])
+    result = runner.invoke(
+        app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random", "--size", "40", "--out", str(tmp_path / "m.json")]
+    )
     assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "data.npz"),
-                                 "--csv", str(tmp_path / "est.csv")])
+    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "data.npz"), "--csv", str(tmp_path / "est.csv")])
     assert result.exit_code == 0, result.output
     assert small_sim.models[0] in result.output
-    result = runner.invoke(app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random",
-                                 "--size", "4000", "--out", str(tmp_path / "m.json")])
+    result = runner.invoke(
+        app, ["select", "--data", str(tmp_path / "data.npz"), "--method", "random", "--size", "4000", "--out", str(tmp_path / "m.json")]
+    )
     assert result.exit_code == 2 and "Size 4000 is larger than the pool of 400" in result.output
 
 
@@ -88,9 +89,24 @@ def test_lm_eval_loop_select_writes_samples_that_lm_eval_results_line_up_with(tm
     """select -> lm-eval --samples JSON -> a new model evaluated on those documents only -> estimate."""
     truth = build_known(tmp_path / "all")
     runner = CliRunner()
-    result = runner.invoke(app, ["select", "--data", str(tmp_path / "all"), "--method", "random", "--size", "3",
-                                 "--out", str(tmp_path / "m.json"), "--lm-eval-samples", str(tmp_path / "s.json"),
-                                 "--metric", "acc"])
+    result = runner.invoke(
+        app,
+        [
+            "select",
+            "--data",
+            str(tmp_path / "all"),
+            "--method",
+            "random",
+            "--size",
+            "3",
+            "--out",
+            str(tmp_path / "m.json"),
+            "--lm-eval-samples",
+            str(tmp_path / "s.json"),
+            "--metric",
+            "acc",
+        ],
+    )
     assert result.exit_code == 0, result.output
     samples = json.loads((tmp_path / "s.json").read_text())
     chosen = SelectedMicroBenchmark.load(tmp_path / "m.json")
@@ -104,8 +120,7 @@ def test_lm_eval_loop_select_writes_samples_that_lm_eval_results_line_up_with(tm
         (new / path.name).write_text("\n".join(lines) + "\n")
     for path in source.glob("results_*.json"):
         (new / path.name).write_text(path.read_text())
-    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "new"), "--metric", "acc",
-                                 "--csv", str(tmp_path / "e.csv")])
+    result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "new"), "--metric", "acc", "--csv", str(tmp_path / "e.csv")])
     assert result.exit_code == 0, result.output
     columns = [truth["items"].index(item) for item in chosen.item_ids]
     estimate = float(pd.read_csv(tmp_path / "e.csv")["estimate"].iloc[0])
@@ -123,8 +138,7 @@ def test_inspect_commands_list_each_tasks_sample_ids():
     matrix = mdad.load(FIXTURES / "inspect")  # sample ids 1, 2, 3 and 'q4' of task tiny_qa
     chosen = mdad.select(matrix, "random", 4)
     # the task file the logs recorded, so that the command runs as printed
-    assert chosen.inspect_commands("logs") == [
-        "inspect eval tasks.py@tiny_qa --model ... --sample-id 1,2,3,q4 --log-dir logs"]
+    assert chosen.inspect_commands("logs") == ["inspect eval tasks.py@tiny_qa --model ... --sample-id 1,2,3,q4 --log-dir logs"]
     with pytest.raises(MdadError, match="tiny_qa/q4 is not an lm-evaluation-harness"):
         chosen.lm_eval_samples()
 

@@ -37,8 +37,7 @@ def held_pairs(estimates: np.ndarray, truth: np.ndarray):
 def calibration_by_bin(p: np.ndarray, held: np.ndarray, edges=(0.5, 0.6, 0.7, 0.8, 0.9, 0.95)) -> np.ndarray:
     """Share held minus mean probability in each probability bin with at least 500 pairs."""
     which = np.digitize(p, edges)
-    return np.array([held[which == b].mean() - p[which == b].mean() for b in np.unique(which)
-                     if (which == b).sum() >= 500])
+    return np.array([held[which == b].mean() - p[which == b].mean() for b in np.unique(which) if (which == b).sum() >= 500])
 
 
 @pytest.fixture(scope="module")

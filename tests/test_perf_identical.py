@@ -38,11 +38,12 @@ GOLDEN = Path(__file__).parent / "fixtures" / "grid_golden.json"
 SIZES = (10, 60, 150)
 CASES = {
     # option probabilities, several subtasks, two numbers of sources
-    "probs": {"data": {"seed": 5, "n_models": 70, "n_items": 400, "n_subtasks": 4, "params": TEXTBOOK_2PL},
-              "sources": (8, 50)},
+    "probs": {"data": {"seed": 5, "n_models": 70, "n_items": 400, "n_subtasks": 4, "params": TEXTBOOK_2PL}, "sources": (8, 50)},
     # 0/1 answers only: anchor-points and diversity work on the scores (constant items at 8 sources)
-    "binary": {"data": {"seed": 6, "n_models": 60, "n_items": 330, "n_subtasks": 3, "with_option_probs": False,
-                        "params": TEXTBOOK_2PL}, "sources": (8,)},
+    "binary": {
+        "data": {"seed": 6, "n_models": 60, "n_items": 330, "n_subtasks": 3, "with_option_probs": False, "params": TEXTBOOK_2PL},
+        "sources": (8,),
+    },
 }
 RUNS, TARGETS, SEED = 2, 12, 11
 ESTIMATE_TOLERANCE = 1e-9  # what agrees to rounding (docs/reproducibility.md)
@@ -81,8 +82,7 @@ def assert_same_grid(now: dict, recorded: dict, where: str) -> None:
     moved = [key for key in recorded if now[key]["items"] != recorded[key]["items"]]
     assert not moved, f"{where}: other items chosen in {len(moved)} cells, e.g. {moved[:5]}"
     for key, cell in recorded.items():
-        np.testing.assert_allclose(now[key]["estimates"], cell["estimates"], rtol=0, atol=ESTIMATE_TOLERANCE,
-                                   err_msg=f"{where}: {key}")
+        np.testing.assert_allclose(now[key]["estimates"], cell["estimates"], rtol=0, atol=ESTIMATE_TOLERANCE, err_msg=f"{where}: {key}")
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +102,11 @@ def blas_architecture(kernel: str | None) -> str | None:
     env.pop("OPENBLAS_CORETYPE", None)
     if kernel is not None:
         env["OPENBLAS_CORETYPE"] = kernel
-    probe = ("import numpy, threadpoolctl; a = numpy.arange(4096.0).reshape(64, 64); a @ a; "
-             "print(next((i.get('architecture') for i in threadpoolctl.threadpool_info() "
-             "if i.get('internal_api') == 'openblas'), ''))")
+    probe = (
+        "import numpy, threadpoolctl; a = numpy.arange(4096.0).reshape(64, 64); a @ a; "
+        "print(next((i.get('architecture') for i in threadpoolctl.threadpool_info() "
+        "if i.get('internal_api') == 'openblas'), ''))"
+    )
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300, check=False)
     arch = done.stdout.strip()
     return arch if done.returncode == 0 and arch else None

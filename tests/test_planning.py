@@ -48,13 +48,15 @@ def test_smallest_size_is_the_first_that_reaches_the_threshold(small_sim):
 
 def test_plan_answers_for_a_method_without_an_exact_answer(small_sim, tmp_path):
     write_npz(small_sim, tmp_path / "data.npz")
-    result = CliRunner().invoke(app, ["plan", "--data", str(tmp_path / "data.npz"), "--method", "anchor-points",
-                                      "--detect", "6", "--runs", "3"], terminal_width=200)
+    result = CliRunner().invoke(
+        app, ["plan", "--data", str(tmp_path / "data.npz"), "--method", "anchor-points", "--detect", "6", "--runs", "3"], terminal_width=200
+    )
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "Simulated, not exact" in text and "±" in text and "6 to 6.5 points apart" in text
-    result = CliRunner().invoke(app, ["plan", "--data", str(tmp_path / "data.npz"), "--method", "anchor-points",
-                                      "--size", "20", "--runs", "3"], terminal_width=200)
+    result = CliRunner().invoke(
+        app, ["plan", "--data", str(tmp_path / "data.npz"), "--method", "anchor-points", "--size", "20", "--runs", "3"], terminal_width=200
+    )
     assert result.exit_code == 0 and "simulated on 3 held-out runs" in " ".join(result.output.split())
 
 
@@ -73,8 +75,7 @@ def test_plan_answers_exactly_for_the_random_designs_and_its_answer_is_the_first
 def test_plan_simulates_other_methods_and_refuses_unclear_requests(small_sim):
     found = mdad.plan(small_sim, size=20, method="anchor-points", runs=2)
     assert isinstance(found, SimulatedMdadAtSize) and found.assessment.runs == 2 and found.size == 20
-    for request, message in (({"detect": 2.0, "size": 10}, "not both"), ({}, "not both or neither"),
-                             ({"detect": 2.0, "method": "nope"}, "nope")):
+    for request, message in (({"detect": 2.0, "size": 10}, "not both"), ({}, "not both or neither"), ({"detect": 2.0, "method": "nope"}, "nope")):
         with pytest.raises(MdadError, match=message):
             mdad.plan(small_sim, **request)
     with pytest.raises(MdadError, match="finished run"):
@@ -98,6 +99,5 @@ def test_compare_gives_every_chosen_pair_its_probability_against_the_mdad_of_all
 
 def test_plan_from_results_refuses_other_data(small_sim, tmp_path):
     write_npz(small_sim, tmp_path / "data.npz")
-    result = CliRunner().invoke(app, ["plan", "--results", str(tmp_path), "--data", str(tmp_path / "data.npz"),
-                                      "--detect", "2"], terminal_width=200)
+    result = CliRunner().invoke(app, ["plan", "--results", str(tmp_path), "--data", str(tmp_path / "data.npz"), "--detect", "2"], terminal_width=200)
     assert result.exit_code == 2 and "drop --data and --dataset" in " ".join(result.output.split())

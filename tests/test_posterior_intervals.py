@@ -40,7 +40,7 @@ def test_prior_and_posterior_interval_match_a_loop():
         above = 1 - cdf[high]
         low = next(M for M in range(N + 1) if cdf[M] > 0.1 - above + 1e-12)
         assert posterior_count_interval(prior, k, [x], level=0.9) == ([low], [high])
-        assert post[low:high + 1].sum() >= 0.9 - 1e-9
+        assert post[low : high + 1].sum() >= 0.9 - 1e-9
 
 
 def test_models_with_nothing_right_get_zero_as_lower_bound_when_the_sources_have_mass_there():

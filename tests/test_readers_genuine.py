@@ -37,6 +37,7 @@ def _column(matrix, model: str, items: list[str]) -> np.ndarray:
 
 # ---- 1. checkpoints and revisions are models of their own; reruns follow one policy ----------------
 
+
 def test_revisions_of_one_model_in_one_folder_are_models_of_their_own():
     m = read_source(FIXTURES / "lm_eval_checkpoints")
     names = [f"EleutherAI/pythia-160m,revision=step{s}000" for s in (1, 2, 3, 4, 5)]
@@ -76,8 +77,11 @@ def test_lm_eval_rerun_keeps_the_latest_with_a_note_or_refuses():
     assert older.name in note and latest.name in note and "model-a" in note
     assert f"5 items were answered again ({older.name}, {latest.name})" in note  # a whole rerun: every item again
     assert "the latest answer of each is read (rerun policy 'latest')" in note
-    with pytest.raises(MdadError, match=r"Model 'model-a' on task 'tiny_mc' was run 2 times and 5 items were answered "
-                                        r"again .*; keep one answer per item or read with the rerun policy 'latest'\."):
+    with pytest.raises(
+        MdadError,
+        match=r"Model 'model-a' on task 'tiny_mc' was run 2 times and 5 items were answered "
+        r"again .*; keep one answer per item or read with the rerun policy 'latest'\.",
+    ):
         read_source(folder, reruns="error")
 
 
@@ -88,15 +92,13 @@ def test_inspect_rerun_error_status_and_model_arguments_on_default_eval_logs():
             assert {info.compress_type for info in z.infolist()} == {93}
     m = read_source(folder)
     # scripted answers (tasks/inspect_run.py) against the targets Default, mockllm, banana, output
-    expected = {"mockllm/alpha": [1, 1, 1, 1], "mockllm/alpha,revision=v2": [0, 1, 1, 1],
-                "mockllm/beta": [0, 1, 1, 0], "mockllm/gamma": [1, 0, 1, 1]}
+    expected = {"mockllm/alpha": [1, 1, 1, 1], "mockllm/alpha,revision=v2": [0, 1, 1, 1], "mockllm/beta": [0, 1, 1, 0], "mockllm/gamma": [1, 0, 1, 1]}
     assert sorted(m.models) == sorted(expected)
     for model, scores in expected.items():
         np.testing.assert_array_equal(_column(m, model, [f"tiny_qa/{i}" for i in (1, 2, 3, "q4")]), scores)
     skipped = [n for n in m.notes if n.startswith("Skipped")]
     assert len(skipped) == 1 and "mockllm/delta" in skipped[0] and "status is 'error'" in skipped[0]
-    assert any("Model 'mockllm/alpha' on task 'tiny_qa' was run 2 times and 4 items were answered again" in n
-               for n in m.notes)
+    assert any("Model 'mockllm/alpha' on task 'tiny_qa' was run 2 times and 4 items were answered again" in n for n in m.notes)
     with pytest.raises(MdadError, match=r"Model 'mockllm/alpha' on task 'tiny_qa' was run 2 times"):
         read_source(folder, reruns="error")
 
@@ -108,8 +110,7 @@ def test_lighteval_rerun_keeps_the_latest_with_a_note():
     latest = sorted((folder / "details" / "org" / "model-a").iterdir())[-1]
     (mc,) = latest.glob("details_tiny_mc*.parquet")
     rows = pq.read_table(mc).to_pylist()
-    np.testing.assert_array_equal(_column(m, "org/model-a", [f"tiny_mc|0/{r['doc']['id']}" for r in rows]),
-                                  [r["metric"]["acc"] for r in rows])
+    np.testing.assert_array_equal(_column(m, "org/model-a", [f"tiny_mc|0/{r['doc']['id']}" for r in rows]), [r["metric"]["acc"] for r in rows])
     assert sum("was run 2 times and 5 items were answered again" in n for n in m.notes) == 2  # one per task
     with pytest.raises(MdadError, match="was run 2 times"):
         read_source(folder, reruns="error")
@@ -142,8 +143,10 @@ def test_runs_of_one_model_on_one_task_add_up_and_only_an_item_answered_again_is
     cols = [list(m.items).index(i) for i in items]
     np.testing.assert_allclose(m.gold_prob()[0, cols], expected, rtol=1e-6)  # document 2: the latest run's options
     (note,) = [n for n in m.notes if "answered again" in n]
-    assert note == (f"Model 'model-a' on task 'tiny_mc' was run 2 times and 1 item was answered again ({older.name}, "
-                    f"{latest.name}); the latest answer of each is read (rerun policy 'latest').")
+    assert note == (
+        f"Model 'model-a' on task 'tiny_mc' was run 2 times and 1 item was answered again ({older.name}, "
+        f"{latest.name}); the latest answer of each is read (rerun policy 'latest')."
+    )
     with pytest.raises(MdadError, match=r"was run 2 times and 1 item was answered again"):
         read_source(tmp_path, reruns="error")
     shutil.rmtree(target)
@@ -160,8 +163,11 @@ def test_a_run_of_another_task_version_is_not_added_to_a_models_runs(tmp_path):
     results = json.loads(latest.read_text())
     results["versions"]["tiny_mc"] = 2.0
     latest.write_text(json.dumps(results))
-    with pytest.raises(MdadError, match=r"Task 'tiny_mc' has version 1.0 for model 'model-a' but 2.0 for model "
-                                        r"'model-a' .*mixed task versions cannot be compared"):
+    with pytest.raises(
+        MdadError,
+        match=r"Task 'tiny_mc' has version 1.0 for model 'model-a' but 2.0 for model "
+        r"'model-a' .*mixed task versions cannot be compared",
+    ):
         read_source(tmp_path)
 
 
@@ -174,12 +180,14 @@ def test_lighteval_runs_of_one_model_add_up_example_by_example(tmp_path):
         pq.write_table(table.filter(pa.array([r["doc"]["id"] in ids for r in table.to_pylist()])), file)
     m = read_source(tmp_path / "logs")  # tiny_mc: split between the runs; tiny_gen: run twice whole
     mc = [str(i) for i in range(5)]
-    expected = {r["doc"]["id"]: r["metric"]["acc"] for run in (older, latest)
-                for r in pq.read_table(next(run.glob("details_tiny_mc*.parquet"))).to_pylist()}
+    expected = {
+        r["doc"]["id"]: r["metric"]["acc"] for run in (older, latest) for r in pq.read_table(next(run.glob("details_tiny_mc*.parquet"))).to_pylist()
+    }
     np.testing.assert_array_equal(_column(m, "org/model-a", [f"tiny_mc|0/{i}" for i in mc]), [expected[i] for i in mc])
     assert [n for n in m.notes if "answered again" in n] == [
         f"Model 'org/model-a' on task 'tiny_gen|0' was run 2 times and 5 items were answered again ({older.name}, "
-        f"{latest.name}); the latest answer of each is read (rerun policy 'latest')."]
+        f"{latest.name}); the latest answer of each is read (rerun policy 'latest')."
+    ]
 
 
 def test_a_checkpoint_keeps_its_revision_in_its_name_when_read_alone(tmp_path):
@@ -203,6 +211,7 @@ def test_a_checkpoint_keeps_its_revision_in_its_name_when_read_alone(tmp_path):
 
 
 # ---- 2. mixed task types keep option probabilities where present ---------------------------------
+
 
 @pytest.mark.parametrize("folder, mc, gen", [("lm_eval", "tiny_mc", "tiny_gen"), ("lighteval", "tiny_mc|0", "tiny_gen|0")])
 def test_mixed_task_types_keep_option_probabilities_of_multiple_choice_items(folder, mc, gen):
@@ -229,22 +238,25 @@ def test_lighteval_option_probabilities_are_the_softmax_of_the_logged_logprobs()
 
 # ---- 3, 4. metric per task; unknown metric and filter list what every task has ---------------------
 
+
 def test_one_metric_applies_where_the_task_has_it_and_says_so_elsewhere():
     m = read_source(FIXTURES / "lm_eval", metric="acc_norm")
     a = FIXTURES / "lm_eval" / "model-a"
     mc = _rows(next(a.glob("samples_tiny_mc_*.jsonl")))
     gen = [r for r in _rows(next(a.glob("samples_tiny_gen_*.jsonl"))) if r["filter"] == "strict"]
     np.testing.assert_array_equal(_column(m, "model-a", [f"tiny_mc/{r['doc_id']}" for r in mc]), [r["acc_norm"] for r in mc])
-    np.testing.assert_array_equal(_column(m, "model-a", [f"tiny_gen/{r['doc_id']}" for r in gen]),
-                                  [r["exact_match"] for r in gen])
+    np.testing.assert_array_equal(_column(m, "model-a", [f"tiny_gen/{r['doc_id']}" for r in gen]), [r["exact_match"] for r in gen])
     assert "Task 'tiny_gen' has no metric 'acc_norm'; its metric 'exact_match' is read." in m.notes
     per_task = read_source(FIXTURES / "lm_eval", metric="tiny_mc=acc_norm,tiny_gen=exact_match")
     np.testing.assert_array_equal(per_task.scores, m.scores)
 
 
 def test_unknown_metric_lists_every_tasks_metrics():
-    with pytest.raises(MdadError, match=r"No task has the metric 'f1'; the tasks have tiny_gen: exact_match; "
-                                        r"tiny_mc: acc, acc_norm\."):
+    with pytest.raises(
+        MdadError,
+        match=r"No task has the metric 'f1'; the tasks have tiny_gen: exact_match; "
+        r"tiny_mc: acc, acc_norm\.",
+    ):
         read_source(FIXTURES / "lm_eval", metric="f1")
     with pytest.raises(MdadError, match=r"Task 'tiny_gen' .* has no metric 'acc_norm'; available: exact_match\."):
         read_source(FIXTURES / "lm_eval", metric="tiny_gen=acc_norm")
@@ -261,6 +273,7 @@ def test_a_mistyped_filter_is_an_error_even_when_each_task_has_one_filter():
 
 # ---- 5. estimate refuses results of another task version -----------------------------------------
 
+
 def _multiple_choice_micro_benchmark():
     matrix = read_source(FIXTURES / "lm_eval").require_complete("drop-items")
     matrix = matrix.take(items=matrix.subtasks == "tiny_mc")
@@ -272,13 +285,19 @@ def test_micro_benchmark_records_the_task_and_estimate_refuses_another_version(t
     chosen.save(tmp_path / "micro.json")
     saved = json.loads((tmp_path / "micro.json").read_text())
     results = json.loads(next((FIXTURES / "lm_eval" / "model-a").glob("results_*.json")).read_text())
-    assert saved["tasks"]["tiny_mc"] == {"harness": "lm-eval", "version": str(results["versions"]["tiny_mc"]),
-                                         "n_shot": str(results["n-shot"]["tiny_mc"])}
+    assert saved["tasks"]["tiny_mc"] == {
+        "harness": "lm-eval",
+        "version": str(results["versions"]["tiny_mc"]),
+        "n_shot": str(results["n-shot"]["tiny_mc"]),
+    }
     assert len(saved["item_hashes"]) == len(saved["items"]) and all(saved["item_hashes"])
     loaded = mdad.SelectedMicroBenchmark.load(tmp_path / "micro.json")
     assert len(loaded.estimate(read_source(FIXTURES / "lm_eval_reruns"))) == 2  # same task version: accepted
-    with pytest.raises(MdadError, match=r"Task 'tiny_mc' in .* has version 2.0, but the micro-benchmark was built on "
-                                        r"version 1.0; its estimates do not apply\."):
+    with pytest.raises(
+        MdadError,
+        match=r"Task 'tiny_mc' in .* has version 2.0, but the micro-benchmark was built on "
+        r"version 1.0; its estimates do not apply\.",
+    ):
         loaded.estimate(read_source(FIXTURES / "lm_eval_v2"))
 
 
@@ -294,6 +313,7 @@ def test_estimate_refuses_a_changed_gold_answer_even_with_the_same_version(tmp_p
 
 # ---- 6-8 covered above and in test_micro_selected; 9. lighteval gold consistency on every row ----
 
+
 def test_lighteval_changed_generation_answer_is_refused(tmp_path):
     for folder in ("lighteval", "lighteval_changed"):
         shutil.copytree(FIXTURES / folder, tmp_path, dirs_exist_ok=True)
@@ -303,15 +323,18 @@ def test_lighteval_changed_generation_answer_is_refused(tmp_path):
 
 # ---- 10. one model's folder says so ----------------------------------------------------------------
 
+
 def test_one_models_folder_says_the_folder_above_holds_more():
     path = FIXTURES / "lm_eval" / "model-a"
     assert one_model_hint(path, read_source(path)) == (
         f"{path} holds one model ('model-a'); comparing models needs the folder that holds all of them: "
-        f"{FIXTURES / 'lm_eval'} holds more lm-eval results.")
+        f"{FIXTURES / 'lm_eval'} holds more lm-eval results."
+    )
     assert one_model_hint(FIXTURES / "lm_eval", read_source(FIXTURES / "lm_eval")) is None
 
 
 # ---- notes survive take() and the npz round trip ---------------------------------------------------
+
 
 def test_notes_and_task_identity_survive_take_and_npz(tmp_path):
     m = read_source(FIXTURES / "lm_eval_checkpoints")

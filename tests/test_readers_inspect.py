@@ -18,35 +18,58 @@ LETTER = {1.0: "C", 0.0: "I", 0.5: "P"}
 def _eval_spec(task: str, model: str, version: int = 0) -> dict:
     """The ``eval`` part of an EvalLog (EvalSpec), with the fields inspect writes."""
     return {
-        "eval_id": "E1", "run_id": "R1", "created": "2025-05-01T10:00:00+00:00", "task": task,
-        "task_id": "T1", "task_version": version, "task_file": "tasks.py", "task_attribs": {},
-        "task_args": {}, "solver": None, "dataset": {"name": "qa", "location": "qa.jsonl", "samples": 4,
-                                                      "sample_ids": [1, 2, 3, 4], "shuffled": False},
-        "model": model, "model_args": {}, "config": {"epochs": 1}, "revision": None,
-        "packages": {"inspect_ai": "0.3.100"}, "metadata": None, "scorers": [{"name": "match", "options": {}}],
+        "eval_id": "E1",
+        "run_id": "R1",
+        "created": "2025-05-01T10:00:00+00:00",
+        "task": task,
+        "task_id": "T1",
+        "task_version": version,
+        "task_file": "tasks.py",
+        "task_attribs": {},
+        "task_args": {},
+        "solver": None,
+        "dataset": {"name": "qa", "location": "qa.jsonl", "samples": 4, "sample_ids": [1, 2, 3, 4], "shuffled": False},
+        "model": model,
+        "model_args": {},
+        "config": {"epochs": 1},
+        "revision": None,
+        "packages": {"inspect_ai": "0.3.100"},
+        "metadata": None,
+        "scorers": [{"name": "match", "options": {}}],
     }
 
 
 def _sample(sample_id, epoch: int, scores: dict) -> dict:
     """An EvalSample as the JSON log holds it."""
     return {
-        "id": sample_id, "epoch": epoch, "input": f"Question {sample_id}?", "choices": None, "target": "A",
+        "id": sample_id,
+        "epoch": epoch,
+        "input": f"Question {sample_id}?",
+        "choices": None,
+        "target": "A",
         "messages": [{"role": "user", "content": f"Question {sample_id}?", "source": "input"}],
-        "output": {"model": "m", "choices": [{"message": {"role": "assistant", "content": "A"},
-                                             "stop_reason": "stop"}], "usage": None},
+        "output": {"model": "m", "choices": [{"message": {"role": "assistant", "content": "A"}, "stop_reason": "stop"}], "usage": None},
         "scores": {name: {"value": v, "answer": "A", "explanation": "A", "metadata": {}} for name, v in scores.items()},
-        "metadata": {}, "store": {}, "events": [], "model_usage": {}, "attachments": {},
+        "metadata": {},
+        "store": {},
+        "events": [],
+        "model_usage": {},
+        "attachments": {},
     }
 
 
 def _log(task: str, model: str, samples: list[dict], version: int = 0) -> dict:
     return {
-        "version": 2, "status": "success", "eval": _eval_spec(task, model, version),
+        "version": 2,
+        "status": "success",
+        "eval": _eval_spec(task, model, version),
         "plan": {"name": "plan", "steps": [{"solver": "generate", "params": {}}], "config": {}},
-        "results": {"total_samples": len(samples), "completed_samples": len(samples),
-                    "scores": [{"name": "match", "scorer": "match", "params": {}, "metrics": {}}]},
-        "stats": {"started_at": "2025-05-01T10:00:00+00:00", "completed_at": "2025-05-01T10:01:00+00:00",
-                  "model_usage": {}},
+        "results": {
+            "total_samples": len(samples),
+            "completed_samples": len(samples),
+            "scores": [{"name": "match", "scorer": "match", "params": {}, "metrics": {}}],
+        },
+        "stats": {"started_at": "2025-05-01T10:00:00+00:00", "completed_at": "2025-05-01T10:01:00+00:00", "model_usage": {}},
         "samples": samples,
     }
 
@@ -146,5 +169,3 @@ def test_genuine_logs_json_and_eval():
     np.testing.assert_array_equal(m.scores, np.array(list(expected.values()), dtype=np.float32))
     assert set(m.subtasks) == {"tiny_qa"} and m.n_missing == 0
     assert read_source(FIXTURE, metric="match").scores.sum() == m.scores.sum()
-
-

@@ -20,21 +20,42 @@ TASK = "leaderboard|mmlu:anatomy|5"
 def _doc(i: int, choices: list[str], gold: int) -> dict:
     """lighteval's Doc dataclass as asdict() logs it."""
     return {
-        "query": f"Question {i}?", "choices": choices, "gold_index": gold, "id": str(i),
-        "original_query": "", "specific": None, "task_name": TASK, "system_prompt": None,
-        "full_prompt": f"Question {i}?\nAnswer:", "instruction": "", "fewshot_sorting_class": None,
-        "num_asked_few_shots": 5, "num_effective_few_shots": 5, "unconditioned_query": None,
-        "fewshot_samples": [], "sampling_methods": ["LOGPROBS"], "generation_size": None,
-        "do_sample": False, "stop_sequences": [], "use_logits": False, "num_samples": 1,
+        "query": f"Question {i}?",
+        "choices": choices,
+        "gold_index": gold,
+        "id": str(i),
+        "original_query": "",
+        "specific": None,
+        "task_name": TASK,
+        "system_prompt": None,
+        "full_prompt": f"Question {i}?\nAnswer:",
+        "instruction": "",
+        "fewshot_sorting_class": None,
+        "num_asked_few_shots": 5,
+        "num_effective_few_shots": 5,
+        "unconditioned_query": None,
+        "fewshot_samples": [],
+        "sampling_methods": ["LOGPROBS"],
+        "generation_size": None,
+        "do_sample": False,
+        "stop_sequences": [],
+        "use_logits": False,
+        "num_samples": 1,
     }
 
 
 def _response(logprobs: list[float]) -> dict:
     """lighteval's ModelResponse as asdict() logs it for a loglikelihood task."""
     return {
-        "input": "Question?\nAnswer:", "text": [], "logprobs": logprobs,
-        "argmax_logits_eq_gold": [False] * len(logprobs), "logits": None, "truncated_tokens_count": 0,
-        "padded_tokens_count": 0, "input_tokens": [1, 2, 3], "output_tokens": [],
+        "input": "Question?\nAnswer:",
+        "text": [],
+        "logprobs": logprobs,
+        "argmax_logits_eq_gold": [False] * len(logprobs),
+        "logits": None,
+        "truncated_tokens_count": 0,
+        "padded_tokens_count": 0,
+        "input_tokens": [1, 2, 3],
+        "output_tokens": [],
         "unconditioned_logprobs": None,
     }
 
@@ -57,9 +78,11 @@ def _write_current(root: Path) -> tuple:
     models, choices, gold, lls = _known()
     for m, model in enumerate(models):
         rows = [
-            {"doc": _doc(i, c, gold[i]), "metric": {"acc": _acc(lls[m][i], gold[i]),
-                                                    "acc_norm": _acc(lls[m][i], gold[i], c)},
-             "model_response": _response([float(x) for x in lls[m][i]])}
+            {
+                "doc": _doc(i, c, gold[i]),
+                "metric": {"acc": _acc(lls[m][i], gold[i]), "acc_norm": _acc(lls[m][i], gold[i], c)},
+                "model_response": _response([float(x) for x in lls[m][i]]),
+            }
             for i, c in enumerate(choices)
         ]
         folder = root / "details" / model / DATE
@@ -72,15 +95,25 @@ def _write_flat(root: Path) -> tuple:
     models, choices, gold, lls = _known(seed=1)
     for m, model in enumerate(models):
         rows = [
-            {"choices": c, "cont_tokens": [[1]] * len(c), "example": f"Question {i}?",
-             "full_prompt": f"Question {i}?\nAnswer:", "gold": [], "gold_index": [gold[i]],
-             "input_tokens": [[1, 2]] * len(c), "instruction": "",
-             "metrics": {"loglikelihood_acc": _acc(lls[m][i], gold[i]),
-                         "loglikelihood_acc_norm": _acc(lls[m][i], gold[i], c)},
-             "num_asked_few_shots": 0, "num_effective_few_shots": 0, "padded": [0] * len(c),
-             "pred_logits": [], "prediction_logits": [],
-             "predictions": [[float(x), 0.0] for x in lls[m][i]], "specifics": {"k": "v"},
-             "truncated": [0] * len(c)}
+            {
+                "choices": c,
+                "cont_tokens": [[1]] * len(c),
+                "example": f"Question {i}?",
+                "full_prompt": f"Question {i}?\nAnswer:",
+                "gold": [],
+                "gold_index": [gold[i]],
+                "input_tokens": [[1, 2]] * len(c),
+                "instruction": "",
+                "metrics": {"loglikelihood_acc": _acc(lls[m][i], gold[i]), "loglikelihood_acc_norm": _acc(lls[m][i], gold[i], c)},
+                "num_asked_few_shots": 0,
+                "num_effective_few_shots": 0,
+                "padded": [0] * len(c),
+                "pred_logits": [],
+                "prediction_logits": [],
+                "predictions": [[float(x), 0.0] for x in lls[m][i]],
+                "specifics": {"k": "v"},
+                "truncated": [0] * len(c),
+            }
             for i, c in enumerate(choices)
         ]
         folder = root / "details" / model / DATE
@@ -108,8 +141,15 @@ def test_known_matrix_and_option_probabilities(tmp_path, schema, norm):
 
 def test_a_single_details_file_and_the_str_fallback(tmp_path):
     """lighteval writes str() of every field when a table will not convert to arrow; that text reads back."""
-    rows = [{"example": "q", "choices": str([" a", " b"]), "gold_index": str([1]),
-             "metrics": str({"acc": 1.0}), "predictions": str([(-2.0, False), (-1.0, True)])}]
+    rows = [
+        {
+            "example": "q",
+            "choices": str([" a", " b"]),
+            "gold_index": str([1]),
+            "metrics": str({"acc": 1.0}),
+            "predictions": str([(-2.0, False), (-1.0, True)]),
+        }
+    ]
     folder = tmp_path / "my-model" / DATE
     folder.mkdir(parents=True)
     file = folder / f"details_lighteval|arc:easy|0_{DATE}.parquet"

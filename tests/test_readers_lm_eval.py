@@ -25,6 +25,7 @@ def _cells(matrix, models, items):
 
 # ---- genuine lm-eval output (dummy model, two local tasks, model-c run with --limit 4) ----------
 
+
 def _genuine_rows(model: str, task: str) -> list[dict]:
     (file,) = (FIXTURE / model).glob(f"samples_{task}_*.jsonl")
     return [json.loads(line) for line in file.read_text().splitlines()]
@@ -66,7 +67,7 @@ def test_genuine_option_probabilities_reproduce_lm_evals_own_acc_and_acc_norm(tm
                 lls = lls / np.array([len(c) for c in choices])
             expected = softmax(lls)
             np.testing.assert_allclose(m.option_probs[row, j, : len(choices)], expected, rtol=1e-6)
-            assert np.all(m.option_probs[row, j, len(choices):] == 0)
+            assert np.all(m.option_probs[row, j, len(choices) :] == 0)
             assert m.gold[j] == r["doc"]["label"]
             # lm-eval's own per-document metric equals "the most probable option is gold"
             assert float(np.argmax(expected) == m.gold[j]) == r[metric] == m.scores[row, j]
@@ -81,6 +82,7 @@ def test_genuine_filter_choice(tmp_path):
 
 
 # ---- files built from a known matrix -------------------------------------------------------------
+
 
 @pytest.mark.parametrize("metric", ["acc", "acc_norm"])
 def test_known_matrix_is_reproduced_exactly(tmp_path, metric):
@@ -98,10 +100,15 @@ def test_known_matrix_is_reproduced_exactly(tmp_path, metric):
             if metric == "acc_norm":
                 lls = lls / np.array([len(c) for c in choices])
             np.testing.assert_allclose(m.option_probs[a, i, : len(choices)], softmax(lls), rtol=1e-6)
-    np.testing.assert_allclose(m.gold_prob().sum(), sum(
-        softmax(truth["lls"][a][i] / (np.array([len(c) for c in truth["choices"][i]]) if metric == "acc_norm" else 1))[truth["gold"][i]]
-        for a in range(3) for i in range(len(truth["items"]))
-    ), rtol=1e-6)
+    np.testing.assert_allclose(
+        m.gold_prob().sum(),
+        sum(
+            softmax(truth["lls"][a][i] / (np.array([len(c) for c in truth["choices"][i]]) if metric == "acc_norm" else 1))[truth["gold"][i]]
+            for a in range(3)
+            for i in range(len(truth["items"]))
+        ),
+        rtol=1e-6,
+    )
 
 
 def test_items_align_by_doc_hash_when_doc_ids_differ(tmp_path):
@@ -130,12 +137,17 @@ def test_older_files_without_filter_metrics_or_hashes(tmp_path):
     for model, model_lls in lls.items():
         rows = []
         for d, (doc, ll) in enumerate(zip(docs, model_lls, strict=True)):
-            rows.append({
-                "doc_id": d, "doc": doc, "target": gold[d],
-                "arguments": [[f"Q: {doc['q']}\nA:", f" {c}"] for c in doc["choices"]],
-                "resps": [[[x, False]] for x in ll], "filtered_resps": [[x, False] for x in ll],
-                "acc": float(np.argmax(ll) == gold[d]),
-            })
+            rows.append(
+                {
+                    "doc_id": d,
+                    "doc": doc,
+                    "target": gold[d],
+                    "arguments": [[f"Q: {doc['q']}\nA:", f" {c}"] for c in doc["choices"]],
+                    "resps": [[[x, False]] for x in ll],
+                    "filtered_resps": [[x, False] for x in ll],
+                    "acc": float(np.argmax(ll) == gold[d]),
+                }
+            )
         write_jsonl(tmp_path / model / "samples_oldtask.jsonl", rows)
     m = read_source(tmp_path)
     assert list(m.models) == ["old-1", "old-2"] and list(m.items) == ["oldtask/0", "oldtask/1"]
@@ -165,6 +177,7 @@ def test_generation_task_default_metric_and_filters(tmp_path):
 
 
 # ---- bad input --------------------------------------------------------------------------------------
+
 
 def test_missing_documents_are_nan_and_reported(tmp_path):
     build_known(tmp_path)
@@ -238,8 +251,7 @@ def test_truncated_or_non_json_line_names_file_and_line(tmp_path, damage):
 
 def test_non_numeric_metric_is_refused(tmp_path):
     doc = {"q": "a"}
-    row = {"doc_id": 0, "doc": doc, "target": "x", "filtered_resps": ["x"], "filter": "none",
-           "metrics": ["f1"], "f1": ["x", "x"]}
+    row = {"doc_id": 0, "doc": doc, "target": "x", "filtered_resps": ["x"], "filter": "none", "metrics": ["f1"], "f1": ["x", "x"]}
     write_jsonl(tmp_path / "m" / "samples_t.jsonl", [row])
     with pytest.raises(MdadError, match=r"metric 'f1' is not a per-document number"):
         read_lm_eval(tmp_path)

@@ -42,8 +42,7 @@ def test_detects_every_format(tmp_path):
     (tmp_path / "folder").mkdir()
     write_npz(simulate(seed=1, n_models=5, n_items=20, n_subtasks=2), tmp_path / "folder" / "responses.npz")
     (tmp_path / "t.csv").write_text("model,item,score\na,x,1\nb,x,0\n")
-    (tmp_path / "log.json").write_text(json.dumps({"version": 2, "status": "success",
-                                                    "eval": {"task": "t", "model": "m"}, "samples": []}))
+    (tmp_path / "log.json").write_text(json.dumps({"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}, "samples": []}))
     assert detect_format(tmp_path / "lm") == "lm-eval"
     assert detect_format(FIXTURE / "model-a" / next((FIXTURE / "model-a").glob("samples_*")).name) == "lm-eval"
     assert detect_format(tmp_path / "sim.npz") == "npz"
@@ -71,8 +70,7 @@ def test_unreadable_sources_give_one_clear_sentence(tmp_path):
 
 def test_a_folder_with_two_formats_is_refused(tmp_path):
     build_known(tmp_path)
-    (tmp_path / "log.json").write_text(json.dumps({"version": 2, "status": "success",
-                                                    "eval": {"task": "t", "model": "m"}, "samples": []}))
+    (tmp_path / "log.json").write_text(json.dumps({"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}, "samples": []}))
     with pytest.raises(MdadError, match=r"several formats \(lm-eval, inspect\)"):
         read_source(tmp_path)
 
@@ -111,8 +109,7 @@ def test_describe_reports_what_the_matrix_holds():
     assert info["subtasks"] == {"s": 2, "t": 1, "u": 1}
     assert info["missing_cells"] == 3 and info["models_missing_items"] == {"a": 1, "c": 2}
     assert info["items_missing_for_some_model"] == 2
-    assert info["accuracy"] == {"min": pytest.approx(0.5), "mean": pytest.approx((2 / 3 + 0.5 + 0.5) / 3),
-                                "max": pytest.approx(2 / 3)}
+    assert info["accuracy"] == {"min": pytest.approx(0.5), "mean": pytest.approx((2 / 3 + 0.5 + 0.5) / 3), "max": pytest.approx(2 / 3)}
     assert info["scores"] == "binary" and info["option_probs"] is False and info["options"] is None
     text = "\n".join(format_description(info))
     assert "missing cells: 3 on 2 items; 2 models miss items: c (2), a (1)" in text

@@ -20,7 +20,9 @@ SCORES = np.array([[1, 0, 1, np.nan], [0, 0, 1, 1], [1, 1, 0.5, 0]])
 def _long() -> pd.DataFrame:
     rows = [
         {"model": m, "item": it, "score": SCORES[a, i], "subtask": SUBTASKS[i]}
-        for a, m in enumerate(MODELS) for i, it in enumerate(ITEMS) if not np.isnan(SCORES[a, i])
+        for a, m in enumerate(MODELS)
+        for i, it in enumerate(ITEMS)
+        if not np.isnan(SCORES[a, i])
     ]
     return pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # row order must not matter
 

@@ -88,13 +88,25 @@ def test_a_plugin_taking_a_builtin_name_is_refused(monkeypatch, caplog):
 
 def test_builtin_order_is_kept():
     assert methods.available() == [
-        "random", "random-stratified-equal", "random-stratified-proportional", "stratified-confidence", "anchor-points",
-        "diversity", "tinybenchmarks", "tinybenchmarks-pirt", "tinybenchmarks-gpirt", "adaptive", "adaptive-1d", "aipw",
-        "random-regression", "random-search-regression", "lasso", "metabench",
+        "random",
+        "random-stratified-equal",
+        "random-stratified-proportional",
+        "stratified-confidence",
+        "anchor-points",
+        "diversity",
+        "tinybenchmarks",
+        "tinybenchmarks-pirt",
+        "tinybenchmarks-gpirt",
+        "adaptive",
+        "adaptive-1d",
+        "aipw",
+        "random-regression",
+        "random-search-regression",
+        "lasso",
+        "metabench",
     ]
     assert methods.defaults() == methods.available()[:9]
-    assert methods.on_request() == ["adaptive", "adaptive-1d", "aipw", "random-regression", "random-search-regression", "lasso",
-                                    "metabench"]
+    assert methods.on_request() == ["adaptive", "adaptive-1d", "aipw", "random-regression", "random-search-regression", "lasso", "metabench"]
     assert formats() == ("npz", "lm-eval", "lighteval", "inspect", "table") and READERS.get("table").fallback
     assert METRICS.names() == ["error", "kendall_tau"]
 
@@ -104,7 +116,9 @@ def test_design_tables_come_from_the_declared_capabilities():
     assert analytic.DESIGNS == ("random", "random-stratified-equal", "random-stratified-proportional")
     assert REPORT_DESIGNS == ("random",)
     assert {name: design_of(name) for name in analytic.DESIGNS} == {
-        "random": "uniform", "random-stratified-equal": "stratified", "random-stratified-proportional": "stratified",
+        "random": "uniform",
+        "random-stratified-equal": "stratified",
+        "random-stratified-proportional": "stratified",
     }
     assert design_of("random@per-subtask") == "stratified" and design_of("tinybenchmarks") is None
     assert design_of("anchor-points@per-subtask") is None and design_of("not-installed") is None

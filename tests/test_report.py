@@ -31,13 +31,20 @@ def test_run_writes_every_figure_embedded_and_as_files(built_report):
     assert len(embedded_pngs(html)) == len(FIGURE_KEYS)
     assert sorted(p.stem for p in (built_report / "figures").glob("*.svg")) == sorted(FIGURE_KEYS)
     assert all(png.startswith("iVBORw0KGgo") for png in embedded_pngs(html))  # PNG signature
-    for words in ("Seen vs unseen", "Number of source models", f"Fixed group: {GROUP}", "@per-subtask",
-                  "probability of the gold option", "4% = 7 items", "--group close", "Seed"):
+    for words in (
+        "Seen vs unseen",
+        "Number of source models",
+        f"Fixed group: {GROUP}",
+        "@per-subtask",
+        "probability of the gold option",
+        "4% = 7 items",
+        "--group close",
+        "Seed",
+    ):
         assert words in html, words
     config = json.loads((built_report / "config.json").read_text())
     assert config["size_requests"][1] == {"requested": "4%", "items": 7}  # max(2, floor(0.04 * 199))
-    assert set(config["methods"]) == {"random", "random-stratified-equal", "random@per-subtask",
-                                      "random-stratified-equal@per-subtask"}
+    assert set(config["methods"]) == {"random", "random-stratified-equal", "random@per-subtask", "random-stratified-equal@per-subtask"}
 
 
 def test_not_reached_is_never_a_number(built_report):
@@ -117,25 +124,38 @@ def test_threshold_and_curve_sizes_on_report(built_report, tmp_path):
 
 
 def test_summary_sentences_in_plain_words():
-    summary = pd.DataFrame({
-        "method": ["anchor-points"] * 3, "size": [10, 25, 100], "sources": 300, "view": "seen",
-        "mdad": [np.nan, 8.0, 4.5], "mdad_reached": [False, True, True],
-    })
+    summary = pd.DataFrame(
+        {
+            "method": ["anchor-points"] * 3,
+            "size": [10, 25, 100],
+            "sources": 300,
+            "view": "seen",
+            "mdad": [np.nan, 8.0, 4.5],
+            "mdad_reached": [False, True, True],
+        }
+    )
     (sentence,) = summary_sentences(summary, 0.8, n_seen=224)
-    assert sentence == ("With 10 items (4.5% of the seen pool), no accuracy difference is ordered correctly 80% of the time "
-                        "(MDAD not reached); with 25 items, anchor-points orders models at least 8 points apart correctly "
-                        "80% of the time; with 100 items, models at least 4.5 points apart.")
+    assert sentence == (
+        "With 10 items (4.5% of the seen pool), no accuracy difference is ordered correctly 80% of the time "
+        "(MDAD not reached); with 25 items, anchor-points orders models at least 8 points apart correctly "
+        "80% of the time; with 100 items, models at least 4.5 points apart."
+    )
 
 
 def test_comparison_sentences_name_the_best_method_and_where_random_stands():
     nan = np.nan
-    summary = pd.DataFrame({
-        "method": ["random", "anchor-points", "diversity"] * 3, "sources": 300, "view": "seen",
-        "size": [10] * 3 + [50] * 3 + [100] * 3,
-        "mdad": [19, 6.5, 15, 7, 5.5, 5.5, 2, 2, 2.5],
-        "mdad_low": [17, 6, 14, 6, 5, 5, 1.5, 1.5, 2], "mdad_high": [21, 7, 16, 8, 6.5, 6, 2.5, 2.5, 3],
-        "mdad_reached": True,
-    })
+    summary = pd.DataFrame(
+        {
+            "method": ["random", "anchor-points", "diversity"] * 3,
+            "sources": 300,
+            "view": "seen",
+            "size": [10] * 3 + [50] * 3 + [100] * 3,
+            "mdad": [19, 6.5, 15, 7, 5.5, 5.5, 2, 2, 2.5],
+            "mdad_low": [17, 6, 14, 6, 5, 5, 1.5, 1.5, 2],
+            "mdad_high": [21, 7, 16, 8, 6.5, 6, 2.5, 2.5, 3],
+            "mdad_reached": True,
+        }
+    )
     unseen = summary.assign(view="unseen", mdad=nan, mdad_reached=False)  # other views do not count
     assert comparison_sentences(pd.concat([summary, unseen])) == [
         "With 10 items, the lowest MDAD is 6.5 points (anchor-points); uniform random: 19 points.",
@@ -149,11 +169,20 @@ def test_comparison_sentences_name_the_best_method_and_where_random_stands():
 
 
 def test_figures_mark_not_reached_and_label_sizes_with_shares():
-    summary = pd.DataFrame({
-        "method": ["random"] * 4, "size": [10, 10, 50, 50], "sources": 100, "view": ["seen", "unseen"] * 2,
-        "mdad": [np.nan, np.nan, 6.0, 7.5], "mdad_low": [9.0, np.nan, 5.0, 6.0], "mdad_high": [np.nan, np.nan, 7.0, 9.0],
-        "mdad_reached": [False, False, True, True], "error": 0.05, "kendall_tau": 0.6,
-    })
+    summary = pd.DataFrame(
+        {
+            "method": ["random"] * 4,
+            "size": [10, 10, 50, 50],
+            "sources": 100,
+            "view": ["seen", "unseen"] * 2,
+            "mdad": [np.nan, np.nan, 6.0, 7.5],
+            "mdad_low": [9.0, np.nan, 5.0, 6.0],
+            "mdad_high": [np.nan, np.nan, 7.0, 9.0],
+            "mdad_reached": [False, False, True, True],
+            "error": 0.05,
+            "kendall_tau": 0.6,
+        }
+    )
     fig = figures.mdad_vs_size(summary, n_seen=200)
     seen_ax = fig.axes[0]
     assert [t.get_text() for t in seen_ax.get_xticklabels()] == ["10\n5%", "50\n25%"]
@@ -173,9 +202,27 @@ def test_empty_store_still_writes_a_page(tmp_path):
 def test_real_gpqa_report_has_every_figure(shared_data_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("MDAD_DATA_DIR", str(shared_data_dir))
     out = tmp_path / "gpqa"
-    result = runner.invoke(app, ["run", "--dataset", "oll2-gpqa", "--methods", "random,random-stratified-equal",
-                                 "--per-subtask", "--sizes", "10,5%,100", "--sources", "50,300", "--runs", "5",
-                                 "--group", "7b_instruct", "--out", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--dataset",
+            "oll2-gpqa",
+            "--methods",
+            "random,random-stratified-equal",
+            "--per-subtask",
+            "--sizes",
+            "10,5%,100",
+            "--sources",
+            "50,300",
+            "--runs",
+            "5",
+            "--group",
+            "7b_instruct",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     html = (out / "report.html").read_text()
     assert len(embedded_pngs(html)) == len(FIGURE_KEYS)
@@ -214,8 +261,7 @@ def test_trust_section_checks_calibration_on_runs_it_did_not_see(built_report):
     assert "Trust in single estimates" in (built_report / "report.html").read_text()
 
 
-def test_report_rebuilds_the_same_page_from_another_folder_and_says_when_the_data_is_gone(small_sim, tmp_path,
-                                                                                           monkeypatch):
+def test_report_rebuilds_the_same_page_from_another_folder_and_says_when_the_data_is_gone(small_sim, tmp_path, monkeypatch):
     """The run records the absolute path of its data and its reading options; `mdad report` reads the data
     again from any folder and checks its fingerprint; when the data has changed or gone, the page says so."""
     from mdad.data import write_npz
@@ -224,8 +270,28 @@ def test_report_rebuilds_the_same_page_from_another_folder_and_says_when_the_dat
     work.mkdir()
     write_npz(small_sim.take(items=np.arange(120)), work / "data.npz")
     monkeypatch.chdir(work)
-    first = runner.invoke(app, ["run", "--data", "data.npz", "--methods", "random", "--sizes", "10", "--runs", "3",
-                                "--targets", "10", "--sources", "30", "--workers", "1", "--out", "out"])
+    first = runner.invoke(
+        app,
+        [
+            "run",
+            "--data",
+            "data.npz",
+            "--methods",
+            "random",
+            "--sizes",
+            "10",
+            "--runs",
+            "3",
+            "--targets",
+            "10",
+            "--sources",
+            "30",
+            "--workers",
+            "1",
+            "--out",
+            "out",
+        ],
+    )
     assert first.exit_code == 0, first.output
     config = json.loads((work / "out" / "config.json").read_text())
     assert config["data"]["path"] == str((work / "data.npz").resolve()) and config["data"]["missing"] == "error"

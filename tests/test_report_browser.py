@@ -39,8 +39,10 @@ def test_report_renders_with_every_figure_and_no_console_error(chromium, built_r
 
 def test_browser_check_catches_broken_images_and_script_errors(chromium, tmp_path):
     bad = tmp_path / "bad.html"
-    bad.write_text('<!DOCTYPE html><html><head><title>t</title></head><body><img alt="x" src="data:image/png;base64,AAAA">'
-                   "<script>console.error('boom'); undefinedFunction();</script></body></html>")
+    bad.write_text(
+        '<!DOCTYPE html><html><head><title>t</title></head><body><img alt="x" src="data:image/png;base64,AAAA">'
+        "<script>console.error('boom'); undefinedFunction();</script></body></html>"
+    )
     with Chromium(chromium, tmp_path / "profile") as browser:
         page = browser.check_page(bad)
     assert page.images[0]["naturalWidth"] == 0

@@ -89,8 +89,7 @@ def test_first_crossing_unstable_with_few_pairs_per_bin_robust_is_not():
     first = [AgreementCurve(lower, pairs, a, 0.5).crossing() for a in draws]
     curve0 = AgreementCurve(lower, pairs, draws[0], 0.5)
     grid = fit_grid(curve0, "logistic")
-    robust = [float(grid[np.argmax(f >= 0.8)]) if (f >= 0.8).any() else np.nan
-              for f in monotone_fit(curve0, "logistic", draws)]
+    robust = [float(grid[np.argmax(f >= 0.8)]) if (f >= 0.8).any() else np.nan for f in monotone_fit(curve0, "logistic", draws)]
     truth = lower[np.argmax(p >= 0.8)]
     sd_first, _ = spreads(first)
     sd_robust, _ = spreads(robust)

@@ -31,4 +31,3 @@ def test_share_rule_matches_its_definition(percent, n_seen):
 def test_bad_sizes_are_one_sentence(text):
     with pytest.raises(MdadError, match="[Ss]ize"):
         parse_sizes(text, 224)
-

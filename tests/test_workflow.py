@@ -10,8 +10,11 @@ from mdad.workflow import RunOptions, run_into_folder
 
 
 def test_run_options_refuse_bad_values_before_any_work(tmp_path):
-    for options, message in (({"out": ""}, "it is empty"), ({"out": tmp_path, "scheduler": "a b"}, "scheduler"),
-                             ({"out": tmp_path, "threshold": 1.5}, "threshold")):
+    for options, message in (
+        ({"out": ""}, "it is empty"),
+        ({"out": tmp_path, "scheduler": "a b"}, "scheduler"),
+        ({"out": tmp_path, "threshold": 1.5}, "threshold"),
+    ):
         with pytest.raises(MdadError, match=message):
             RunOptions(**options)
     (tmp_path / "file").write_text("x")

@@ -98,13 +98,17 @@ class Assessment:
         values = {key: value for key, value in values.items() if key not in metrics}
         intervals = data.get("interval_calibration")
         order = data.get("order_calibration")
-        return cls(**values, metrics=metrics,
-                   interval_calibration=ConformalCalibration.from_json(intervals) if intervals else None,
-                   order_calibration=OrderCalibration.from_json(order) if order else None)
+        return cls(
+            **values,
+            metrics=metrics,
+            interval_calibration=ConformalCalibration.from_json(intervals) if intervals else None,
+            order_calibration=OrderCalibration.from_json(order) if order else None,
+        )
 
 
-_SUMMARY_FIELDS = tuple(name for name in Assessment.__dataclass_fields__
-                        if name not in ("metrics", "estimates", "truths", "interval_calibration", "order_calibration"))
+_SUMMARY_FIELDS = tuple(
+    name for name in Assessment.__dataclass_fields__ if name not in ("metrics", "estimates", "truths", "interval_calibration", "order_calibration")
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,16 +121,16 @@ class HeldOutRuns:
     sources: int
 
 
-def held_out_runs(matrix: ResponseMatrix, method: str, sizes, *, runs: int, targets: int | None = None,
-                  seed: int = 0, workers: int = 1) -> HeldOutRuns:
+def held_out_runs(
+    matrix: ResponseMatrix, method: str, sizes, *, runs: int, targets: int | None = None, seed: int = 0, workers: int = 1
+) -> HeldOutRuns:
     """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run)."""
     n_targets = targets if targets is not None else default_targets(matrix.n_models)
     halves = make_splits(matrix, runs, n_targets, seed)
     whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
     splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
     n_sources = splits.source_pool.shape[1]
-    config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs,
-                              targets=n_targets, seed=seed)
+    config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
     tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
     with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
         blocks = {task.first_run: {cell.size: out["estimate"] for cell, out in result.items()} for task, result in finished}
@@ -136,8 +140,15 @@ def held_out_runs(matrix: ResponseMatrix, method: str, sizes, *, runs: int, targ
 
 
 def assess(
-    matrix: ResponseMatrix, method: str, size: int, *, runs: int = ASSESS_RUNS, targets: int | None = None,
-    seed: int = 0, workers: int = 1, threshold: float = DEFAULT_THRESHOLD,
+    matrix: ResponseMatrix,
+    method: str,
+    size: int,
+    *,
+    runs: int = ASSESS_RUNS,
+    targets: int | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> Assessment:
     """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).
 
@@ -177,13 +188,23 @@ def assess(
     runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers)
     estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)
-    metrics, _ = view_metrics(estimates, truths, threshold=threshold, bootstrap_rng=rng_for(seed, "bootstrap", *key),
-                              robust_rng=rng_for(seed, "robust", *key))
+    metrics, _ = view_metrics(
+        estimates, truths, threshold=threshold, bootstrap_rng=rng_for(seed, "bootstrap", *key), robust_rng=rng_for(seed, "robust", *key)
+    )
     return Assessment(
-        method=method, size=size, runs=runs, targets=n_targets, sources=n_sources, threshold=threshold,
-        mdad=metrics["mdad"], mdad_low=metrics["mdad_low"], mdad_high=metrics["mdad_high"],
-        mdad_robust=metrics["mdad_robust"], metrics={metric.key: metrics[metric.key] for metric in METRICS},
-        estimates=estimates, truths=truths,
+        method=method,
+        size=size,
+        runs=runs,
+        targets=n_targets,
+        sources=n_sources,
+        threshold=threshold,
+        mdad=metrics["mdad"],
+        mdad_low=metrics["mdad_low"],
+        mdad_high=metrics["mdad_high"],
+        mdad_robust=metrics["mdad_robust"],
+        metrics={metric.key: metrics[metric.key] for metric in METRICS},
+        estimates=estimates,
+        truths=truths,
         interval_calibration=ConformalCalibration.fit(estimates, truths),
         order_calibration=OrderCalibration.fit_if_possible(estimates, truths),
     )

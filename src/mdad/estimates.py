@@ -37,8 +37,7 @@ class EstimateIntervals:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per model: model, estimate, low, high, level."""
-        return pd.DataFrame({"model": self.models, "estimate": self.estimate, "low": self.low, "high": self.high,
-                             "level": self.level})
+        return pd.DataFrame({"model": self.models, "estimate": self.estimate, "low": self.low, "high": self.high, "level": self.level})
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,5 +52,4 @@ class OrderProbabilities:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pair: first, second, gap (points), probability."""
-        return pd.DataFrame({"first": self.first, "second": self.second, "gap": self.gap,
-                             "probability": self.probability})
+        return pd.DataFrame({"first": self.first, "second": self.second, "gap": self.gap, "probability": self.probability})

@@ -80,6 +80,7 @@ def writing(path: str | Path, what: str = "the file"):
 
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy whose text cells (and column names) that start like a formula are prefixed with ``'``."""
+
     def safe(value):
         return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
@@ -136,21 +137,16 @@ def check_outputs_apart(reads: dict[str, str | Path | None], writes: dict[str, s
         streams (``/dev/stdout``) are allowed.
     """
     inputs = [(what, Path(path)) for what, path in reads.items() if path is not None and str(path).strip()]
-    outputs = [(what, Path(path)) for what, path in writes.items()
-               if path is not None and str(path).strip() and not is_stream(path)]
+    outputs = [(what, Path(path)) for what, path in writes.items() if path is not None and str(path).strip() and not is_stream(path)]
     for what, out in outputs:
         for source_what, source in inputs:
             if _same(out, source):
-                raise MdadError(f"{what.capitalize()} {out} is {source_what} {source}; writing it would destroy the "
-                                "input: give another path.")
+                raise MdadError(f"{what.capitalize()} {out} is {source_what} {source}; writing it would destroy the input: give another path.")
             if _inside(out, source):
-                raise MdadError(f"{what.capitalize()} {out} lies inside {source_what} {source}, which is read; give a "
-                                "path outside it.")
+                raise MdadError(f"{what.capitalize()} {out} lies inside {source_what} {source}, which is read; give a path outside it.")
             if _inside(source, out):
-                raise MdadError(f"{what.capitalize()} {out} holds {source_what} {source}; give a folder that does not "
-                                "hold the input.")
+                raise MdadError(f"{what.capitalize()} {out} holds {source_what} {source}; give a folder that does not hold the input.")
     for i, (what, out) in enumerate(outputs):
-        for other_what, other in outputs[i + 1:]:
+        for other_what, other in outputs[i + 1 :]:
             if _same(out, other) or _inside(out, other) or _inside(other, out):
-                raise MdadError(f"{what.capitalize()} {out} and {other_what} {other} are the same path; give each "
-                                "its own.")
+                raise MdadError(f"{what.capitalize()} {out} and {other_what} {other} are the same path; give each its own.")

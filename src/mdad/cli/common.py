@@ -22,11 +22,15 @@ from mdad.wording import plural  # noqa: F401  (the CLI's modules import it from
 
 FigureFormat = Literal["png", "svg", "pdf"]  # as mdad.report.figures.FORMATS (imported lazily: matplotlib)
 FIGURE_FORMATS: tuple[FigureFormat, ...] = get_args(FigureFormat)
-METRIC_HELP = ("Metric to read from harness results: one name for every task that has it (e.g. acc_norm; "
-               "the others keep their main metric), or TASK=METRIC,...; default: each task's main metric.")
+METRIC_HELP = (
+    "Metric to read from harness results: one name for every task that has it (e.g. acc_norm; "
+    "the others keep their main metric), or TASK=METRIC,...; default: each task's main metric."
+)
 FILTER_HELP = "lm-eval filter to keep, for every task that has it, or TASK=FILTER,... (default: 'none' or the first)."
-RERUNS_HELP = ("An item answered again by one model (same model arguments and folder; runs of other items add up): "
-               "'latest' keeps the latest answer and says so, 'error' refuses.")
+RERUNS_HELP = (
+    "An item answered again by one model (same model arguments and folder; runs of other items add up): "
+    "'latest' keeps the latest answer and says so, 'error' refuses."
+)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -74,8 +78,9 @@ class OneLineErrors(TyperGroup):
         sys.exit(code)
 
 
-app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True,
-                  help="Build micro-benchmarks and measure how reliably they rank models.")
+app = typer.Typer(
+    cls=OneLineErrors, add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models."
+)
 
 
 def friendly_errors(func):
@@ -100,8 +105,10 @@ def friendly_errors(func):
 
 
 # ---- options shared by several commands (Annotated style) -------------------------------------
-DATASET_HELP = ("Named dataset: built in (gpqa, the paper's GPQA matrix, the default; musr; math-hard), 'simulated' (a "
-                "simulated leaderboard with option probabilities) or a folder of $MDAD_DATA_DIR; 'mdad datasets' lists them.")
+DATASET_HELP = (
+    "Named dataset: built in (gpqa, the paper's GPQA matrix, the default; musr; math-hard), 'simulated' (a "
+    "simulated leaderboard with option probabilities) or a folder of $MDAD_DATA_DIR; 'mdad datasets' lists them."
+)
 DatasetOption = Annotated[str | None, typer.Option(help=DATASET_HELP, show_default=False)]
 DataOption = Annotated[Path | None, typer.Option(help="Your own results: a file or folder in any supported format.")]
 MetricOption = Annotated[str | None, typer.Option(help=METRIC_HELP)]
@@ -111,8 +118,7 @@ SeedOption = Annotated[int, typer.Option(help="The one seed behind every random 
 ThresholdOption = Annotated[float, typer.Option(help="Agreement rate that defines MDAD.")]
 MissingOption = Annotated[MissingPolicy, typer.Option(help="Cells not evaluated: error, drop-items or drop-models.")]
 WorkersOption = Annotated[int, typer.Option(min=0, help="Local worker processes (default 0: one per CPU core; 1: this process only).")]
-FiguresOption = Annotated[FigureFormat | None, typer.Option(
-    help="Also write every figure to OUT/figures/ in this format.")]
+FiguresOption = Annotated[FigureFormat | None, typer.Option(help="Also write every figure to OUT/figures/ in this format.")]
 
 
 def parse_list(text: str | None, what: str, convert=str) -> list:
@@ -128,8 +134,9 @@ def parse_list(text: str | None, what: str, convert=str) -> list:
         raise MdadError(f"--{what} must be a comma-separated list of {convert.__name__}s, got {text!r}.") from None
 
 
-def read_data(dataset: str | None, data: Path | None, seed: int = 0, metric: str | None = None,
-              filter_name: str | None = None, reruns: Reruns = "latest") -> ResponseMatrix:
+def read_data(
+    dataset: str | None, data: Path | None, seed: int = 0, metric: str | None = None, filter_name: str | None = None, reruns: Reruns = "latest"
+) -> ResponseMatrix:
     """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``, not both;
     its notes are printed."""
     if data is not None:
@@ -141,8 +148,9 @@ def read_data(dataset: str | None, data: Path | None, seed: int = 0, metric: str
     else:
         if metric is not None or filter_name is not None:
             which = "--metric" if metric is not None else "--filter"
-            raise MdadError(f"{which} applies to harness results given with --data; the named dataset "
-                            f"{dataset or DEFAULT_DATASET} is a plain score table.")
+            raise MdadError(
+                f"{which} applies to harness results given with --data; the named dataset {dataset or DEFAULT_DATASET} is a plain score table."
+            )
         matrix = load_dataset(dataset or DEFAULT_DATASET, seed=seed)
     print_notes(matrix)
     return matrix
@@ -154,7 +162,14 @@ def print_notes(matrix: ResponseMatrix) -> None:
         err_console.print(f"note: {visible(note)}", style="dim", soft_wrap=True, highlight=False, markup=False)
 
 
-def load_matrix(dataset: str | None, data: Path | None, seed: int, missing: MissingPolicy, metric: str | None = None,
-                filter_name: str | None = None, reruns: Reruns = "latest") -> ResponseMatrix:
+def load_matrix(
+    dataset: str | None,
+    data: Path | None,
+    seed: int,
+    missing: MissingPolicy,
+    metric: str | None = None,
+    filter_name: str | None = None,
+    reruns: Reruns = "latest",
+) -> ResponseMatrix:
     """The response matrix the user named, with missing cells handled as asked."""
     return read_data(dataset, data, seed, metric, filter_name, reruns).require_complete(missing)

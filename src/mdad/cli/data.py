@@ -32,8 +32,9 @@ from mdad.outputs import check_outputs_apart
 @app.command()
 @friendly_errors
 def info(
-    source: Annotated[Path | None, typer.Argument(
-        help="Results: npz, lm-eval samples folder, lighteval details, inspect logs, CSV/parquet table.")] = None,
+    source: Annotated[
+        Path | None, typer.Argument(help="Results: npz, lm-eval samples folder, lighteval details, inspect logs, CSV/parquet table.")
+    ] = None,
     dataset: DatasetOption = None,
     data: Annotated[Path | None, typer.Option(help="The same as SOURCE, spelled as on 'mdad run'.")] = None,
     metric: MetricOption = None,
@@ -68,8 +69,7 @@ def convert_command(
     check_outputs_apart({"the results": source}, {"the output file": path})
     matrix = convert(source, path, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
-    console.print(f"{plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} written to {literal(path)}.",
-                  highlight=False)
+    console.print(f"{plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} written to {literal(path)}.", highlight=False)
 
 
 @app.command("datasets")
@@ -80,8 +80,12 @@ def list_datasets() -> None:
     for header in ("name", "kind", "models x items", "subtasks", "source"):
         table.add_column(header, justify="right" if header in ("models x items", "subtasks") else "left", overflow="fold")
     for entry in dataset_catalogue():
-        table.add_row(f"[bold]{literal(entry.name)}[/bold]", literal(entry.kind), f"{entry.models} x {entry.items}",
-                      str(entry.subtasks), literal(entry.source))
+        table.add_row(
+            f"[bold]{literal(entry.name)}[/bold]", literal(entry.kind), f"{entry.models} x {entry.items}", str(entry.subtasks), literal(entry.source)
+        )
     console.print(table)
-    console.print("Built-in datasets hold 0/1 correctness only; 'simulated' also has option probabilities. "
-                  "Add folders holding responses.npz to the folder named by $MDAD_DATA_DIR.", soft_wrap=True)
+    console.print(
+        "Built-in datasets hold 0/1 correctness only; 'simulated' also has option probabilities. "
+        "Add folders holding responses.npz to the folder named by $MDAD_DATA_DIR.",
+        soft_wrap=True,
+    )

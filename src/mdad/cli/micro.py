@@ -55,18 +55,24 @@ def select_command(
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
-    assess_runs: Annotated[int, typer.Option(
-        min=0, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip).")] = ASSESS_RUNS,
-    targets: Annotated[int | None, typer.Option(
-        help=f"Held-out target models per assessment run (default: {DEFAULT_TARGETS}, or half the models if fewer than "
-             f"{2 * DEFAULT_TARGETS}).")] = None,
+    assess_runs: Annotated[int, typer.Option(min=0, help="Held-out runs that measure the micro-benchmark's error and MDAD (0: skip).")] = ASSESS_RUNS,
+    targets: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Held-out target models per assessment run (default: {DEFAULT_TARGETS}, or half the models if fewer than {2 * DEFAULT_TARGETS})."
+        ),
+    ] = None,
     threshold: ThresholdOption = DEFAULT_THRESHOLD,
     workers: WorkersOption = 0,
-    lm_eval_samples: Annotated[str | None, typer.Option(help=(
-        "Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new "
-        "models on them only."))] = None,
-    inspect: Annotated[bool, typer.Option("--inspect", help=(
-        "Also print the 'inspect eval --sample-id' commands that run new models on the items only."))] = False,
+    lm_eval_samples: Annotated[
+        str | None,
+        typer.Option(
+            help=("Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new models on them only.")
+        ),
+    ] = None,
+    inspect: Annotated[
+        bool, typer.Option("--inspect", help=("Also print the 'inspect eval --sample-id' commands that run new models on the items only."))
+    ] = False,
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
     how reliable the choice is on held-out models."""
@@ -77,15 +83,23 @@ def select_command(
     check_output_file(out_path, "the micro-benchmark file")
     if samples_path is not None:
         check_output_file(samples_path, "the lm-eval samples file")
-    check_outputs_apart({"the data": data}, {"the micro-benchmark file": out_path,
-                                             "the lm-eval samples file": samples_path})
+    check_outputs_apart({"the data": data}, {"the micro-benchmark file": out_path, "the lm-eval samples file": samples_path})
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     runs = assessment_runs(matrix.n_models, assess_runs, targets)
     status = f"Assessing {method} with {size} items on {plural(runs, 'held-out split')}..."
     with console.status(status) if runs else nullcontext():
-        selection = build_selection(matrix, method, size, seed=seed, runs=assess_runs, targets=targets,
-                                    threshold=threshold, workers=workers or os.cpu_count() or 1,
-                                    lm_eval_samples=samples_path is not None, inspect=inspect)
+        selection = build_selection(
+            matrix,
+            method,
+            size,
+            seed=seed,
+            runs=assess_runs,
+            targets=targets,
+            threshold=threshold,
+            workers=workers or os.cpu_count() or 1,
+            lm_eval_samples=samples_path is not None,
+            inspect=inspect,
+        )
     selection.save(out_path, samples_path)
     print_report(selection.report(out_path, samples_path))
 
@@ -104,27 +118,40 @@ def print_report(notes: list[Note]) -> None:
 def estimate_command(
     micro: Annotated[Path, typer.Argument(help="A micro-benchmark written by 'mdad select'.")],
     results: Annotated[Path, typer.Argument(help="New models' results on (at least) the micro-benchmark's items.")],
-    csv: Annotated[str | None, typer.Option(
-        help="Also write one row per model (model, estimate, low, high, level) to this CSV file.")] = None,
-    pairs_csv: Annotated[str | None, typer.Option(
-        help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")] = None,
-    compare: Annotated[list[str] | None, typer.Option(
-        help="Compare two models, any two: A,B (repeatable). Prints both estimates, the gap, P(the full benchmark "
-             "orders them the same way) and the exact mid-p McNemar test on the items only one of them got "
-             "right.")] = None,
+    csv: Annotated[str | None, typer.Option(help="Also write one row per model (model, estimate, low, high, level) to this CSV file.")] = None,
+    pairs_csv: Annotated[
+        str | None, typer.Option(help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")
+    ] = None,
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Compare two models, any two: A,B (repeatable). Prints both estimates, the gap, P(the full benchmark "
+            "orders them the same way) and the exact mid-p McNemar test on the items only one of them got "
+            "right."
+        ),
+    ] = None,
     pairs: Annotated[str | None, typer.Option(help="'all': compare every pair of models (as --compare).")] = None,
-    compare_csv: Annotated[str | None, typer.Option(
-        help="Also write one row per compared pair (--compare, --pairs) to this CSV file.")] = None,
+    compare_csv: Annotated[str | None, typer.Option(help="Also write one row per compared pair (--compare, --pairs) to this CSV file.")] = None,
     level: Annotated[float, typer.Option(help="Confidence level of the intervals (between 0 and 1).")] = DEFAULT_LEVEL,
-    clopper_pearson: Annotated[bool, typer.Option(
-        "--clopper-pearson", help="Random designs: the Clopper-Pearson interval, which covers the full-benchmark "
-                                  "accuracy at least at the level for every accuracy (wider), instead of the default "
-                                  "mid-p one, which covers it at the level on average over accuracies and less for "
-                                  "some (docs/intervals.md#what-each-interval-promises).")] = False,
-    population: Annotated[bool, typer.Option(
-        "--population", help="Random designs: the interval calibrated on the source models' accuracies (narrower; "
-                             "right on average for models like them, too narrow for a model far better than all of "
-                             "them) instead of the exact mid-p one, which does not rest on the source models.")] = False,
+    clopper_pearson: Annotated[
+        bool,
+        typer.Option(
+            "--clopper-pearson",
+            help="Random designs: the Clopper-Pearson interval, which covers the full-benchmark "
+            "accuracy at least at the level for every accuracy (wider), instead of the default "
+            "mid-p one, which covers it at the level on average over accuracies and less for "
+            "some (docs/intervals.md#what-each-interval-promises).",
+        ),
+    ] = False,
+    population: Annotated[
+        bool,
+        typer.Option(
+            "--population",
+            help="Random designs: the interval calibrated on the source models' accuracies (narrower; "
+            "right on average for models like them, too narrow for a model far better than all of "
+            "them) instead of the exact mid-p one, which does not rest on the source models.",
+        ),
+    ] = False,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
@@ -139,9 +166,7 @@ def estimate_command(
         raise MdadError(f"--pairs takes 'all' (every pair of models), got {pairs!r}; name pairs with --compare A,B.")
     asked = [parse_pair(text) for text in compare or []]
     outputs = {"the CSV file": csv, "the pairs CSV file": pairs_csv, "the comparisons CSV file": compare_csv}
-    paths: dict[str, str | Path | None] = {
-        what: None if text is None else output_path(text, what) for what, text in outputs.items()
-    }
+    paths: dict[str, str | Path | None] = {what: None if text is None else output_path(text, what) for what, text in outputs.items()}
     for what, path in paths.items():
         if path is not None:
             check_output_file(path, what)
@@ -154,8 +179,7 @@ def estimate_command(
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
     wanted = list(dict.fromkeys(asked + (all_pairs(matrix) if pairs == "all" else [])))
-    report = estimate_report(chosen, matrix, level=level, population=population, mid_p=not clopper_pearson,
-                             pairs=wanted)
+    report = estimate_report(chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=wanted)
     print_table(report.title, report.columns)
     print_report(report.notes)
     print_comparisons(report.comparisons)
@@ -164,8 +188,11 @@ def estimate_command(
     if paths["the pairs CSV file"] is not None:
         write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
     if paths["the comparisons CSV file"] is not None:
-        write_csv(pd.concat([c.to_frame() for c in report.comparisons], ignore_index=True),
-                  paths["the comparisons CSV file"], what="the comparisons CSV file")
+        write_csv(
+            pd.concat([c.to_frame() for c in report.comparisons], ignore_index=True),
+            paths["the comparisons CSV file"],
+            what="the comparisons CSV file",
+        )
 
 
 def print_comparisons(comparisons: list[Comparison]) -> None:

@@ -39,15 +39,15 @@ from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label
 from mdad.wording import with_article
 
-MISSING_HELP = ("Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), "
-                "error, drop-items or drop-models.")
+MISSING_HELP = "Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), error, drop-items or drop-models."
 PairwiseOrPolicy = Literal["pairwise", "error", "drop-items", "drop-models"]  # "pairwise" or a MissingPolicy
 MissingPairwiseOption = Annotated[PairwiseOrPolicy, typer.Option(help=MISSING_HELP)]
-SeedPlanOption = Annotated[int, typer.Option(
-    help="Seed of the simulated dataset and of the proportional design's allocation draws.")]
-PAIRS_MEANING = ("'Pairs that far apart' are the pairs of models in the data whose full-benchmark accuracy difference "
-                 f"falls in the same {BIN_TEXT} bin as --detect (e.g. 2.0 to 2.5 points); the answer is the smallest size "
-                 "at which their probability of being ordered correctly, averaged over those pairs, reaches --threshold.")
+SeedPlanOption = Annotated[int, typer.Option(help="Seed of the simulated dataset and of the proportional design's allocation draws.")]
+PAIRS_MEANING = (
+    "'Pairs that far apart' are the pairs of models in the data whose full-benchmark accuracy difference "
+    f"falls in the same {BIN_TEXT} bin as --detect (e.g. 2.0 to 2.5 points); the answer is the smallest size "
+    "at which their probability of being ordered correctly, averaged over those pairs, reaches --threshold."
+)
 
 
 def load_for_analysis(dataset: str | None, data: Path | None, seed: int, missing: PairwiseOrPolicy) -> ResponseMatrix:
@@ -58,49 +58,51 @@ def load_for_analysis(dataset: str | None, data: Path | None, seed: int, missing
     return matrix.require_complete(missing)
 
 
-@app.command(help="How many items a micro-benchmark needs to order models --detect points apart (or, with --size, "
-                  "the MDAD of a given size). Exact for the random designs; for other methods a quick simulation on "
-                  "held-out runs (or the curves of a finished run, --results). " + PAIRS_MEANING)
+@app.command(
+    help="How many items a micro-benchmark needs to order models --detect points apart (or, with --size, "
+    "the MDAD of a given size). Exact for the random designs; for other methods a quick simulation on "
+    "held-out runs (or the curves of a finished run, --results). " + PAIRS_MEANING
+)
 @friendly_errors
 def plan(
     dataset: DatasetOption = None,
     data: DataOption = None,
-    detect: Annotated[float | None, typer.Option(
-        min=0, help=f"Accuracy difference to detect, in points (its {BIN_TEXT} bin is used).")] = None,
-    size: Annotated[int | None, typer.Option(
-        min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
+    detect: Annotated[float | None, typer.Option(min=0, help=f"Accuracy difference to detect, in points (its {BIN_TEXT} bin is used).")] = None,
+    size: Annotated[int | None, typer.Option(min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
     threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = DEFAULT_THRESHOLD,
-    method: Annotated[str, typer.Option(help=(
-        f"{', '.join(analytic.DESIGNS)} (exact), or any other method (simulated)."))
-    ] = "random",
-    results: Annotated[Path | None, typer.Option(
-        help="Folder of a finished 'mdad run': answer from its simulated curves.")] = None,
+    method: Annotated[str, typer.Option(help=(f"{', '.join(analytic.DESIGNS)} (exact), or any other method (simulated)."))] = "random",
+    results: Annotated[Path | None, typer.Option(help="Folder of a finished 'mdad run': answer from its simulated curves.")] = None,
     missing: MissingPairwiseOption = "pairwise",
     seed: SeedPlanOption = 0,
-    runs: Annotated[int, typer.Option(
-        min=1, help="Held-out runs of the quick simulation that answers for methods without an exact answer.")] = ASSESS_RUNS,
+    runs: Annotated[
+        int, typer.Option(min=1, help="Held-out runs of the quick simulation that answers for methods without an exact answer.")
+    ] = ASSESS_RUNS,
 ) -> None:
     named = results is None or dataset is not None or data is not None  # with --results, data is refused
     matrix = load_for_analysis(dataset, data, seed, missing) if named else None
     simulated = matrix is not None and method not in analytic.DESIGNS
     what = f"{method} with {size} items" if size is not None else f"{method} at increasing sizes"
     with console.status(f"Simulating {literal(what)} on {runs} held-out runs...") if simulated else nullcontext():
-        answer = plan_answer(matrix, detect=detect, size=size, method=method, threshold=threshold, results=results,
-                             runs=runs, seed=seed, workers=os.cpu_count() or 1)
+        answer = plan_answer(
+            matrix, detect=detect, size=size, method=method, threshold=threshold, results=results, runs=runs, seed=seed, workers=os.cpu_count() or 1
+        )
     PRINTERS[type(answer)](answer)
 
 
 def print_exact_smallest(found: ExactSmallestSize) -> None:
-    head = (f"{found.method} on {literal(found.source)}: pairs of models {found.label} points apart "
-            f"({found.pairs:,} pairs in the data)")
+    head = f"{found.method} on {literal(found.source)}: pairs of models {found.label} points apart ({found.pairs:,} pairs in the data)"
     if found.smallest is None:
-        console.print(f"{head} are never ordered correctly with probability {found.threshold:g}, not even with every "
-                      f"item ({found.at_smallest:.3f} with all {found.pool} items; true ties count as errors).")
+        console.print(
+            f"{head} are never ordered correctly with probability {found.threshold:g}, not even with every "
+            f"item ({found.at_smallest:.3f} with all {found.pool} items; true ties count as errors)."
+        )
         return
     k = found.smallest
-    console.print(f"{head}: [bold]{k} items[/bold] order them correctly with probability {found.at_smallest:.3f} on "
-                  f"average (>= {found.threshold:g}); {k - 1} items give {found.below:.3f}. Exact (no simulation), full "
-                  "benchmark as the truth.")
+    console.print(
+        f"{head}: [bold]{k} items[/bold] order them correctly with probability {found.at_smallest:.3f} on "
+        f"average (>= {found.threshold:g}); {k - 1} items give {found.below:.3f}. Exact (no simulation), full "
+        "benchmark as the truth."
+    )
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("items", justify="right")
     table.add_column(f"P(correct order), pairs {found.label} pts apart", justify="right")
@@ -112,14 +114,13 @@ def print_exact_smallest(found: ExactSmallestSize) -> None:
 def print_exact_mdad(found: ExactMdadAtSize) -> None:
     """MDAD at one size, with the bins around it."""
     head = f"{found.method} with {found.size} items on {literal(found.source)}"
-    where = (f"first {BIN_TEXT} bin of full-benchmark difference whose mean probability of the correct order reaches "
-             f"{found.threshold:g}")
+    where = f"first {BIN_TEXT} bin of full-benchmark difference whose mean probability of the correct order reaches {found.threshold:g}"
     if not found.reached:
-        console.print(f"{head}: MDAD [bold]not reached[/bold] (no bin of the {found.pairs:,} model pairs reaches "
-                      f"{found.threshold:g}). Exact, no simulation.")
+        console.print(
+            f"{head}: MDAD [bold]not reached[/bold] (no bin of the {found.pairs:,} model pairs reaches {found.threshold:g}). Exact, no simulation."
+        )
     else:
-        console.print(f"{head}: MDAD = [bold]{found.mdad:g} points[/bold] ({where}; {found.pairs:,} model pairs). "
-                      "Exact, no simulation.")
+        console.print(f"{head}: MDAD = [bold]{found.mdad:g} points[/bold] ({where}; {found.pairs:,} model pairs). Exact, no simulation.")
     curve = found.curve
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for header in ("difference (pts)", "pairs", "P(correct order)"):
@@ -134,27 +135,34 @@ def print_simulated_mdad(found: SimulatedMdadAtSize) -> None:
     a = found.assessment
     value = f"{a.mdad:g} points" if a.mdad_reached else "not reached"
     high = "not reached" if np.isnan(a.mdad_high) else f"{a.mdad_high:g}"
-    console.print(f"{literal(found.method)} with {found.size} items on {literal(found.source)}: MDAD = [bold]{value}"
-                  f"[/bold] (simulated on {found.runs} held-out runs of {a.targets} target models, {a.sources} source "
-                  f"models; {percent(DEFAULT_CONFIDENCE)} interval {a.mdad_low:g} to {high}). Not exact: a simulation, "
-                  "its Monte Carlo error is the interval.")
+    console.print(
+        f"{literal(found.method)} with {found.size} items on {literal(found.source)}: MDAD = [bold]{value}"
+        f"[/bold] (simulated on {found.runs} held-out runs of {a.targets} target models, {a.sources} source "
+        f"models; {percent(DEFAULT_CONFIDENCE)} interval {a.mdad_low:g} to {high}). Not exact: a simulation, "
+        "its Monte Carlo error is the interval."
+    )
 
 
 def print_simulated_plan(found: SimulatedPlan) -> None:
     k = found.smallest
-    head = (f"{literal(found.method)} on {literal(found.source)}: pairs of held-out models {found.label} points apart "
-            f"({found.pairs:,} pairs over {found.runs} runs)")
+    head = (
+        f"{literal(found.method)} on {literal(found.source)}: pairs of held-out models {found.label} points apart "
+        f"({found.pairs:,} pairs over {found.runs} runs)"
+    )
     if k is None:
-        console.print(f"{head} are not ordered correctly with probability {found.threshold:g} at any size tried "
-                      f"(up to {found.sizes[-1]} items).")
+        console.print(f"{head} are not ordered correctly with probability {found.threshold:g} at any size tried (up to {found.sizes[-1]} items).")
     else:
         i = int(np.searchsorted(found.sizes, k))
-        console.print(f"{head}: [bold]{k} items[/bold] order them correctly {found.agreement[i]:.3f} of the time "
-                      f"(>= {found.threshold:g})"
-                      + (f"; {found.sizes[i - 1]} items: {found.agreement[i - 1]:.3f}" if i else "") + ".")
-    console.print(f"Simulated, not exact: a quick assessment on {found.runs} held-out runs ({literal(found.method)} chose "
-                  "the items from the other models each time); each share has a Monte Carlo standard error (±, between "
-                  "runs). More --runs make it smaller.", highlight=False)
+        console.print(
+            f"{head}: [bold]{k} items[/bold] order them correctly {found.agreement[i]:.3f} of the time "
+            f"(>= {found.threshold:g})" + (f"; {found.sizes[i - 1]} items: {found.agreement[i - 1]:.3f}" if i else "") + "."
+        )
+    console.print(
+        f"Simulated, not exact: a quick assessment on {found.runs} held-out runs ({literal(found.method)} chose "
+        "the items from the other models each time); each share has a Monte Carlo standard error (±, between "
+        "runs). More --runs make it smaller.",
+        highlight=False,
+    )
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("items", justify="right")
     table.add_column(f"share ordered correctly, pairs {found.label} pts apart", justify="right")
@@ -165,47 +173,61 @@ def print_simulated_plan(found: SimulatedPlan) -> None:
 
 def print_stored(found: StoredAnswer) -> None:
     """The answer read from a finished run's simulated curves."""
-    note = literal(f"from the simulated curves of {found.runs} runs in {found.results} (seen items, {found.sources} "
-                   "source models), not exact")
+    note = literal(f"from the simulated curves of {found.runs} runs in {found.results} (seen items, {found.sources} source models), not exact")
     method = found.method
     if found.size is not None and not found.estimable:
         console.print(literal(f"{method} with {found.size} items: {found.warning}"), highlight=False)
     elif found.size is not None:
         high = "not reached" if np.isnan(found.mdad_high) else f"{found.mdad_high:g}"
         mark = "*" if found.warning else ""
-        value = (f"{found.mdad:g}{mark} points [{found.mdad_low:g}, {high}]" if found.reached else "not reached")
-        console.print(f"{method} with {found.size} items: MDAD = [bold]{value}[/bold] ({found.pairs} pairs in its bin; "
-                      f"robust MDAD {found.robust}; threshold {found.threshold:g}), {note}.", highlight=False)
+        value = f"{found.mdad:g}{mark} points [{found.mdad_low:g}, {high}]" if found.reached else "not reached"
+        console.print(
+            f"{method} with {found.size} items: MDAD = [bold]{value}[/bold] ({found.pairs} pairs in its bin; "
+            f"robust MDAD {found.robust}; threshold {found.threshold:g}), {note}.",
+            highlight=False,
+        )
         if found.warning:
             console.print(literal(f"* {found.warning}"), highlight=False)
     elif not found.reached:
-        console.print(f"{method}: no stored size orders pairs {found.label} points apart correctly with "
-                      f"probability {found.threshold:g} (largest stored size: {found.largest}), {note}.")
+        console.print(
+            f"{method}: no stored size orders pairs {found.label} points apart correctly with "
+            f"probability {found.threshold:g} (largest stored size: {found.largest}), {note}."
+        )
     else:
-        console.print(f"{method}: [bold]{found.smallest} items[/bold] is the smallest stored size at which pairs "
-                      f"{found.label} points apart are ordered correctly with probability {found.agreement:.3f} "
-                      f"(>= {found.threshold:g}), {note}.")
+        console.print(
+            f"{method}: [bold]{found.smallest} items[/bold] is the smallest stored size at which pairs "
+            f"{found.label} points apart are ordered correctly with probability {found.agreement:.3f} "
+            f"(>= {found.threshold:g}), {note}."
+        )
 
 
-PRINTERS: dict[type, Callable[[Any], None]] = {ExactSmallestSize: print_exact_smallest, ExactMdadAtSize: print_exact_mdad,
-            SimulatedMdadAtSize: print_simulated_mdad, SimulatedPlan: print_simulated_plan, StoredAnswer: print_stored}
+PRINTERS: dict[type, Callable[[Any], None]] = {
+    ExactSmallestSize: print_exact_smallest,
+    ExactMdadAtSize: print_exact_mdad,
+    SimulatedMdadAtSize: print_simulated_mdad,
+    SimulatedPlan: print_simulated_plan,
+    StoredAnswer: print_stored,
+}
 
 
-@app.command(help="For each pair of models: the full-benchmark accuracy difference and the probability that a random "
-                  "--size-item micro-benchmark orders the pair correctly (exact). For a group: the share of its pairs "
-                  "whose difference is below the MDAD at that size (MDAD from all model pairs of the data), i.e. "
-                  "comparisons unlikely to be preserved.")
+@app.command(
+    help="For each pair of models: the full-benchmark accuracy difference and the probability that a random "
+    "--size-item micro-benchmark orders the pair correctly (exact). For a group: the share of its pairs "
+    "whose difference is below the MDAD at that size (MDAD from all model pairs of the data), i.e. "
+    "comparisons unlikely to be preserved."
+)
 @friendly_errors
 def compare(
     size: Annotated[int, typer.Option(min=1, help="Number of items in the micro-benchmark.")],
     dataset: DatasetOption = None,
     data: DataOption = None,
     group: Annotated[str | None, typer.Option(help="A named model group (groups.json beside the data).")] = None,
-    models: Annotated[list[str] | None, typer.Option(
-        help="Models to compare (repeat the option or separate names by commas).")] = None,
+    models: Annotated[list[str] | None, typer.Option(help="Models to compare (repeat the option or separate names by commas).")] = None,
     # the choices are the registered random designs, known at import; typer reads them from the Literal at run time
-    method: Annotated[Literal[analytic.DESIGNS], typer.Option(help=(  # type: ignore[valid-type]
-        f"{', '.join(analytic.DESIGNS[:-1])} or {analytic.DESIGNS[-1]}."))] = "random",
+    method: Annotated[
+        Literal[analytic.DESIGNS],  # type: ignore[valid-type]
+        typer.Option(help=f"{', '.join(analytic.DESIGNS[:-1])} or {analytic.DESIGNS[-1]}."),
+    ] = "random",
     threshold: ThresholdOption = DEFAULT_THRESHOLD,
     missing: MissingPairwiseOption = "pairwise",
     csv: Annotated[str | None, typer.Option(help="Also write every pair to this CSV file.")] = None,
@@ -223,13 +245,18 @@ def compare(
         write_csv(frame, csv)
     print_pairs(frame, top, size, method)
     mdad_text = "not reached" if np.isnan(found.mdad) else f"{found.mdad:g} points"
-    console.print(f"MDAD of {with_article(size, 'item')} {method} micro-benchmark on {literal(found.source)}: [bold]{mdad_text}[/bold] "
-                  f"(exact; all {found.all_pairs:,} model pairs, threshold {threshold:g}).", highlight=False)
+    console.print(
+        f"MDAD of {with_article(size, 'item')} {method} micro-benchmark on {literal(found.source)}: [bold]{mdad_text}[/bold] "
+        f"(exact; all {found.all_pairs:,} model pairs, threshold {threshold:g}).",
+        highlight=False,
+    )
     below = found.below_mdad
     reason = "MDAD is not reached at this size" if np.isnan(found.mdad) else "they differ by less than the MDAD"
-    console.print(f"{literal(found.label)}: {len(frame):,} pairs; [bold]{below:,} ({below / len(frame):.0%})[/bold] are "
-                  f"unlikely to keep their order ({reason}); mean probability of the correct order "
-                  f"{found.mean_probability:.3f}, {found.share_below_threshold:.0%} of pairs below {threshold:g}.")
+    console.print(
+        f"{literal(found.label)}: {len(frame):,} pairs; [bold]{below:,} ({below / len(frame):.0%})[/bold] are "
+        f"unlikely to keep their order ({reason}); mean probability of the correct order "
+        f"{found.mean_probability:.3f}, {found.share_below_threshold:.0%} of pairs below {threshold:g}."
+    )
     if csv is not None:
         console.print(f"Every pair: {literal(csv)}", highlight=False)
 
@@ -243,13 +270,18 @@ def print_pairs(frame: pd.DataFrame, top: int, size: int, method: str) -> None:
     for header in ("diff (pts)", "P(same order)", "< MDAD"):
         table.add_column(header, justify="right", no_wrap=True)
     for first, second, difference, probability, below in zip(
-            shown["model_a"], shown["model_b"], shown["difference_points"].to_numpy(float),
-            shown["p_correct_order"].to_numpy(float), shown["below_mdad"], strict=True):
-        table.add_row(literal(first), literal(second), f"{difference:.2f}",
-                      "tie" if difference == 0 else f"{probability:.3f}", "yes" if below else "no")
+        shown["model_a"],
+        shown["model_b"],
+        shown["difference_points"].to_numpy(float),
+        shown["p_correct_order"].to_numpy(float),
+        shown["below_mdad"],
+        strict=True,
+    ):
+        table.add_row(
+            literal(first), literal(second), f"{difference:.2f}", "tie" if difference == 0 else f"{probability:.3f}", "yes" if below else "no"
+        )
     console.print(table)
     if (shown["difference_points"] == 0).any():
-        console.print("tie: the two models have the same full-benchmark accuracy, so no order can be kept "
-                      "(counted as probability 0, as in MDAD).")
+        console.print("tie: the two models have the same full-benchmark accuracy, so no order can be kept (counted as probability 0, as in MDAD).")
     if len(shown) < len(frame):
         console.print(f"... {len(frame) - len(shown):,} more pairs (use --top 0 or --csv).")

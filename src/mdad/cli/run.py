@@ -57,42 +57,71 @@ from mdad.workflow import RunOptions, run_into_folder
 def run(
     ctx: typer.Context,
     dataset: DatasetOption = None,
-    data: Annotated[Path | None, typer.Option(help=(
-        "Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a "
-        "CSV/parquet table (file or folder)."))] = None,
-    methods: Annotated[str | None, typer.Option(
-        help=f"Comma-separated selection methods (default: all but {', '.join(method_registry.on_request())}; see 'mdad methods').")] = None,
-    sizes: Annotated[str | None, typer.Option(help=(
-        "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
-        f"items); default: {','.join(map(str, EXPERIMENT_SIZES))} up to the seen pool; the paper's "
-        f"{','.join(map(str, builtin_dataset(DEFAULT_DATASET).sizes))} on {DEFAULT_DATASET}."))] = None,
-    sources: Annotated[str | None, typer.Option(
-        help=f"Comma-separated numbers of source models (default: {DEFAULT_SOURCES}, or all non-target models if fewer)."
-    )] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            help=(
+                "Your own results, any format 'mdad info' reads: an .npz, lm-eval samples, lighteval details, inspect logs or a "
+                "CSV/parquet table (file or folder)."
+            )
+        ),
+    ] = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(help=f"Comma-separated selection methods (default: all but {', '.join(method_registry.on_request())}; see 'mdad methods')."),
+    ] = None,
+    sizes: Annotated[
+        str | None,
+        typer.Option(
+            help=(
+                "Comma-separated numbers of items, or shares of the seen pool like 0.5%,1%,2% (max(2, floor(share x seen)) "
+                f"items); default: {','.join(map(str, EXPERIMENT_SIZES))} up to the seen pool; the paper's "
+                f"{','.join(map(str, builtin_dataset(DEFAULT_DATASET).sizes))} on {DEFAULT_DATASET}."
+            )
+        ),
+    ] = None,
+    sources: Annotated[
+        str | None, typer.Option(help=f"Comma-separated numbers of source models (default: {DEFAULT_SOURCES}, or all non-target models if fewer).")
+    ] = None,
     runs: Annotated[int, typer.Option(min=1, help="Random runs per cell.")] = EXPERIMENT_RUNS,
-    targets: Annotated[int | None, typer.Option(
-        help=f"Target models per run (default: {DEFAULT_TARGETS}, or half the models if fewer than "
-             f"{2 * DEFAULT_TARGETS}).")] = None,
-    group: Annotated[str | None, typer.Option(
-        help="Use this named model group (groups.json beside the data) as the targets in every run.")] = None,
-    targets_from: Annotated[Literal["random", "top"], typer.Option(help=(
-        "Where targets come from: 'random' (a fresh draw per run) or 'top' (the strongest models by accuracy on all "
-        "items are the targets of every run, the rest the sources)."))] = "random",
+    targets: Annotated[
+        int | None, typer.Option(help=f"Target models per run (default: {DEFAULT_TARGETS}, or half the models if fewer than {2 * DEFAULT_TARGETS}).")
+    ] = None,
+    group: Annotated[str | None, typer.Option(help="Use this named model group (groups.json beside the data) as the targets in every run.")] = None,
+    targets_from: Annotated[
+        Literal["random", "top"],
+        typer.Option(
+            help=(
+                "Where targets come from: 'random' (a fresh draw per run) or 'top' (the strongest models by accuracy on all "
+                "items are the targets of every run, the rest the sources)."
+            )
+        ),
+    ] = "random",
     seed: SeedOption = 0,
     threshold: ThresholdOption = DEFAULT_THRESHOLD,
-    per_subtask: Annotated[bool, typer.Option("--per-subtask", help=(
-        "Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined "
-        "benchmark."))] = False,
-    stop_se: Annotated[str | None, typer.Option(help=(
-        "Comma-separated thresholds S: every adaptive method named also runs with a stopping rule, as "
-        "METHOD@stop-se=S (a model's test ends once its ability's posterior sd is below S, or at the size)."))] = None,
-    curve_sizes: Annotated[str | None, typer.Option(
-        help="Sizes whose agreement curves the report shows (default: the smallest and the largest).")] = None,
+    per_subtask: Annotated[
+        bool,
+        typer.Option(
+            "--per-subtask",
+            help=("Also run every method per subtask (as METHOD@per-subtask), to compare with selection over the combined benchmark."),
+        ),
+    ] = False,
+    stop_se: Annotated[
+        str | None,
+        typer.Option(
+            help=(
+                "Comma-separated thresholds S: every adaptive method named also runs with a stopping rule, as "
+                "METHOD@stop-se=S (a model's test ends once its ability's posterior sd is below S, or at the size)."
+            )
+        ),
+    ] = None,
+    curve_sizes: Annotated[
+        str | None, typer.Option(help="Sizes whose agreement curves the report shows (default: the smallest and the largest).")
+    ] = None,
     figures: FiguresOption = None,
     missing: MissingOption = "error",
     workers: WorkersOption = 0,
-    scheduler: Annotated[str | None, typer.Option(
-        help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster.")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address (e.g. tcp://host:8786) to run cells on a cluster.")] = None,
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
@@ -106,35 +135,56 @@ def run(
     method_names = parse_list(methods, "methods") or method_registry.defaults()
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     if per_subtask:
-        method_names += [str(parse_method(m).variant()) for m in method_names
-                         if not parse_method(m).per_subtask and not method_registry.get(m).adaptive]
-    method_names += [f"{m}{STOP_SE}{s:g}" for s in parse_list(stop_se, "stop-se", float) for m in method_names
-                     if method_registry.get(m).adaptive and not parse_method(m).stop_se]
+        method_names += [
+            str(parse_method(m).variant()) for m in method_names if not parse_method(m).per_subtask and not method_registry.get(m).adaptive
+        ]
+    method_names += [
+        f"{m}{STOP_SE}{s:g}"
+        for s in parse_list(stop_se, "stop-se", float)
+        for m in method_names
+        if method_registry.get(m).adaptive and not parse_method(m).stop_se
+    ]
     builtin = builtin_dataset(dataset or DEFAULT_DATASET) if data is None else None
     n_seen = n_seen_items(matrix)
     requests = parse_sizes(sizes, n_seen) if sizes is not None else None
     config = ExperimentConfig.for_matrix(
-        matrix, methods=list(dict.fromkeys(method_names)), runs=runs, targets=targets, group=group, seed=seed,
-        sources=parse_list(sources, "sources", int) or None, targets_from=targets_from,
-        sizes=unique_counts(requests) if requests is not None else builtin.sizes if builtin is not None else None)
+        matrix,
+        methods=list(dict.fromkeys(method_names)),
+        runs=runs,
+        targets=targets,
+        group=group,
+        seed=seed,
+        sources=parse_list(sources, "sources", int) or None,
+        targets_from=targets_from,
+        sizes=unique_counts(requests) if requests is not None else builtin.sizes if builtin is not None else None,
+    )
     if requests is None:
         requests = [SizeRequest(str(k), k) for k in config.sizes]
     elif note := size_requests_note(requests):
         console.print(literal(note), highlight=False)
-    record = {"command": command_line(ctx),
-              "data": data_spec(dataset=dataset or DEFAULT_DATASET, path=data, metric=metric, filter_name=filter_name,
-                                missing=missing, seed=seed, reruns=reruns),
-              "size_requests": [{"requested": r.requested, "items": r.items} for r in requests]}
+    record = {
+        "command": command_line(ctx),
+        "data": data_spec(
+            dataset=dataset or DEFAULT_DATASET, path=data, metric=metric, filter_name=filter_name, missing=missing, seed=seed, reruns=reruns
+        ),
+        "size_requests": [{"requested": r.requested, "items": r.items} for r in requests],
+    }
     curve_list = unique_counts(parse_sizes(curve_sizes, n_seen)) if curve_sizes is not None else None
     run_locked(matrix, config, replace(options, curve_sizes=curve_list, record=record), builtin)
 
 
-def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOptions, builtin: BuiltinDataset | None
-               ) -> None:
+def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOptions, builtin: BuiltinDataset | None) -> None:
     """Run into the output folder, under its lock: what will run, a progress bar, then the tables."""
-    progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console,
-                        transient=False)
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
     bar = progress.add_task("cells", total=None)
 
     def start(experiment: Experiment) -> None:
@@ -145,8 +195,10 @@ def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOpt
         outputs = run_into_folder(matrix, config, options, on_start=start, on_cells=lambda n: progress.advance(bar, n))
     except KeyboardInterrupt:
         progress.stop()
-        err_console.print(literal(f"Interrupted; finished cells and blocks of runs are kept in {options.out}. Run the "
-                                  "same command again to resume."), highlight=False)
+        err_console.print(
+            literal(f"Interrupted; finished cells and blocks of runs are kept in {options.out}. Run the same command again to resume."),
+            highlight=False,
+        )
         raise typer.Exit(130) from None
     finally:
         progress.stop()
@@ -167,23 +219,29 @@ def print_start(experiment: Experiment, builtin: BuiltinDataset | None) -> int:
     kept_blocks = store.n_blocks()
     label = matrix.source if not matrix.simulated or "simulated" in matrix.source else f"{matrix.source} (simulated)"
     n_targets = experiment.splits.targets.shape[1]
-    targets_text = (f"group {config.group} as targets" if config.group else
-                    f"the {n_targets} strongest models as targets" if config.targets_from == "top" else
-                    f"{n_targets} targets")
-    console.print(literal(
-        f"{label}: {plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} ({plural(len(matrix.subtask_names), 'subtask')}, "
-        f"{experiment.splits.n_seen} seen per run); {plural(config.runs, 'run')} of {targets_text}; "
-        f"{plural(len(config.methods), 'method')} x {plural(len(config.sizes), 'size')} x "
-        f"{plural(len(config.sources), 'source count')} = {plural(total, 'cell')}."),
-        highlight=False)
+    targets_text = (
+        f"group {config.group} as targets"
+        if config.group
+        else f"the {n_targets} strongest models as targets"
+        if config.targets_from == "top"
+        else f"{n_targets} targets"
+    )
+    console.print(
+        literal(
+            f"{label}: {plural(matrix.n_models, 'model')} x {plural(matrix.n_items, 'item')} ({plural(len(matrix.subtask_names), 'subtask')}, "
+            f"{experiment.splits.n_seen} seen per run); {plural(config.runs, 'run')} of {targets_text}; "
+            f"{plural(len(config.methods), 'method')} x {plural(len(config.sizes), 'size')} x "
+            f"{plural(len(config.sources), 'source count')} = {plural(total, 'cell')}."
+        ),
+        highlight=False,
+    )
     if builtin is not None:
         console.print(f"[dim]{literal(f'{builtin.name}: {builtin.benchmark}, {builtin.origin}.')}[/dim]", highlight=False)
     for sentence in experiment.recovered:
         err_console.print(f"[yellow]{literal(sentence)}[/yellow]", soft_wrap=True, highlight=False)
     if pending < total or kept_blocks:
         blocks_note = f" (and {plural(kept_blocks, 'finished block')} of runs of the others)" if kept_blocks else ""
-        console.print(literal(f"Resuming: {total - pending} of {total} cells are already in {store.root}{blocks_note}."),
-                      highlight=False)
+        console.print(literal(f"Resuming: {total - pending} of {total} cells are already in {store.root}{blocks_note}."), highlight=False)
     return pending
 
 
@@ -209,8 +267,7 @@ def command_line(ctx: typer.Context) -> str:
 def report(
     out: Annotated[Path, typer.Argument(help="A folder written by 'mdad run'.")],
     threshold: Annotated[float | None, typer.Option(help="Recompute MDAD at another agreement threshold.")] = None,
-    curve_sizes: Annotated[str | None, typer.Option(
-        help="Sizes whose agreement curves the report shows (default: as run).")] = None,
+    curve_sizes: Annotated[str | None, typer.Option(help="Sizes whose agreement curves the report shows (default: as run).")] = None,
     figures: FiguresOption = None,
     workers: WorkersOption = 0,
 ) -> None:
@@ -224,10 +281,8 @@ def report(
     check_output_folder(out, "the results folder")
     curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes is not None else None
     with store.locked():
-        outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures,
-                                workers=workers or os.cpu_count() or 1)
-    print_table(outputs.summary, threshold if threshold is not None else store.read_config().get("threshold",
-                                                                                                  DEFAULT_THRESHOLD))
+        outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures, workers=workers or os.cpu_count() or 1)
+    print_table(outputs.summary, threshold if threshold is not None else store.read_config().get("threshold", DEFAULT_THRESHOLD))
     console.print(f"Report: {literal(outputs.report)}", highlight=False)
     if outputs.figure_files:
         console.print(f"Figures: {literal(out)}/figures/ ({len(outputs.figure_files)} {figures} files)", highlight=False)
@@ -243,8 +298,7 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
     columns: list[tuple[str, str, Metric | None]] = [(f"MDAD {view}", f"MDAD {view} (pts)", None) for view in VIEWS]
     columns += [(f"{metric.label}\n{view}", metric.column(view), metric) for metric in METRICS for view in VIEWS]
     for (method, n_sources), rows in frame.groupby(["method", "sources"], sort=False):
-        table = Table(title=f"{literal(method)} ({n_sources} source models)", title_justify="left", box=box.SIMPLE_HEAD,
-                      pad_edge=False)
+        table = Table(title=f"{literal(method)} ({n_sources} source models)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
         table.add_column("size", justify="right", no_wrap=True)
         for header, _, _ in columns:
             table.add_column(header, justify="right", no_wrap=True)
@@ -254,13 +308,12 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
         console.print(table)
         if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
             # a line, not a column: the table stays within 80 columns
-            counts = ", ".join(f"{size} items {flagged}" for size, flagged in
-                               zip(rows["size"], rows["flagged targets per run"], strict=True) if flagged != "")
-            console.print(f"Flagged targets per run (model-based estimates that extrapolate): {counts}.",
-                          highlight=False)
+            counts = ", ".join(
+                f"{size} items {flagged}" for size, flagged in zip(rows["size"], rows["flagged targets per run"], strict=True) if flagged != ""
+            )
+            console.print(f"Flagged targets per run (model-based estimates that extrapolate): {counts}.", highlight=False)
     if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
-        console.print("Flagged: the target's ability lies outside the source models' range, or its answers fit the "
-                      "IRT model badly.")
+        console.print("Flagged: the target's ability lies outside the source models' range, or its answers fit the IRT model badly.")
     for line in warnings(summary):
         console.print(literal(line), highlight=False, soft_wrap=True)
     print_overview(summary)
@@ -268,9 +321,12 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
     if "target_pairs" in summary:
         low, high = int(summary["target_pairs"].min()), int(summary["target_pairs"].max())
         behind = f"; each MDAD rests on {low:,}{f' to {high:,}' if high != low else ''} target pairs (all runs)"
-    console.print(f"MDAD: the smallest accuracy difference ordered correctly {percent(threshold)} of the time "
-                  f"(--threshold {threshold:g}), in accuracy points [{percent(DEFAULT_CONFIDENCE)} bootstrap "
-                  f"interval]{behind}; error in accuracy points.", highlight=False)
+    console.print(
+        f"MDAD: the smallest accuracy difference ordered correctly {percent(threshold)} of the time "
+        f"(--threshold {threshold:g}), in accuracy points [{percent(DEFAULT_CONFIDENCE)} bootstrap "
+        f"interval]{behind}; error in accuracy points.",
+        highlight=False,
+    )
 
 
 def print_overview(summary) -> None:
@@ -284,14 +340,17 @@ def print_overview(summary) -> None:
         values = part.pivot_table(index="method", columns="size", values="shown", aggfunc="first", dropna=False)
         text = {(r["method"], r["size"]): format_mdad(r).split(" [")[0] for _, r in part.iterrows()}
         best = values.min(axis=0)
-        table = Table(title=f"MDAD on the seen items (points) by number of items ({n_sources} source models)",
-                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        table = Table(
+            title=f"MDAD on the seen items (points) by number of items ({n_sources} source models)",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+        )
         table.add_column("method", no_wrap=True)
         for size in values.columns:
             table.add_column(str(size), justify="right", no_wrap=True)
         for method, row in values.iterrows():
-            cells = [f"[bold]{text[method, size]}[/bold]" if v == best[size] else text.get((method, size), NOT_REACHED)
-                     for size, v in row.items()]
+            cells = [f"[bold]{text[method, size]}[/bold]" if v == best[size] else text.get((method, size), NOT_REACHED) for size, v in row.items()]
             table.add_row(literal(method), *cells)
         console.print(table)
 
@@ -300,9 +359,12 @@ def print_exact(table) -> None:
     """Uniform random cells: the exact MDAD of the same runs' targets and seen halves beside the simulated one."""
     if table.empty:
         return
-    rich_table = Table(title="Uniform random: exact MDAD (same targets and seen halves, no simulation) beside the "
-                             "simulated one (seen items, points)", title_justify="left", box=box.SIMPLE_HEAD,
-                       pad_edge=False)
+    rich_table = Table(
+        title="Uniform random: exact MDAD (same targets and seen halves, no simulation) beside the simulated one (seen items, points)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     for column in table.columns:
         rich_table.add_column(column, justify="left" if column == "method" else "right", no_wrap=True)
     for row in table.itertuples(index=False):
@@ -315,6 +377,4 @@ def list_methods() -> None:
     """List the selection methods."""
     for name, cls in method_registry.REGISTRY.items():
         console.print(f"[bold]{literal(name)}[/bold]: {literal(cls.description)}", highlight=False)
-    console.print(f"Every method but the adaptive ones also runs within each subtask as NAME{PER_SUBTASK} (or add "
-                  "--per-subtask to 'mdad run').")
-
+    console.print(f"Every method but the adaptive ones also runs within each subtask as NAME{PER_SUBTASK} (or add --per-subtask to 'mdad run').")

@@ -18,8 +18,9 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 def visible(value: object) -> str:
     """``str(value)`` with every control character spelled out (``\\x1b``, ``\\n``, ``\\u202e``)."""
-    return _UNSAFE.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                                           else f"\\u{ord(m.group()):04x}"), str(value))
+    return _UNSAFE.sub(
+        lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"), str(value)
+    )
 
 
 def literal(value: object) -> str:

@@ -60,22 +60,39 @@ def dataset_catalogue() -> list[DatasetEntry]:
     entries = []
     for entry in BUILTIN.values():
         m = entry.load()
-        entries.append(DatasetEntry(entry.name, "built-in", m.n_models, m.n_items, len(m.subtask_names),
-                                    f"{entry.benchmark}, {entry.origin}"))
+        entries.append(DatasetEntry(entry.name, "built-in", m.n_models, m.n_items, len(m.subtask_names), f"{entry.benchmark}, {entry.origin}"))
     sim = simulate(seed=0)
-    entries.append(DatasetEntry(SIMULATED, "simulated", sim.n_models, sim.n_items, len(sim.subtask_names),
-                                "IRT leaderboard with option probabilities, calibrated to the built-in ones"))
+    entries.append(
+        DatasetEntry(
+            SIMULATED,
+            "simulated",
+            sim.n_models,
+            sim.n_items,
+            len(sim.subtask_names),
+            "IRT leaderboard with option probabilities, calibrated to the built-in ones",
+        )
+    )
     root = data_dir()
     if root is None:
         return entries
     for name in data_dir_datasets():
         m = read_npz(root / name / "responses.npz", source=name)
         shadowed = name in BUILTIN or name == SIMULATED
-        entries.append(DatasetEntry(
-            name, "MDAD_DATA_DIR", m.n_models, m.n_items, len(m.subtask_names),
-            str(root / name) + (f" (hidden by the {'built-in' if name in BUILTIN else 'simulated'} dataset of that name; "
-                                 "give its path instead)" if shadowed else ""),
-        ))
+        entries.append(
+            DatasetEntry(
+                name,
+                "MDAD_DATA_DIR",
+                m.n_models,
+                m.n_items,
+                len(m.subtask_names),
+                str(root / name)
+                + (
+                    f" (hidden by the {'built-in' if name in BUILTIN else 'simulated'} dataset of that name; give its path instead)"
+                    if shadowed
+                    else ""
+                ),
+            )
+        )
     return entries
 
 
@@ -100,8 +117,7 @@ def load_dataset(name: str = DEFAULT_DATASET, seed: int = 0) -> ResponseMatrix:
     return read_npz(path, source=name)
 
 
-def load(source: str | Path, *, metric: str | None = None, filter_name: str | None = None,
-         reruns: Reruns = "latest") -> ResponseMatrix:
+def load(source: str | Path, *, metric: str | None = None, filter_name: str | None = None, reruns: Reruns = "latest") -> ResponseMatrix:
     """Load a response matrix from a dataset name or a file/folder in any readable format.
 
     Parameters
@@ -139,8 +155,9 @@ def load(source: str | Path, *, metric: str | None = None, filter_name: str | No
     return load_dataset(str(source))
 
 
-def convert(source: str | Path, out: str | Path, *, metric: str | None = None, filter_name: str | None = None,
-            reruns: Reruns = "latest") -> ResponseMatrix:
+def convert(
+    source: str | Path, out: str | Path, *, metric: str | None = None, filter_name: str | None = None, reruns: Reruns = "latest"
+) -> ResponseMatrix:
     """Read ``source`` (any readable format) and save it as the npz that ``read_npz`` loads."""
     out = Path(out)
     if out.suffix != ".npz":

@@ -26,9 +26,7 @@ def describe(matrix: ResponseMatrix) -> dict:
         "items": matrix.n_items,
         "subtasks": {str(n): int(c) for n, c in zip(names, counts, strict=True)},
         "missing_cells": int(missing.sum()),
-        "models_missing_items": {
-            str(matrix.models[i]): int(per_model[i]) for i in np.flatnonzero(per_model)
-        },
+        "models_missing_items": {str(matrix.models[i]): int(per_model[i]) for i in np.flatnonzero(per_model)},
         "items_missing_for_some_model": int(missing.any(axis=0).sum()),
         "accuracy": {
             "min": float(evaluated.min()) if evaluated.size else None,
@@ -71,5 +69,4 @@ def _option_text(info: dict) -> str:
         return "no"
     if info["items_with_option_probs"] == info["items"]:
         return f"yes ({info['options']} options)"
-    return (f"on {info['items_with_option_probs']} of {plural(info['items'], 'item')} ({info['options']} options; "
-            "the others use their 0/1 scores)")
+    return f"on {info['items_with_option_probs']} of {plural(info['items'], 'item')} ({info['options']} options; the others use their 0/1 scores)"

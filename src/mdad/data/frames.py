@@ -22,9 +22,7 @@ from mdad.errors import MdadError
 from mdad.wording import plural
 
 
-def from_frame(
-    frame, *, subtasks: Mapping[str, str] | Sequence[str] | None = None, source: str = "data frame"
-) -> ResponseMatrix:
+def from_frame(frame, *, subtasks: Mapping[str, str] | Sequence[str] | None = None, source: str = "data frame") -> ResponseMatrix:
     """A response matrix from a wide or long data frame (module docstring); the frame is not modified.
 
     Parameters
@@ -56,11 +54,12 @@ def from_frame(
             raise MdadError(f"to_pandas() of the {source} gave a {type(frame).__name__}, not a pandas data frame.")
     for axis, labels in (("row", frame.index), ("column", frame.columns)):
         if isinstance(labels, pd.MultiIndex):
-            raise MdadError(f"The {source} has {labels.nlevels} levels of {axis} labels (a MultiIndex); give one "
-                            "level, e.g. frame.reset_index() or columns joined into one name.")
+            raise MdadError(
+                f"The {source} has {labels.nlevels} levels of {axis} labels (a MultiIndex); give one "
+                "level, e.g. frame.reset_index() or columns joined into one name."
+            )
     if subtasks is not None and (isinstance(subtasks, (str, bytes)) or not isinstance(subtasks, (Mapping, Sequence, np.ndarray, pd.Series))):
-        raise MdadError(f"subtasks must map each item to its subtask or list them in column order, got "
-                        f"{type(subtasks).__name__} {subtasks!r:.40}.")
+        raise MdadError(f"subtasks must map each item to its subtask or list them in column order, got {type(subtasks).__name__} {subtasks!r:.40}.")
     if frame.empty:
         raise MdadError(f"The {source} is empty.")
     if is_long(frame):
@@ -75,8 +74,9 @@ def _from_wide(frame: pd.DataFrame, subtasks, source: str) -> ResponseMatrix:
         frame = frame.set_index(frame.columns[0])  # model names in the first column (polars has no index)
     unnamed = pd.isna(frame.index) | (frame.index.astype(str).str.strip() == "")
     if unnamed.any():
-        raise MdadError(f"In the {source}, row {int(np.argmax(unnamed)) + 1} has no model name (its index label is "
-                        f"{frame.index[int(np.argmax(unnamed))]!r}).")
+        raise MdadError(
+            f"In the {source}, row {int(np.argmax(unnamed)) + 1} has no model name (its index label is {frame.index[int(np.argmax(unnamed))]!r})."
+        )
     models = [str(m) for m in frame.index]
     items = [str(c) for c in frame.columns]
     check_name_lengths(models, "model")
@@ -88,16 +88,14 @@ def _from_wide(frame: pd.DataFrame, subtasks, source: str) -> ResponseMatrix:
     if values.dtype.kind in "biuf":
         scores = values.astype(np.float64)
     else:
-        scores = np.array([pd.to_numeric(frame[c].astype(object).map(_real), errors="coerce").to_numpy(np.float64)
-                           for c in frame.columns]).T
+        scores = np.array([pd.to_numeric(frame[c].astype(object).map(_real), errors="coerce").to_numpy(np.float64) for c in frame.columns]).T
         bad = np.isnan(scores) & ~pd.isna(frame).to_numpy()
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise MdadError(f"In the {source}, the score of model {models[i]!r} on item {items[j]!r} is "
-                            f"{values[i, j]!r}, not a number.")
-    return ResponseMatrix(scores=scores, models=np.array(models, dtype=str), items=np.array(items, dtype=str),
-                          subtasks=_item_subtasks(subtasks, items),
-                          source=source)
+            raise MdadError(f"In the {source}, the score of model {models[i]!r} on item {items[j]!r} is {values[i, j]!r}, not a number.")
+    return ResponseMatrix(
+        scores=scores, models=np.array(models, dtype=str), items=np.array(items, dtype=str), subtasks=_item_subtasks(subtasks, items), source=source
+    )
 
 
 def _real(value):
@@ -124,11 +122,14 @@ def to_frame(matrix: ResponseMatrix, *, long: bool = False) -> pd.DataFrame:
     ``frame.attrs['subtasks']``) or, with ``long``, one row per result (model, item, subtask, score)."""
     if long:
         n_models, n_items = matrix.scores.shape
-        return pd.DataFrame({
-            "model": np.repeat(matrix.models, n_items), "item": np.tile(matrix.items, n_models),
-            SUBTASK: np.tile(matrix.subtasks, n_models), "score": matrix.scores.ravel(),
-        })
-    frame = pd.DataFrame(matrix.scores, index=pd.Index(matrix.models, name="model"),
-                         columns=pd.Index(matrix.items, name="item"))
+        return pd.DataFrame(
+            {
+                "model": np.repeat(matrix.models, n_items),
+                "item": np.tile(matrix.items, n_models),
+                SUBTASK: np.tile(matrix.subtasks, n_models),
+                "score": matrix.scores.ravel(),
+            }
+        )
+    frame = pd.DataFrame(matrix.scores, index=pd.Index(matrix.models, name="model"), columns=pd.Index(matrix.items, name="item"))
     frame.attrs["subtasks"] = dict(zip(matrix.items.tolist(), matrix.subtasks.tolist(), strict=True))
     return frame

@@ -16,8 +16,9 @@ MissingPolicy = Literal["error", "drop-items", "drop-models"]  # what to do with
 MISSING_POLICIES: tuple[MissingPolicy, ...] = get_args(MissingPolicy)
 
 
-INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u034f\u061c\u115f\u1160\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b"
-                                   "\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\ufeff"))
+INVISIBLE = dict.fromkeys(
+    map(ord, "\u00ad\u034f\u061c\u115f\u1160\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\ufeff")
+)
 
 
 def _lookalike_note(models: np.ndarray) -> str | None:
@@ -27,8 +28,10 @@ def _lookalike_note(models: np.ndarray) -> str | None:
     for name in models.tolist():
         shown = unicodedata.normalize("NFKC", name.translate(INVISIBLE))
         if shown in seen and seen[shown] != name:
-            return (f"The model names {ascii(seen[shown])} and {ascii(name)} print alike but differ (Unicode spelling or invisible "
-                    "characters); they are read as two models.")
+            return (
+                f"The model names {ascii(seen[shown])} and {ascii(name)} print alike but differ (Unicode spelling or invisible "
+                "characters); they are read as two models."
+            )
         seen.setdefault(shown, name)
     return None
 
@@ -44,8 +47,9 @@ def check_name_lengths(values, what: str) -> None:
     for value in np.ravel(np.asarray(values, dtype=object)) if not isinstance(values, list) else values:
         text = value if isinstance(value, str) else str(value)
         if len(text) > MAX_NAME_LENGTH:
-            raise MdadError(f"One {what} name is {len(text):,} characters long (it starts {text[:40]!r}); names may "
-                            f"hold at most {MAX_NAME_LENGTH:,} characters.")
+            raise MdadError(
+                f"One {what} name is {len(text):,} characters long (it starts {text[:40]!r}); names may hold at most {MAX_NAME_LENGTH:,} characters."
+            )
 
 
 def _as_str_array(values, what: str, length: int) -> np.ndarray:
@@ -152,20 +156,17 @@ class ResponseMatrix:
                 raise MdadError(f"gold must give each item's gold option as a whole number, got dtype {gold.dtype}.")
             fractional = np.flatnonzero(np.ravel(gold != np.round(gold))) if gold.dtype.kind == "f" else np.zeros(0, np.intp)
             if len(fractional):
-                raise MdadError(f"gold must give each item's gold option as a whole number; item {str(items[fractional[0]])!r} "
-                                f"has {np.ravel(gold)[fractional[0]]:g}.")
+                raise MdadError(
+                    f"gold must give each item's gold option as a whole number; item {str(items[fractional[0]])!r} "
+                    f"has {np.ravel(gold)[fractional[0]]:g}."
+                )
             gold = gold.astype(np.int64, copy=True)
             if option_probs.ndim != 3 or option_probs.shape[:2] != (n_models, n_items):
-                raise MdadError(
-                    f"option_probs must have shape (models, items, options) = ({n_models}, {n_items}, ...), "
-                    f"got {option_probs.shape}."
-                )
+                raise MdadError(f"option_probs must have shape (models, items, options) = ({n_models}, {n_items}, ...), got {option_probs.shape}.")
             if gold.shape != (n_items,):
                 raise MdadError(f"gold must give one option per item ({n_items}), got shape {gold.shape}.")
             if gold.min() < -1 or gold.max() >= option_probs.shape[2]:
-                raise MdadError(
-                    f"gold options must lie between 0 and {option_probs.shape[2] - 1} (-1: an item without options)."
-                )
+                raise MdadError(f"gold options must lie between 0 and {option_probs.shape[2] - 1} (-1: an item without options).")
             # fmin/fmax skip NaN without a copy of the array (all NaN gives NaN, which passes)
             if np.fmin.reduce(option_probs, axis=None) < 0 or np.fmax.reduce(option_probs, axis=None) > 1 + 1e-5:
                 raise MdadError("option_probs must be probabilities in [0, 1].")
@@ -189,10 +190,18 @@ class ResponseMatrix:
         item_hashes = None if self.item_hashes is None else _as_str_array(self.item_hashes, "item_hashes", n_items)
         codes_names, codes = np.unique(subtasks, return_inverse=True)
         for name, value in (
-            ("scores", scores), ("models", models), ("items", items), ("subtasks", subtasks),
-            ("option_probs", option_probs), ("gold", gold),
-            ("_subtask_codes", codes.astype(np.int32)), ("_subtask_names", codes_names),
-            ("groups", groups), ("notes", notes), ("tasks", tasks), ("item_hashes", item_hashes),
+            ("scores", scores),
+            ("models", models),
+            ("items", items),
+            ("subtasks", subtasks),
+            ("option_probs", option_probs),
+            ("gold", gold),
+            ("_subtask_codes", codes.astype(np.int32)),
+            ("_subtask_names", codes_names),
+            ("groups", groups),
+            ("notes", notes),
+            ("tasks", tasks),
+            ("item_hashes", item_hashes),
         ):
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
@@ -285,10 +294,18 @@ class ResponseMatrix:
         probs = None if self.option_probs is None else self.option_probs[mi][:, ii]
         gold = None if self.gold is None else self.gold[ii]
         return ResponseMatrix(
-            scores=self.scores[mi][:, ii], models=self.models[mi], items=self.items[ii],
-            subtasks=self.subtasks[ii], option_probs=probs, gold=gold,
-            source=self.source, simulated=self.simulated, groups=self.groups, notes=self.notes,
-            tasks=self.tasks, item_hashes=None if self.item_hashes is None else self.item_hashes[ii],
+            scores=self.scores[mi][:, ii],
+            models=self.models[mi],
+            items=self.items[ii],
+            subtasks=self.subtasks[ii],
+            option_probs=probs,
+            gold=gold,
+            source=self.source,
+            simulated=self.simulated,
+            groups=self.groups,
+            notes=self.notes,
+            tasks=self.tasks,
+            item_hashes=None if self.item_hashes is None else self.item_hashes[ii],
         )
 
     def require_complete(self, missing: MissingPolicy = "error") -> ResponseMatrix:
@@ -318,8 +335,7 @@ class ResponseMatrix:
     def __repr__(self) -> str:
         kind = "simulated" if self.simulated else self.source
         return (
-            f"ResponseMatrix({plural(self.n_models, 'model')} x {plural(self.n_items, 'item')}, "
-            f"{plural(len(self.subtask_names), 'subtask')}, {kind})"
+            f"ResponseMatrix({plural(self.n_models, 'model')} x {plural(self.n_items, 'item')}, {plural(len(self.subtask_names), 'subtask')}, {kind})"
         )
 
 
@@ -336,8 +352,7 @@ def fingerprint(matrix: ResponseMatrix) -> str:
 DISTRIBUTION_TOLERANCE = 1e-3  # how far from 1 the option probabilities of a cell may sum (float32 rounding)
 
 
-def _check_distributions(option_probs: np.ndarray, gold: np.ndarray, scores: np.ndarray, models: np.ndarray,
-                         items: np.ndarray) -> None:
+def _check_distributions(option_probs: np.ndarray, gold: np.ndarray, scores: np.ndarray, models: np.ndarray, items: np.ndarray) -> None:
     """An error sentence when the option probabilities of an answered multiple-choice cell do not sum to 1
     (each option 0.9, or all zero): they would be read as a model's confidence. A slice of items at a
     time (about 32,000 probabilities), so the check adds little memory to the array's own."""
@@ -354,6 +369,8 @@ def _check_distributions(option_probs: np.ndarray, gold: np.ndarray, scores: np.
         off = (np.abs(totals - 1) > DISTRIBUTION_TOLERANCE) & answered
         if off.any():
             m, k = np.argwhere(off)[0]
-            raise MdadError(f"The option probabilities of model {str(models[m])!r} on item {str(items[start + k])!r} "
-                            f"sum to {totals[m, k]:.4g}, not 1; give each answered item a probability distribution "
-                            "over its options.")
+            raise MdadError(
+                f"The option probabilities of model {str(models[m])!r} on item {str(items[start + k])!r} "
+                f"sum to {totals[m, k]:.4g}, not 1; give each answered item a probability distribution "
+                "over its options."
+            )

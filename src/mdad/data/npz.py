@@ -54,9 +54,16 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
         raise MdadError(f"{path}: the array 'tasks' is not JSON text.") from None
     try:
         return ResponseMatrix(
-            scores=arrays["scores"], models=arrays["models"], items=arrays["items"], subtasks=subtasks,
-            option_probs=arrays.get("option_probs"), gold=arrays.get("gold"),
-            source=source or str(path), groups=groups, notes=tuple(notes), tasks=tasks if isinstance(tasks, dict) else {},
+            scores=arrays["scores"],
+            models=arrays["models"],
+            items=arrays["items"],
+            subtasks=subtasks,
+            option_probs=arrays.get("option_probs"),
+            gold=arrays.get("gold"),
+            source=source or str(path),
+            groups=groups,
+            notes=tuple(notes),
+            tasks=tasks if isinstance(tasks, dict) else {},
             item_hashes=arrays.get("item_hashes"),
         )
     except MdadError as exc:
@@ -74,19 +81,23 @@ def _check_declared_sizes(path: Path) -> None:
                     continue
                 with archive.open(info) as f:
                     version = np.lib.format.read_magic(f)
-                    shape, _, dtype = (np.lib.format.read_array_header_1_0(f) if version == (1, 0)
-                                       else np.lib.format.read_array_header_2_0(f))
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(f) if version == (1, 0) else np.lib.format.read_array_header_2_0(f)
                 if dtype.hasobject:
-                    raise MdadError(f"{path}: the array {info.filename[:-4]!r} holds Python objects; mdad reads npz files "
-                                    "without pickled objects only.")
+                    raise MdadError(
+                        f"{path}: the array {info.filename[:-4]!r} holds Python objects; mdad reads npz files without pickled objects only."
+                    )
                 if dtype.kind == "U" and dtype.itemsize // 4 > MAX_NAME_LENGTH:
-                    raise MdadError(f"{path}: the array {info.filename[:-4]!r} holds names of up to "
-                                    f"{dtype.itemsize // 4:,} characters; names may hold at most "
-                                    f"{MAX_NAME_LENGTH:,} characters.")
+                    raise MdadError(
+                        f"{path}: the array {info.filename[:-4]!r} holds names of up to "
+                        f"{dtype.itemsize // 4:,} characters; names may hold at most "
+                        f"{MAX_NAME_LENGTH:,} characters."
+                    )
                 nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
                 if nbytes > info.file_size:
-                    raise MdadError(f"{path}: the array {info.filename[:-4]!r} declares shape {tuple(shape)} "
-                                    f"({human(nbytes)}) but holds {human(info.file_size)}; the file is damaged.")
+                    raise MdadError(
+                        f"{path}: the array {info.filename[:-4]!r} declares shape {tuple(shape)} "
+                        f"({human(nbytes)}) but holds {human(info.file_size)}; the file is damaged."
+                    )
                 total += nbytes
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise MdadError(f"{path} is not a readable npz file ({exc}).") from None
@@ -125,8 +136,10 @@ def _merge_repeated_models(arrays: dict, path: Path) -> tuple[dict, list[str]]:
     merged = dict(arrays, models=models[keep], scores=scores[keep])
     if probs is not None:
         merged["option_probs"] = np.asarray(probs)[keep]
-    notes = [f"Model {str(name)!r} appears {int(n)} times in {path.name} with identical answers; one row is kept."
-             for name, n in zip(names[counts > 1], counts[counts > 1], strict=True)]
+    notes = [
+        f"Model {str(name)!r} appears {int(n)} times in {path.name} with identical answers; one row is kept."
+        for name, n in zip(names[counts > 1], counts[counts > 1], strict=True)
+    ]
     return merged, notes
 
 

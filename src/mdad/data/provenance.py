@@ -15,13 +15,27 @@ from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.errors import MdadError
 
 
-def data_spec(*, dataset: str | None, path: str | Path | None, metric: str | None = None,
-              filter_name: str | None = None, missing: str = "error", seed: int = 0, reruns: str = "latest") -> dict:
+def data_spec(
+    *,
+    dataset: str | None,
+    path: str | Path | None,
+    metric: str | None = None,
+    filter_name: str | None = None,
+    missing: str = "error",
+    seed: int = 0,
+    reruns: str = "latest",
+) -> dict:
     """What to record: the absolute ``path`` of the results, or the ``dataset`` name (and the seed of
     the simulated one), with the reading options and the missing-cell policy."""
-    return {"path": str(Path(path).resolve()) if path is not None else None,
-            "dataset": None if path is not None else dataset, "metric": metric, "filter": filter_name,
-            "missing": missing, "seed": seed, "reruns": reruns}
+    return {
+        "path": str(Path(path).resolve()) if path is not None else None,
+        "dataset": None if path is not None else dataset,
+        "metric": metric,
+        "filter": filter_name,
+        "missing": missing,
+        "seed": seed,
+        "reruns": reruns,
+    }
 
 
 def read_again(spec: dict, expected_fingerprint: str) -> tuple[ResponseMatrix | None, str]:
@@ -32,14 +46,14 @@ def read_again(spec: dict, expected_fingerprint: str) -> tuple[ResponseMatrix | 
         return None, f"the run's data ({where}) no longer exists"
     try:
         if spec.get("path"):
-            matrix = load(spec["path"], metric=spec.get("metric"), filter_name=spec.get("filter"),
-                          reruns=spec.get("reruns") or "latest")
+            matrix = load(spec["path"], metric=spec.get("metric"), filter_name=spec.get("filter"), reruns=spec.get("reruns") or "latest")
         else:
             matrix = load_dataset(str(spec.get("dataset")), seed=int(spec.get("seed") or 0))
         matrix = matrix.require_complete(spec.get("missing") or "error")
     except (MdadError, OSError) as exc:
         return None, f"the run's data ({where}) cannot be read again: {str(exc).rstrip('.')}"
     if fingerprint(matrix) != expected_fingerprint:
-        return None, (f"the data at {where} is not the data the run used (its fingerprint differs from "
-                      f"{expected_fingerprint}): it has changed since the run")
+        return None, (
+            f"the data at {where} is not the data the run used (its fingerprint differs from {expected_fingerprint}): it has changed since the run"
+        )
     return matrix, ""

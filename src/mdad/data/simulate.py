@@ -151,10 +151,7 @@ def simulate_with_truth(
     correct = (probs.argmax(axis=2) == gold[None, :]).astype(np.float32)
 
     names = [f"sim-{s}-{t}-{i:03d}" for i, (s, t) in enumerate(zip(sizes, tuning, strict=True))]
-    groups = {
-        f"{s}_{t}": [n for n, ms, mt in zip(names, sizes, tuning, strict=True) if ms == s and mt == t]
-        for s in SIZE_CLASSES for t in TUNING
-    }
+    groups = {f"{s}_{t}": [n for n, ms, mt in zip(names, sizes, tuning, strict=True) if ms == s and mt == t] for s in SIZE_CLASSES for t in TUNING}
     matrix = ResponseMatrix(
         scores=correct,
         models=np.array(names),

@@ -38,8 +38,12 @@ def cell_arrays(frame: pd.DataFrame) -> dict[str, np.ndarray]:
 
 
 def view_metrics(
-    estimates: np.ndarray, truth: np.ndarray, *, threshold: float = DEFAULT_THRESHOLD,
-    bootstrap_rng: np.random.Generator, robust_rng: np.random.Generator | None = None,
+    estimates: np.ndarray,
+    truth: np.ndarray,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    bootstrap_rng: np.random.Generator,
+    robust_rng: np.random.Generator | None = None,
     bin_width: float = DEFAULT_BIN_WIDTH,
 ) -> tuple[dict, AgreementCurve]:
     """Every metric of ``METRICS``, pair agreement and MDAD (runs x targets estimates against one
@@ -58,9 +62,15 @@ def view_metrics(
     n_targets = estimates.shape[1]
     mdad = mdad_from_curve(curve, threshold=threshold, rng=bootstrap_rng, targets=n_targets)
     row: dict[str, float | int | bool | str] = {
-        "mdad": mdad.value, "mdad_low": mdad.low, "mdad_high": mdad.high, "mdad_reached": mdad.reached,
-           "mdad_pairs": mdad.pairs, "mdad_falls_back": mdad.falls_back, "mdad_estimable": mdad.estimable,
-           "target_pairs": int(curve.pairs.sum())}
+        "mdad": mdad.value,
+        "mdad_low": mdad.low,
+        "mdad_high": mdad.high,
+        "mdad_reached": mdad.reached,
+        "mdad_pairs": mdad.pairs,
+        "mdad_falls_back": mdad.falls_back,
+        "mdad_estimable": mdad.estimable,
+        "target_pairs": int(curve.pairs.sum()),
+    }
     row.update({metric.key: float(metric.compute(data)) for metric in METRICS})
     row.update({"pair_agreement": float(agree.mean()), "runs": estimates.shape[0], "targets": n_targets})
     fitted = None
@@ -73,8 +83,13 @@ def view_metrics(
 
 
 def evaluate_cell(
-    cell: Cell, frame: pd.DataFrame, *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0,
-    bin_width: float = DEFAULT_BIN_WIDTH, robust: bool = True,
+    cell: Cell,
+    frame: pd.DataFrame,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    seed: int = 0,
+    bin_width: float = DEFAULT_BIN_WIDTH,
+    robust: bool = True,
 ) -> tuple[list[dict], list[pd.DataFrame]]:
     """Summary rows (one per view) and agreement-curve frames of one cell (see :func:`view_metrics`)."""
     arrays = cell_arrays(frame)
@@ -82,40 +97,54 @@ def evaluate_cell(
     key = (cell.method, cell.size, cell.sources)
     for view in VIEWS:
         metrics, curve = view_metrics(
-            arrays["estimate"], arrays[view], threshold=threshold, bootstrap_rng=rng_for(seed, "bootstrap", *key, view),
-            robust_rng=rng_for(seed, "robust", *key, view) if robust else None, bin_width=bin_width,
+            arrays["estimate"],
+            arrays[view],
+            threshold=threshold,
+            bootstrap_rng=rng_for(seed, "bootstrap", *key, view),
+            robust_rng=rng_for(seed, "robust", *key, view) if robust else None,
+            bin_width=bin_width,
         )
         if "flagged" in frame:  # the extrapolation guard of model-based estimates (docs/adaptive.md)
             metrics["flagged_per_run"] = float(frame["flagged"].sum()) / arrays["estimate"].shape[0]
         rows.append({"method": cell.method, "size": cell.size, "sources": cell.sources, "view": view, **metrics})
-        curves.append(pd.DataFrame({
-            "method": cell.method, "size": cell.size, "sources": cell.sources, "view": view,
-            "diff_low": curve.lower, "pairs": curve.pairs, "agreed": curve.agreed, "agreement": curve.rate,
-        }))
+        curves.append(
+            pd.DataFrame(
+                {
+                    "method": cell.method,
+                    "size": cell.size,
+                    "sources": cell.sources,
+                    "view": view,
+                    "diff_low": curve.lower,
+                    "pairs": curve.pairs,
+                    "agreed": curve.agreed,
+                    "agreement": curve.rate,
+                }
+            )
+        )
     return rows, curves
 
 
 def evaluate_frames(
-    frames: dict[Cell, pd.DataFrame], *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0,
+    frames: dict[Cell, pd.DataFrame],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    seed: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Summary (one row per cell and view) and agreement curves of cell frames."""
     done = [evaluate_cell(cell, frames[cell], threshold=threshold, seed=seed) for cell in sorted(frames)]
     return _frames([rows for rows, _ in done], [curves for _, curves in done])
 
 
-def evaluate_store(store: ResultStore, *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0, workers: int = 1
-                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def evaluate_store(store: ResultStore, *, threshold: float = DEFAULT_THRESHOLD, seed: int = 0, workers: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Summary (one row per cell and view) and agreement curves of every stored cell.
 
     With ``workers`` > 1 the cells are read and evaluated in that many local processes; every
     random draw is keyed by the cell, so the numbers do not depend on it."""
     cells = sorted(store.cells())
-    done = ordered_map(lambda cell: evaluate_cell(cell, store.read(cell), threshold=threshold, seed=seed), cells,
-                       workers=workers)
+    done = ordered_map(lambda cell: evaluate_cell(cell, store.read(cell), threshold=threshold, seed=seed), cells, workers=workers)
     return _frames([rows for rows, _ in done], [curves for _, curves in done])
 
 
 def _frames(rows: list[list[dict]], curves: list[list[pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     flat_curves = [c for part in curves for c in part]
-    return (pd.DataFrame([r for part in rows for r in part]),
-            pd.concat(flat_curves, ignore_index=True) if flat_curves else pd.DataFrame())
+    return (pd.DataFrame([r for part in rows for r in part]), pd.concat(flat_curves, ignore_index=True) if flat_curves else pd.DataFrame())

@@ -26,8 +26,9 @@ _PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
 
-def execute(run_task: Callable, matrix, splits, tasks: list, workers: int = 1,
-            on_cells: Callable[[float], None] | None = None, scheduler: str | None = None) -> Generator[tuple, None, None]:
+def execute(
+    run_task: Callable, matrix, splits, tasks: list, workers: int = 1, on_cells: Callable[[float], None] | None = None, scheduler: str | None = None
+) -> Generator[tuple, None, None]:
     """Run ``run_task(matrix, splits, task)`` for every task; yield (task, result) as each finishes.
 
     ``on_cells`` receives progress in cells (a task over r of R runs with c cells counts c r / R).
@@ -50,9 +51,7 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
     others = {child.pid for child in multiprocessing.active_children()}  # not ours to stop
     # the data go to each worker once, with its start-up, not with every task (a 400 x 12,000
     # matrix with option probabilities is 200 MB to pickle, send and unpickle per task)
-    pool = ProcessPoolExecutor(
-        max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid(), run_task, matrix, splits)
-    )
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid(), run_task, matrix, splits))
     try:
         futures = {pool.submit(_run_in_worker, task): task for task in tasks}
         for future in as_completed(futures):
@@ -70,7 +69,6 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
-
 
 
 def ordered_map(func: Callable, items: Sequence, *, workers: int = 1) -> list:
@@ -93,6 +91,7 @@ def ordered_map(func: Callable, items: Sequence, *, workers: int = 1) -> list:
 
 def _call_item(func: Callable, items: list, index: int):
     return func(items[index])
+
 
 _WORKER_DATA: dict = {}  # in a local worker process: the task function, matrix and splits
 

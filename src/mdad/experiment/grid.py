@@ -101,9 +101,17 @@ class ExperimentConfig:
 
     @classmethod
     def for_matrix(
-        cls, matrix: ResponseMatrix, *, methods: Sequence[str] | str | None = None, sizes: Sequence[int] | int | None = None,
-        sources: Sequence[int] | int | None = None, runs: int = EXPERIMENT_RUNS, targets: int | None = None, group: str | None = None,
-        seed: int = 0, targets_from: str = "random",
+        cls,
+        matrix: ResponseMatrix,
+        *,
+        methods: Sequence[str] | str | None = None,
+        sizes: Sequence[int] | int | None = None,
+        sources: Sequence[int] | int | None = None,
+        runs: int = EXPERIMENT_RUNS,
+        targets: int | None = None,
+        group: str | None = None,
+        seed: int = 0,
+        targets_from: str = "random",
     ) -> ExperimentConfig:
         """The configuration for ``matrix`` with the data-dependent defaults filled in.
 
@@ -123,7 +131,11 @@ class ExperimentConfig:
             methods=tuple(method_registry.defaults()) if methods is None else one_or_many(methods),
             sizes=tuple(default_sizes(n_seen_items(matrix))) if sizes is None else one_or_many(sizes),
             sources=(default_sources(probe.source_pool.shape[1]),) if sources is None else one_or_many(sources),
-            runs=runs, targets=int(probe.targets.shape[1]), group=group, seed=seed, targets_from=targets_from,
+            runs=runs,
+            targets=int(probe.targets.shape[1]),
+            group=group,
+            seed=seed,
+            targets_from=targets_from,
         )
 
 
@@ -146,9 +158,7 @@ class Task:
         return range(self.first_run, n_runs if self.stop_run is None else self.stop_run)
 
 
-def plan_tasks(
-    config: ExperimentConfig, done: Callable[[Cell], bool] = lambda cell: False, runs_per_task: int | None = None
-) -> list[Task]:
+def plan_tasks(config: ExperimentConfig, done: Callable[[Cell], bool] = lambda cell: False, runs_per_task: int | None = None) -> list[Task]:
     """Group the cells that are not yet done into tasks, each over blocks of ``runs_per_task`` runs (default all)."""
     groups: dict[str, list[str]] = {}
     for name in config.methods:
@@ -160,8 +170,7 @@ def plan_tasks(
         for sources in config.sources:
             pending = tuple(k for k in config.sizes if not all(done(Cell(m, k, sources)) for m in names))
             if pending:
-                tasks += [Task(tuple(names), sources, pending, start, min(start + block, config.runs))
-                          for start in range(0, config.runs, block)]
+                tasks += [Task(tuple(names), sources, pending, start, min(start + block, config.runs)) for start in range(0, config.runs, block)]
     return tasks
 
 
@@ -175,9 +184,7 @@ def task_outcomes(matrix: ResponseMatrix, splits: Splits, task: Task) -> Iterato
     chosen = {name: method_registry.get(name) for name in task.methods}
     for run in task.runs(splits.n_runs):
         pool, src, tgt = splits.seen[run], sources_all[run], splits.targets[run]
-        view = SourceView.from_arrays(
-            scores[np.ix_(src, pool)], gold_prob[np.ix_(src, pool)], codes[pool], matrix.has_option_probs
-        )
+        view = SourceView.from_arrays(scores[np.ix_(src, pool)], gold_prob[np.ix_(src, pool)], codes[pool], matrix.has_option_probs)
         target_scores, target_probs = scores[tgt], gold_prob[tgt]
         prepared: dict[str, object] = {}
         outcomes: dict[Cell, Outcome] = {}
@@ -190,7 +197,12 @@ def task_outcomes(matrix: ResponseMatrix, splits: Splits, task: Task) -> Iterato
                 return rng_for(splits.seed, "select", name, k, run)
 
             by_size = method.outcomes(
-                view, task.sizes, scores=target_scores[:, pool], gold_prob=target_probs[:, pool], rng_of=rng_of, prepared=prepared[key],
+                view,
+                task.sizes,
+                scores=target_scores[:, pool],
+                gold_prob=target_probs[:, pool],
+                rng_of=rng_of,
+                prepared=prepared[key],
             )
             outcomes.update((Cell(name, k, task.sources), outcome) for k, outcome in by_size.items())
         yield run, outcomes
@@ -230,14 +242,16 @@ def _truths(matrix: ResponseMatrix, splits: Splits) -> dict[str, np.ndarray]:
 def _cell_frame(records: np.ndarray, truth: dict[str, np.ndarray], splits: Splits, matrix) -> pd.DataFrame:
     """One row per run and target; a ``flagged`` column when the method has an extrapolation guard."""
     runs, n_targets = records.shape
-    frame = pd.DataFrame({
-        "run": np.repeat(np.arange(runs, dtype=np.int32), n_targets),
-        "model": pd.Categorical(matrix.models[splits.targets.ravel()]),
-        "estimate": records["estimate"].ravel(),
-        "seen": truth["seen"].ravel(),
-        "unseen": truth["unseen"].ravel(),
-        "full": truth["full"].ravel(),
-    })
+    frame = pd.DataFrame(
+        {
+            "run": np.repeat(np.arange(runs, dtype=np.int32), n_targets),
+            "model": pd.Categorical(matrix.models[splits.targets.ravel()]),
+            "estimate": records["estimate"].ravel(),
+            "seen": truth["seen"].ravel(),
+            "unseen": truth["unseen"].ravel(),
+            "full": truth["full"].ravel(),
+        }
+    )
     flagged = records["flagged"].ravel()
     if not np.isnan(flagged).all():
         frame["flagged"] = flagged == 1
@@ -305,8 +319,7 @@ class Experiment:
                 f"{matrix.source} has {matrix.n_missing} cells that were not evaluated; "
                 "drop the incomplete items or models first (ResponseMatrix.require_complete)."
             )
-        self.splits = make_splits(matrix, config.runs, config.targets, config.seed, config.group,
-                                  targets_from=config.targets_from)
+        self.splits = make_splits(matrix, config.runs, config.targets, config.seed, config.group, targets_from=config.targets_from)
         seen_per_subtask = np.bincount(matrix.subtask_codes[self.splits.seen[0]])
         for k in config.sizes:
             check_size(k, self.splits.n_seen)
@@ -321,14 +334,23 @@ class Experiment:
         """What the stored numbers depend on, written to config.json."""
         c = self.config
         return {
-            "data_source": self.matrix.source, "simulated": self.matrix.simulated,
-            "data_fingerprint": fingerprint(self.matrix), "n_models": self.matrix.n_models,
-            "n_items": self.matrix.n_items, "n_seen": self.splits.n_seen,
+            "data_source": self.matrix.source,
+            "simulated": self.matrix.simulated,
+            "data_fingerprint": fingerprint(self.matrix),
+            "n_models": self.matrix.n_models,
+            "n_items": self.matrix.n_items,
+            "n_seen": self.splits.n_seen,
             "has_option_probs": self.matrix.has_option_probs,
-            "items_with_option_probs": int(self.matrix.option_items.sum()), "data_notes": list(self.matrix.notes),
-            "runs": c.runs, "targets": int(self.splits.targets.shape[1]), "group": c.group, "seed": c.seed,
+            "items_with_option_probs": int(self.matrix.option_items.sum()),
+            "data_notes": list(self.matrix.notes),
+            "runs": c.runs,
+            "targets": int(self.splits.targets.shape[1]),
+            "group": c.group,
+            "seed": c.seed,
             "targets_from": c.targets_from,
-            "methods": list(c.methods), "sizes": list(c.sizes), "sources": list(c.sources),
+            "methods": list(c.methods),
+            "sizes": list(c.sizes),
+            "sources": list(c.sources),
         }
 
     def cells(self) -> list[Cell]:

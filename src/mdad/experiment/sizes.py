@@ -45,9 +45,7 @@ def parse_sizes(text: str, n_seen: int) -> list[SizeRequest]:
             else:
                 out.append(SizeRequest(token, int(token)))
         except ValueError:
-            raise MdadError(
-                f"Sizes must be whole numbers of items or percentages of the seen pool (like 10,25,1%), got {token!r}."
-            ) from None
+            raise MdadError(f"Sizes must be whole numbers of items or percentages of the seen pool (like 10,25,1%), got {token!r}.") from None
     if not out:
         raise MdadError(f"No size is given: {text!r}.")
     return out
@@ -61,14 +59,12 @@ def unique_counts(requests: list[SizeRequest]) -> tuple[int, ...]:
 def size_requests_note(requests: list[SizeRequest] | list[dict]) -> str:
     """The sizes as asked and as run, in one sentence ("" when every size is a plain count that differs):
     shares resolved to counts, and requests that fell on the same count, which runs once."""
-    pairs = [(r.requested, r.items) if isinstance(r, SizeRequest) else (str(r["requested"]), int(r["items"]))
-             for r in requests]
+    pairs = [(r.requested, r.items) if isinstance(r, SizeRequest) else (str(r["requested"]), int(r["items"])) for r in requests]
     shares = [f"{asked} = {items} items" for asked, items in pairs if asked.endswith("%")]
     by_count: dict[int, list[str]] = {}
     for asked, items in pairs:
         by_count.setdefault(items, []).append(asked)
-    same = [f"{' and '.join(asked)} are the same {items} items (run once)" for items, asked in by_count.items()
-            if len(asked) > 1]
+    same = [f"{' and '.join(asked)} are the same {items} items (run once)" for items, asked in by_count.items() if len(asked) > 1]
     parts = []
     if shares:
         parts.append(f"Sizes given as shares of the seen pool (max(2, floor(share x seen items))): {', '.join(shares)}.")

@@ -46,10 +46,7 @@ class Splits:
     def sources(self, n_sources: int) -> np.ndarray:
         """The source models of every run (runs x n_sources)."""
         if n_sources > self.source_pool.shape[1]:
-            raise MdadError(
-                f"{n_sources} source models were asked for but only {self.source_pool.shape[1]} "
-                "models are left besides the targets."
-            )
+            raise MdadError(f"{n_sources} source models were asked for but only {self.source_pool.shape[1]} models are left besides the targets.")
         return self.source_pool[:, :n_sources]
 
 
@@ -59,8 +56,10 @@ def n_seen_items(matrix: ResponseMatrix) -> int:
     per_subtask = np.bincount(matrix.subtask_codes)
     n_seen = int((per_subtask // 2).sum())
     if n_seen == 0:
-        raise MdadError(f"No item can be seen by the selection: each subtask needs at least 2 items (half seen, half "
-                        f"held out), and all {plural(len(per_subtask), 'subtask')} of {matrix.source} hold one.")
+        raise MdadError(
+            f"No item can be seen by the selection: each subtask needs at least 2 items (half seen, half "
+            f"held out), and all {plural(len(per_subtask), 'subtask')} of {matrix.source} hold one."
+        )
     return n_seen
 
 
@@ -95,8 +94,7 @@ def make_splits(
     fixed = matrix.group_index(group) if group else None
     if n_models < MIN_MODELS:
         raise MdadError(
-            f"The data has only {plural(n_models, 'model')}; an experiment needs at least {MIN_MODELS} "
-            "(2 target models and 2 source models)."
+            f"The data has only {plural(n_models, 'model')}; an experiment needs at least {MIN_MODELS} (2 target models and 2 source models)."
         )
     if fixed is None and not 2 <= n_targets <= n_models - 2:
         raise MdadError(
@@ -104,8 +102,7 @@ def make_splits(
             "(at least 2 targets and 2 source models are needed)."
         )
     if fixed is not None and len(fixed) > n_models - 2:
-        raise MdadError(f"Group {group!r} holds {len(fixed)} of the {n_models} models; fewer than 2 source models "
-                        "would be left.")
+        raise MdadError(f"Group {group!r} holds {len(fixed)} of the {n_models} models; fewer than 2 source models would be left.")
     require_runs_memory(runs, n_models, matrix.n_items, n_targets)
     if targets_from == "top":
         accuracy = np.nanmean(matrix.scores, axis=1)
@@ -125,6 +122,11 @@ def make_splits(
         seen.append(np.sort(np.concatenate([h[: len(h) // 2] for h in halves])))
         unseen.append(np.sort(np.concatenate([h[len(h) // 2 :] for h in halves])))
     return Splits(
-        targets=np.array(targets), source_pool=np.array(pools), seen=np.array(seen),
-        unseen=np.array(unseen), seed=seed, group=group, targets_from=targets_from,
+        targets=np.array(targets),
+        source_pool=np.array(pools),
+        seen=np.array(seen),
+        unseen=np.array(unseen),
+        seed=seed,
+        group=group,
+        targets_from=targets_from,
     )

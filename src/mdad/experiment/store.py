@@ -124,8 +124,7 @@ class ResultStore:
                 there, now = (old.get(key, IDENTITY_DEFAULTS.get(key)), config.get(key, IDENTITY_DEFAULTS.get(key)))
                 if there != now:
                     raise MdadError(
-                        f"{self.root} holds results of a different experiment ({key}: {there!r} there, "
-                        f"{now!r} now); use another output folder."
+                        f"{self.root} holds results of a different experiment ({key}: {there!r} there, {now!r} now); use another output folder."
                     )
             merged = {**old, **config}
             for key in ("methods", "sizes", "sources"):
@@ -157,8 +156,9 @@ class ResultStore:
             handle.seek(0)
             holder = handle.read().strip()
             handle.close()
-            raise MdadError(f"Another mdad run (process {holder or 'unknown'}) is writing into {self.root}; wait for "
-                            "it to finish or write into another folder.") from None
+            raise MdadError(
+                f"Another mdad run (process {holder or 'unknown'}) is writing into {self.root}; wait for it to finish or write into another folder."
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -187,8 +187,10 @@ class ResultStore:
         path = self.root / cell.relative_path
         frame, problem = _read_cell(path, *self.shape())
         if frame is None:
-            raise MdadError(f"{path} is damaged ({problem}); run the same 'mdad run' command again to recompute that "
-                            "cell (the file is moved aside), or delete it.")
+            raise MdadError(
+                f"{path} is damaged ({problem}); run the same 'mdad run' command again to recompute that "
+                "cell (the file is moved aside), or delete it."
+            )
         return frame
 
     def damage(self, cell: Cell) -> str | None:
@@ -271,12 +273,13 @@ class ResultStore:
             match = CELL_NAME.fullmatch(path.name)
             if match is not None and path.is_file():  # other files (a stray copy, an editor's backup) are no cells
                 cell = Cell(path.parent.name, int(match[1]), int(match[2]))
-                for what, value, allowed in zip(("method", "size", "source count"), (cell.method, cell.size, cell.sources),
-                                                listed, strict=True):
+                for what, value, allowed in zip(("method", "size", "source count"), (cell.method, cell.size, cell.sources), listed, strict=True):
                     if allowed is not None and value not in allowed:
-                        raise MdadError(f"{path} is no cell of this run: its {what} {value} is not among those of "
-                                        f"{self.root / CONFIG_FILE} ({', '.join(map(str, allowed))}); move it out of "
-                                        f"{self.root}.")
+                        raise MdadError(
+                            f"{path} is no cell of this run: its {what} {value} is not among those of "
+                            f"{self.root / CONFIG_FILE} ({', '.join(map(str, allowed))}); move it out of "
+                            f"{self.root}."
+                        )
                 found.append(cell)
         return sorted(found)
 
@@ -286,8 +289,10 @@ class ResultStore:
             config = self.read_config()
         except MdadError:
             return None, None, None
-        return tuple(value if isinstance(value := config.get(key), list) else None  # type: ignore[return-value]
-                     for key in ("methods", "sizes", "sources"))
+        return tuple(
+            value if isinstance(value := config.get(key), list) else None  # type: ignore[return-value]
+            for key in ("methods", "sizes", "sources")
+        )
 
 
 def _read_cell(path: Path, runs: int | None = None, targets: int | None = None) -> tuple[pd.DataFrame | None, str | None]:

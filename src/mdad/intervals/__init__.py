@@ -16,6 +16,14 @@ from mdad.intervals.order import OrderCalibration, PairPrior, exact_order_probab
 from mdad.intervals.posterior import AccuracyPrior, posterior_count_interval
 
 __all__ = [
-    "AccuracyPrior", "ConformalCalibration", "EstimateIntervals", "OrderCalibration", "OrderProbabilities",
-    "PairPrior", "count_interval", "exact_order_probability", "posterior_count_interval", "stratified_count_interval",
+    "AccuracyPrior",
+    "ConformalCalibration",
+    "EstimateIntervals",
+    "OrderCalibration",
+    "OrderProbabilities",
+    "PairPrior",
+    "count_interval",
+    "exact_order_probability",
+    "posterior_count_interval",
+    "stratified_count_interval",
 ]

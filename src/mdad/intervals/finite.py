@@ -112,7 +112,6 @@ def count_interval(N: int, k: int, x, *, level: float = DEFAULT_LEVEL, mid_p: bo
     return bounds_from_pmfs(*confidence_pmfs(int(N), int(k), x, mid_p=mid_p), level)
 
 
-
 def _item_weights(sizes, drawn, correct) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(sizes, drawn, correct) checked, and the weight of a chosen item of each stratum: N_s / k_s, scaled so
     that strata without chosen items take the chosen items' mean."""
@@ -168,8 +167,7 @@ def kish_effective(sizes, drawn, correct) -> tuple[int, int, np.ndarray]:
     return total, n_eff, x_eff
 
 
-def stratified_count_interval(sizes, drawn, correct, *, level: float = DEFAULT_LEVEL,
-                              mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def stratified_count_interval(sizes, drawn, correct, *, level: float = DEFAULT_LEVEL, mid_p: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Interval for the total pool count of a stratified design (rows of ``correct``: models).
 
     The uniform design's interval of the stratified estimate with Kish's effective number of

@@ -170,10 +170,17 @@ class PairPrior:
                 edges, mass = np.array([1]), np.asarray(data["density"], dtype=np.float64)[None, :]
         except (KeyError, TypeError, ValueError):
             raise MdadError("The micro-benchmark's pair prior is malformed (m_edges and a table 'mass').") from None
-        if (mass.ndim != 2 or mass.shape[0] != len(edges) or not mass.shape[1] or np.any(mass < 0)
-                or not mass.sum() > 0 or edges.ndim != 1 or edges[0] != 1 or np.any(np.diff(edges) <= 0)):
-            raise MdadError("The micro-benchmark's pair prior must be increasing bins of m from 1 and a "
-                            "non-negative table with one row per bin.")
+        if (
+            mass.ndim != 2
+            or mass.shape[0] != len(edges)
+            or not mass.shape[1]
+            or np.any(mass < 0)
+            or not mass.sum() > 0
+            or edges.ndim != 1
+            or edges[0] != 1
+            or np.any(np.diff(edges) <= 0)
+        ):
+            raise MdadError("The micro-benchmark's pair prior must be increasing bins of m from 1 and a non-negative table with one row per bin.")
         if mass.shape[1] != PRIOR_BINS:
             raise MdadError(f"The micro-benchmark's pair prior must have {PRIOR_BINS} share bins per row.")
         return cls(edges, mass / mass.sum())
@@ -190,7 +197,7 @@ def _smoothed(counts: np.ndarray) -> np.ndarray:
     pooled = counts.sum(axis=0) / counts.sum()
     shape = np.empty_like(counts)
     for b in range(len(counts)):
-        around = counts[max(b - 1, 0):b + 2].sum(axis=0)
+        around = counts[max(b - 1, 0) : b + 2].sum(axis=0)
         fallback = around / around.sum() if around.sum() > 0 else pooled
         shape[b] = (counts[b] + SHRINK_PAIRS * fallback) / (total[b] + SHRINK_PAIRS)
     return shape * (total / total.sum())[:, None]
@@ -222,8 +229,9 @@ def _run_likelihood(m: np.ndarray, ends: np.ndarray, d: int, first: np.ndarray, 
     o = (len(lf) - 1) // 2  # lf[i + o] = log i! (log_factorials); gathers kept to two over the 3-D array
     rest = m[:, None] + 1 - ends  # the population's failures
     log_2d = lf[ends + o] + lf[rest + o] - (lf[m + 1 + o] - lf[d + 1 + o] - lf[m - d + o])[:, None]
-    log_pmf = (log_2d[:, :, None] - (lf[x + o] + lf[d + 1 - x + o])[None, None, :]
-               - lf[ends[:, :, None] - x + o] - lf[rest[:, :, None] - (d + 1 - x) + o])
+    log_pmf = (
+        log_2d[:, :, None] - (lf[x + o] + lf[d + 1 - x + o])[None, None, :] - lf[ends[:, :, None] - x + o] - lf[rest[:, :, None] - (d + 1 - x) + o]
+    )
     survival = np.cumsum(np.exp(log_pmf)[:, :, ::-1], axis=2)[:, :, ::-1]  # P(X >= x)
     return survival[:, :, first - int(first.min())] * ((m + 1) / (d + 1))[:, None, None]
 
@@ -251,7 +259,7 @@ def order_posterior(prior: PairPrior, pool_items: int, drawn: int, discordant: i
     total = np.zeros(len(first))
     rows = max(1, CHUNK // ((PRIOR_BINS + 2) * (d + 2)))
     for lo in range(0, len(m), rows):
-        mc, wc = m[lo:lo + rows], weights[lo:lo + rows]
+        mc, wc = m[lo : lo + rows], weights[lo : lo + rows]
         starts = prior.share_bin_starts(mc)  # (m, bins + 1)
         half = mc // 2 + 1  # the first M+ that puts the first model ahead
         ends = np.concatenate([starts, half[:, None]], axis=1)
@@ -338,8 +346,7 @@ class OrderCalibration:
             edges = estimate_bin_edges(est[ok])
             which = np.searchsorted(edges, est[ok], side="right")
             residuals = 100.0 * (tru[ok] - est[ok])
-            spread = np.array([residuals[which == b].std() if (which == b).sum() > 1 else SPREAD_FLOOR
-                               for b in range(len(edges) + 1)])
+            spread = np.array([residuals[which == b].std() if (which == b).sum() > 1 else SPREAD_FLOOR for b in range(len(edges) + 1)])
             spread = np.maximum(spread, SPREAD_FLOOR)
         i, j = np.triu_indices(est.shape[1], k=1)
         first, second = est[:, i].ravel(), est[:, j].ravel()
@@ -401,33 +408,40 @@ class OrderCalibration:
     def describe(self) -> str:
         """One sentence: how the probability was calibrated."""
         if self.spread is None:
-            return (f"calibrated: logistic fit of held-out orders on the estimated gap alone ({self.pairs} pairs; "
-                    "saved by an older mdad, not adjusted to the models' level)")
-        return (f"calibrated: logistic fit of held-out orders on the estimated gap in units of the residual spread where "
-                f"the two estimates lie ({self.pairs} pairs, spread in {len(self.spread)} bins of the estimate)")
+            return (
+                f"calibrated: logistic fit of held-out orders on the estimated gap alone ({self.pairs} pairs; "
+                "saved by an older mdad, not adjusted to the models' level)"
+            )
+        return (
+            f"calibrated: logistic fit of held-out orders on the estimated gap in units of the residual spread where "
+            f"the two estimates lie ({self.pairs} pairs, spread in {len(self.spread)} bins of the estimate)"
+        )
 
     def to_json(self) -> dict:
         """The fit as JSON-ready numbers, as micro.json stores it."""
         if self.spread is None or self.edges is None:  # both present or both absent
             return {"intercept": self.intercept, "slope_per_point": self.slope, "pairs": self.pairs}
-        return {"intercept": self.intercept, "slope_per_spread": self.slope, "pairs": self.pairs,
-                "edges": self.edges.tolist(), "spread_points": self.spread.tolist()}
+        return {
+            "intercept": self.intercept,
+            "slope_per_spread": self.slope,
+            "pairs": self.pairs,
+            "edges": self.edges.tolist(),
+            "spread_points": self.spread.tolist(),
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> OrderCalibration:
         """Read :meth:`to_json`'s output, or the gap-only fit (intercept, slope_per_point) of an older mdad."""
         try:
             if "spread_points" not in data:
-                return cls(intercept=float(data["intercept"]), slope=float(data["slope_per_point"]),
-                           pairs=int(data["pairs"]))
+                return cls(intercept=float(data["intercept"]), slope=float(data["slope_per_point"]), pairs=int(data["pairs"]))
             edges = np.asarray(data["edges"], dtype=np.float64).reshape(-1)
             spread = np.asarray(data["spread_points"], dtype=np.float64).reshape(-1)
-            fit = cls(intercept=float(data["intercept"]), slope=float(data["slope_per_spread"]),
-                      pairs=int(data["pairs"]), edges=edges, spread=spread)
+            fit = cls(intercept=float(data["intercept"]), slope=float(data["slope_per_spread"]), pairs=int(data["pairs"]), edges=edges, spread=spread)
         except (KeyError, TypeError, ValueError):
-            raise MdadError("The micro-benchmark's order calibration is malformed (intercept, slope_per_spread, pairs, "
-                            "edges, spread_points).") from None
+            raise MdadError(
+                "The micro-benchmark's order calibration is malformed (intercept, slope_per_spread, pairs, edges, spread_points)."
+            ) from None
         if len(spread) != len(edges) + 1 or not np.all(spread > 0) or np.any(np.diff(edges) <= 0):
-            raise MdadError("The micro-benchmark's order calibration needs increasing edges and one positive spread "
-                            "per bin.")
+            raise MdadError("The micro-benchmark's order calibration needs increasing edges and one positive spread per bin.")
         return fit

@@ -83,7 +83,7 @@ class AccuracyPrior:
             lo = max(int(np.searchsorted(cut, centre - reach)) - 1, 0)
             hi = min(int(np.searchsorted(cut, centre + reach)) + 1, N + 2)
             if hi - lo >= 2:
-                mass[lo:hi - 1] += weight * np.diff(ndtr((cut[lo:hi] - centre) / h))
+                mass[lo : hi - 1] += weight * np.diff(ndtr((cut[lo:hi] - centre) / h))
         smooth = mass / mass.sum()
         return (1.0 - self.uniform_weight) * smooth + self.uniform_weight / (N + 1)
 

@@ -21,7 +21,13 @@ def per_stratum(values: np.ndarray, codes: np.ndarray, n_strata: int) -> np.ndar
 
 
 def exact_bounds(
-    sizes: np.ndarray, drawn: np.ndarray, codes: np.ndarray, scores: np.ndarray, *, level: float, prior: AccuracyPrior | None = None,
+    sizes: np.ndarray,
+    drawn: np.ndarray,
+    codes: np.ndarray,
+    scores: np.ndarray,
+    *,
+    level: float,
+    prior: AccuracyPrior | None = None,
     mid_p: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """Interval (accuracies) of every model from its 0/1 ``scores`` on the chosen items, and how it was made.
@@ -47,9 +53,11 @@ def exact_bounds(
     else:
         low, high = count_interval(total, k, x, level=level, mid_p=mid_p)
         how = f"exact: finite-population ({design}) " + (
-            "mid-p interval, nominal coverage on average over accuracies, less for some" if mid_p
+            "mid-p interval, nominal coverage on average over accuracies, less for some"
+            if mid_p
             else "Clopper-Pearson interval, at least nominal coverage for every accuracy"
-            + ("" if len(sizes) == 1 else " of a uniform draw, here applied to the stratified estimate"))
+            + ("" if len(sizes) == 1 else " of a uniform draw, here applied to the stratified estimate")
+        )
     return low / total, high / total, how
 
 

@@ -33,10 +33,7 @@ def estimate_ability(
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.ndim != 2 or a.shape[0] != values.shape[1] or b.shape != (values.shape[1],):
-        raise MdadError(
-            f"Item parameters for {a.shape[0] if a.ndim == 2 else '?'} items do not match answers on "
-            f"{values.shape[1]} items."
-        )
+        raise MdadError(f"Item parameters for {a.shape[0] if a.ndim == 2 else '?'} items do not match answers on {values.shape[1]} items.")
     mask = (~np.isnan(values)).astype(np.float64)
     y = np.nan_to_num(values)
     n, d = values.shape[0], a.shape[1]

@@ -214,6 +214,9 @@ def run_adaptive(
             used_at.append(np.minimum(used, step + 1))
     order = [sorted(set(sizes)).index(k) for k in sizes]
     return AdaptiveOutcome(
-        sizes=sizes, items=items, theta=np.array(thetas)[order], estimates=np.array(estimates)[order],
+        sizes=sizes,
+        items=items,
+        theta=np.array(thetas)[order],
+        estimates=np.array(estimates)[order],
         used=None if stop_se is None else np.array(used_at)[order],
     )

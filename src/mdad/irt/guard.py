@@ -68,11 +68,15 @@ class GuardFlags:
         """Why target i is flagged, in one phrase ("" when it is not)."""
         parts = []
         if self.expected[i] > self.high:
-            parts.append(f"ability above every source model's (predicted pool accuracy {100 * self.expected[i]:.2f}%, "
-                         f"the sources' highest {100 * self.high:.2f}%)")
+            parts.append(
+                f"ability above every source model's (predicted pool accuracy {100 * self.expected[i]:.2f}%, "
+                f"the sources' highest {100 * self.high:.2f}%)"
+            )
         elif self.expected[i] < self.low:
-            parts.append(f"ability below every source model's (predicted pool accuracy {100 * self.expected[i]:.2f}%, "
-                         f"the sources' lowest {100 * self.low:.2f}%)")
+            parts.append(
+                f"ability below every source model's (predicted pool accuracy {100 * self.expected[i]:.2f}%, "
+                f"the sources' lowest {100 * self.low:.2f}%)"
+            )
         if self.misfit[i]:
             parts.append(f"answers fit the IRT model badly (person fit l_z = {self.lz[i]:.1f} < {MISFIT_Z:g})")
         return "; ".join(parts)

@@ -77,10 +77,7 @@ def check_binary(responses: np.ndarray, what: str = "The response matrix") -> np
     observed = values[~np.isnan(values)]
     bad = (observed != 0) & (observed != 1)
     if bad.any():
-        raise MdadError(
-            f"{what} must be 0/1 correctness (NaN = missing) for IRT, but {int(bad.sum())} "
-            f"values are not, e.g. {observed[bad][0]:g}."
-        )
+        raise MdadError(f"{what} must be 0/1 correctness (NaN = missing) for IRT, but {int(bad.sum())} values are not, e.g. {observed[bad][0]:g}.")
     return values
 
 
@@ -104,9 +101,7 @@ class Priors:
         return value
 
     @classmethod
-    def empirical_bayes(
-        cls, a: np.ndarray, b: np.ndarray, var_a: np.ndarray, var_b: np.ndarray, previous: Priors
-    ) -> Priors:
+    def empirical_bayes(cls, a: np.ndarray, b: np.ndarray, var_a: np.ndarray, var_b: np.ndarray, previous: Priors) -> Priors:
         """One EM update of the hierarchical means and scales under the Laplace approximation.
 
         The posterior of (a_j, b_j) is approximated by a Gaussian around the estimates with variances
@@ -126,7 +121,11 @@ class Priors:
 
 
 def neg_log_posterior(
-    responses: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray, priors: Priors,
+    responses: np.ndarray,
+    theta: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    priors: Priors,
     spread: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The objective fit_irt minimises, up to a constant, and its gradient in each block.
@@ -341,13 +340,16 @@ def fit_irt(
     with threadpool_limits(limits=threads, user_api="blas"):
         posterior = _Posterior(values, values.shape[1], dims)
         x = _initial(values, dims, rng)
-        current = Priors(np.full(dims, float(a_prior[0])), np.full(dims, float(a_prior[1])),
-                         float(b_prior[0]), float(b_prior[1]))
+        current = Priors(np.full(dims, float(a_prior[0])), np.full(dims, float(a_prior[1])), float(b_prior[0]), float(b_prior[1]))
         iterations, penalty = 0, None
         rounds = max(1, max_rounds) if (hierarchical or variational) else 1
         for _ in range(rounds):
             result = minimize(
-                posterior, x, args=(current, penalty), jac=True, method="L-BFGS-B",
+                posterior,
+                x,
+                args=(current, penalty),
+                jac=True,
+                method="L-BFGS-B",
                 options={"maxiter": max(1, max_iter // rounds), "maxcor": 20, "ftol": tol, "gtol": 1e-6},
             )
             x, iterations = result.x, iterations + int(result.nit)
@@ -358,14 +360,17 @@ def fit_irt(
                 penalty = spread.penalties()
             if hierarchical:
                 updated = Priors.empirical_bayes(*posterior.split(x)[1:], *spread.item_variances(), current)
-                change = np.max(np.abs(np.log(np.append(updated.a_scale, updated.b_scale)
-                                              / np.append(current.a_scale, current.b_scale))))
+                change = np.max(np.abs(np.log(np.append(updated.a_scale, updated.b_scale) / np.append(current.a_scale, current.b_scale))))
                 if change < scale_tol and not variational:
                     break
                 current = updated
         theta, a, b = posterior.split(x)
         value = posterior(x, current, penalty)[0] + current.normaliser(a.shape[0], hierarchical)
     return IRTFit(
-        theta=theta.copy(), a=a.copy(), b=b.copy(), priors=current, objective=value,
+        theta=theta.copy(),
+        a=a.copy(),
+        b=b.copy(),
+        priors=current,
+        objective=value,
         iterations=iterations,
     )

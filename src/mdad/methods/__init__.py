@@ -51,6 +51,17 @@ def get(name: str) -> SelectionMethod:
 
 
 __all__ = [
-    "METHODS", "MethodName", "MicroBenchmark", "REGISTRY", "SelectionMethod", "SourceView", "available", "defaults",
-    "designs", "get", "on_request", "parse", "plain_mean",
+    "METHODS",
+    "MethodName",
+    "MicroBenchmark",
+    "REGISTRY",
+    "SelectionMethod",
+    "SourceView",
+    "available",
+    "defaults",
+    "designs",
+    "get",
+    "on_request",
+    "parse",
+    "plain_mean",
 ]

@@ -56,14 +56,19 @@ class AdaptiveBenchmark(MicroBenchmark):
     def size(self) -> int:
         return int(self.length)
 
-    def administer(self, answers: np.ndarray, sizes: Sequence[int], rng: np.random.Generator | None = None,
-                   ) -> tuple[AdaptiveOutcome, list[GuardFlags]]:
+    def administer(
+        self,
+        answers: np.ndarray,
+        sizes: Sequence[int],
+        rng: np.random.Generator | None = None,
+    ) -> tuple[AdaptiveOutcome, list[GuardFlags]]:
         """Adaptive tests of models that can answer every pool item (``answers``: models x pool),
         for every size (at most ``length``), and the extrapolation guard at each size; ``rng``
         draws the items under exposure control."""
         values = check_binary(answers, "For adaptive testing the target models' answers")
-        outcome = run_adaptive(values, self.a, self.b, sizes=sizes, start=self.start, stop_se=self.stop_se or None,
-                               randomesque=int(self.randomesque), rng=rng)
+        outcome = run_adaptive(
+            values, self.a, self.b, sizes=sizes, start=self.start, stop_se=self.stop_se or None, randomesque=int(self.randomesque), rng=rng
+        )
         rows = np.arange(len(values))[:, None]
         flags = []
         for k, theta in zip(outcome.sizes, outcome.theta, strict=True):
@@ -81,8 +86,7 @@ class AdaptiveBenchmark(MicroBenchmark):
             raise MdadError(f"Answers on {values.shape[1]} items do not match the adaptive test's pool of {len(self.b)}.")
         mask = ~np.isnan(values)
         n = len(values)
-        theta = map_abilities(np.nan_to_num(values), np.broadcast_to(self.a, (n, *self.a.shape)),
-                              np.broadcast_to(self.b, values.shape), mask=mask)
+        theta = map_abilities(np.nan_to_num(values), np.broadcast_to(self.a, (n, *self.a.shape)), np.broadcast_to(self.b, values.shape), mask=mask)
         return values, theta
 
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
@@ -118,8 +122,7 @@ class IRTPreparation:
     def __init__(self, view: SourceView, rng: np.random.Generator, dims: int) -> None:
         scores = check_binary(view.scores, "For adaptive testing the source models' scores")
         if scores.shape[0] < 2 or scores.shape[1] < 2:
-            raise MdadError(f"IRT needs at least 2 source models and 2 pool items, got {scores.shape[0]} and "
-                            f"{scores.shape[1]}.")
+            raise MdadError(f"IRT needs at least 2 source models and 2 pool items, got {scores.shape[0]} and {scores.shape[1]}.")
         self.fit: IRTFit = fit_irt(scores, dims=dims, rng=rng)
 
 
@@ -128,16 +131,26 @@ def adaptive_benchmark(fit: IRTFit, length: int, stop_se: float | None = None, r
     low, high = pool_accuracy_range(fit.theta, fit.a, fit.b)
     pool = len(fit.b)
     return AdaptiveBenchmark(
-        items=np.arange(pool), weights=np.full(pool, 1.0 / pool), a=fit.a, b=fit.b, start=fit.theta.mean(axis=0),
-        length=int(length), source_low=low, source_high=high, stop_se=float(stop_se or 0.0), randomesque=int(randomesque),
+        items=np.arange(pool),
+        weights=np.full(pool, 1.0 / pool),
+        a=fit.a,
+        b=fit.b,
+        start=fit.theta.mean(axis=0),
+        length=int(length),
+        source_low=low,
+        source_high=high,
+        stop_se=float(stop_se or 0.0),
+        randomesque=int(randomesque),
     )
 
 
 @METHODS.register(order=60)
 class Adaptive(SelectionMethod):
     name = "adaptive"
-    description = ("Adaptive test per model: 10-D 2PL (shared with tinyBenchmarks), next item by D-optimal "
-                   "information, MAP ability after each answer; p-IRT estimate.")
+    description = (
+        "Adaptive test per model: 10-D 2PL (shared with tinyBenchmarks), next item by D-optimal "
+        "information, MAP ability after each answer; p-IRT estimate."
+    )
     scores = "binary"
     preparation = "tinybenchmarks-irt"
     adaptive = True
@@ -160,14 +173,21 @@ class Adaptive(SelectionMethod):
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> AdaptiveBenchmark:
         return adaptive_benchmark(prepared.fit, k, self.stop_se, self.randomesque)
 
-    def outcomes(self, view: SourceView, sizes: Sequence[int], *, scores: np.ndarray, gold_prob: np.ndarray,
-                 rng_of: Callable[[int], np.random.Generator], prepared: Any = None) -> dict[int, Outcome]:
+    def outcomes(
+        self,
+        view: SourceView,
+        sizes: Sequence[int],
+        *,
+        scores: np.ndarray,
+        gold_prob: np.ndarray,
+        rng_of: Callable[[int], np.random.Generator],
+        prepared: Any = None,
+    ) -> dict[int, Outcome]:
         """One adaptive pass up to the largest size serves every size (sizes nest)."""
         rng = rng_of(max(sizes))
         test = self.choose(view, max(sizes), rng, self.prepare(view, rng) if prepared is None else prepared)
         outcome, flags = test.administer(scores, sizes, rng)
-        return {k: Outcome(outcome.estimate(k), flagged=f.flagged, items=outcome.items[:, :k])
-                for k, f in zip(outcome.sizes, flags, strict=True)}
+        return {k: Outcome(outcome.estimate(k), flagged=f.flagged, items=outcome.items[:, :k]) for k, f in zip(outcome.sizes, flags, strict=True)}
 
 
 @METHODS.register(order=61)

@@ -51,8 +51,15 @@ class AIPWBenchmark(MicroBenchmark):
     def own_intervals(self, scores: np.ndarray, models: np.ndarray, *, level: float = 0.95) -> EstimateIntervals:
         """Each target's t interval at ``level`` from the cross-fitted estimate's variance estimate."""
         result = self.interval(scores, confidence=level)
-        return EstimateIntervals(np.asarray(models), result.estimate, result.low, result.high, level,
-                                 "AIPW: t interval from the cross-fitted estimate's variance estimate", "estimator")
+        return EstimateIntervals(
+            np.asarray(models),
+            result.estimate,
+            result.low,
+            result.high,
+            level,
+            "AIPW: t interval from the cross-fitted estimate's variance estimate",
+            "estimator",
+        )
 
     def flags(self, scores: np.ndarray) -> GuardFlags:
         """The extrapolation guard at the ability estimated from all k answers."""
@@ -66,8 +73,10 @@ class AIPWBenchmark(MicroBenchmark):
 @METHODS.register(order=70)
 class AIPW(SelectionMethod):
     name = "aipw"
-    description = ("k random items; cross-fitted AIPW estimate (10-D 2PL prediction of the pool plus the sample's "
-                   "mean residual), unbiased even when the prediction is wrong; with a variance and interval.")
+    description = (
+        "k random items; cross-fitted AIPW estimate (10-D 2PL prediction of the pool plus the sample's "
+        "mean residual), unbiased even when the prediction is wrong; with a variance and interval."
+    )
     scores = "binary"
     interval = "own"
     bounded = False  # not clipped: clipping would bias it (docs/adaptive.md)
@@ -81,5 +90,4 @@ class AIPW(SelectionMethod):
         fit = prepared.fit
         items = rng.permutation(view.n_items)[:k]  # draw order kept: the folds follow it
         low, high = prepared.guard_range
-        return AIPWBenchmark(items=items, weights=np.full(k, 1.0 / k), a=fit.a, b=fit.b, folds=FOLDS,
-                             source_low=low, source_high=high)
+        return AIPWBenchmark(items=items, weights=np.full(k, 1.0 / k), a=fit.a, b=fit.b, folds=FOLDS, source_low=low, source_high=high)

@@ -224,8 +224,9 @@ class SelectionMethod(ABC):
             micro = self.select(view, k, rng_of(k), prepared)
             on_items = scores[:, micro.items]
             flags = micro.flags(on_items)
-            out[k] = Outcome(micro.estimate(on_items, gold_prob[:, micro.items]),
-                             None if flags is None else flags.flagged, items=np.asarray(micro.items))
+            out[k] = Outcome(
+                micro.estimate(on_items, gold_prob[:, micro.items]), None if flags is None else flags.flagged, items=np.asarray(micro.items)
+            )
         return out
 
     def __call__(self, view: SourceView, k: int, rng: np.random.Generator) -> MicroBenchmark:

@@ -96,9 +96,7 @@ def diversity_features(gold_prob: np.ndarray) -> DiversityFeatures:
     """Features of every pool item from the source models' gold-option probabilities (sources x items)."""
     scores = pca_scores(np.asarray(gold_prob).T)
     keep = trim_mask(scores)
-    return DiversityFeatures(
-        trimmed=np.flatnonzero(keep), trimmed_points=rescale(scores[keep]), all_points=rescale(scores)
-    )
+    return DiversityFeatures(trimmed=np.flatnonzero(keep), trimmed_points=rescale(scores[keep]), all_points=rescale(scores))
 
 
 def dpp_items(candidates: np.ndarray, points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:

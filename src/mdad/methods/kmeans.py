@@ -83,9 +83,7 @@ class _Grid:
         return np.rint(sums / np.maximum(counts, 1)[:, None]), counts
 
 
-def kmeans(
-    points: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int = 1, max_iter: int = MAX_ITER, tol: float = TOL
-) -> KMeansResult:
+def kmeans(points: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int = 1, max_iter: int = MAX_ITER, tol: float = TOL) -> KMeansResult:
     """k clusters of the rows of ``points``: the best of ``n_init`` greedy k-means++ starts, each
     refined by Lloyd's algorithm (module docstring). Every cluster has at least one point: with
     fewer distinct points than k, the points farthest from their centres (the lowest index
@@ -156,9 +154,7 @@ def _lloyd(grid: _Grid, centres: np.ndarray, max_iter: int, tol: float) -> tuple
     return labels, distance
 
 
-def _fill_empty(
-    grid: _Grid, labels: np.ndarray, centres: np.ndarray, distance: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _fill_empty(grid: _Grid, labels: np.ndarray, centres: np.ndarray, distance: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Clusters left without a point (duplicates, fewer distinct points than k) each take the point
     farthest from its centre among clusters of two or more (the lowest index among equals)."""
     labels, centres, distance = labels.copy(), centres.copy(), distance.copy()

@@ -79,8 +79,11 @@ class SubtaskMicroBenchmark(MicroBenchmark):
     def estimator_params(self) -> dict:
         """JSON-ready parameters: the shares and every part's own parameters with its size."""
         return {
-            "kind": self.kind, "weights": np.asarray(self.weights).tolist(), "uses_gold_prob": self.uses_gold_prob,
-            "shares": self.shares.tolist(), "parts": [{**p.estimator_params(), "size": p.size} for p in self.parts],
+            "kind": self.kind,
+            "weights": np.asarray(self.weights).tolist(),
+            "uses_gold_prob": self.uses_gold_prob,
+            "shares": self.shares.tolist(),
+            "parts": [{**p.estimator_params(), "size": p.size} for p in self.parts],
         }
 
     def estimate(self, scores: np.ndarray, gold_prob: np.ndarray | None = None) -> np.ndarray:
@@ -126,5 +129,9 @@ class PerSubtask(SelectionMethod):
         items = np.concatenate([idx[p.items] for (idx, _), p in zip(views, parts, strict=True)])
         weights = np.concatenate([share * np.asarray(p.weights, float) for p, share in zip(parts, shares, strict=True)])
         return SubtaskMicroBenchmark(
-            items=items, weights=weights, uses_gold_prob=any(p.uses_gold_prob for p in parts), parts=parts, shares=shares,
+            items=items,
+            weights=weights,
+            uses_gold_prob=any(p.uses_gold_prob for p in parts),
+            parts=parts,
+            shares=shares,
         )

@@ -63,8 +63,8 @@ def merge_small_strata(labels: np.ndarray, k: int) -> np.ndarray:
         neighbours = [g for g in (h - 1, h + 1) if 0 <= g < len(sizes)]
         g = min(neighbours, key=lambda g: sizes[g])
         low, high = min(g, h), max(g, h)
-        sizes[low:high + 1] = [sizes[low] + sizes[high]]
-        groups[low:high + 1] = [groups[low] + groups[high]]
+        sizes[low : high + 1] = [sizes[low] + sizes[high]]
+        groups[low : high + 1] = [groups[low] + groups[high]]
     merged = np.empty(int(labels.max()) + 1, dtype=np.int64)
     for new, old in enumerate(groups):
         merged[old] = new

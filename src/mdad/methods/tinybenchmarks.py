@@ -51,10 +51,7 @@ class TinyPreparation:
     def __init__(self, view: SourceView, rng: np.random.Generator, dims: int = DIMS) -> None:
         self.scores = check_binary(view.scores, "For the IRT fit of tinyBenchmarks, adaptive and aipw the source models' scores")
         if self.scores.shape[0] < 2 or self.scores.shape[1] < 2:
-            raise MdadError(
-                f"tinyBenchmarks needs at least 2 source models and 2 pool items, got {self.scores.shape[0]} "
-                f"and {self.scores.shape[1]}."
-            )
+            raise MdadError(f"tinyBenchmarks needs at least 2 source models and 2 pool items, got {self.scores.shape[0]} and {self.scores.shape[1]}.")
         self.dims = dims
         self.fit: IRTFit = fit_irt(self.scores, dims=dims, rng=rng)
         self._validation_seed = int(rng.integers(2**63))
@@ -213,6 +210,11 @@ class TinyBenchmarksGPIRT(TinyBenchmarks):
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
         low, high = prepared.guard_range
         return GPIRTBenchmark(
-            items=anchors, weights=weights, a=prepared.fit.a, b=prepared.fit.b, lam=prepared.gpirt_lambda(k),
-            source_low=low, source_high=high,
+            items=anchors,
+            weights=weights,
+            a=prepared.fit.a,
+            b=prepared.fit.b,
+            lam=prepared.gpirt_lambda(k),
+            source_low=low,
+            source_high=high,
         )

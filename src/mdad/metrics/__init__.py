@@ -12,6 +12,13 @@ from mdad.metrics.pairwise import (
 )
 
 __all__ = [
-    "AgreementCurve", "Mdad", "agreement_curve", "bin_of", "estimation_error", "kendall_tau",
-    "mdad_from_curve", "pair_differences", "pairwise_agreement",
+    "AgreementCurve",
+    "Mdad",
+    "agreement_curve",
+    "bin_of",
+    "estimation_error",
+    "kendall_tau",
+    "mdad_from_curve",
+    "pair_differences",
+    "pairwise_agreement",
 ]

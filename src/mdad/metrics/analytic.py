@@ -163,18 +163,34 @@ class _Stratum:
 
 def _as_stats(out: dict, first: np.ndarray, second: np.ndarray, matrix: ResponseMatrix, columns: _Columns) -> PairStats:
     as_int = {key: np.rint(out[key]).astype(np.int64) for key in ("sizes", "n_plus", "n_minus")}
-    return PairStats(first=first, second=second, sizes=as_int["sizes"], n_plus=as_int["n_plus"],
-                     n_minus=as_int["n_minus"], sum_d=out["sum_d"], sum_d2=out["sum_d2"], binary=columns.binary,
-                     strata=matrix.subtask_names[columns.strata])
+    return PairStats(
+        first=first,
+        second=second,
+        sizes=as_int["sizes"],
+        n_plus=as_int["n_plus"],
+        n_minus=as_int["n_minus"],
+        sum_d=out["sum_d"],
+        sum_d2=out["sum_d2"],
+        binary=columns.binary,
+        strata=matrix.subtask_names[columns.strata],
+    )
 
 
 def _empty_stats(matrix: ResponseMatrix, items=None) -> PairStats:
     codes = matrix.subtask_codes if items is None else matrix.subtask_codes[np.asarray(items)]
     strata = np.unique(codes)
     none = np.zeros((0, len(strata)))
-    return PairStats(first=np.zeros(0, np.int64), second=np.zeros(0, np.int64), sizes=none.astype(np.int64),
-                     n_plus=none.astype(np.int64), n_minus=none.astype(np.int64), sum_d=none, sum_d2=none,
-                     binary=matrix.is_binary, strata=matrix.subtask_names[strata])
+    return PairStats(
+        first=np.zeros(0, np.int64),
+        second=np.zeros(0, np.int64),
+        sizes=none.astype(np.int64),
+        n_plus=none.astype(np.int64),
+        n_minus=none.astype(np.int64),
+        sum_d=none,
+        sum_d2=none,
+        binary=matrix.is_binary,
+        strata=matrix.subtask_names[strata],
+    )
 
 
 def concatenate(parts: list[PairStats]) -> PairStats:
@@ -183,8 +199,7 @@ def concatenate(parts: list[PairStats]) -> PairStats:
     return PairStats(**take, binary=parts[0].binary, strata=parts[0].strata)
 
 
-def iter_pair_stats(matrix: ResponseMatrix, models=None, items=None, *,
-                    block_elements: int = PAIR_BLOCK_ELEMENTS) -> Iterator[PairStats]:
+def iter_pair_stats(matrix: ResponseMatrix, models=None, items=None, *, block_elements: int = PAIR_BLOCK_ELEMENTS) -> Iterator[PairStats]:
     """The statistics of every pair i < j of ``models`` (default all) on ``items``, in blocks of pairs.
 
     The pairs come in the order of ``np.triu_indices``; each block holds the pairs of a run of
@@ -206,9 +221,9 @@ def iter_pair_stats(matrix: ResponseMatrix, models=None, items=None, *,
         yield _as_stats(out, models[start + r], models[start + c], matrix, columns)
 
 
-def streamed_curve(matrix: ResponseMatrix, k: int, design: str = "random", *, models=None,
-                   bin_width: float = DEFAULT_BIN_WIDTH,
-                   seed: int = 0) -> AgreementCurve:
+def streamed_curve(
+    matrix: ResponseMatrix, k: int, design: str = "random", *, models=None, bin_width: float = DEFAULT_BIN_WIDTH, seed: int = 0
+) -> AgreementCurve:
     """:func:`analytic_curve` over every pair of ``models``, computed block by block in bounded memory."""
     pairs, agreed = np.zeros(0), np.zeros(0)
     law = _law_sizes(matrix, models, design)
@@ -219,8 +234,7 @@ def streamed_curve(matrix: ResponseMatrix, k: int, design: str = "random", *, mo
         pairs = np.pad(pairs, (0, width - len(pairs))) + np.bincount(bins, minlength=width)
         agreed = np.pad(agreed, (0, width - len(agreed))) + np.bincount(bins, weights=probs, minlength=width)
     keep = pairs > 0
-    return AgreementCurve(lower=np.flatnonzero(keep) * bin_width, pairs=pairs[keep].astype(np.int64),
-                          agreed=agreed[keep], bin_width=bin_width)
+    return AgreementCurve(lower=np.flatnonzero(keep) * bin_width, pairs=pairs[keep].astype(np.int64), agreed=agreed[keep], bin_width=bin_width)
 
 
 def pairs_within(matrix: ResponseMatrix, keep, *, models=None) -> PairStats:
@@ -248,8 +262,9 @@ def check_design(design: str) -> None:
         raise MdadError(f"No exact answer for method {design!r}; the analytic methods are {', '.join(DESIGNS)}.")
 
 
-def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: int = 0,
-                       law_sizes: np.ndarray | None = None) -> exact.SignProbabilities:
+def sign_probabilities(
+    stats: PairStats, k: int, design: str = "random", seed: int = 0, law_sizes: np.ndarray | None = None
+) -> exact.SignProbabilities:
     """(P(estimate ranks first above second), P(below)) for every pair, for a k-item draw of ``design``.
 
     0/1 scores: exact for random and random-stratified-equal; for random-stratified-proportional
@@ -279,11 +294,9 @@ def sign_probabilities(stats: PairStats, k: int, design: str = "random", seed: i
         for block in np.array_split(members, max(1, -(-len(members) // PAIR_BLOCK))):
             part = stats.subset(block)
             if exact_equal:
-                pos[block], neg[block] = exact.equal_design_sign_probabilities(
-                    group_sizes, part.n_plus, part.n_minus, k, part.sizes)
+                pos[block], neg[block] = exact.equal_design_sign_probabilities(group_sizes, part.n_plus, part.n_minus, k, part.sizes)
             elif stats.binary:
-                pos[block], neg[block] = exact.stratified_sign_probabilities(
-                    part.sizes, part.n_plus, part.n_minus, allocations, weights)
+                pos[block], neg[block] = exact.stratified_sign_probabilities(part.sizes, part.n_plus, part.n_minus, allocations, weights)
             else:
                 pos[block], neg[block] = _normal_scores(part, allocations, weights, pooled=False)
     return exact.SignProbabilities(pos, neg)
@@ -350,8 +363,9 @@ def _normal_scores(stats: PairStats, allocations: np.ndarray, weights: np.ndarra
     return pos, neg
 
 
-def agreement_probabilities(stats: PairStats, k: int, design: str = "random", truth_sign=None, seed: int = 0,
-                            law_sizes: np.ndarray | None = None) -> np.ndarray:
+def agreement_probabilities(
+    stats: PairStats, k: int, design: str = "random", truth_sign=None, seed: int = 0, law_sizes: np.ndarray | None = None
+) -> np.ndarray:
     """P(the k-item micro-benchmark orders each pair as the truth does); truth = the pair's pool by default."""
     pos, neg = sign_probabilities(stats, k, design, seed, law_sizes)
     truth = np.sign(stats.sum_d.sum(axis=1)) if truth_sign is None else truth_sign
@@ -372,15 +386,16 @@ def mean_agreement_by_size(stats: PairStats, sizes, design: str = "random", seed
         if sizes.min() < 1 or sizes.max() > small:
             raise MdadError(f"Sizes must lie between 1 and the smallest pool of a pair ({small} items).")
         # pairs alike in (pool, n+, n-, truth) count once; blocks of them bound the sizes x pairs arrays
-        rows, inverse = exact.unique_rows(stats.pool, stats.n_plus.sum(axis=1), stats.n_minus.sum(axis=1),
-                                          truth.astype(np.int64) + 1)  # non-negative keys
+        rows, inverse = exact.unique_rows(
+            stats.pool, stats.n_plus.sum(axis=1), stats.n_minus.sum(axis=1), truth.astype(np.int64) + 1
+        )  # non-negative keys
         weight = np.bincount(inverse.ravel(), minlength=len(rows)) / stats.n_pairs
         total = np.zeros(len(sizes))
         step = max(1, PAIR_BLOCK_ELEMENTS // len(sizes))
         for start in range(0, len(rows), step):
-            part = rows[start:start + step]
+            part = rows[start : start + step]
             pos, neg = exact.sign_probabilities(part[None, :, 0], sizes[:, None], part[None, :, 1], part[None, :, 2])
-            total += exact.agreement(pos, neg, part[None, :, 3] - 1) @ weight[start:start + step]
+            total += exact.agreement(pos, neg, part[None, :, 3] - 1) @ weight[start : start + step]
         return total
     return np.array([agreement_probabilities(stats, int(k), design, seed=seed).mean() for k in sizes])
 
@@ -395,7 +410,12 @@ def expected_curve(probability: np.ndarray, diff_points: np.ndarray, *, bin_widt
 
 
 def analytic_curve(
-    matrix: ResponseMatrix, k: int, *, design: str = "random", models=None, bin_width: float = DEFAULT_BIN_WIDTH,
+    matrix: ResponseMatrix,
+    k: int,
+    *,
+    design: str = "random",
+    models=None,
+    bin_width: float = DEFAULT_BIN_WIDTH,
     seed: int = 0,
 ) -> AgreementCurve:
     """Expected agreement curve of a k-item ``design`` micro-benchmark over all pairs of ``models``."""
@@ -430,7 +450,12 @@ class ExactMdad:
 
 
 def analytic_mdad(
-    matrix: ResponseMatrix, k: int, *, design: str = "random", threshold: float = DEFAULT_THRESHOLD, models=None,
+    matrix: ResponseMatrix,
+    k: int,
+    *,
+    design: str = "random",
+    threshold: float = DEFAULT_THRESHOLD,
+    models=None,
     seed: int = 0,
 ) -> ExactMdad:
     """MDAD of a k-item ``design`` micro-benchmark over all pairs of ``models`` (default all), exactly.

@@ -111,7 +111,25 @@ def kendall_tau_from_differences(de: np.ndarray, dt: np.ndarray) -> KendallTauRe
     return KendallTauResult(per_run=per_run, mean=float(defined.mean()) if defined.size else float("nan"))
 
 
-METRICS.add(Metric("error", "error", "mean |estimate - accuracy|", lambda d: estimation_error(d.estimates, d.truth).mean,
-                   scale=100.0, unit="pts", digits=2, better="lower"), order=10)
-METRICS.add(Metric("kendall_tau", "tau", "Kendall tau with the true ranking",
-                   lambda d: kendall_tau_from_differences(d.estimate_differences, d.truth_differences).mean), order=20)
+METRICS.add(
+    Metric(
+        "error",
+        "error",
+        "mean |estimate - accuracy|",
+        lambda d: estimation_error(d.estimates, d.truth).mean,
+        scale=100.0,
+        unit="pts",
+        digits=2,
+        better="lower",
+    ),
+    order=10,
+)
+METRICS.add(
+    Metric(
+        "kendall_tau",
+        "tau",
+        "Kendall tau with the true ranking",
+        lambda d: kendall_tau_from_differences(d.estimate_differences, d.truth_differences).mean,
+    ),
+    order=20,
+)

@@ -51,6 +51,8 @@ class SignProbabilities(NamedTuple):
 
     higher: np.ndarray
     lower: np.ndarray
+
+
 _CHUNK_ELEMENTS = 262_144
 
 
@@ -127,8 +129,10 @@ def _grid_chunks(N, k, n_plus, n_minus, eps):
         b = b0[idx, None] + np.arange(B)[None, :]
         n, kk, npl, nmi = N[idx, None, None], k[idx, None, None], n_plus[idx, None, None], n_minus[idx, None, None]
         log_p = (
-            log_comb(npl, a[:, :, None], lf) + log_comb(nmi, b[:, None, :], lf)
-            + log_comb(n - npl - nmi, kk - a[:, :, None] - b[:, None, :], lf) - log_comb(n, kk, lf)
+            log_comb(npl, a[:, :, None], lf)
+            + log_comb(nmi, b[:, None, :], lf)
+            + log_comb(n - npl - nmi, kk - a[:, :, None] - b[:, None, :], lf)
+            - log_comb(n, kk, lf)
         )
         yield idx, a, b, np.exp(log_p)
         start = stop
@@ -202,8 +206,7 @@ def difference_pmf(N, k, n_plus, n_minus, eps: float = DEFAULT_EPS) -> tuple[np.
     for idx, a, b, P in _grid_chunks(key_N, key_k, key_plus, key_minus, eps):
         x = a[:, :, None] - b[:, None, :] + offset
         rows = np.broadcast_to(np.arange(len(idx))[:, None, None], P.shape)
-        flat = np.bincount((rows * width + np.clip(x, 0, width - 1)).ravel(), weights=P.ravel(),
-                           minlength=len(idx) * width)
+        flat = np.bincount((rows * width + np.clip(x, 0, width - 1)).ravel(), weights=P.ravel(), minlength=len(idx) * width)
         pmf[idx] = flat.reshape(len(idx), width)
     return pmf[inverse], offset
 
@@ -245,7 +248,7 @@ def _stratum_spectra(sizes, n_plus, n_minus, ks, length, eps) -> dict[tuple[int,
 def _tails_from_spectrum(spectrum: np.ndarray, k: int, length: int) -> tuple[np.ndarray, np.ndarray]:
     """P(X > 0), P(X < 0) of a total X in [-k, k] stored at index X mod length (length > 2k)."""
     pmf = np.clip(irfft(spectrum, n=length, axis=1), 0.0, None)
-    return pmf[:, 1:k + 1].sum(axis=1).clip(0, 1), pmf[:, length - k:].sum(axis=1).clip(0, 1)
+    return pmf[:, 1 : k + 1].sum(axis=1).clip(0, 1), pmf[:, length - k :].sum(axis=1).clip(0, 1)
 
 
 def _check_strata(sizes, n_plus, n_minus):
@@ -257,9 +260,7 @@ def _check_strata(sizes, n_plus, n_minus):
     return sizes, n_plus, n_minus
 
 
-def stratified_sign_probabilities(
-    sizes, n_plus, n_minus, allocations, weights=None, eps: float = DEFAULT_EPS
-) -> SignProbabilities:
+def stratified_sign_probabilities(sizes, n_plus, n_minus, allocations, weights=None, eps: float = DEFAULT_EPS) -> SignProbabilities:
     """Exact sign probabilities when every stratum s gets its own uniform draw of alloc[s] items.
 
     ``sizes``, ``n_plus``, ``n_minus``: pairs x strata (``sizes`` may be one row shared by all
@@ -285,9 +286,7 @@ def stratified_sign_probabilities(
     return SignProbabilities(*_tails_from_spectrum(total, k, length))
 
 
-def equal_design_sign_probabilities(
-    sizes, n_plus, n_minus, k: int, pair_sizes=None, eps: float = DEFAULT_EPS
-) -> SignProbabilities:
+def equal_design_sign_probabilities(sizes, n_plus, n_minus, k: int, pair_sizes=None, eps: float = DEFAULT_EPS) -> SignProbabilities:
     """Exact sign probabilities of the subtask-stratified equal design (mdad.methods.random).
 
     Each subtask gets min(size, L) items and r of the R subtasks with room get one more,

@@ -54,8 +54,7 @@ def matching_arrays(estimates, truth) -> tuple[np.ndarray, np.ndarray]:
     tru = np.atleast_2d(np.asarray(truth, dtype=np.float64))
     if est.shape != tru.shape or est.ndim != 2:
         raise MdadError(
-            f"Estimates and true accuracies must be arrays of the same runs x targets shape, got "
-            f"{np.shape(estimates)} and {np.shape(truth)}."
+            f"Estimates and true accuracies must be arrays of the same runs x targets shape, got {np.shape(estimates)} and {np.shape(truth)}."
         )
     return est, tru
 
@@ -135,8 +134,7 @@ class AgreementCurve:
         hit = np.flatnonzero(np.isclose(self.lower, edge))
         return int(self.pairs[hit[0]]) if len(hit) else 0
 
-    def falls_back(self, edge: float, threshold: float = DEFAULT_THRESHOLD,
-                   min_pairs: int = MIN_CROSSING_PAIRS) -> bool:
+    def falls_back(self, edge: float, threshold: float = DEFAULT_THRESHOLD, min_pairs: int = MIN_CROSSING_PAIRS) -> bool:
         """Whether a bin beyond ``edge`` holding at least ``min_pairs`` pairs is below ``threshold`` again."""
         if np.isnan(edge):
             return False
@@ -185,11 +183,17 @@ def agreement_curve(agree: np.ndarray, diff_points: np.ndarray, *, bin_width: fl
     run_pairs = run_agreed = None
     if agree.ndim == 2 and agree.shape[0] > 1:
         n_bins, runs = len(pairs), agree.shape[0]
-        index = (np.repeat(np.arange(runs), agree.shape[1]) * n_bins + bins)
+        index = np.repeat(np.arange(runs), agree.shape[1]) * n_bins + bins
         run_pairs = np.bincount(index, minlength=runs * n_bins).reshape(runs, n_bins)[:, keep].astype(np.float64)
         run_agreed = np.bincount(index, weights=flat, minlength=runs * n_bins).reshape(runs, n_bins)[:, keep]
-    return AgreementCurve(lower=np.flatnonzero(keep) * bin_width, pairs=pairs[keep], agreed=agreed[keep],
-                          bin_width=bin_width, run_pairs=run_pairs, run_agreed=run_agreed)
+    return AgreementCurve(
+        lower=np.flatnonzero(keep) * bin_width,
+        pairs=pairs[keep],
+        agreed=agreed[keep],
+        bin_width=bin_width,
+        run_pairs=run_pairs,
+        run_agreed=run_agreed,
+    )
 
 
 def target_pairs(targets: int) -> int:
@@ -209,12 +213,16 @@ def estimability_note(targets: int, runs: int) -> str:
         return ""
     need = next(t for t in range(2, 10_000) if target_pairs(t) >= MIN_TARGET_PAIRS)
     if n_pairs < MIN_TARGET_PAIRS:
-        return (f"cannot be estimated from {plural(n_pairs, 'target pair')} ({targets} targets x {plural(runs, 'run')}); "
-                f"it needs at least "
-                f"{MIN_TARGET_PAIRS} target pairs ({need} target models): add models, or use `mdad plan` for the "
-                "random designs, which answers exactly from the data")
-    return (f"cannot be estimated from {plural(runs, 'run')} x {targets} targets; it needs at least {MIN_RUN_TARGETS} runs x "
-            "targets: add runs, or use `mdad plan` for the random designs, which answers exactly from the data")
+        return (
+            f"cannot be estimated from {plural(n_pairs, 'target pair')} ({targets} targets x {plural(runs, 'run')}); "
+            f"it needs at least "
+            f"{MIN_TARGET_PAIRS} target pairs ({need} target models): add models, or use `mdad plan` for the "
+            "random designs, which answers exactly from the data"
+        )
+    return (
+        f"cannot be estimated from {plural(runs, 'run')} x {targets} targets; it needs at least {MIN_RUN_TARGETS} runs x "
+        "targets: add runs, or use `mdad plan` for the random designs, which answers exactly from the data"
+    )
 
 
 @dataclass(frozen=True)
@@ -359,9 +367,15 @@ def mdad_from_curve(
         high = first_crossing(np.where(confirms, lo, 0.0), curve.lower, threshold)
     else:
         low, high = crossing_interval(first_crossing(np.nan_to_num(rates), curve.lower, threshold), confidence)
-    return Mdad(value=value, low=low, high=high, threshold=threshold, pairs=curve.pairs_at(value),
-                falls_back=curve.falls_back(value, threshold),
-                note=estimability_note(targets, curve.runs) if targets is not None else "")
+    return Mdad(
+        value=value,
+        low=low,
+        high=high,
+        threshold=threshold,
+        pairs=curve.pairs_at(value),
+        falls_back=curve.falls_back(value, threshold),
+        note=estimability_note(targets, curve.runs) if targets is not None else "",
+    )
 
 
 def crossing_interval(crossings: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:

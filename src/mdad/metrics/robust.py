@@ -30,8 +30,9 @@ FITS = ("logistic", "isotonic")
 _RIDGE = 1e-6
 
 
-def logistic_fit(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.ndarray | None = None,
-                 iterations: int = 50, tol: float = 1e-10) -> np.ndarray:
+def logistic_fit(
+    x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.ndarray | None = None, iterations: int = 50, tol: float = 1e-10
+) -> np.ndarray:
     """Fitted agreement at ``at`` (default ``x``) of a binomial logistic regression, one fit per row of ``agreed``.
 
     Newton-Raphson on the two parameters (a, b) for every row at once, each row until its step
@@ -46,8 +47,7 @@ def logistic_fit(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, at: np.nd
     return 1.0 / (1.0 + np.exp(-(beta[:, :1] + beta[:, 1:] * v[None, :])))
 
 
-def logistic_coefficients(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, *, iterations: int = 50,
-                          tol: float = 1e-10) -> np.ndarray:
+def logistic_coefficients(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, *, iterations: int = 50, tol: float = 1e-10) -> np.ndarray:
     """(intercept, slope per unit of ``x``) of the fit of :func:`logistic_fit`, one row per row of ``agreed``."""
     agreed = np.atleast_2d(np.asarray(agreed, dtype=np.float64))
     n = np.asarray(pairs, dtype=np.float64)  # per bin, or per row and bin (resampled runs)
@@ -63,8 +63,7 @@ def logistic_coefficients(x: np.ndarray, agreed: np.ndarray, pairs: np.ndarray, 
     return np.column_stack([beta[:, 0], beta[:, 1] / scale])
 
 
-def _newton(u: np.ndarray, agreed: np.ndarray, n: np.ndarray, ridge: float, beta: np.ndarray, iterations: int,
-            tol: float) -> np.ndarray:
+def _newton(u: np.ndarray, agreed: np.ndarray, n: np.ndarray, ridge: float, beta: np.ndarray, iterations: int, tol: float) -> np.ndarray:
     """Ridge-penalised binomial logistic fits (rows of ``agreed``) by Newton steps from ``beta``."""
     beta = beta.copy()
     active = np.arange(agreed.shape[0])
@@ -106,8 +105,7 @@ def isotonic_increasing(y: np.ndarray, weights: np.ndarray) -> np.ndarray:
     valid = last >= j
     denom = np.where(valid[None], cw[:, last + 1] - cw[:, j], 1.0)
     empty = denom <= 0  # a block of bins without pairs (a resample that drew none) constrains nothing
-    means = np.where(valid[None] & ~empty, (cy[:, last + 1] - cy[:, j]) / np.where(empty, 1.0, denom),
-                     np.where(valid[None], np.nan, np.inf))
+    means = np.where(valid[None] & ~empty, (cy[:, last + 1] - cy[:, j]) / np.where(empty, 1.0, denom), np.where(valid[None], np.nan, np.inf))
     means = np.where(np.isnan(means), np.inf, means)
     suffix_min = np.minimum.accumulate(means[:, :, ::-1], axis=2)[:, :, ::-1]  # [row, j, i] = min over last >= i
     suffix_min = np.where(valid[None], suffix_min, -np.inf)  # only blocks that start at j <= i
@@ -122,8 +120,7 @@ def fit_grid(curve: AgreementCurve, fit: str = "logistic") -> np.ndarray:
     return curve.lower
 
 
-def monotone_fit(curve: AgreementCurve, fit: str = "logistic", agreed: np.ndarray | None = None,
-                 pairs: np.ndarray | None = None) -> np.ndarray:
+def monotone_fit(curve: AgreementCurve, fit: str = "logistic", agreed: np.ndarray | None = None, pairs: np.ndarray | None = None) -> np.ndarray:
     """Fitted agreement at the centre of every bin of :func:`fit_grid` (rows: ``agreed`` resamples with
     their ``pairs``, default the curve's own counts)."""
     agreed = np.atleast_2d(curve.agreed if agreed is None else agreed)
@@ -160,10 +157,8 @@ def robust_mdad(
     value = float(first_crossing(monotone_fit(curve, fit), grid, threshold)[0])
     agreed, pairs = curve.resample(rng, n_boot)
     chunk = n_boot if fit == "logistic" else max(1, 4_000_000 // max(len(grid) ** 2, 1))  # isotonic: bins^2 per row
-    crossings = np.concatenate([
-        first_crossing(monotone_fit(curve, fit, agreed[i:i + chunk], pairs[i:i + chunk]), grid, threshold)
-        for i in range(0, n_boot, chunk)
-    ])
+    crossings = np.concatenate(
+        [first_crossing(monotone_fit(curve, fit, agreed[i : i + chunk], pairs[i : i + chunk]), grid, threshold) for i in range(0, n_boot, chunk)]
+    )
     low, high = crossing_interval(crossings, confidence)
-    return Mdad(value=value, low=low, high=high, threshold=threshold,
-                note=estimability_note(targets, curve.runs) if targets is not None else "")
+    return Mdad(value=value, low=low, high=high, threshold=threshold, note=estimability_note(targets, curve.runs) if targets is not None else "")

@@ -64,9 +64,15 @@ def _unreliable(orders: OrderProbabilities, threshold: float) -> int:
     return int(np.sum(orders.probability < threshold))
 
 
-def estimate_report(chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL,
-                    population: bool = False, mid_p: bool = True,
-                    pairs: Sequence[tuple[str, str]] = ()) -> EstimateReport:
+def estimate_report(
+    chosen: SelectedMicroBenchmark,
+    matrix: ResponseMatrix,
+    *,
+    level: float = DEFAULT_LEVEL,
+    population: bool = False,
+    mid_p: bool = True,
+    pairs: Sequence[tuple[str, str]] = (),
+) -> EstimateReport:
     """Estimate every model of ``matrix`` with ``chosen``, with intervals (``level``; ``population``, ``mid_p``:
     see ``SelectedMicroBenchmark.intervals``), order probabilities, table and notes, and each of the
     ``pairs`` of models compared (``SelectedMicroBenchmark.compare``)."""

@@ -52,8 +52,10 @@ class SelectedMicroBenchmark:
         """One short line (the fields hold thousands of numbers)."""
         kind = "adaptive test" if self.adaptive else "micro-benchmark"
         assessed = f", assessed on {self.assessment.runs} runs" if self.assessment is not None else ""
-        return (f"<SelectedMicroBenchmark {self.method}: {kind} of {self.size} items from a pool of {self.n_pool} "
-                f"of {self.data_source or 'unnamed data'}, seed {self.seed}{assessed}>")
+        return (
+            f"<SelectedMicroBenchmark {self.method}: {kind} of {self.size} items from a pool of {self.n_pool} "
+            f"of {self.data_source or 'unnamed data'}, seed {self.seed}{assessed}>"
+        )
 
     @property
     def size(self) -> int:
@@ -106,8 +108,7 @@ class SelectedMicroBenchmark:
             frame["low"], frame["high"] = own.low, own.high
         return _with_flags(frame, self.micro.flags(scores))
 
-    def intervals(self, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL, population: bool = False,
-                  mid_p: bool = True) -> EstimateIntervals:
+    def intervals(self, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL, population: bool = False, mid_p: bool = True) -> EstimateIntervals:
         """Every model's estimate with an interval for its full-benchmark accuracy (mdad.micro.trust).
 
         For the random designs: the mid-p interval (nominal coverage on average over accuracies); with
@@ -116,9 +117,18 @@ class SelectedMicroBenchmark:
         (narrower; nominal on average over models like the sources, not for a model unlike all of them)."""
         scores, estimates = self._scores_and_estimates(matrix)
         calibration = self.assessment.interval_calibration if self.assessment is not None else None
-        return estimate_intervals(scores, estimates, np.asarray(matrix.models), method=self.method,
-                                  strata=self._strata(), calibration=calibration, prior=self.accuracy_prior,
-                                  level=level, population=population, mid_p=mid_p)
+        return estimate_intervals(
+            scores,
+            estimates,
+            np.asarray(matrix.models),
+            method=self.method,
+            strata=self._strata(),
+            calibration=calibration,
+            prior=self.accuracy_prior,
+            level=level,
+            population=population,
+            mid_p=mid_p,
+        )
 
     def own_intervals(self, matrix: ResponseMatrix) -> EstimateIntervals | None:
         """The interval the estimator itself gives every model of ``matrix`` (AIPW's; ``MicroBenchmark.own_intervals``),
@@ -131,8 +141,9 @@ class SelectedMicroBenchmark:
         """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""
         scores, estimates = self._scores_and_estimates(matrix)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
-        return neighbour_orders(scores, estimates, np.asarray(matrix.models), method=self.method,
-                                strata=self._strata(), calibration=calibration, prior=self.pair_prior)
+        return neighbour_orders(
+            scores, estimates, np.asarray(matrix.models), method=self.method, strata=self._strata(), calibration=calibration, prior=self.pair_prior
+        )
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them
@@ -151,21 +162,37 @@ class SelectedMicroBenchmark:
         swap = estimates[a] < estimates[b]
         ahead, behind = np.where(swap, b, a), np.where(swap, a, b)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
-        orders = pair_orders(scores, raw, np.asarray(matrix.models), ahead, behind, method=self.method,
-                             strata=self._strata(), calibration=calibration, prior=self.pair_prior)
+        orders = pair_orders(
+            scores,
+            raw,
+            np.asarray(matrix.models),
+            ahead,
+            behind,
+            method=self.method,
+            strata=self._strata(),
+            calibration=calibration,
+            prior=self.pair_prior,
+        )
         paired = bool(scores.shape[1]) and bool(np.isin(scores, (0.0, 1.0)).all())
         first_only = ((scores[a] == 1) & (scores[b] == 0)).sum(axis=1) if paired else np.full(len(a), -1)
         second_only = ((scores[a] == 0) & (scores[b] == 1)).sum(axis=1) if paired else np.full(len(a), -1)
         out = []
         for i, (first, second) in enumerate(pairs):
             tied = first_only[i] == 0 and second_only[i] == 0
-            out.append(Comparison(
-                first=str(first), second=str(second), estimate_first=float(estimates[a[i]]),
-                estimate_second=float(estimates[b[i]]), gap=float(100.0 * (estimates[a[i]] - estimates[b[i]])),
-                order_probability=float("nan") if tied else float(orders.probability[i]),
-                order_how=orders.calibration, first_only=int(first_only[i]), second_only=int(second_only[i]),
-                p_value=mcnemar_mid_p(int(first_only[i]), int(second_only[i])) if paired else float("nan"),
-            ))
+            out.append(
+                Comparison(
+                    first=str(first),
+                    second=str(second),
+                    estimate_first=float(estimates[a[i]]),
+                    estimate_second=float(estimates[b[i]]),
+                    gap=float(100.0 * (estimates[a[i]] - estimates[b[i]])),
+                    order_probability=float("nan") if tied else float(orders.probability[i]),
+                    order_how=orders.calibration,
+                    first_only=int(first_only[i]),
+                    second_only=int(second_only[i]),
+                    p_value=mcnemar_mid_p(int(first_only[i]), int(second_only[i])) if paired else float("nan"),
+                )
+            )
         return out
 
     def _strata(self) -> Strata | None:
@@ -212,18 +239,23 @@ class SelectedMicroBenchmark:
     def _adaptive_details(self, matrix: ResponseMatrix, lookup: dict, index: pd.Index) -> pd.DataFrame:
         present = np.array([j for j, item in enumerate(self.item_ids) if item in lookup], dtype=np.int64)
         if not present.size:
-            raise MdadError(f"None of the adaptive test's {len(self.item_ids)} pool items is in {matrix.source}; "
-                            "item ids must match those the test was built from.")
+            raise MdadError(
+                f"None of the adaptive test's {len(self.item_ids)} pool items is in {matrix.source}; "
+                "item ids must match those the test was built from."
+            )
         cols = np.array([lookup[self.item_ids[j]] for j in present])
         self._check_same_tasks(matrix, cols, present)
         answers = np.full((matrix.n_models, len(self.item_ids)), np.nan)
         answers[:, present] = matrix.scores[:, cols]
         nxt = self._adaptive_test().next_items(answers)
-        frame = pd.DataFrame({
-            "estimate": on_estimate_grid(self.micro.estimate(answers)),
-            "answered": (~np.isnan(answers)).sum(axis=1),
-            "next_item": np.where(nxt >= 0, self.item_ids[np.maximum(nxt, 0)], ""),
-        }, index=index)
+        frame = pd.DataFrame(
+            {
+                "estimate": on_estimate_grid(self.micro.estimate(answers)),
+                "answered": (~np.isnan(answers)).sum(axis=1),
+                "next_item": np.where(nxt >= 0, self.item_ids[np.maximum(nxt, 0)], ""),
+            },
+            index=index,
+        )
         return _with_flags(frame, self.micro.flags(answers))
 
     def _check_same_tasks(self, matrix: ResponseMatrix, cols: np.ndarray, positions: np.ndarray | None = None) -> None:
@@ -282,8 +314,9 @@ def model_rows(matrix: ResponseMatrix, names) -> list[int]:
     unknown = [str(name) for name in names if str(name) not in rows]
     if unknown:
         present = ", ".join(map(str, matrix.models[:20])) + (", ..." if matrix.n_models > 20 else "")
-        raise MdadError(f"No model {' or '.join(map(repr, dict.fromkeys(unknown)))} in {matrix.source}; "
-                        f"its {plural(matrix.n_models, 'model')}: {present}.")
+        raise MdadError(
+            f"No model {' or '.join(map(repr, dict.fromkeys(unknown)))} in {matrix.source}; its {plural(matrix.n_models, 'model')}: {present}."
+        )
     return [rows[str(name)] for name in names]
 
 
@@ -332,8 +365,14 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
     micro = chosen.select(view, size, rng_for(seed, "select", method, size, "all"), prepared)
     binary = bool(np.isin(matrix.scores, (0.0, 1.0)).all())
     return SelectedMicroBenchmark(
-        method=method, item_ids=matrix.items[micro.items], subtasks=matrix.subtasks[micro.items], micro=micro,
-        seed=seed, data_source=matrix.source, data_fingerprint=fingerprint(matrix), n_pool=matrix.n_items,
+        method=method,
+        item_ids=matrix.items[micro.items],
+        subtasks=matrix.subtasks[micro.items],
+        micro=micro,
+        seed=seed,
+        data_source=matrix.source,
+        data_fingerprint=fingerprint(matrix),
+        n_pool=matrix.n_items,
         tasks={s: matrix.tasks[s] for s in dict.fromkeys(matrix.subtasks[micro.items].tolist()) if s in matrix.tasks},
         item_hashes=None if matrix.item_hashes is None else matrix.item_hashes[micro.items],
         pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True), strict=True)},

@@ -32,6 +32,7 @@ from mdad.methods.names import parse
 Strata = tuple[np.ndarray, np.ndarray, np.ndarray]  # pool sizes, drawn items, stratum of each chosen item
 EXACT_BYTES = 56  # memory of the exact intervals per (count drawn, pool count) cell: measured 48-52 bytes
 
+
 def design_of(method: str) -> str | None:
     """'uniform' or 'stratified' for the random designs (items uniform within each stratum given its count), else None."""
     return parse(method).design
@@ -69,18 +70,25 @@ def _design_estimates(strata: Strata | None, scores: np.ndarray, estimates: np.n
 
 def _why_not(method: str, strata: Strata | None, scores: np.ndarray) -> str:
     if design_of(method) is not None and not np.isin(scores, (0.0, 1.0)).all():
-        return ("no interval: exact answers need 0/1 scores and the micro-benchmark carries no held-out assessment "
-                "(select it with assessment runs)")
+        return "no interval: exact answers need 0/1 scores and the micro-benchmark carries no held-out assessment (select it with assessment runs)"
     if design_of(method) == "stratified" and strata is None:
-        return ("no interval: the file does not record the pool's subtask sizes (saved by an older mdad); "
-                "select it again")
+        return "no interval: the file does not record the pool's subtask sizes (saved by an older mdad); select it again"
     return "no interval: the micro-benchmark carries no held-out assessment (select it with assessment runs)"
 
 
-def estimate_intervals(scores: np.ndarray, estimates: np.ndarray, models: np.ndarray, *, method: str,
-                       strata: Strata | None, calibration: ConformalCalibration | None,
-                       prior: AccuracyPrior | None, level: float = DEFAULT_LEVEL, population: bool = False,
-                       mid_p: bool = True) -> EstimateIntervals:
+def estimate_intervals(
+    scores: np.ndarray,
+    estimates: np.ndarray,
+    models: np.ndarray,
+    *,
+    method: str,
+    strata: Strata | None,
+    calibration: ConformalCalibration | None,
+    prior: AccuracyPrior | None,
+    level: float = DEFAULT_LEVEL,
+    population: bool = False,
+    mid_p: bool = True,
+) -> EstimateIntervals:
     """Intervals around ``estimates`` (models) from the models' ``scores`` on the chosen items (models x k).
 
     Parameters
@@ -108,22 +116,27 @@ def estimate_intervals(scores: np.ndarray, estimates: np.ndarray, models: np.nda
         return EstimateIntervals(models, estimates, low, high, level, how, "exact" if prior is None else "population")
     if calibration is not None:
         low, high = calibration.bounds(estimates, level=level)
-        how = (f"split-conformal: {calibration.size} held-out residuals in {len(calibration.residuals)} "
-               "bins of the estimate")
+        how = f"split-conformal: {calibration.size} held-out residuals in {len(calibration.residuals)} bins of the estimate"
         return EstimateIntervals(models, estimates, low, high, level, how, "calibrated")
     nan = np.full(len(estimates), np.nan)
     return EstimateIntervals(models, estimates, nan, nan, level, _why_not(method, strata, scores), "none")
 
 
-def neighbour_orders(scores: np.ndarray, estimates: np.ndarray, models: np.ndarray, *, method: str,
-                     strata: Strata | None, calibration: OrderCalibration | None,
-                     prior: PairPrior | None) -> OrderProbabilities:
+def neighbour_orders(
+    scores: np.ndarray,
+    estimates: np.ndarray,
+    models: np.ndarray,
+    *,
+    method: str,
+    strata: Strata | None,
+    calibration: OrderCalibration | None,
+    prior: PairPrior | None,
+) -> OrderProbabilities:
     """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds).
 
     ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs."""
     order = np.argsort(-design_estimates(strata, scores, estimates), kind="stable")
-    return pair_orders(scores, estimates, models, order[:-1], order[1:], method=method, strata=strata,
-                       calibration=calibration, prior=prior)
+    return pair_orders(scores, estimates, models, order[:-1], order[1:], method=method, strata=strata, calibration=calibration, prior=prior)
 
 
 def design_estimates(strata: Strata | None, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray:
@@ -131,9 +144,18 @@ def design_estimates(strata: Strata | None, scores: np.ndarray, estimates: np.nd
     return _design_estimates(_exact_strata(strata, scores), scores, estimates)
 
 
-def pair_orders(scores: np.ndarray, estimates: np.ndarray, models: np.ndarray, first: np.ndarray, second: np.ndarray,
-                *, method: str, strata: Strata | None, calibration: OrderCalibration | None,
-                prior: PairPrior | None) -> OrderProbabilities:
+def pair_orders(
+    scores: np.ndarray,
+    estimates: np.ndarray,
+    models: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    *,
+    method: str,
+    strata: Strata | None,
+    calibration: OrderCalibration | None,
+    prior: PairPrior | None,
+) -> OrderProbabilities:
     """For the pairs of rows (``first``, ``second``), any two models: gap (first minus second) and
     P(the full benchmark ranks ``first`` above ``second``); see ``neighbour_orders``."""
     exact = _exact_strata(strata, scores)
@@ -142,8 +164,9 @@ def pair_orders(scores: np.ndarray, estimates: np.ndarray, models: np.ndarray, f
     gap = 100.0 * (estimates[first] - estimates[second])
     if exact is not None:
         probability = exact_pair_probabilities(*exact, scores, first, second, prior=prior)
-        source = ("the source leaderboard's pairs (how many items they differ on, how they split them) as prior"
-                  if prior is not None else "a uniform prior")
+        source = (
+            "the source leaderboard's pairs (how many items they differ on, how they split them) as prior" if prior is not None else "a uniform prior"
+        )
         how = f"exact: from the items only one model of the pair got right (finite population), with {source}"
     elif calibration is not None:
         probability = calibration.probability(estimates[first], estimates[second])

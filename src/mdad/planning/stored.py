@@ -126,10 +126,15 @@ def plan_from_results(
         if row.empty:
             raise MdadError(f"{results} has no {method} results at size {size} (stored sizes: {', '.join(str(s) for s in rows['size'])}).")
         r = row.iloc[0]
-        robust = (Mdad(float(r["mdad_robust"]), float(r["mdad_robust_low"]), float(r["mdad_robust_high"]), threshold)
-                  if "mdad_robust" in r else None)
-        answer = partial(answer, size=size, pairs=int(r.get("mdad_pairs", 0)), robust=robust,
-                         warning=str(r.get("mdad_warning", "")), estimable=bool(r.get("mdad_estimable", True)))
+        robust = Mdad(float(r["mdad_robust"]), float(r["mdad_robust_low"]), float(r["mdad_robust_high"]), threshold) if "mdad_robust" in r else None
+        answer = partial(
+            answer,
+            size=size,
+            pairs=int(r.get("mdad_pairs", 0)),
+            robust=robust,
+            warning=str(r.get("mdad_warning", "")),
+            estimable=bool(r.get("mdad_estimable", True)),
+        )
         if not r["mdad_reached"]:
             return answer()
         return answer(mdad=float(r["mdad"]), mdad_low=float(r["mdad_low"]), mdad_high=float(r["mdad_high"]))

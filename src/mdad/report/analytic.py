@@ -34,19 +34,21 @@ CURVE_COLUMNS = ["method", "size", "sources", "view", "diff_low", "pairs", "agre
 # pools (`mdad plan` / `mdad compare` answer them for the data's own pairs).
 REPORT_DESIGNS = tuple(name for name in analytic.DESIGNS if method_registry.get(name).design == "uniform")
 
+
 def _stack(parts: list[analytic.PairStats]) -> analytic.PairStats:
     fields = ("first", "second", "sizes", "n_plus", "n_minus", "sum_d", "sum_d2")
-    return analytic.PairStats(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in fields},
-                              binary=parts[0].binary, strata=parts[0].strata)
+    return analytic.PairStats(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in fields}, binary=parts[0].binary, strata=parts[0].strata)
 
 
 def run_pair_stats(matrix: ResponseMatrix, config: dict) -> tuple[analytic.PairStats, np.ndarray]:
     """Target pairs of every run of a stored experiment: stats on the seen items, and the unseen difference (points)."""
     if fingerprint(matrix) != config.get("data_fingerprint"):
-        raise MdadError(f"The data given ({matrix.source}) is not the data the stored run used "
-                        f"({config.get('data_source')}); pass the same response matrix.")
-    splits = make_splits(matrix, config["runs"], config["targets"], config["seed"], config.get("group"),
-                         targets_from=config.get("targets_from", "random"))
+        raise MdadError(
+            f"The data given ({matrix.source}) is not the data the stored run used ({config.get('data_source')}); pass the same response matrix."
+        )
+    splits = make_splits(
+        matrix, config["runs"], config["targets"], config["seed"], config.get("group"), targets_from=config.get("targets_from", "random")
+    )
     seen, unseen = [], []
     for run in range(splits.n_runs):
         targets = splits.targets[run]
@@ -62,8 +64,9 @@ def matrix_of_run(config: dict) -> tuple[ResponseMatrix | None, str]:
     return read_again(spec, config.get("data_fingerprint", ""))
 
 
-def analytic_curves_for_store(out_dir: str | Path, matrix: ResponseMatrix, bin_width: float = DEFAULT_BIN_WIDTH,
-                              designs: tuple[str, ...] = analytic.DESIGNS) -> pd.DataFrame:
+def analytic_curves_for_store(
+    out_dir: str | Path, matrix: ResponseMatrix, bin_width: float = DEFAULT_BIN_WIDTH, designs: tuple[str, ...] = analytic.DESIGNS
+) -> pd.DataFrame:
     """Analytic curves (columns as the run's curves frame) for every random-design cell of a stored run.
 
     ``agreed`` is the expected number of agreeing pair-runs (a float). Random designs ignore
@@ -81,17 +84,35 @@ def analytic_curves_for_store(out_dir: str | Path, matrix: ResponseMatrix, bin_w
         for view, diff in (("seen", stats.diff_points), ("unseen", unseen_diff)):
             curve = analytic.expected_curve(agreement(pos, neg, diff), diff, bin_width=bin_width)
             for sources in sorted({c.sources for c in cells if (c.method, c.size) == (method, size)}):
-                frames.append(pd.DataFrame({
-                    "method": method, "size": size, "sources": sources, "view": view, "diff_low": curve.lower,
-                    "pairs": curve.pairs, "agreed": curve.agreed, "agreement": curve.rate,
-                }))
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "method": method,
+                            "size": size,
+                            "sources": sources,
+                            "view": view,
+                            "diff_low": curve.lower,
+                            "pairs": curve.pairs,
+                            "agreed": curve.agreed,
+                            "agreement": curve.rate,
+                        }
+                    )
+                )
     return pd.concat(frames, ignore_index=True)
 
 
 @styled
-def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, size: int, view: str = "seen",
-                          sources: int | None = None, threshold: float = DEFAULT_THRESHOLD, max_diff: float = 20.0):
+def analytic_vs_simulated(
+    curves: pd.DataFrame,
+    analytic_curves: pd.DataFrame,
+    size: int,
+    view: str = "seen",
+    sources: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_diff: float = 20.0,
+):
     """Simulated agreement (points) and analytic expectation (line) against the true difference, per random design."""
+
     def pick(frame):
         return frame[(frame["view"] == view) & (frame["size"] == size) & (frame["method"].isin(analytic_curves["method"]))]
 
@@ -115,8 +136,9 @@ def analytic_vs_simulated(curves: pd.DataFrame, analytic_curves: pd.DataFrame, s
     return fig
 
 
-def analytic_figures(out_dir: str | Path, curves: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD,
-                     matrix: ResponseMatrix | None = None) -> tuple[list[tuple[str, object]], str]:
+def analytic_figures(
+    out_dir: str | Path, curves: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD, matrix: ResponseMatrix | None = None
+) -> tuple[list[tuple[str, object]], str]:
     """(title, figure) pairs setting exact and simulated curves side by side for the smallest and largest
     size of a stored run (seen items), and why there are none when there are none (a sentence)."""
     config = ResultStore(out_dir).read_config()
@@ -129,13 +151,16 @@ def analytic_figures(out_dir: str | Path, curves: pd.DataFrame, threshold: float
     if exact_curves.empty:
         return [], "the run has no uniform random cells"
     sizes = sorted(exact_curves["size"].unique())
-    return [(f"Exact and simulated agreement, {size} items (uniform random sampling)",
-             analytic_vs_simulated(curves, exact_curves, int(size), threshold=threshold))
-            for size in sorted({sizes[0], sizes[-1]})], ""
+    return [
+        (
+            f"Exact and simulated agreement, {size} items (uniform random sampling)",
+            analytic_vs_simulated(curves, exact_curves, int(size), threshold=threshold),
+        )
+        for size in sorted({sizes[0], sizes[-1]})
+    ], ""
 
 
-def exact_mdads(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, matrix: ResponseMatrix | None = None
-                ) -> dict[tuple[str, int], float]:
+def exact_mdads(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, matrix: ResponseMatrix | None = None) -> dict[tuple[str, int], float]:
     """(method, size) -> exact MDAD on the seen items (NaN: not reached) of every uniform random cell of a
     stored run: the same runs' targets and seen halves, no simulation. Empty when the run has no such
     cells or its data cannot be read again."""
@@ -147,9 +172,14 @@ def exact_mdads(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, matri
     if exact.empty:
         return {}
     seen = exact[(exact["view"] == "seen") & (exact["sources"] == exact["sources"].max())]
-    return {(str(method), int(size)): float(AgreementCurve(part["diff_low"].to_numpy(float), part["pairs"].to_numpy(),
-                                                           part["agreed"].to_numpy(), DEFAULT_BIN_WIDTH).crossing(threshold))
-            for (method, size), part in seen.groupby(["method", "size"], sort=True)}
+    return {
+        (str(method), int(size)): float(
+            AgreementCurve(part["diff_low"].to_numpy(float), part["pairs"].to_numpy(), part["agreed"].to_numpy(), DEFAULT_BIN_WIDTH).crossing(
+                threshold
+            )
+        )
+        for (method, size), part in seen.groupby(["method", "size"], sort=True)
+    }
 
 
 def exact_mdad_table(summary: pd.DataFrame, exact: dict[tuple[str, int], float]) -> pd.DataFrame:
@@ -161,7 +191,13 @@ def exact_mdad_table(summary: pd.DataFrame, exact: dict[tuple[str, int], float])
     rows = []
     for (method, size), value in exact.items():
         row = sim[(sim["method"] == method) & (sim["size"] == size)]
-        rows.append({"method": method, "size": size, "exact MDAD (pts)": format_points(value),
-                     "simulated MDAD (pts)": format_mdad(row.iloc[0]) if len(row) else "",
-                     "robust MDAD (pts)": format_robust(row.iloc[0]) if len(row) else ""})
+        rows.append(
+            {
+                "method": method,
+                "size": size,
+                "exact MDAD (pts)": format_points(value),
+                "simulated MDAD (pts)": format_mdad(row.iloc[0]) if len(row) else "",
+                "robust MDAD (pts)": format_robust(row.iloc[0]) if len(row) else "",
+            }
+        )
     return pd.DataFrame(rows, columns=columns)

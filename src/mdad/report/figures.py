@@ -31,9 +31,17 @@ if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
 
 STYLE: dict[RcKeyType, Any] = {
-    "font.size": 9.5, "axes.titlesize": 10.5, "axes.labelsize": 9.5, "legend.fontsize": 9,
-    "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.25,
-    "figure.dpi": 100, "savefig.dpi": 100, "svg.hashsalt": "mdad",
+    "font.size": 9.5,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 9.5,
+    "legend.fontsize": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "svg.hashsalt": "mdad",
 }
 # Embedded PNGs carry 1.5 pixels per CSS pixel (sharp on high-density screens) and are shown
 # at their size in CSS pixels, never stretched.
@@ -71,8 +79,7 @@ def render(fig, formats=("png",)) -> dict[str, bytes]:
         buffer = io.BytesIO()
         metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
         with matplotlib.rc_context(STYLE):
-            fig.savefig(buffer, format=fmt, bbox_inches="tight", metadata=metadata,
-                        dpi=PNG_DPI if fmt == "png" else None)
+            fig.savefig(buffer, format=fmt, bbox_inches="tight", metadata=metadata, dpi=PNG_DPI if fmt == "png" else None)
         out[fmt] = buffer.getvalue()
     return out
 
@@ -97,8 +104,12 @@ def method_styles(methods) -> dict[str, dict]:
     out = {}
     for m in methods:
         variant = parse(m).per_subtask
-        out[m] = {"color": colors[parse(m).base], "linestyle": "--" if variant else "-", "marker": "s" if variant else "o",
-                  "markerfacecolor": "white" if variant else colors[parse(m).base]}
+        out[m] = {
+            "color": colors[parse(m).base],
+            "linestyle": "--" if variant else "-",
+            "marker": "s" if variant else "o",
+            "markerfacecolor": "white" if variant else colors[parse(m).base],
+        }
     return out
 
 
@@ -148,8 +159,9 @@ def _not_reached_strip(ax, top: float, show: bool = True) -> float:
     return middle
 
 
-def _mdad_lines(ax, rows: pd.DataFrame, x: str, styles: dict, top: float, y_missing: float, linestyle=None,
-                band: bool = True, label_suffix: str = "") -> None:
+def _mdad_lines(
+    ax, rows: pd.DataFrame, x: str, styles: dict, top: float, y_missing: float, linestyle=None, band: bool = True, label_suffix: str = ""
+) -> None:
     """MDAD of each method against ``x``: line with markers, interval band, hollow triangles where not reached."""
     for method, part in rows.groupby("method", sort=True):
         part = part.sort_values(x)
@@ -157,36 +169,62 @@ def _mdad_lines(ax, rows: pd.DataFrame, x: str, styles: dict, top: float, y_miss
         xs = part[x].to_numpy(float)
         value = part["mdad"].to_numpy(float)
         ls = linestyle or st["linestyle"]
-        ax.plot(xs, value, color=st["color"], linestyle=ls, marker=st["marker"], markersize=5,
-                markerfacecolor=st["markerfacecolor"], linewidth=1.8, label=f"{method}{label_suffix}", zorder=3)
+        ax.plot(
+            xs,
+            value,
+            color=st["color"],
+            linestyle=ls,
+            marker=st["marker"],
+            markersize=5,
+            markerfacecolor=st["markerfacecolor"],
+            linewidth=1.8,
+            label=f"{method}{label_suffix}",
+            zorder=3,
+        )
         if band:
             low = np.where(np.isfinite(part["mdad_low"]), part["mdad_low"], top)
             high = np.where(np.isfinite(part["mdad_high"]), part["mdad_high"], top)
             ax.fill_between(xs, low, high, color=st["color"], alpha=0.13, linewidth=0, zorder=1)
         missed = ~part["mdad_reached"].to_numpy(bool)
         if missed.any():
-            ax.scatter(xs[missed], np.full(missed.sum(), y_missing), marker="^", s=38, facecolors="white",
-                       edgecolors=st["color"], linewidths=1.5, zorder=4, clip_on=False)
+            ax.scatter(
+                xs[missed],
+                np.full(missed.sum(), y_missing),
+                marker="^",
+                s=38,
+                facecolors="white",
+                edgecolors=st["color"],
+                linewidths=1.5,
+                zorder=4,
+                clip_on=False,
+            )
 
 
 def _not_reached_handle() -> Line2D:
-    return Line2D([], [], linestyle="none", marker="^", markerfacecolor="white", markeredgecolor="#555",
-                  markersize=7, label=f"MDAD {NOT_REACHED}")
+    return Line2D([], [], linestyle="none", marker="^", markerfacecolor="white", markeredgecolor="#555", markersize=7, label=f"MDAD {NOT_REACHED}")
 
 
 def _legend_below(fig, handles) -> None:
     """A legend under the panels, as many columns as fit the figure's width (the tight bounding box takes it in)."""
     longest = max(len(h.get_label()) for h in handles)
     fits = int(fig.get_figwidth() * 100 / ((longest + 6) * 6.2))
-    fig.legend(handles=handles, loc="upper center", ncol=max(1, min(fits, len(handles))), frameon=False,
-               bbox_to_anchor=(0.5, 0.0))
+    fig.legend(handles=handles, loc="upper center", ncol=max(1, min(fits, len(handles))), frameon=False, bbox_to_anchor=(0.5, 0.0))
 
 
 def method_handles(methods, styles, markers: bool = True) -> list:
     """Legend entries of the methods, in their styles."""
-    return [Line2D([], [], color=styles[m]["color"], linestyle=styles[m]["linestyle"],
-                   marker=styles[m]["marker"] if markers else None, markerfacecolor=styles[m]["markerfacecolor"], label=m)
-            for m in method_order(methods)]
+    return [
+        Line2D(
+            [],
+            [],
+            color=styles[m]["color"],
+            linestyle=styles[m]["linestyle"],
+            marker=styles[m]["marker"] if markers else None,
+            markerfacecolor=styles[m]["markerfacecolor"],
+            label=m,
+        )
+        for m in method_order(methods)
+    ]
 
 
 def _headline(frame: pd.DataFrame, sources: int | None) -> tuple[pd.DataFrame, int]:
@@ -220,8 +258,10 @@ def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int 
         ax.set_title(f"on the {VIEW_WORDS[view]}")
         ax.set_xlabel("items in the micro-benchmark (share of the seen pool)")
     axes[0].set_ylabel(f"MDAD (accuracy points)\nordered correctly {threshold:.0%} of the time")
-    fig.suptitle(f"Smallest accuracy difference ordered correctly, by size ({sources} source models; band: {percent(DEFAULT_CONFIDENCE)} interval)",
-                 fontsize=11)
+    fig.suptitle(
+        f"Smallest accuracy difference ordered correctly, by size ({sources} source models; band: {percent(DEFAULT_CONFIDENCE)} interval)",
+        fontsize=11,
+    )
     methods = data["method"].unique()
     finish_figure(fig, [*method_handles(methods, styles), *([_not_reached_handle()] if missing else [])])
     return fig
@@ -247,8 +287,16 @@ def _curve_range(data: pd.DataFrame, marks: pd.DataFrame, share: float = 0.995) 
 
 
 @styled
-def agreement_curves(curves: pd.DataFrame, summary: pd.DataFrame, sizes, n_seen: int | None = None,
-                     view: str = "seen", sources: int | None = None, threshold: float = DEFAULT_THRESHOLD, max_diff: float | None = None):
+def agreement_curves(
+    curves: pd.DataFrame,
+    summary: pd.DataFrame,
+    sizes,
+    n_seen: int | None = None,
+    view: str = "seen",
+    sources: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_diff: float | None = None,
+):
     """Probability that the micro-benchmark orders a pair as the full benchmark does, by accuracy difference.
 
     One panel per size; dotted vertical lines mark each method's MDAD; bins with fewer than
@@ -280,13 +328,13 @@ def agreement_curves(curves: pd.DataFrame, summary: pd.DataFrame, sizes, n_seen:
         ax.set_title(size_title(int(size), n_seen))
         ax.set_xlabel("true accuracy difference (points)")
     axes[0].set_ylabel("share of pairs ordered correctly")
-    fig.suptitle(f"Agreement with the full benchmark by accuracy difference ({view} items, {sources} source models)",
-                 fontsize=11)
+    fig.suptitle(f"Agreement with the full benchmark by accuracy difference ({view} items, {sources} source models)", fontsize=11)
     methods = data["method"].unique()
-    handles = [*method_handles(methods, styles, markers=False),
-               Line2D([], [], color="#555", linestyle=":", label="MDAD"),
-               Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", alpha=0.5,
-                      label=f"bin with < {MIN_PAIRS} pairs")]
+    handles = [
+        *method_handles(methods, styles, markers=False),
+        Line2D([], [], color="#555", linestyle=":", label="MDAD"),
+        Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", alpha=0.5, label=f"bin with < {MIN_PAIRS} pairs"),
+    ]
     finish_figure(fig, handles)
     return fig
 
@@ -303,8 +351,14 @@ def error_and_tau(summary: pd.DataFrame, n_seen: int | None = None, sources: int
         for method, part in rows.groupby("method", sort=True):
             part = part.sort_values("size")
             st = styles[method]
-            kw = {"color": st["color"], "linestyle": st["linestyle"], "marker": st["marker"], "markersize": 4.5,
-                  "markerfacecolor": st["markerfacecolor"], "linewidth": 1.6}
+            kw = {
+                "color": st["color"],
+                "linestyle": st["linestyle"],
+                "marker": st["marker"],
+                "markersize": 4.5,
+                "markerfacecolor": st["markerfacecolor"],
+                "linewidth": 1.6,
+            }
             for row, metric in enumerate(METRICS):
                 axes[row, col].plot(part["size"], metric.scale * part[metric.key], **kw)
         axes[0, col].set_title(f"on the {VIEW_WORDS[view]}")
@@ -362,9 +416,11 @@ def seen_vs_unseen(summary: pd.DataFrame, n_seen: int | None = None, sources: in
     for ax in axes[:: min(3, len(axes))]:
         ax.set_ylabel("MDAD (points)")
     fig.suptitle(f"MDAD on the seen items vs on new (unseen) items ({sources} source models)", fontsize=11)
-    handles = [Line2D([], [], color="#333", linestyle="-", label="seen items (built from)"),
-               Line2D([], [], color="#333", linestyle=":", label="unseen items (new draw of the task)"),
-               *([_not_reached_handle()] if missing else [])]
+    handles = [
+        Line2D([], [], color="#333", linestyle="-", label="seen items (built from)"),
+        Line2D([], [], color="#333", linestyle=":", label="unseen items (new draw of the task)"),
+        *([_not_reached_handle()] if missing else []),
+    ]
     finish_figure(fig, handles)
     return fig
 
@@ -393,18 +449,33 @@ def group_histogram(differences: np.ndarray, shares: pd.DataFrame, group: str, n
             if not row["mdad_reached"]:
                 continue
             ax.axvline(row["mdad"], color=size_color[size], linewidth=1.8)
-            ax.text(row["mdad"], ymax, f"{size} items: {row['share_below']:.0%} below ", rotation=90, ha="right",
-                    va="top", fontsize=7.5, color=size_color[size])
+            ax.text(
+                row["mdad"],
+                ymax,
+                f"{size} items: {row['share_below']:.0%} below ",
+                rotation=90,
+                ha="right",
+                va="top",
+                fontsize=7.5,
+                color=size_color[size],
+            )
         missed = shares[(shares["method"] == method) & ~shares["mdad_reached"].astype(bool)]["size"].tolist()
         if missed:
-            ax.text(0.99, 0.5, f"MDAD {NOT_REACHED} at {', '.join(map(str, missed))} items:\nno pair reliably ordered",
-                    transform=ax.transAxes, ha="right", fontsize=7.5, color="#555", style="italic")
+            ax.text(
+                0.99,
+                0.5,
+                f"MDAD {NOT_REACHED} at {', '.join(map(str, missed))} items:\nno pair reliably ordered",
+                transform=ax.transAxes,
+                ha="right",
+                fontsize=7.5,
+                color="#555",
+                style="italic",
+            )
         ax.set_title(method)
         ax.set_xlabel("|full-benchmark accuracy difference| of a pair (points)")
     for ax in axes[:: min(2, len(axes))]:
         ax.set_ylabel("pairs in the group")
-    fig.suptitle(f"Group {group}: pairs closer than the MDAD (left of a line) are unlikely to be ordered correctly",
-                 fontsize=11)
+    fig.suptitle(f"Group {group}: pairs closer than the MDAD (left of a line) are unlikely to be ordered correctly", fontsize=11)
     handles: list[Artist] = [Patch(color="#b7c4d6", label="pairs of the group")]
     handles += [Line2D([], [], color=size_color[s], linewidth=1.8, label=f"MDAD with {s} items") for s in sizes]
     finish_figure(fig, handles)

@@ -82,23 +82,29 @@ class Section:
 # ---- sections -----------------------------------------------------------------------
 def main_section(d: ReportData) -> Section:
     return Section(
-        "mdad-by-size", "MDAD by number of items",
+        "mdad-by-size",
+        "MDAD by number of items",
         f"The smallest accuracy difference (in points) that a micro-benchmark orders like the full benchmark at least "
         f"{d.threshold:.0%} of the time, by number of items; lower is better. The band is the {percent(DEFAULT_CONFIDENCE)} bootstrap interval. "
         "Left: judged against accuracy on the seen pool the items were chosen from; right: on the unseen half.",
-        [Figure("mdad_vs_size", "MDAD by number of items",
-                figures.mdad_vs_size(d.summary, d.n_seen, threshold=d.threshold))],
+        [Figure("mdad_vs_size", "MDAD by number of items", figures.mdad_vs_size(d.summary, d.n_seen, threshold=d.threshold))],
     )
 
 
 def agreement_section(d: ReportData) -> Section:
     sizes = ", ".join(str(s) for s in d.curve_sizes)
     return Section(
-        "agreement", "Agreement by accuracy difference",
+        "agreement",
+        "Agreement by accuracy difference",
         f"For pairs of target models grouped by their true accuracy difference ({BIN_TEXT} bins, seen items), the share "
         f"the micro-benchmark orders correctly. MDAD is where a curve first reaches {d.threshold:.0%}. Sizes: {sizes}.",
-        [Figure("agreement_curves", "Agreement by accuracy difference",
-                figures.agreement_curves(d.curves, d.summary, d.curve_sizes, d.n_seen, threshold=d.threshold))],
+        [
+            Figure(
+                "agreement_curves",
+                "Agreement by accuracy difference",
+                figures.agreement_curves(d.curves, d.summary, d.curve_sizes, d.n_seen, threshold=d.threshold),
+            )
+        ],
     )
 
 
@@ -113,7 +119,8 @@ def exact_section(d: ReportData) -> Section | None:
         return Section("exact", title, f"Not drawn: {reason}. The rest of this page comes from the stored results alone.")
     table = exact_mdad_table(d.summary, exact_mdads(d.store.root, d.threshold))
     return Section(
-        "exact", title,
+        "exact",
+        title,
         "For uniform random sampling the probability of ordering each pair correctly can be computed exactly from the "
         "data (hypergeometric sampling of the items on which the two models differ), on the same runs' targets and seen "
         f"halves. Line: exact expectation per {BIN_TEXT} bin; dots: the simulated runs. They agree up to Monte Carlo error. "
@@ -126,7 +133,8 @@ def exact_section(d: ReportData) -> Section | None:
 
 def estimation_section(d: ReportData) -> Section:
     return Section(
-        "estimation", "Estimation error and rank correlation",
+        "estimation",
+        "Estimation error and rank correlation",
         "Mean absolute difference between estimated and true accuracy, and Kendall's tau between the estimated and true "
         "ranking of the target models (per run, averaged). A high tau can hide that close pairs are ordered badly.",
         [Figure("error_and_tau", "Estimation error and Kendall tau", figures.error_and_tau(d.summary, d.n_seen))],
@@ -137,7 +145,8 @@ def sources_section(d: ReportData) -> Section | None:
     if d.summary["sources"].nunique() < 2:
         return None
     return Section(
-        "sources", "Number of source models",
+        "sources",
+        "Number of source models",
         "MDAD (seen items) as the selection methods see more source models; one panel per size.",
         [Figure("mdad_vs_sources", "MDAD by number of source models", figures.mdad_vs_sources(d.summary, d.n_seen))],
     )
@@ -145,7 +154,8 @@ def sources_section(d: ReportData) -> Section | None:
 
 def generalisation_section(d: ReportData) -> Section:
     return Section(
-        "generalisation", "Seen vs unseen items",
+        "generalisation",
+        "Seen vs unseen items",
         "Does a micro-benchmark built from one half of the items order models as well on the other half (a new draw of "
         "the same task)? Solid: seen half; dotted: unseen half.",
         [Figure("seen_vs_unseen", "MDAD on seen vs unseen items", figures.seen_vs_unseen(d.summary, d.n_seen))],
@@ -161,7 +171,8 @@ def group_section(d: ReportData) -> Section | None:
     write_csv(shares, d.store.root / "group.csv")
     n_models = round((1 + np.sqrt(1 + 8 * len(diffs))) / 2) if len(diffs) else 0  # pairs = n (n - 1) / 2
     return Section(
-        "group", f"Fixed group: {group}",
+        "group",
+        f"Fixed group: {group}",
         f"The {n_models} models of group {group} ({len(diffs)} pairs) are the targets of every run. Histogram: their "
         "pairwise accuracy differences on all items; lines: the MDAD (seen items) of each size. Pairs closer than the "
         "MDAD are unlikely to be ordered correctly by a micro-benchmark of that size; the table gives their share "
@@ -179,7 +190,8 @@ def trust_section(d: ReportData) -> Section | None:
     if coverage.empty:
         return None
     return Section(
-        "trust", "Trust in single estimates: decision curves and interval coverage",
+        "trust",
+        "Trust in single estimates: decision curves and interval coverage",
         "What a user of one micro-benchmark sees is the estimated gap, not the true difference. The first half of the "
         "runs calibrates, as mdad select does, an interval for each estimate (split-conformal on the residuals) and "
         "the probability that an order seen with a given estimated gap holds (logistic fit on the gap over the residual "
@@ -188,22 +200,29 @@ def trust_section(d: ReportData) -> Section | None:
         "pairs of the unseen runs whose order held; dotted: the agreement curve by true difference, for comparison. "
         "The table gives the share of targets of the unseen runs whose interval covers their true accuracy (seen "
         "items), and the mean width: at equal coverage, narrower is better.",
-        [Figure("decision_curves", "Decision curves",
-                decision_curves(decision, d.curves, d.curve_sizes, d.headline_sources, threshold=d.threshold))]
-        if not decision.empty else [],
+        [Figure("decision_curves", "Decision curves", decision_curves(decision, d.curves, d.curve_sizes, d.headline_sources, threshold=d.threshold))]
+        if not decision.empty
+        else [],
         table_html=_html_table(coverage_table(coverage)),
     )
 
 
 SECTIONS: list[Callable[[ReportData], Section | None]] = [
-    main_section, agreement_section, exact_section, estimation_section, sources_section, generalisation_section, group_section,
+    main_section,
+    agreement_section,
+    exact_section,
+    estimation_section,
+    sources_section,
+    generalisation_section,
+    group_section,
     trust_section,
 ]
 
 
 # ---- words and tables ---------------------------------------------------------------
-def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | None = None,
-                      exact: dict[tuple[str, int], float] | None = None) -> list[str]:
+def summary_sentences(
+    summary: pd.DataFrame, threshold: float, n_seen: int | None = None, exact: dict[tuple[str, int], float] | None = None
+) -> list[str]:
     """One plain sentence per method (seen items, the largest number of source models); uniform random
     leads with its exact MDAD (``exact``), a marked first crossing gives way to the robust MDAD, and data
     too few for any MDAD get the sentence why."""
@@ -217,22 +236,26 @@ def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | Non
             k = int(row["size"])
             items = f"{k} items" + (f" ({100 * k / n_seen:.2g}% of the seen pool)" if i == 0 and n_seen else "")
             value, name = headline(row, exact)
-            noise = ("" if name == "MDAD" else
-                     f" (the exact MDAD; simulated: {format_mdad(row)})" if name == "exact MDAD" else
-                     f" (the robust MDAD; the first crossing, {row['mdad']:g} points, is noise)")
+            noise = (
+                ""
+                if name == "MDAD"
+                else f" (the exact MDAD; simulated: {format_mdad(row)})"
+                if name == "exact MDAD"
+                else f" (the robust MDAD; the first crossing, {row['mdad']:g} points, is noise)"
+            )
             if name != "MDAD" and np.isnan(value):
-                clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time "
-                               f"({name} {NOT_REACHED}{'' if name == 'exact MDAD' else '; the first crossing is noise'})")
+                clauses.append(
+                    f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time "
+                    f"({name} {NOT_REACHED}{'' if name == 'exact MDAD' else '; the first crossing is noise'})"
+                )
                 continue
             if not row.get("mdad_estimable", True):
                 clauses.append(f"with {items}, the {method} {row['mdad_warning'].rstrip('.')}")
             elif np.isnan(value):
-                clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time "
-                               f"(MDAD {NOT_REACHED})")
+                clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time (MDAD {NOT_REACHED})")
             elif not explained:
                 explained = True
-                clauses.append(f"with {items}, {method} orders models at least {value:g} points apart correctly "
-                               f"{threshold:.0%} of the time{noise}")
+                clauses.append(f"with {items}, {method} orders models at least {value:g} points apart correctly {threshold:.0%} of the time{noise}")
             else:
                 clauses.append(f"with {items}, models at least {value:g} points apart{noise}")
         text = "; ".join(clauses)
@@ -240,8 +263,7 @@ def summary_sentences(summary: pd.DataFrame, threshold: float, n_seen: int | Non
     return out
 
 
-def comparison_sentences(summary: pd.DataFrame, baseline: str = "random",
-                         exact: dict[tuple[str, int], float] | None = None) -> list[str]:
+def comparison_sentences(summary: pd.DataFrame, baseline: str = "random", exact: dict[tuple[str, int], float] | None = None) -> list[str]:
     """One sentence per size comparing the methods (seen items, the largest number of source models):
     the lowest MDAD, by which methods, and where uniform random stands, with whether its 95%
     interval overlaps the best one's (then the data cannot tell them apart). Each method's number is
@@ -272,7 +294,8 @@ def comparison_sentences(summary: pd.DataFrame, baseline: str = "random",
             else:
                 overlap = any(_intervals_overlap(b, row) for _, row in best.iterrows())
                 text += f"; uniform {baseline}: {b['lead']:g} points" + (
-                    f" (its {percent(DEFAULT_CONFIDENCE)} interval overlaps the best one's: no clear difference)" if overlap else "")
+                    f" (its {percent(DEFAULT_CONFIDENCE)} interval overlaps the best one's: no clear difference)" if overlap else ""
+                )
         elif not base.empty:
             text += f", uniform {baseline} among them"
         out.append(text + ".")
@@ -281,6 +304,7 @@ def comparison_sentences(summary: pd.DataFrame, baseline: str = "random",
 
 def _intervals_overlap(a: pd.Series, b: pd.Series) -> bool:
     """Whether two MDAD intervals share a value (an open upper end reaches to infinity)."""
+
     def bounds(row):
         kind = row.get("lead_kind", "MDAD")
         value = row.get("lead", row["mdad"])
@@ -289,6 +313,7 @@ def _intervals_overlap(a: pd.Series, b: pd.Series) -> bool:
         prefix = "mdad_robust" if kind == "robust MDAD" else "mdad"
         low, high = row.get(f"{prefix}_low", value), row.get(f"{prefix}_high", value)
         return (value if pd.isna(low) else low), (np.inf if pd.isna(high) else high)
+
     (a_low, a_high), (b_low, b_high) = bounds(a), bounds(b)
     return a_low <= b_high and b_low <= a_high
 
@@ -348,11 +373,9 @@ def build_outputs(
     sections: list[Section] = []
     if not summary.empty:
         chosen = curve_sizes if curve_sizes else config.get("curve_sizes")
-        data = ReportData(store, config, summary, curves, threshold,
-                          _check_curve_sizes(chosen, summary) if chosen else _default_curve_sizes(summary))
+        data = ReportData(store, config, summary, curves, threshold, _check_curve_sizes(chosen, summary) if chosen else _default_curve_sizes(summary))
         formats = ("png",) if figure_format in (None, "png") else ("png", figure_format)
-        built = ordered_map(lambda build: _rendered(build(data), formats), [*SECTIONS, *extra_sections],
-                            workers=workers)
+        built = ordered_map(lambda build: _rendered(build(data), formats), [*SECTIONS, *extra_sections], workers=workers)
         sections = [section for section in built if section is not None]
     files = _write_figures(sections, root, figure_format)
 
@@ -360,10 +383,14 @@ def build_outputs(
     exact = exact_mdads(root, threshold) if not summary.empty else {}
     env = Environment(loader=PackageLoader("mdad.report"), autoescape=select_autoescape(["html"]))
     html = env.get_template("report.html").render(
-        config=config, threshold=threshold, sections=sections,
+        config=config,
+        threshold=threshold,
+        sections=sections,
         sources=sorted(int(s) for s in summary["sources"].unique()) if not summary.empty else [],
         inputs=_inputs(config),
-        per_subtask=any(parse(m).per_subtask for m in methods), suffix=SUFFIX, methods=methods,
+        per_subtask=any(parse(m).per_subtask for m in methods),
+        suffix=SUFFIX,
+        methods=methods,
         size_note=_size_requests_note(config),
         targets_text=targets_text(config),
         pairs_text=pairs_text(summary),
@@ -394,8 +421,9 @@ def pairs_text(summary: pd.DataFrame) -> str:
         return ""
     counts = sorted({int(v) for v in summary["target_pairs"]})
     shown = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
-    return (f"each MDAD rests on {shown} pairs of target models (every run's pairs); the tables give the pairs in the "
-            "bin where it crosses the threshold")
+    return (
+        f"each MDAD rests on {shown} pairs of target models (every run's pairs); the tables give the pairs in the bin where it crosses the threshold"
+    )
 
 
 def _inputs(config: dict) -> str:
@@ -404,8 +432,10 @@ def _inputs(config: dict) -> str:
         return "0/1 correctness (the data holds no option probabilities)"
     with_probs, n_items = config.get("items_with_option_probs"), config.get("n_items")
     if with_probs is not None and n_items is not None and with_probs < n_items:
-        return (f"option probabilities (each model's probability of the gold option) on the {with_probs} of {n_items} "
-                "items that have them, 0/1 correctness on the others")
+        return (
+            f"option probabilities (each model's probability of the gold option) on the {with_probs} of {n_items} "
+            "items that have them, 0/1 correctness on the others"
+        )
     return "option probabilities (each model's probability of the gold option)"
 
 

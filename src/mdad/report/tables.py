@@ -53,8 +53,10 @@ def warnings(summary: pd.DataFrame, view: str = "seen") -> list[str]:
     if "mdad_warning" not in summary:
         return []
     rows = summary[(summary["view"] == view) & (summary["mdad_warning"].fillna("") != "")]
-    return [f"{MARK} {row['method']}, {row['size']} items ({row['sources']} sources): {row['mdad_warning']}"
-            for _, row in rows.sort_values(["method", "sources", "size"], kind="stable").iterrows()]
+    return [
+        f"{MARK} {row['method']}, {row['size']} items ({row['sources']} sources): {row['mdad_warning']}"
+        for _, row in rows.sort_values(["method", "sources", "size"], kind="stable").iterrows()
+    ]
 
 
 def share_of_seen(sizes: pd.Series, n_seen: int | None) -> pd.Series:
@@ -87,13 +89,18 @@ def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFra
 
 def group_table(shares: pd.DataFrame, n_seen: int | None = None) -> pd.DataFrame:
     """Per method and size: the MDAD and the share of the group's comparisons below it (unlikely to be preserved)."""
+
     def share(row: pd.Series) -> str:
         if not row["mdad_reached"]:
             return f"100% (MDAD {NOT_REACHED})"
         return f"{row['share_below']:.0%} [{row['share_low']:.0%}, {row['share_high']:.0%}]"
 
-    return pd.DataFrame({
-        "method": shares["method"], "size": shares["size"], "% of seen": share_of_seen(shares["size"], n_seen),
-        "MDAD seen (pts)": shares.apply(format_mdad, axis=1),
-        "pairs below MDAD": shares.apply(share, axis=1),
-    })
+    return pd.DataFrame(
+        {
+            "method": shares["method"],
+            "size": shares["size"],
+            "% of seen": share_of_seen(shares["size"], n_seen),
+            "MDAD seen (pts)": shares.apply(format_mdad, axis=1),
+            "pairs below MDAD": shares.apply(share, axis=1),
+        }
+    )

@@ -44,9 +44,16 @@ def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[
         test_est, test_truth = est[half:], truth[half:]
         for level in LEVELS:
             low, high = conformal.bounds(test_est, level=level)
-            coverage.append({"method": cell.method, "size": cell.size, "level": level,
-                             "coverage": float(np.mean((low <= test_truth) & (test_truth <= high))),
-                             "width": float(np.mean(high - low)) * 100, "runs": est.shape[0] - half})
+            coverage.append(
+                {
+                    "method": cell.method,
+                    "size": cell.size,
+                    "level": level,
+                    "coverage": float(np.mean((low <= test_truth) & (test_truth <= high))),
+                    "width": float(np.mean(high - low)) * 100,
+                    "runs": est.shape[0] - half,
+                }
+            )
         i, j = np.triu_indices(test_est.shape[1], k=1)
         first, second = test_est[:, i].ravel(), test_est[:, j].ravel()
         de, dt = first - second, pair_differences(test_truth).ravel()
@@ -58,27 +65,35 @@ def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[
         bins = bin_of(gap, BIN_WIDTH)
         pairs = np.bincount(bins)
         shown = np.flatnonzero(pairs)
-        decision.append(pd.DataFrame({
-            "method": cell.method, "size": cell.size, "gap_low": shown * BIN_WIDTH, "pairs": pairs[shown],
-            "held": np.bincount(bins, weights=held)[shown] / pairs[shown],
-            "fitted": np.bincount(bins, weights=order.probability(first[keep], second[keep]))[shown] / pairs[shown],
-        }))
+        decision.append(
+            pd.DataFrame(
+                {
+                    "method": cell.method,
+                    "size": cell.size,
+                    "gap_low": shown * BIN_WIDTH,
+                    "pairs": pairs[shown],
+                    "held": np.bincount(bins, weights=held)[shown] / pairs[shown],
+                    "fitted": np.bincount(bins, weights=order.probability(first[keep], second[keep]))[shown] / pairs[shown],
+                }
+            )
+        )
     return pd.DataFrame(coverage), (pd.concat(decision, ignore_index=True) if decision else pd.DataFrame())
 
 
 def coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
     """Method x size: coverage of the 90% and 95% intervals (%) and the mean 90% width (points)."""
     wide = coverage.pivot_table(index=["method", "size"], columns="level", values=["coverage", "width"])
-    return pd.DataFrame({
-        f"{percent(DEFAULT_LEVEL)} interval covers": (100 * wide[("coverage", DEFAULT_LEVEL)]).round(1).astype(str) + "%",
-        "95% interval covers": (100 * wide[("coverage", 0.95)]).round(1).astype(str) + "%",
-        f"mean {percent(DEFAULT_LEVEL)} width (points)": wide[("width", DEFAULT_LEVEL)].round(1),
-    }).reset_index()
+    return pd.DataFrame(
+        {
+            f"{percent(DEFAULT_LEVEL)} interval covers": (100 * wide[("coverage", DEFAULT_LEVEL)]).round(1).astype(str) + "%",
+            "95% interval covers": (100 * wide[("coverage", 0.95)]).round(1).astype(str) + "%",
+            f"mean {percent(DEFAULT_LEVEL)} width (points)": wide[("width", DEFAULT_LEVEL)].round(1),
+        }
+    ).reset_index()
 
 
 @styled
-def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources: int, threshold: float = DEFAULT_THRESHOLD,
-                    view: str = "seen"):
+def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources: int, threshold: float = DEFAULT_THRESHOLD, view: str = "seen"):
     """Per size: P(order holds) against the estimated gap (fit: line; runs not used to fit it: dots), and the
     agreement curve against the true difference (dotted) for comparison."""
     styles = method_styles(decision["method"].unique())
@@ -95,8 +110,7 @@ def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources
             ax.scatter(x, dense["held"], s=9, color=st["color"], alpha=0.7, linewidths=0)
             truth = agreement[(agreement["method"] == method) & (agreement["size"] == size)]
             truth = truth[truth["pairs"] >= MIN_PAIRS]
-            ax.plot(truth["diff_low"] + BIN_WIDTH / 2, truth["agreement"], color=st["color"], linestyle=":",
-                    linewidth=1.1)
+            ax.plot(truth["diff_low"] + BIN_WIDTH / 2, truth["agreement"], color=st["color"], linestyle=":", linewidth=1.1)
             reach = dense[dense["fitted"] >= 0.99]
             right = max(right, float(reach["gap_low"].min()) + 2 if len(reach) else float(x.max(initial=0)))
         ax.axhline(threshold, color="#444", linestyle="--", linewidth=1)
@@ -104,13 +118,15 @@ def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources
         ax.set_ylim(0.3, 1.02)
         ax.set_title(size_title(int(size), None))
         ax.set_xlabel("accuracy difference (points)")
-    for ax in axes[:len(sizes)]:
+    for ax in axes[: len(sizes)]:
         ax.set_xlim(0, max(right, 5.0))
     axes[0].set_ylabel("P(order holds on the full benchmark)")
     fig.suptitle(f"Decision curves: estimated gap seen on the micro-benchmark ({sources} source models)", fontsize=11)
-    handles = [*method_handles(decision["method"].unique(), styles, markers=False),
-               Line2D([], [], color="#555", label="fitted P(order holds), mean over the bin's pairs"),
-               Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", label="share held, unseen runs"),
-               Line2D([], [], color="#555", linestyle=":", label="agreement by true difference")]
+    handles = [
+        *method_handles(decision["method"].unique(), styles, markers=False),
+        Line2D([], [], color="#555", label="fitted P(order holds), mean over the bin's pairs"),
+        Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", label="share held, unseen runs"),
+        Line2D([], [], color="#555", linestyle=":", label="agreement by true difference"),
+    ]
     finish_figure(fig, handles)
     return fig

@@ -40,12 +40,17 @@ class BuiltinDataset:
 
 
 BUILTIN = {
-    d.name: d for d in (
-        BuiltinDataset("gpqa", "GPQA main, Open LLM Leaderboard v2", f"the matrix of {PAPER}",
-                       "gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2)", sizes=(10, 25, 50, 100, 200)),
+    d.name: d
+    for d in (
+        BuiltinDataset(
+            "gpqa",
+            "GPQA main, Open LLM Leaderboard v2",
+            f"the matrix of {PAPER}",
+            "gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2)",
+            sizes=(10, 25, 50, 100, 200),
+        ),
         BuiltinDataset("musr", "MuSR, Open LLM Leaderboard v2", ORIGIN_OLL2, "musr (MuSR, Open LLM Leaderboard v2)"),
-        BuiltinDataset("math-hard", "MATH level 5, Open LLM Leaderboard v2", ORIGIN_OLL2,
-                       "math-hard (MATH level 5, Open LLM Leaderboard v2)"),
+        BuiltinDataset("math-hard", "MATH level 5, Open LLM Leaderboard v2", ORIGIN_OLL2, "math-hard (MATH level 5, Open LLM Leaderboard v2)"),
     )
 }
 

@@ -21,7 +21,14 @@ from mdad.registry import Registry
 READERS: Registry[Reader] = Registry("reader", package="mdad.data.readers", group="mdad.readers")
 
 __all__ = [
-    "READERS", "RERUN_POLICIES", "Reader", "ReadOptions", "detect_format", "formats", "one_model_hint", "read_source",
+    "READERS",
+    "RERUN_POLICIES",
+    "Reader",
+    "ReadOptions",
+    "detect_format",
+    "formats",
+    "one_model_hint",
+    "read_source",
 ]
 
 
@@ -46,8 +53,11 @@ def detect_format(path: str | Path) -> str:
 
 
 def read_source(
-    path: str | Path, *, metric: str | Mapping[str, str] | None = None,
-    filter_name: str | Mapping[str, str] | None = None, reruns: Reruns = "latest",
+    path: str | Path,
+    *,
+    metric: str | Mapping[str, str] | None = None,
+    filter_name: str | Mapping[str, str] | None = None,
+    reruns: Reruns = "latest",
 ) -> ResponseMatrix:
     """The response matrix in ``path`` (a file or folder, format detected).
 
@@ -90,9 +100,7 @@ def _reader_for(path: Path) -> Reader:
     claimed = [reader for reader in readers() if reader.detect(path)]
     specific = [reader for reader in claimed if not reader.fallback]
     if len(specific) > 1:
-        raise MdadError(
-            f"{path} holds results in several formats ({', '.join(r.name for r in specific)}); point at one of them."
-        )
+        raise MdadError(f"{path} holds results in several formats ({', '.join(r.name for r in specific)}); point at one of them.")
     if specific or claimed:
         return (specific or claimed)[0]
     if path.is_dir():

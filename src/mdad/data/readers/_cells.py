@@ -39,8 +39,16 @@ class Cells:
     tasks: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def add(
-        self, model: str, key: Hashable, item: str, subtask: str, score: float, where: str,
-        name: str | None = None, option_scores: Sequence[float] | np.ndarray | None = None, gold: int | None = None,
+        self,
+        model: str,
+        key: Hashable,
+        item: str,
+        subtask: str,
+        score: float,
+        where: str,
+        name: str | None = None,
+        option_scores: Sequence[float] | np.ndarray | None = None,
+        gold: int | None = None,
         content: str | None = None,
     ) -> None:
         """One result of ``model`` on the item aligned by ``key`` and called ``item``.
@@ -89,9 +97,16 @@ class Cells:
         probs, gold = self._option_probs(m_idx, i_idx, n_models, n_items)
         try:
             return ResponseMatrix(
-                scores=table, models=model_names, items=unique_names(ids), subtasks=subtasks,
-                option_probs=probs, gold=gold, source=self.source, notes=tuple(self.notes),
-                tasks=self.tasks, item_hashes=item_hashes,
+                scores=table,
+                models=model_names,
+                items=unique_names(ids),
+                subtasks=subtasks,
+                option_probs=probs,
+                gold=gold,
+                source=self.source,
+                notes=tuple(self.notes),
+                tasks=self.tasks,
+                item_hashes=item_hashes,
             )
         except MdadError as exc:
             raise MdadError(f"{self.source}: {exc}") from None
@@ -140,9 +155,7 @@ class Cells:
         An item has options when every model that answered it logged them with a gold option;
         when only some did, the item keeps its scores alone, with a note.
         """
-        has = np.fromiter(
-            (o is not None and g is not None for o, g in zip(self.option_scores, self.gold, strict=True)), dtype=bool, count=len(self)
-        )
+        has = np.fromiter((o is not None and g is not None for o, g in zip(self.option_scores, self.gold, strict=True)), dtype=bool, count=len(self))
         if not has.any():
             return None, None
         answered = ~np.isnan(np.asarray(self.scores, dtype=np.float64))
@@ -153,9 +166,10 @@ class Cells:
         partial = with_options & lacking
         if partial.any():
             n_partial = int(partial.sum())
-            self.note(f"{plural(n_partial, 'item')} {'has' if n_partial == 1 else 'have'} option probabilities for some models only "
-                      "(e.g. " + self.names[int(np.flatnonzero(partial[i_idx] & has)[0])]
-                      + "); their 0/1 scores are used.")
+            self.note(
+                f"{plural(n_partial, 'item')} {'has' if n_partial == 1 else 'have'} option probabilities for some models only "
+                "(e.g. " + self.names[int(np.flatnonzero(partial[i_idx] & has)[0])] + "); their 0/1 scores are used."
+            )
         rows = np.flatnonzero(has & ~partial[i_idx])
         if not rows.size:
             return None, None
@@ -166,8 +180,7 @@ class Cells:
         if clash.any():
             j = int(rows[np.argmax(clash)])
             raise MdadError(
-                f"The gold answer of {self.names[j]} differs between models ({self.where[j]}); "
-                "the results come from different versions of the task."
+                f"The gold answer of {self.names[j]} differs between models ({self.where[j]}); the results come from different versions of the task."
             )
         scored = [scores for r in rows if (scores := self.option_scores[r]) is not None]  # every row of ``rows``
         n_options = np.fromiter((len(scores) for scores in scored), dtype=np.int64, count=len(rows))
@@ -182,8 +195,10 @@ class Cells:
         broken = np.isnan(logits).any(axis=1) | (logits == np.inf).any(axis=1) | ~(logits > -np.inf).any(axis=1)
         if broken.any():  # rare: those answers' options are set aside and the items assembled again
             first = int(rows[np.argmax(broken)])
-            self.note(f"{plural(int(broken.sum()), 'answer')} logged option scores that are not finite numbers (e.g. "
-                      f"{self.names[first]}, {self.where[first]}); their items keep their 0/1 scores alone.")
+            self.note(
+                f"{plural(int(broken.sum()), 'answer')} logged option scores that are not finite numbers (e.g. "
+                f"{self.names[first]}, {self.where[first]}); their items keep their 0/1 scores alone."
+            )
             for r in rows[broken]:
                 self.option_scores[r] = None
             return self._option_probs(m_idx, i_idx, n_models, n_items)

@@ -86,9 +86,7 @@ class TaskChoice:
         if task in self.per_task:
             name = self.per_task[task]
             if name not in available:
-                raise MdadError(
-                    f"Task {task!r} ({where}) has no {self.what} {name!r}; available: {', '.join(available) or 'none'}."
-                )
+                raise MdadError(f"Task {task!r} ({where}) has no {self.what} {name!r}; available: {', '.join(available) or 'none'}.")
             return name
         if self.default is not None and self.default in available:
             self._default_used = True
@@ -108,9 +106,7 @@ class TaskChoice:
             raise MdadError(f"No task has the {self.what} {self.default!r}; the tasks have {listing}.")
         unknown = [t for t in self.per_task if t not in self.offered]
         if unknown and self.offered:
-            raise MdadError(
-                f"There is no task {unknown[0]!r} to choose a {self.what} for; the tasks are {', '.join(self.offered)}."
-            )
+            raise MdadError(f"There is no task {unknown[0]!r} to choose a {self.what} for; the tasks are {', '.join(self.offered)}.")
         return self.notes
 
     def _note(self, text: str) -> None:
@@ -150,8 +146,13 @@ def rerun_policy(policy: Reruns) -> str:
 
 
 def combine_runs(
-    runs: Mapping[K, list[tuple[str, R]]], answers: Callable[[K, R], Mapping[Hashable, A]],
-    keep: Callable[[K, list[A]], None], *, reruns: Reruns, label: Callable[[K], str], where: Callable[[R], str],
+    runs: Mapping[K, list[tuple[str, R]]],
+    answers: Callable[[K, R], Mapping[Hashable, A]],
+    keep: Callable[[K, list[A]], None],
+    *,
+    reruns: Reruns,
+    label: Callable[[K], str],
+    where: Callable[[R], str],
 ) -> list[str]:
     """Each key's answers, item by item, over all its runs, handed to ``keep(key, answers)``; the notes.
 
@@ -176,10 +177,13 @@ def combine_runs(
             files = ", ".join(where(ordered[p]) for p in sorted({p for positions in again for p in positions}))
             items = f"{len(again)} {'item was' if len(again) == 1 else 'items were'} answered again"
             if reruns == "error":
-                raise MdadError(f"{label(key)} was run {len(ordered)} times and {items} ({files}); keep one answer "
-                                f"per item or read with the {rerun_policy('latest')}.")
-            notes.append(f"{label(key)} was run {len(ordered)} times and {items} ({files}); the latest answer of "
-                         f"each is read ({rerun_policy('latest')}).")
+                raise MdadError(
+                    f"{label(key)} was run {len(ordered)} times and {items} ({files}); keep one answer "
+                    f"per item or read with the {rerun_policy('latest')}."
+                )
+            notes.append(
+                f"{label(key)} was run {len(ordered)} times and {items} ({files}); the latest answer of each is read ({rerun_policy('latest')})."
+            )
         keep(key, list(kept.values()))
     return notes
 
@@ -237,8 +241,7 @@ def model_names(identities: set[RunIdentity]) -> tuple[dict[RunIdentity, str], l
                     labels.update(_told_apart(label, alike))
             differ = _differing_args(group)
             what = f"different arguments ({', '.join(differ)})" if differ else "the same arguments in different folders"
-            notes.append(f"Model {name!r} was run with {what}: each run is a model of its own "
-                         f"({', '.join(labels[i] for i in group)}).")
+            notes.append(f"Model {name!r} was run with {what}: each run is a model of its own ({', '.join(labels[i] for i in group)}).")
         names.update(labels)
     return names, notes
 

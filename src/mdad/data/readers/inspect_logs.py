@@ -100,8 +100,7 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
             logged_error = log.get("error")
             error = logged_error if isinstance(logged_error, dict) else {}
             why = str(error.get("message") or "").strip().splitlines()
-            notes.append(f"Skipped {file.name} (model {model!r}, task {task!r}): its status is {status!r}"
-                         + (f" ({why[0][:120]})." if why else "."))
+            notes.append(f"Skipped {file.name} (model {model!r}, task {task!r}): its status is {status!r}" + (f" ({why[0][:120]})." if why else "."))
             continue
         args = flat_args({**(spec.get("model_args") or {}), "base_url": spec.get("model_base_url") or ""})
         identity = RunIdentity(model, args, relative_label(file.parent, root))
@@ -115,8 +114,12 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
         return _log_answers(cells, names[key[0]], key[1], file, spec, samples, options, versions)
 
     rerun_notes = combine_runs(
-        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
-        reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].name,
+        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))),
+        answers,
+        add_to(cells),
+        reruns=options.reruns,
+        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}",
+        where=lambda run: run[0].name,
     )
     cells.notes[:0] = notes + identity_notes + rerun_notes
     for note in options.metrics.finish():
@@ -124,8 +127,9 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
     return cells.to_matrix()
 
 
-def _log_answers(cells: Cells, model: str, task: str, file: Path, spec: dict, samples: list[dict],
-                 options: ReadOptions, versions: dict) -> dict[tuple, list[dict]]:
+def _log_answers(
+    cells: Cells, model: str, task: str, file: Path, spec: dict, samples: list[dict], options: ReadOptions, versions: dict
+) -> dict[tuple, list[dict]]:
     """One log's samples, epochs averaged (inspect's default reducer, mean): {(task, sample id): [its cell]}.
 
     ``versions`` holds the first version seen of each task: a log of another version is refused.
@@ -137,10 +141,14 @@ def _log_answers(cells: Cells, model: str, task: str, file: Path, spec: dict, sa
             f"Task {task!r} has version {seen[0]} for model {seen[1]!r} ({seen[2]}) but {version} for "
             f"model {model!r} ({file}); mixed task versions cannot be compared."
         )
-    cells.tasks.setdefault(task, {
-        "harness": "inspect", "version": str(version),
-        **({"task_file": str(spec["task_file"])} if spec.get("task_file") else {}),
-    })
+    cells.tasks.setdefault(
+        task,
+        {
+            "harness": "inspect",
+            "version": str(version),
+            **({"task_file": str(spec["task_file"])} if spec.get("task_file") else {}),
+        },
+    )
     chosen = None
     per_sample: dict[str, dict[int, tuple[float, str]]] = defaultdict(dict)
     content: dict[str, str] = {}
@@ -148,9 +156,10 @@ def _log_answers(cells: Cells, model: str, task: str, file: Path, spec: dict, sa
     for position, sample in enumerate(samples):
         where = f"{file.name} sample {position}"
         sample_id, epoch = str(sample.get("id", position)), int(sample.get("epoch", 1))
-        content.setdefault(sample_id, content_hash(
-            json.dumps(sample.get("input"), sort_keys=True, default=str),
-            json.dumps(sample.get("target"), sort_keys=True, default=str)))
+        content.setdefault(
+            sample_id,
+            content_hash(json.dumps(sample.get("input"), sort_keys=True, default=str), json.dumps(sample.get("target"), sort_keys=True, default=str)),
+        )
         scores = _scores_of(sample)
         if not scores:
             unscored += 1
@@ -169,16 +178,26 @@ def _log_answers(cells: Cells, model: str, task: str, file: Path, spec: dict, sa
             )
         epochs[epoch] = (value, where)
     if unscored:
-        cells.note(f"Model {model!r}: {unscored} {'sample' if unscored == 1 else 'samples'} of task {task!r} "
-                   f"in {file.name} have no score (errors); those cells are missing.")
+        cells.note(
+            f"Model {model!r}: {unscored} {'sample' if unscored == 1 else 'samples'} of task {task!r} "
+            f"in {file.name} have no score (errors); those cells are missing."
+        )
     found: dict[tuple, list[dict]] = {}
     for sample_id, epochs in per_sample.items():
         values = [v for v, _ in epochs.values() if not math.isnan(v)]
         score = sum(values) / len(values) if values else math.nan
-        found[(task, sample_id)] = [dict(
-            model=model, key=(task, sample_id), item=f"{task}/{sample_id}", subtask=task, score=score,
-            where=next(iter(epochs.values()))[1], name=f"task {task!r} sample {sample_id}", content=content[sample_id],
-        )]
+        found[(task, sample_id)] = [
+            dict(
+                model=model,
+                key=(task, sample_id),
+                item=f"{task}/{sample_id}",
+                subtask=task,
+                score=score,
+                where=next(iter(epochs.values()))[1],
+                name=f"task {task!r} sample {sample_id}",
+                content=content[sample_id],
+            )
+        ]
     return found
 
 
@@ -190,8 +209,7 @@ def _load(file: Path) -> tuple[dict, list[dict]]:
                 names = z.namelist()
                 head_name = "header.json" if "header.json" in names else "_journal/start.json"
                 header = json.loads(_member(z, raw, head_name))
-                samples = [json.loads(_member(z, raw, n)) for n in sorted(names)
-                           if n.startswith("samples/") and n.endswith(".json")]
+                samples = [json.loads(_member(z, raw, n)) for n in sorted(names) if n.startswith("samples/") and n.endswith(".json")]
         except (KeyError, json.JSONDecodeError, zipfile.BadZipFile, zstandard.ZstdError, UnicodeDecodeError) as exc:
             raise MdadError(f"{file} is not a readable inspect .eval log ({exc}).") from None
     else:
@@ -234,10 +252,7 @@ def _value(scores: dict, metric: str, task: str, file: Path, where: str) -> floa
     value = score.get("value") if isinstance(score, dict) else score
     if isinstance(value, dict):
         if key not in value:
-            raise MdadError(
-                f"Scorer {scorer!r} of task {task!r} ({file}) gives several values; choose one of: "
-                f"{', '.join(_names(scores))}."
-            )
+            raise MdadError(f"Scorer {scorer!r} of task {task!r} ({file}) gives several values; choose one of: {', '.join(_names(scores))}.")
         value = value[key]
     return _to_float(value, metric, where)
 
@@ -269,8 +284,13 @@ def _to_float(value, metric: str, where: str) -> float:
 
 READER = READERS.add(
     Reader(
-        "inspect", detect, read, options=frozenset({"metric"}), expects="inspect logs (.eval or .json)",
-    ), order=40,
+        "inspect",
+        detect,
+        read,
+        options=frozenset({"metric"}),
+        expects="inspect logs (.eval or .json)",
+    ),
+    order=40,
 )
 
 
@@ -279,6 +299,7 @@ def sample_id_commands(by_task: dict[str, list[str]], task_files: dict[str, str]
 
     ``by_task``: sample ids per task; ``task_files``: the task file the logs recorded for a task
     (the bare task name is used when they did not)."""
+
     def order(sample: str) -> tuple:
         return (0, int(sample), "") if sample.isdigit() else (1, 0, sample)
 
@@ -286,5 +307,6 @@ def sample_id_commands(by_task: dict[str, list[str]], task_files: dict[str, str]
         task_file = task_files.get(task)
         return f"{task_file}@{task}" if task_file else task
 
-    return [f"inspect eval {target(task)} --model ... --sample-id {','.join(sorted(ids, key=order))} "
-            f"--log-dir {log_dir}" for task, ids in by_task.items()]
+    return [
+        f"inspect eval {target(task)} --model ... --sample-id {','.join(sorted(ids, key=order))} --log-dir {log_dir}" for task, ids in by_task.items()
+    ]

@@ -36,9 +36,7 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict]]:
                 except RecursionError:
                     raise MdadError(f"{path} line {number} nests JSON too deeply to be a result.") from None
                 except json.JSONDecodeError as exc:
-                    raise MdadError(
-                        f"{path} line {number} is not valid JSON ({exc.msg}); the file may be truncated."
-                    ) from None
+                    raise MdadError(f"{path} line {number} is not valid JSON ({exc.msg}); the file may be truncated.") from None
                 if not isinstance(row, dict):
                     raise MdadError(f"{path} line {number} is not a JSON object (found {type(row).__name__}).")
                 yield number, row

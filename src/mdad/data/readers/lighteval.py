@@ -115,8 +115,12 @@ def read_lighteval(path: str | Path, *, options: ReadOptions | None = None) -> R
         return _file_answers(file, model, task, options)
 
     rerun_notes = combine_runs(
-        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
-        reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda run: run[0].parent.name,
+        dict(sorted(found.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))),
+        answers,
+        add_to(cells),
+        reruns=options.reruns,
+        label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}",
+        where=lambda run: run[0].parent.name,
     )
     cells.notes[:0] = notes + rerun_notes
     for note in options.metrics.finish():
@@ -143,7 +147,7 @@ def _model_of(file: Path) -> str:
         folder = folder.parent
     parts = folder.parts
     if "details" in parts:
-        below = parts[len(parts) - parts[::-1].index("details"):]
+        below = parts[len(parts) - parts[::-1].index("details") :]
         if below:
             return "/".join(below)
     return folder.name
@@ -175,11 +179,20 @@ def _file_answers(file: Path, model: str, task: str, options: ReadOptions) -> di
         if chosen not in values:
             raise MdadError(f"{where} lacks the metric {chosen!r} that the first row of task {task!r} has.")
         option_scores, gold = _options(row, doc, current, chosen)
-        found.setdefault((task, doc_id), []).append(dict(
-            model=model, key=(task, doc_id), item=f"{task}/{doc_id}", subtask=task,
-            score=_score(values[chosen], chosen, where), where=where, name=f"task {task!r} example {doc_id}",
-            option_scores=option_scores, gold=gold, content=_content(doc),
-        ))
+        found.setdefault((task, doc_id), []).append(
+            dict(
+                model=model,
+                key=(task, doc_id),
+                item=f"{task}/{doc_id}",
+                subtask=task,
+                score=_score(values[chosen], chosen, where),
+                where=where,
+                name=f"task {task!r} example {doc_id}",
+                option_scores=option_scores,
+                gold=gold,
+                content=_content(doc),
+            )
+        )
     return found
 
 
@@ -244,6 +257,11 @@ def _score(value, metric: str, where: str) -> float:
 
 READER = READERS.add(
     Reader(
-        "lighteval", detect, read, options=frozenset({"metric"}), expects="lighteval details_<task>_<date>.parquet files",
-    ), order=30,
+        "lighteval",
+        detect,
+        read,
+        options=frozenset({"metric"}),
+        expects="lighteval details_<task>_<date>.parquet files",
+    ),
+    order=30,
 )

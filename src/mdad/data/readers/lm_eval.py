@@ -40,10 +40,22 @@ from mdad.outputs import writing
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES_FILE = re.compile(rf"^samples_(?P<task>.+?)(?:_(?P<date>{_DATE}))?\.jsonl$")
 RESULTS_FILE = re.compile(rf"^results_(?P<date>{_DATE})\.json$")
-BOOKKEEPING = frozenset({
-    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
-    "doc_hash", "prompt_hash", "target_hash", "task_name",
-})
+BOOKKEEPING = frozenset(
+    {
+        "doc_id",
+        "doc",
+        "target",
+        "arguments",
+        "resps",
+        "filtered_resps",
+        "filter",
+        "metrics",
+        "doc_hash",
+        "prompt_hash",
+        "target_hash",
+        "task_name",
+    }
+)
 NO_FILTER = "none"
 HEAVY = frozenset({"doc", "arguments", "resps", "filtered_resps", "prompt_hash"})
 LOGLIKS, CONTINUATIONS = "_logliks", "_continuations"
@@ -151,8 +163,12 @@ def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> Res
 
     with paused_gc():
         rerun_notes = combine_runs(
-            dict(sorted(runs.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))), answers, add_to(cells),
-            reruns=options.reruns, label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}", where=lambda file_run: file_run[0].name,
+            dict(sorted(runs.items(), key=lambda kv: (names[kv[0][0]], kv[0][1]))),
+            answers,
+            add_to(cells),
+            reruns=options.reruns,
+            label=lambda key: f"Model {names[key[0]]!r} on task {key[1]!r}",
+            where=lambda file_run: file_run[0].name,
         )
         _check_same_task_versions(task_runs)
     cells.notes[:0] = [*notes, *rerun_notes]
@@ -192,7 +208,8 @@ def _runs_in(folder: Path) -> dict[str, _Run]:
         logged_config = data.get("config")
         config = logged_config if isinstance(logged_config, dict) else {}
         runs[m["date"]] = _Run(
-            folder=folder, date=m["date"],
+            folder=folder,
+            date=m["date"],
             model_name=data.get("model_name") or None,
             model_type=str(config.get("model") or ""),
             model_args=_normalised_args(config.get("model_args")),
@@ -234,10 +251,14 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
     chosen = options.metrics.choose(task, available, _main_metric(available, config), str(file))
     multiple_choice = _is_multiple_choice(config, rows[0][1])
     delimiter = config.get("target_delimiter", " ")
-    cells.tasks.setdefault(task, {
-        "harness": "lm-eval", **({"version": str(run.versions[task])} if task in run.versions else {}),
-        **({"n_shot": str(run.n_shot[task])} if task in run.n_shot else {}),
-    })
+    cells.tasks.setdefault(
+        task,
+        {
+            "harness": "lm-eval",
+            **({"version": str(run.versions[task])} if task in run.versions else {}),
+            **({"n_shot": str(run.n_shot[task])} if task in run.n_shot else {}),
+        },
+    )
     found: dict[tuple, list[dict]] = {}
     occurrence: dict[tuple, int] = {}
     hash_count: dict[str, int] = defaultdict(int)
@@ -260,14 +281,25 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
             options_scores, gold = _options(row, chosen, delimiter)
             if bad is None and _bad_logliks(options_scores):
                 bad = f"{where} ({', '.join(map(str, row[LOGLIKS]))})"
-        found.setdefault(key, []).append(dict(
-            model=model, key=key, item=f"{task}/{doc_id}", subtask=task, score=_score(row[chosen], chosen, where),
-            where=where, name=f"task {task!r} doc {doc_id}", option_scores=options_scores, gold=gold,
-            content=content_hash(doc_hash or "", row.get("target_hash") or str(row.get("target"))),
-        ))
+        found.setdefault(key, []).append(
+            dict(
+                model=model,
+                key=key,
+                item=f"{task}/{doc_id}",
+                subtask=task,
+                score=_score(row[chosen], chosen, where),
+                where=where,
+                name=f"task {task!r} doc {doc_id}",
+                option_scores=options_scores,
+                gold=gold,
+                content=content_hash(doc_hash or "", row.get("target_hash") or str(row.get("target"))),
+            )
+        )
     if bad is not None:
-        cells.note(f"Task {task!r} of {model}: the option log-likelihoods of {bad} are not finite numbers, so the "
-                   "task's option probabilities are dropped and its 0/1 scores used.")
+        cells.note(
+            f"Task {task!r} of {model}: the option log-likelihoods of {bad} are not finite numbers, so the "
+            "task's option probabilities are dropped and its 0/1 scores used."
+        )
         for kept in found.values():
             for cell in kept:
                 cell["option_scores"] = cell["gold"] = None
@@ -344,8 +376,7 @@ def _number(value) -> float:
 
 def _bad_logliks(scores: list[float] | None) -> bool:
     """Whether option log-scores cannot make a distribution: NaN (or not a number), +inf, or every option -inf."""
-    return scores is not None and (any(math.isnan(v) or v == math.inf for v in scores)
-                                   or all(v == -math.inf for v in scores))
+    return scores is not None and (any(math.isnan(v) or v == math.inf for v in scores) or all(v == -math.inf for v in scores))
 
 
 def _options(row: dict, metric: str, delimiter: str) -> tuple[list[float] | None, int | None]:
@@ -389,9 +420,7 @@ def _score(value, metric: str, where: str) -> float:
             return float(value)
         except ValueError:
             pass
-    raise MdadError(
-        f"{where}: metric {metric!r} is not a per-document number (found {str(value)[:40]!r}); choose another metric."
-    )
+    raise MdadError(f"{where}: metric {metric!r} is not a per-document number (found {str(value)[:40]!r}); choose another metric.")
 
 
 def _check_same_task_versions(task_runs: list[_TaskRun]) -> None:
@@ -420,9 +449,13 @@ def _check_same_task_versions(task_runs: list[_TaskRun]) -> None:
 
 READER = READERS.add(
     Reader(
-        "lm-eval", detect, read, options=frozenset({"metric", "filter"}),
+        "lm-eval",
+        detect,
+        read,
+        options=frozenset({"metric", "filter"}),
         expects="lm-evaluation-harness samples_<task>_<date>.jsonl files",
-    ), order=20,
+    ),
+    order=20,
 )
 
 
@@ -435,8 +468,7 @@ def samples_list(by_task: dict[str, list[str]]) -> dict[str, list[int]]:
     for task, docs in by_task.items():
         bad = [doc for doc in docs if not doc.isdigit()]
         if bad:
-            raise MdadError(f"Item {task}/{bad[0]} is not an lm-evaluation-harness '<task>/<doc_id>' id "
-                            "(doc_id must be a document index).")
+            raise MdadError(f"Item {task}/{bad[0]} is not an lm-evaluation-harness '<task>/<doc_id>' id (doc_id must be a document index).")
         samples[task] = sorted(int(doc) for doc in docs)
     return samples
 
@@ -449,5 +481,4 @@ def write_samples_list(samples: dict[str, list[int]], path: str | Path) -> None:
 
 def samples_command(samples: dict[str, list[int]], path: str | Path, output_path: str = "NEW") -> str:
     """The ``lm-eval run`` command that evaluates a new model on the samples list at ``path`` only."""
-    return (f"lm-eval run --model ... --tasks {','.join(samples)} --samples {path} --log_samples "
-            f"--output_path {output_path}")
+    return f"lm-eval run --model ... --tasks {','.join(samples)} --samples {path} --log_samples --output_path {output_path}"

@@ -21,5 +21,6 @@ def read(path: Path, options: ReadOptions) -> ResponseMatrix:
 
 
 READER = READERS.add(
-    Reader("npz", detect, read, expects="an .npz file or a folder with responses.npz"), order=10,
+    Reader("npz", detect, read, expects="an .npz file or a folder with responses.npz"),
+    order=10,
 )

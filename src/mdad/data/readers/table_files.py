@@ -28,6 +28,11 @@ def read(path: Path, options: ReadOptions) -> ResponseMatrix:
 
 READER = READERS.add(
     Reader(
-        "table", detect, read, fallback=True, expects="a .csv/.tsv/.parquet table of model, item, score",
-    ), order=90,
+        "table",
+        detect,
+        read,
+        fallback=True,
+        expects="a .csv/.tsv/.parquet table of model, item, score",
+    ),
+    order=90,
 )

@@ -70,8 +70,7 @@ def _unnamed_first_column(frame: pd.DataFrame, names: list[str], path: Path) -> 
     (dropped), with a note saying which."""
     if is_long(frame.iloc[:, 1:]) or any(name.lower() == "model" for name in names[1:]):
         frame = frame.iloc[:, 1:]
-        frame.attrs["notes"] = [f"{path}: column 1 has no name in the header row; it is read as row numbers and "
-                                "left out."]
+        frame.attrs["notes"] = [f"{path}: column 1 has no name in the header row; it is read as row numbers and left out."]
         return frame
     frame = frame.set_axis(["model", *frame.columns[1:]], axis=1)
     frame.attrs["notes"] = [f"{path}: column 1 has no name in the header row; it is read as the model names."]
@@ -147,8 +146,9 @@ def _names(values: pd.Series, what: str, where, notes: list[str]) -> pd.Series:
             name = str(merged.index[0])
             raws = spellings.loc[spellings["name"] == merged.index[0], "raw"].astype(str).tolist()
             more = f" ({len(merged) - 1} more such names)" if len(merged) > 1 else ""
-            notes.append(f"The {what} names {' and '.join(map(repr, raws))} differ only in surrounding spaces and are "
-                         f"read as one {what}, {name!r}{more}.")
+            notes.append(
+                f"The {what} names {' and '.join(map(repr, raws))} differ only in surrounding spaces and are read as one {what}, {name!r}{more}."
+            )
     return stripped.reset_index(drop=True)
 
 
@@ -162,8 +162,9 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     notes: list[str] = []
     models = _names(frame["model"], "model", at, notes)
     items = _names(frame["item"], "item", at, notes)
-    subtasks = (_names(frame[SUBTASK], "subtask", at, notes) if SUBTASK in frame
-                else pd.Series(DEFAULT_SUBTASK, index=range(len(frame)), dtype="string"))
+    subtasks = (
+        _names(frame[SUBTASK], "subtask", at, notes) if SUBTASK in frame else pd.Series(DEFAULT_SUBTASK, index=range(len(frame)), dtype="string")
+    )
     scores = _numbers(frame["score"], lambda i: f"{at(i)}, score of model {models[i]!r} on item {items[i]!r},")
     model_codes, model_names = pd.factorize(models, sort=False)
     subtask_codes, _ = pd.factorize(subtasks, sort=False)
@@ -177,8 +178,10 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     differ = ~((scores[a] == scores[b]) | (np.isnan(scores[a]) & np.isnan(scores[b])))
     if differ.any():
         j, k = int(a[differ][0]), int(b[differ][0])
-        raise MdadError(f"Model {models[j]!r} has conflicting results for item {items[j]!r} of subtask "
-                        f"{subtasks[j]!r}: {scores[j]:g} ({at(j)}) and {scores[k]:g} ({at(k)}).")
+        raise MdadError(
+            f"Model {models[j]!r} has conflicting results for item {items[j]!r} of subtask "
+            f"{subtasks[j]!r}: {scores[j]:g} ({at(j)}) and {scores[k]:g} ({at(k)})."
+        )
     table = np.full((n_models, n_items), np.nan, dtype=np.float64)
     table[model_codes, key_codes] = scores
     first = np.full(n_items, len(cell), dtype=np.int64)
@@ -186,9 +189,14 @@ def read_long(frame: pd.DataFrame, source: str, row_label) -> ResponseMatrix:
     try:
         check_name_lengths(model_names, "model")
         check_name_lengths(items.iloc[first].tolist(), "item")
-        return ResponseMatrix(scores=table, models=np.asarray(model_names, dtype=str),
-                              items=unique_names(items.iloc[first].to_numpy(dtype=str)),
-                              subtasks=subtasks.iloc[first].to_numpy(dtype=str), source=source, notes=tuple(notes))
+        return ResponseMatrix(
+            scores=table,
+            models=np.asarray(model_names, dtype=str),
+            items=unique_names(items.iloc[first].to_numpy(dtype=str)),
+            subtasks=subtasks.iloc[first].to_numpy(dtype=str),
+            source=source,
+            notes=tuple(notes),
+        )
     except MdadError as exc:
         raise MdadError(f"{source}: {exc}") from None
 
@@ -197,8 +205,10 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
     first = frame.columns[0]
     header = [str(c).strip() for c in frame.columns[1:]]
     if _looks_like_scores(header) and any(float(name) not in (0.0, 1.0) for name in header):
-        raise MdadError(f"{path}: the first row holds scores where the item names belong ({', '.join(header[:3])}...); "
-                        "add a header row: model, then one name per item.")
+        raise MdadError(
+            f"{path}: the first row holds scores where the item names belong ({', '.join(header[:3])}...); "
+            "add a header row: model, then one name per item."
+        )
     notes: list[str] = []
     models = _names(frame[first], "model", lambda i: f"{path} row {i + 2}", notes)
     is_subtask_row = pd.Series(models).str.lower().to_numpy() == SUBTASK
@@ -213,13 +223,12 @@ def _read_wide(frame: pd.DataFrame, path: Path) -> ResponseMatrix:
     names = models[~is_subtask_row]
     cells = pd.Series(body.iloc[:, 1:].to_numpy(dtype=object).ravel())
     width = len(items)
-    scores = _numbers(
-        cells, lambda k: f"{path}: the score of model {names[k // width]!r} on item {items[k % width]!r}"
-    ).reshape(len(body), width)
+    scores = _numbers(cells, lambda k: f"{path}: the score of model {names[k // width]!r} on item {items[k % width]!r}").reshape(len(body), width)
     try:
         check_name_lengths(list(items), "item")
         check_name_lengths(names.tolist(), "model")
-        return ResponseMatrix(scores=scores, models=names.astype(str), items=np.array(items, dtype=str), subtasks=subtasks,
-                              source=str(path), notes=tuple(notes))
+        return ResponseMatrix(
+            scores=scores, models=names.astype(str), items=np.array(items, dtype=str), subtasks=subtasks, source=str(path), notes=tuple(notes)
+        )
     except MdadError as exc:
         raise MdadError(f"{path}: {exc}") from None
