@@ -43,7 +43,7 @@ def test_the_frame_is_not_modified_and_missing_cells_stay_missing():
 def test_bad_frames_get_one_sentence():
     with pytest.raises(MdadError, match="model 'b' on item 'q2' is 'yes', not a number"):
         mdad.from_frame(pd.DataFrame({"q1": [1, 0], "q2": [0, "yes"]}, index=["a", "b"]))
-    with pytest.raises(MdadError, match="subtasks has 1 entries but the frame has 2 items"):
+    with pytest.raises(MdadError, match="subtasks has 1 entry but the frame has 2 items"):
         mdad.from_frame(pd.DataFrame({"q1": [1, 0], "q2": [0, 1]}, index=["a", "b"]), subtasks=["x"])
     with pytest.raises(MdadError, match="no subtask for item 'q2'"):
         mdad.from_frame(pd.DataFrame({"q1": [1, 0], "q2": [0, 1]}, index=["a", "b"]), subtasks={"q1": "x"})

@@ -18,13 +18,13 @@ def tiny(**overrides):
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (dict(models=["a"]), "models has 1 entries but the scores have 2"),
+        (dict(models=["a"]), "models has 1 entry but the scores have 2"),
         (dict(models=["a", "a"]), "model name 'a' appears more than once"),
         (dict(items=["i", "i", "k"]), "item name 'i' appears more than once"),
         (dict(scores=np.array([[1, 0, 2], [0, 0, 1]], float)), "must lie in [0, 1]"),
         (dict(scores=np.zeros((0, 3)), models=[]), "empty"),
         (dict(scores=np.array([[1, 0, np.inf], [0, 0, 1]])), "infinite"),
-        (dict(subtasks=["s"]), "subtasks has 1 entries"),
+        (dict(subtasks=["s"]), "subtasks has 1 entry"),
         (dict(option_probs=np.ones((2, 3, 4)) / 4), "must be given together"),
         (dict(option_probs=np.ones((2, 3, 4)) / 4, gold=[0, 1, 4]), "gold options must lie between 0 and 3"),
     ],

@@ -58,7 +58,7 @@ def _as_str_array(values, what: str, length: int) -> np.ndarray:
     if arr.ndim != 1:
         raise MdadError(f"{what} must be a one-dimensional list, got shape {arr.shape}.")
     if len(arr) != length:
-        raise MdadError(f"{what} has {len(arr)} entries but the scores have {length}.")
+        raise MdadError(f"{what} has {len(arr)} {'entry' if len(arr) == 1 else 'entries'} but the scores have {length}.")
     return arr.astype(str)
 
 
