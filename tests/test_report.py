@@ -309,3 +309,10 @@ def test_report_rebuilds_the_same_page_from_another_folder_and_says_when_the_dat
     runner.invoke(app, ["report", str(work / "out")])
     html = " ".join((work / "out" / "report.html").read_text().split())
     assert "Not drawn: the run&#39;s data" in html and "no longer exists" in html
+
+
+def test_a_one_item_size_is_titled_in_the_singular():
+    from mdad.report.figures import size_title
+
+    assert size_title(1, 200) == "1 item (0.5% of the seen pool)"
+    assert size_title(10, None) == "10 items"

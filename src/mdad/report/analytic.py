@@ -25,6 +25,7 @@ from mdad.metrics import analytic
 from mdad.metrics.exact import agreement
 from mdad.metrics.pairwise import AgreementCurve
 from mdad.report.figures import method_styles, styled, subplots
+from mdad.wording import plural
 
 CURVE_COLUMNS = ["method", "size", "sources", "view", "diff_low", "pairs", "agreed", "agreement"]
 
@@ -129,7 +130,7 @@ def analytic_vs_simulated(
     ax.axhline(threshold, color="grey", linestyle="--", linewidth=1)
     ax.set_xlabel(f"true accuracy difference (points, {BIN_TEXT} bins)")
     ax.set_ylabel(f"P(same order as the {view} items)")
-    ax.set_title(f"{size} items: exact expectation and simulated runs ({view} items)")
+    ax.set_title(f"{plural(size, 'item')}: exact expectation and simulated runs ({view} items)")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend()
@@ -153,7 +154,7 @@ def analytic_figures(
     sizes = sorted(exact_curves["size"].unique())
     return [
         (
-            f"Exact and simulated agreement, {size} items (uniform random sampling)",
+            f"Exact and simulated agreement, {plural(size, 'item')} (uniform random sampling)",
             analytic_vs_simulated(curves, exact_curves, int(size), threshold=threshold),
         )
         for size in sorted({sizes[0], sizes[-1]})

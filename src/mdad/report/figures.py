@@ -25,6 +25,7 @@ from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.experiment.evaluate import METRICS, VIEWS
 from mdad.methods.names import parse
 from mdad.report.tables import NOT_REACHED
+from mdad.wording import plural
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -272,7 +273,7 @@ MIN_PAIRS = 25  # agreement-curve bins with fewer pairs are drawn as faint dots,
 
 def size_title(k: int, n_seen: int | None) -> str:
     """A panel title for a size: its items, and their share of the seen pool when known."""
-    return f"{k} items ({100 * k / n_seen:.2g}% of the seen pool)" if n_seen else f"{k} items"
+    return f"{plural(k, 'item')} ({100 * k / n_seen:.2g}% of the seen pool)" if n_seen else plural(k, "item")
 
 
 def _curve_range(data: pd.DataFrame, marks: pd.DataFrame, share: float = 0.995) -> float:
@@ -452,7 +453,7 @@ def group_histogram(differences: np.ndarray, shares: pd.DataFrame, group: str, n
             ax.text(
                 row["mdad"],
                 ymax,
-                f"{size} items: {row['share_below']:.0%} below ",
+                f"{plural(size, 'item')}: {row['share_below']:.0%} below ",
                 rotation=90,
                 ha="right",
                 va="top",
@@ -477,6 +478,6 @@ def group_histogram(differences: np.ndarray, shares: pd.DataFrame, group: str, n
         ax.set_ylabel("pairs in the group")
     fig.suptitle(f"Group {group}: pairs closer than the MDAD (left of a line) are unlikely to be ordered correctly", fontsize=11)
     handles: list[Artist] = [Patch(color="#b7c4d6", label="pairs of the group")]
-    handles += [Line2D([], [], color=size_color[s], linewidth=1.8, label=f"MDAD with {s} items") for s in sizes]
+    handles += [Line2D([], [], color=size_color[s], linewidth=1.8, label=f"MDAD with {plural(s, 'item')}") for s in sizes]
     finish_figure(fig, handles)
     return fig

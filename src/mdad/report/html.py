@@ -30,6 +30,7 @@ from mdad.report.analytic import analytic_figures, exact_mdad_table, exact_mdads
 from mdad.report.group import group_differences, group_shares
 from mdad.report.tables import NOT_REACHED, format_mdad, group_table, headline, warnings, wide_summary
 from mdad.report.trust import coverage_table, decision_curves, trust_frames
+from mdad.wording import plural
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ def summary_sentences(
         clauses, explained = [], False
         for i, (_, row) in enumerate(rows.sort_values("size").iterrows()):
             k = int(row["size"])
-            items = f"{k} items" + (f" ({100 * k / n_seen:.2g}% of the seen pool)" if i == 0 and n_seen else "")
+            items = plural(k, "item") + (f" ({100 * k / n_seen:.2g}% of the seen pool)" if i == 0 and n_seen else "")
             value, name = headline(row, exact)
             noise = (
                 ""
