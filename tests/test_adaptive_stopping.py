@@ -109,3 +109,24 @@ def test_the_stopping_rule_runs_in_the_experiment(small_sim):
     assert np.isfinite(stopped.estimates).all()
     assert ((stopped.items >= 0).sum(axis=1) <= 20).all() and (stopped.items == -1).any()
     assert (fixed.items >= 0).all()
+
+
+def test_the_experiment_reports_the_items_each_target_answered(small_sim):
+    """summary.csv's items used are the mean and sd, over runs and targets, of the items each test asked
+    (counted independently from the stored item lists), and a fixed-length test has none."""
+    from mdad.experiment import Experiment, ExperimentConfig
+    from mdad.experiment.grid import Task, task_outcomes
+
+    config = ExperimentConfig(methods=("adaptive-1d", "adaptive-1d@stop-se=0.6"), sizes=(20,), sources=(30,), runs=2, targets=10, seed=0)
+    experiment = Experiment(small_sim, config)
+    summary = experiment.run(workers=1).summary()
+    row = summary.set_index(["method", "view"]).loc[("adaptive-1d@stop-se=0.6", "seen")]
+    asked = []
+    for _, outcomes in task_outcomes(small_sim, experiment.splits, Task(("adaptive-1d@stop-se=0.6",), 30, (20,))):
+        ((outcome,),) = [tuple(outcomes.values())]
+        asked.append((outcome.items >= 0).sum(axis=1))
+    counted = np.concatenate(asked)
+    assert row["items_used_mean"] == pytest.approx(counted.mean()) and row["items_used_sd"] == pytest.approx(counted.std())
+    assert 1 <= row["items_used_mean"] < 20
+    fixed = summary.set_index(["method", "view"]).loc[("adaptive-1d", "seen")]
+    assert np.isnan(fixed["items_used_mean"])

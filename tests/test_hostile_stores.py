@@ -66,6 +66,23 @@ def test_a_block_of_runs_with_the_wrong_number_of_targets_is_set_aside(tmp_path)
     assert any("k5-s6-r0-5.npy was damaged (it holds estimates of 3 targets per run, not 4)" in note for note in again.recovered)
 
 
+def test_a_block_written_before_blocks_held_items_used_is_resumed(tmp_path):
+    """Blocks of (estimate, flagged) from an older mdad are read, not recomputed (their marked estimates are kept)."""
+    out = tmp_path / "o"
+    expected = next(iter(small_experiment(out, sizes=(5,), runs=10).run(workers=1, runs_per_task=5).frames.values()))
+    (out / "cells" / "random" / "k5-s6.parquet").unlink()
+    block = out / "cells" / "random" / "partial" / "k5-s6-r0-5.npy"
+    block.parent.mkdir(parents=True)
+    old = np.zeros((5, 4), dtype=[("estimate", np.float64), ("flagged", np.float64)])
+    old["estimate"], old["flagged"] = 0.5, np.nan  # a value no run of this matrix gives every target
+    np.save(block, old)
+    again = small_experiment(out, sizes=(5,), runs=10)
+    resumed = next(iter(again.run(workers=1, runs_per_task=5).frames.values()))
+    assert (resumed["estimate"].to_numpy()[:20] == 0.5).all() and not (expected["estimate"].to_numpy()[:20] == 0.5).all()
+    pd.testing.assert_frame_equal(resumed.iloc[20:], expected.iloc[20:])
+    assert "flagged" not in resumed and "items_used" not in resumed and not again.recovered
+
+
 def test_a_stray_cell_file_is_named_by_report(tmp_path):
     out = tmp_path / "o"
     small_store(out)

@@ -312,6 +312,9 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
                 f"{size} items {flagged}" for size, flagged in zip(rows["size"], rows["flagged targets per run"], strict=True) if flagged != ""
             )
             console.print(f"Flagged targets per run (model-based estimates that extrapolate): {counts}.", highlight=False)
+        if "items used" in rows and (rows["items used"] != "").any():
+            used = ", ".join(f"{size} items {text}" for size, text in zip(rows["size"], rows["items used"], strict=True) if text != "")
+            console.print(f"Items each target answered before the stopping rule ended its test, mean (sd) at each budget: {used}.", highlight=False)
     if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
         console.print("Flagged: the target's ability lies outside the source models' range, or its answers fit the IRT model badly.")
     for line in warnings(summary):

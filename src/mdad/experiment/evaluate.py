@@ -106,6 +106,9 @@ def evaluate_cell(
         )
         if "flagged" in frame:  # the extrapolation guard of model-based estimates (docs/adaptive.md)
             metrics["flagged_per_run"] = float(frame["flagged"].sum()) / arrays["estimate"].shape[0]
+        if "items_used" in frame:  # a stopping rule: each target answered as many items as it needed
+            used = frame["items_used"].to_numpy(np.float64)
+            metrics["items_used_mean"], metrics["items_used_sd"] = float(used.mean()), float(used.std())
         rows.append({"method": cell.method, "size": cell.size, "sources": cell.sources, "view": view, **metrics})
         curves.append(
             pd.DataFrame(

@@ -215,13 +215,14 @@ def run_task(
     on_run: Callable[[], None] | None = None,
 ) -> dict[Cell, np.ndarray]:
     """Select and estimate every cell of ``task`` on its runs: per cell, task runs x targets records
-    of ``BLOCK_DTYPE`` (the estimate and the guard's flag)."""
+    of ``BLOCK_DTYPE`` (the estimate, the guard's flag and the items answered)."""
     estimates: dict[Cell, list[np.ndarray]] = {cell: [] for cell in task.cells}
     for _, outcomes in task_outcomes(matrix, splits, task):
         for cell, outcome in outcomes.items():
             record = np.empty(len(outcome.estimates), BLOCK_DTYPE)
             record["estimate"] = outcome.estimates
             record["flagged"] = np.nan if outcome.flagged is None else outcome.flagged
+            record["used"] = np.nan if outcome.used is None else outcome.used
             estimates[cell].append(record)
         if on_run is not None:
             on_run()
@@ -240,7 +241,8 @@ def _truths(matrix: ResponseMatrix, splits: Splits) -> dict[str, np.ndarray]:
 
 
 def _cell_frame(records: np.ndarray, truth: dict[str, np.ndarray], splits: Splits, matrix) -> pd.DataFrame:
-    """One row per run and target; a ``flagged`` column when the method has an extrapolation guard."""
+    """One row per run and target; a ``flagged`` column when the method has an extrapolation guard, an
+    ``items_used`` column when its tests stop early (docs/adaptive.md#stopping-rule-and-exposure-control)."""
     runs, n_targets = records.shape
     frame = pd.DataFrame(
         {
@@ -255,6 +257,9 @@ def _cell_frame(records: np.ndarray, truth: dict[str, np.ndarray], splits: Split
     flagged = records["flagged"].ravel()
     if not np.isnan(flagged).all():
         frame["flagged"] = flagged == 1
+    used = records["used"].ravel()
+    if not np.isnan(used).all():
+        frame["items_used"] = used.astype(np.int32)
     return frame
 
 

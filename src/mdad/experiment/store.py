@@ -52,9 +52,11 @@ BLOCK_NAME = re.compile(r"k(\d+)-s(\d+)-r(\d+)-(\d+)\.npy")
 # Settings that change every cell's numbers: a store made with other values cannot be resumed.
 IDENTITY_KEYS = ("data_fingerprint", "runs", "targets", "group", "seed", "targets_from")
 IDENTITY_DEFAULTS = {"targets_from": "random"}  # what stores written before a key existed used
-# A block of runs holds, per run and target, the estimate and the extrapolation guard's flag
-# (1 flagged, 0 not, NaN for methods without a guard).
-BLOCK_DTYPE = np.dtype([("estimate", np.float64), ("flagged", np.float64)])
+# A block of runs holds, per run and target, the estimate, the extrapolation guard's flag
+# (1 flagged, 0 not, NaN for methods without a guard) and the items the target answered
+# (an adaptive test with a stopping rule; NaN: all of the cell's size).
+BLOCK_DTYPE = np.dtype([("estimate", np.float64), ("flagged", np.float64), ("used", np.float64)])
+FLAGGED_BLOCK_DTYPE = np.dtype([("estimate", np.float64), ("flagged", np.float64)])  # blocks written before "used"
 
 
 @dataclass(frozen=True, order=True)
@@ -245,11 +247,14 @@ class ResultStore:
         problem = _block_problem(path, stop_run - first_run, self.shape()[1])
         if problem is not None:
             raise MdadError(f"{path} is damaged ({problem}); delete it to recompute those runs.")
-        block = np.load(path, allow_pickle=False)
-        if block.dtype.names is None:  # a block of plain estimates, written before blocks held guard flags
-            plain = block.astype(np.float64)
-            block = np.empty(plain.shape, BLOCK_DTYPE)
-            block["estimate"], block["flagged"] = plain, np.nan
+        stored = np.load(path, allow_pickle=False)
+        if stored.dtype == BLOCK_DTYPE:
+            return stored
+        block = np.full(stored.shape, np.nan, BLOCK_DTYPE)  # an older block: what it lacks is NaN
+        if stored.dtype.names is None:  # plain estimates, written before blocks held guard flags
+            block["estimate"] = stored.astype(np.float64)
+        else:
+            block["estimate"], block["flagged"] = stored["estimate"], stored["flagged"]
         return block
 
     def n_blocks(self) -> int:
@@ -345,7 +350,7 @@ def _block_problem(path: Path, n_runs: int, targets: int | None = None) -> str |
         block = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         return f"not a readable numpy file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-    if block.ndim != 2 or block.shape[0] != n_runs or not (block.dtype.kind == "f" or block.dtype == BLOCK_DTYPE):
+    if block.ndim != 2 or block.shape[0] != n_runs or not (block.dtype.kind == "f" or block.dtype in (BLOCK_DTYPE, FLAGGED_BLOCK_DTYPE)):
         return f"it holds an array of shape {block.shape} ({block.dtype}), not estimates of {n_runs} runs"
     if targets is not None and block.shape[1] != targets:
         return f"it holds estimates of {block.shape[1]} targets per run, not {targets}"

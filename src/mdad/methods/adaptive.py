@@ -187,7 +187,11 @@ class Adaptive(SelectionMethod):
         rng = rng_of(max(sizes))
         test = self.choose(view, max(sizes), rng, self.prepare(view, rng) if prepared is None else prepared)
         outcome, flags = test.administer(scores, sizes, rng)
-        return {k: Outcome(outcome.estimate(k), flagged=f.flagged, items=outcome.items[:, :k]) for k, f in zip(outcome.sizes, flags, strict=True)}
+        used = (lambda k: outcome.items_used(k)) if self.stop_se else (lambda k: None)
+        return {
+            k: Outcome(outcome.estimate(k), flagged=f.flagged, items=outcome.items[:, :k], used=used(k))
+            for k, f in zip(outcome.sizes, flags, strict=True)
+        }
 
 
 @METHODS.register(order=61)

@@ -136,12 +136,14 @@ class MicroBenchmark:  # registered in KINDS, below
 class Outcome:
     """What a method gives at one size in one run: every target's estimate (rounded to the
     estimate grid, so that targets with the same answers tie on every machine), which of them
-    the extrapolation guard flags (None for methods without a fitted model), and the chosen pool
-    items (k positions, or targets x k for an adaptive method, in the order asked)."""
+    the extrapolation guard flags (None for methods without a fitted model), the chosen pool
+    items (k positions, or targets x k for an adaptive method, in the order asked) and, for an
+    adaptive test with a stopping rule, how many items each target answered (None: all k)."""
 
     estimates: np.ndarray  # targets, on the estimate grid (mdad.exact.on_estimate_grid)
     flagged: np.ndarray | None = None  # targets, bool
     items: np.ndarray | None = None  # k, or targets x k
+    used: np.ndarray | None = None  # targets: items answered before the stopping rule ended the test
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "estimates", on_estimate_grid(self.estimates))

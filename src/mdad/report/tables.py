@@ -81,6 +81,11 @@ def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFra
         if view == "seen" and "flagged_per_run" in part and part["flagged_per_run"].notna().any():
             # the extrapolation guard of model-based estimates (docs/adaptive.md); blank for other methods
             columns["flagged targets per run"] = part["flagged_per_run"].map(lambda v: "" if np.isnan(v) else f"{v:.1f}")
+        if view == "seen" and "items_used_mean" in part and part["items_used_mean"].notna().any():
+            # a stopping rule: the items each target answered, mean (sd); blank for fixed-length tests
+            columns["items used"] = [
+                "" if np.isnan(mean) else f"{mean:.1f} ({sd:.1f})" for mean, sd in zip(part["items_used_mean"], part["items_used_sd"], strict=True)
+            ]
         parts.append(pd.DataFrame(columns))
     table = pd.concat(parts, axis=1).reset_index()
     table.insert(2, "% of seen", share_of_seen(table["size"], n_seen))
