@@ -6,9 +6,14 @@ than 100), the experiment of `mdad run` with the methods below at 10, 25, 50, 10
 (those below the seen pool), on the seen items. Missing cells drop their items. A method that
 refuses the data (0/1 methods on continuous scores) is listed as refused. Prints one markdown
 table per dataset and targets, then each method's mean rank by MDAD (1 = smallest; ties share
-the mean rank) over every dataset, targets and size it ran.
+the mean rank) over every dataset, targets and size it ran, and the verdict: per size and
+targets, on how many leaderboards uniform random is within noise of the best method (its MDAD
+interval reaches the best method's: the 95% bootstrap intervals of the two overlap).
 
-    python benchmarks/bench_baselines_table.py [--data ../shared/data] [--runs 5] [--datasets ...]
+    python benchmarks/bench_baselines_table.py [--data ../shared/data] [--runs 50] [--datasets ...] [--out DIR]
+
+With ``--out`` each experiment keeps its cells in DIR/<dataset>-<targets>/, so an interrupted
+measurement resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from mdad import methods as method_registry
 from mdad.data import read_npz
 from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
+from mdad.experiment.store import ResultStore
 
 METHODS = ("random", "random-regression", "random-search-regression", "lasso", "metabench", "tinybenchmarks-gpirt", "adaptive-1d", "aipw")
 SIZES = (10, 25, 50, 100, 250)
@@ -37,33 +43,37 @@ def accepted(matrix) -> tuple[list[str], list[str]]:
     return [m for m in METHODS if m not in refused], refused
 
 
-def table(name: str, matrix, targets_from: str, runs: int, rows: list) -> None:
+def table(name: str, matrix, targets_from: str, runs: int, rows: list, out: Path | None = None) -> None:
     names, refused = accepted(matrix)
     config = ExperimentConfig.for_matrix(matrix, methods=tuple(names), runs=runs, targets_from=targets_from)
     sizes = tuple(k for k in SIZES if k < config.sizes[-1] or k in config.sizes) or config.sizes
     config = ExperimentConfig.for_matrix(
         matrix, methods=tuple(names), runs=runs, targets_from=targets_from, sizes=tuple(k for k in sizes if k <= max(config.sizes))
     )
-    summary = Experiment(matrix, config).run().summary()
+    store = None if out is None else ResultStore(out / f"{name}-{targets_from}")
+    summary = Experiment(matrix, config, store=store).run(workers=2).summary()
     seen = summary[summary.view == "seen"]
     print(f"\n##### {name}, {targets_from} targets ({runs} runs, {config.targets} targets, {config.sources[0]} sources)\n")
     if refused:
         print(f"Refused (0/1 scores only): {', '.join(refused)}.\n")
-    print("| method | " + " | ".join(f"{k}: MDAD / error / tau" for k in config.sizes) + " |")
+    print("| method | " + " | ".join(f"{k}: MDAD (robust) / error / tau" for k in config.sizes) + " |")
     print("|---|" + "---|" * len(config.sizes))
     for method in names:
         cells = []
         for k in config.sizes:
             row = seen[(seen.method == method) & (seen["size"] == k)].iloc[0]
-            cells.append(f"{row.mdad:g} / {100 * row.error:.1f} / {row.kendall_tau:.2f}")
-            rows.append({"dataset": name, "targets": targets_from, "size": k, "method": method, "mdad": row.mdad})
+            cells.append(f"{row.mdad:g} ({row.mdad_robust:g}) / {100 * row.error:.1f} / {row.kendall_tau:.2f}")
+            rows.append(
+                {"dataset": name, "targets": targets_from, "size": k, "method": method, "mdad": row.mdad, "low": row.mdad_low, "high": row.mdad_high}
+            )
         print(f"| {method} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--out", type=Path, default=None, help="keep each experiment's cells here (resumable)")
     parser.add_argument("--datasets", default=",".join(DATASETS))
     args = parser.parse_args()
     rows: list = []
@@ -71,7 +81,7 @@ def main() -> None:
         matrix = read_npz(args.data / name / "responses.npz").require_complete("drop-items")
         for targets_from in ("random", "top"):
             try:
-                table(name, matrix, targets_from, args.runs, rows)
+                table(name, matrix, targets_from, args.runs, rows, args.out)
             except MdadError as exc:
                 print(f"\n{name}, {targets_from} targets: {exc}")
     frame = pd.DataFrame(rows)
@@ -84,6 +94,29 @@ def main() -> None:
     print("|---|---|---|")
     for method, row in ranks.iterrows():
         print(f"| {method} | {row['mean']:.2f} | {int(row['count'])} |")
+    verdict(frame)
+
+
+def verdict(frame: pd.DataFrame) -> None:
+    """Per targets and size: on how many leaderboards random's MDAD interval reaches the best method's."""
+    print("\n##### Is random within noise of the best method? (95% MDAD intervals overlap)\n")
+    print("| targets | size | leaderboards where random is within noise of the best | best method elsewhere |")
+    print("|---|---|---|---|")
+    for (targets, size), part in frame.groupby(["targets", "size"]):
+        within, others = [], []
+        for dataset, cell in part.groupby("dataset"):
+            reached = cell[cell.mdad.notna()]
+            rand = cell[cell.method == "random"]
+            if reached.empty or rand.empty:
+                continue
+            best = reached.loc[reached.mdad.idxmin()]
+            random_low = rand.low.iloc[0]
+            best_high = best.high if np.isfinite(best.high) else np.inf
+            if np.isnan(random_low) or random_low > best_high:
+                others.append(f"{dataset}: {best.method}")
+            else:
+                within.append(dataset)
+        print(f"| {targets} | {size} | {len(within)} of {len(within) + len(others)} | {'; '.join(others) or '-'} |")
 
 
 if __name__ == "__main__":
