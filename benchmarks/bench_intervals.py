@@ -114,7 +114,7 @@ def one_repetition(
     prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
     accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 else None
     i, j = np.triu_indices(n_new, k=1)
-    rows, pairs = [], []
+    rows, pairs, per_model = [], [], []
     for (method, k), [(micro, est)] in final.items():
         exact = design_of(method) is not None
         if not exact:
@@ -133,6 +133,12 @@ def one_repetition(
                 else conformal.bounds(est, level=level)
             )
             _score(row, level, low, high, truth[new])
+            if level == LEVELS[0]:
+                per_model.append(
+                    pd.DataFrame(
+                        {"dataset": name, "method": method, "size": k, "rep": rep, "model": new, "truth": truth[new], "estimate": est, "low": low, "high": high}
+                    )
+                )
             # an estimator's own interval (AIPW's t interval, docs/adaptive.md#aipw), beside the conformal one
             interval = micro.own_intervals(scores, matrix.models[new], level=level) if micro is not None else None
             if interval is not None:
@@ -162,7 +168,7 @@ def one_repetition(
                 }
             )
         )
-    return rows, pairs
+    return rows, pairs, per_model
 
 
 def _score(row: dict, level: float, low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> None:
@@ -283,7 +289,7 @@ def main() -> None:
         matrix = load(name)
         start = time.perf_counter()
         for rep in range(args.first_rep, args.first_rep + args.reps):
-            r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top, args.uniform_weight if args.population else -1.0)
+            r, p, m = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top, args.uniform_weight if args.population else -1.0)
             rows += r
             pairs += p
             print(f"{name}: repetition {rep} done after {time.perf_counter() - start:.0f} s", flush=True)

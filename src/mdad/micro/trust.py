@@ -61,9 +61,10 @@ def _exact_strata(strata: Strata | None, scores: np.ndarray) -> Strata | None:
 
 def _design_estimates(strata: Strata | None, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray:
     """The estimates the exact answers belong to: a stratified design's own (finite.stratified_estimate), which its
-    plain mean is not when subtasks got unequal shares of the items; else ``estimates``."""
+    plain mean is not when subtasks got unequal shares of the items; else ``estimates``, clipped to [0, 1] (an
+    accuracy; AIPW's correction can carry an estimate past either end, and its interval stops there)."""
     if strata is None or len(strata[0]) == 1:
-        return estimates
+        return np.clip(estimates, 0.0, 1.0)
     sizes, drawn, codes = strata
     return on_estimate_grid(stratified_estimate(sizes, drawn, per_stratum(scores, codes, len(sizes))))
 
@@ -116,7 +117,7 @@ def estimate_intervals(
         return EstimateIntervals(models, estimates, low, high, level, how, "exact" if prior is None else "population")
     if calibration is not None:
         low, high = calibration.bounds(estimates, level=level)
-        how = f"split-conformal: {calibration.size} held-out residuals in {len(calibration.residuals)} bins of the estimate"
+        how = calibration.describe()
         return EstimateIntervals(models, estimates, low, high, level, how, "calibrated")
     nan = np.full(len(estimates), np.nan)
     return EstimateIntervals(models, estimates, nan, nan, level, _why_not(method, strata, scores), "none")
