@@ -136,7 +136,17 @@ def one_repetition(
             if level == LEVELS[0]:
                 per_model.append(
                     pd.DataFrame(
-                        {"dataset": name, "method": method, "size": k, "rep": rep, "model": new, "truth": truth[new], "estimate": est, "low": low, "high": high}
+                        {
+                            "dataset": name,
+                            "method": method,
+                            "size": k,
+                            "rep": rep,
+                            "model": new,
+                            "truth": truth[new],
+                            "estimate": est,
+                            "low": low,
+                            "high": high,
+                        }
                     )
                 )
             # an estimator's own interval (AIPW's t interval, docs/adaptive.md#aipw), beside the conformal one

@@ -84,7 +84,7 @@ def test_an_estimate_always_lies_inside_its_interval_and_past_the_ends_it_is_cli
         low, high = calibration.bounds(est, level=0.9)
         inside = np.clip(est, 0, 1)
         assert ((low <= inside) & (inside <= high)).all()
-        assert ((0 <= low) & (high <= 1)).all()
+        assert ((low >= 0) & (high <= 1)).all()
         # and the interval still reaches down to where the truth is
         assert low[3] <= 0.4
 
@@ -110,4 +110,4 @@ def test_every_printed_estimate_lies_inside_its_printed_interval(small_sim, meth
         shown = SelectedMicroBenchmark.load(tmp_path / "m.json").intervals(new, level=level)
         assert shown.available
         assert ((shown.low <= shown.estimate) & (shown.estimate <= shown.high)).all()
-        assert ((0 <= shown.estimate) & (shown.estimate <= 1)).all()
+        assert ((shown.estimate >= 0) & (shown.estimate <= 1)).all()
