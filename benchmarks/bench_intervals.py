@@ -109,6 +109,7 @@ def one_repetition(
         cal_targets.append(np.sort(shuffled[:n_cal_targets]))
         cal_sources.append(shuffled[n_cal_targets:])
     truth = matrix.scores.astype(np.float64).mean(axis=1)
+    fifth = accuracy_fifths(truth)
     calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
     final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
     prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
@@ -143,7 +144,8 @@ def one_repetition(
                             "rep": rep,
                             "model": new,
                             "truth": truth[new],
-                            "estimate": est,
+                            "fifth": fifth[new],
+                            "estimate": np.clip(est, 0.0, 1.0),
                             "low": low,
                             "high": high,
                         }
@@ -179,6 +181,38 @@ def one_repetition(
             )
         )
     return rows, pairs, per_model
+
+
+def accuracy_fifths(truth: np.ndarray) -> np.ndarray:
+    """Each model's fifth of the leaderboard by full-benchmark accuracy (0: the weakest 20%, 4: the best 20%)."""
+    rank = np.argsort(np.argsort(truth, kind="stable"), kind="stable")
+    return np.minimum(5 * rank // len(truth), 4)
+
+
+STRATA = {0: "bottom 20%", 1: "middle 60%", 2: "middle 60%", 3: "middle 60%", 4: "top 20%"}
+
+
+def stratum_table(models: pd.DataFrame) -> pd.DataFrame:
+    """Per method and size: 90% coverage (%) of the new models in the bottom 20%, middle 60% and top 20% of the
+    leaderboard by true accuracy, pooled over datasets, ± cluster-robust SE over (dataset, repetition);
+    and how many printed estimates lie outside their own interval."""
+    models = models.assign(
+        stratum=models["fifth"].map(STRATA),
+        cover=(models["low"] <= models["truth"] + 1e-12) & (models["truth"] <= models["high"] + 1e-12),
+        outside=(models["estimate"] < models["low"] - 1e-12) | (models["estimate"] > models["high"] + 1e-12),
+    )
+    cells = {}
+    for (method, size, stratum), part in models.groupby(["method", "size", "stratum"]):
+        clusters = part.groupby(["dataset", "rep"])["cover"].agg(["sum", "size"])
+        share = clusters["sum"].sum() / clusters["size"].sum()
+        m = len(clusters)
+        se = np.sqrt(m / max(m - 1, 1) * ((clusters["sum"] - share * clusters["size"]) ** 2).sum()) / clusters["size"].sum()
+        cells[(method, size, stratum)] = f"{100 * share:.1f}±{100 * se:.1f}"
+    table = pd.Series(cells).unstack()
+    table["outside own interval"] = models.groupby(["method", "size"])["outside"].sum()
+    table["new models"] = models.groupby(["method", "size"]).size()
+    table.index.names = ["method", "size"]
+    return table
 
 
 def _score(row: dict, level: float, low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> None:
@@ -291,10 +325,12 @@ def main() -> None:
     if args.tables:
         frame = pd.concat([pd.read_csv(p) for p in args.tables], ignore_index=True)
         pair_frame = pd.concat([pd.read_parquet(p.with_suffix(".pairs.parquet")) for p in args.tables], ignore_index=True)
-        print_tables(frame, pair_frame, [d for d in DATASETS if d in set(frame["dataset"])])
+        found = [p.with_suffix(".models.parquet") for p in args.tables if p.with_suffix(".models.parquet").exists()]
+        models = pd.concat([pd.read_parquet(p) for p in found], ignore_index=True) if found else None
+        print_tables(frame, pair_frame, [d for d in DATASETS if d in set(frame["dataset"])], models)
         return
     methods, sizes = args.methods.split(","), [int(s) for s in args.sizes.split(",")]
-    rows, pairs = [], []
+    rows, pairs, models = [], [], []
     for name in args.datasets.split(","):
         matrix = load(name)
         start = time.perf_counter()
@@ -302,17 +338,22 @@ def main() -> None:
             r, p, m = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top, args.uniform_weight if args.population else -1.0)
             rows += r
             pairs += p
+            models += m
             print(f"{name}: repetition {rep} done after {time.perf_counter() - start:.0f} s", flush=True)
             if args.out is not None:  # after every repetition, so that an interrupted run keeps what it finished
                 pd.DataFrame(rows).to_csv(args.out, index=False)
                 pd.concat(pairs, ignore_index=True).to_parquet(args.out.with_suffix(".pairs.parquet"))
+                pd.concat(models, ignore_index=True).to_parquet(args.out.with_suffix(".models.parquet"))
         print(
             f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True
         )
-    print_tables(pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), args.datasets.split(","))
+    print_tables(pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), args.datasets.split(","), pd.concat(models, ignore_index=True))
 
 
-def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str]) -> None:
+def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str], models: pd.DataFrame | None = None) -> None:
+    if models is not None and len(models):
+        print("\n90% coverage (%) by the new model's fifth of the leaderboard by true accuracy, ± cluster-robust SE\n")
+        print(markdown(stratum_table(models)))
     summary = coverage_summary(frame)
     marks = lambda r, level: "**" if _z(r, level) > 3 else "*" if _z(r, level) > 2 else ""  # noqa: E731
     cells = summary.apply(
