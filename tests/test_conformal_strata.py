@@ -111,3 +111,28 @@ def test_every_printed_estimate_lies_inside_its_printed_interval(small_sim, meth
         assert shown.available
         assert ((shown.low <= shown.estimate) & (shown.estimate <= shown.high)).all()
         assert ((shown.estimate >= 0) & (shown.estimate <= 1)).all()
+
+
+def test_models_estimated_among_the_best_sources_get_a_marked_interval_in_table_csv_and_python():
+    """Off-population: the best models held out as new ones. A calibrated interval of a model estimated at or above
+    the sources' 90th percentile is marked (Python result, CSV frame, table cell and a note); a random design's
+    interval, which does not rest on the sources, is not."""
+    from mdad.micro.estimation import estimate_report
+    from mdad.micro.trust import OFF_POPULATION_MARK
+
+    sim = mdad.simulate(seed=3, n_models=120, n_items=400, n_subtasks=4)
+    order = np.argsort(sim.scores.mean(axis=1), kind="stable")
+    sources, new = sim.take(models=order[:100]), sim.take(models=np.sort(np.concatenate([order[100:], order[:5]])))
+    line = np.quantile(sources.scores.mean(axis=1), 0.9)
+    chosen = mdad.select(sources, "anchor-points", 20, seed=1).with_assessment(mdad.assess(sources, "anchor-points", 20, runs=4, seed=1))
+    report = estimate_report(chosen, new)
+    expected = report.intervals.estimate >= line - 1e-12
+    assert expected.any() and not expected.all()
+    np.testing.assert_array_equal(report.intervals.mark == OFF_POPULATION_MARK, expected)
+    frame = report.intervals.to_frame()
+    assert (frame["mark"] != "").tolist() == expected.tolist()
+    cells = next(c for c in report.columns if c.name.endswith("interval"))
+    assert sum(cell.endswith(" !") for cell in cells.cells) == expected.sum() == sum(cells.warned)
+    assert any("marked '!'" in note.text and "random design" in note.text for note in report.notes)
+    exact = estimate_report(mdad.select(sources, "random", 20, seed=1), new)
+    assert exact.intervals.mark is None and "mark" not in exact.intervals.to_frame()

@@ -122,10 +122,15 @@ def _columns(
         Column("estimate", [f"{100 * intervals.estimate[i]:.1f}" for i in ranked], numeric=True),
     ]
     if np.isfinite(intervals.low).any():
+        marked = [bool(intervals.mark is not None and intervals.mark[i]) for i in ranked]
         columns.append(
             Column(
                 f"{100 * level:g}% interval",
-                ["" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}" for i in ranked],
+                [
+                    "" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}" + (" !" if m else "")
+                    for i, m in zip(ranked, marked, strict=True)
+                ],
+                warned=marked,
                 numeric=True,
             )
         )
@@ -169,6 +174,9 @@ def _notes(
                 f"benchmark with probability below {100 * threshold:g}%: those orders are not reliable."
             )
         )
+    if intervals.mark is not None and any(intervals.mark):
+        marked = int(sum(bool(m) for m in intervals.mark))
+        notes.append(Note(f"{plural(marked, 'interval')} marked '!': {intervals.mark[np.flatnonzero(intervals.mark)[0]]}.", warning=True))
     beyond = beyond_sources_note(chosen.best_source_accuracy, intervals.estimate, intervals.kind)
     if beyond:
         notes.append(Note(beyond, warning=True))
