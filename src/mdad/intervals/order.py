@@ -18,7 +18,7 @@ runs of ``mdad.assess``: for every pair of calibration targets of a run, the two
 whether the full benchmark ordered the pair as the estimates did. How far apart two estimates
 must be depends on where they sit: estimates are off by more mid-range than near 0 or 1. So the
 gap is measured in units of the held-out residual spread s where the estimates lie (s: the
-residuals' standard deviation in the conformal intervals' bins of the estimate; for two
+residuals' standard deviation in up to 4 bins of the estimate (conformal.estimate_bin_edges); for two
 estimates in one bin z = |g| / (sqrt(2) s), across bins the spread is integrated along the
 way), and a logistic fit of "order held" on z (increasing in the gap at any fixed other
 estimate) gives P(order holds) for a new pair. Files of an older mdad hold a fit on |g| alone, which still
