@@ -134,5 +134,9 @@ def test_models_estimated_among_the_best_sources_get_a_marked_interval_in_table_
     cells = next(c for c in report.columns if c.name.endswith("interval"))
     assert sum(cell.endswith(" !") for cell in cells.cells) == expected.sum() == sum(cells.warned)
     assert any("marked '!'" in note.text and "random design" in note.text for note in report.notes)
+    ranked = np.argsort(-report.intervals.estimate, kind="stable")
+    orders = next(c for c in report.columns if c.name == "P(order holds)")
+    pair_marked = [bool(expected[ranked[p]] or expected[ranked[p + 1]]) for p in range(len(ranked) - 1)]
+    assert [cell.endswith(" !") for cell in orders.cells[:-1]] == pair_marked
     exact = estimate_report(mdad.select(sources, "random", 20, seed=1), new)
     assert exact.intervals.mark is None and "mark" not in exact.intervals.to_frame()

@@ -137,11 +137,13 @@ def _columns(
     columns.append(Column("gap", [f"{orders.gap[p]:.1f}" if p < n_pairs else "" for p in range(len(ranked))], numeric=True))
     if np.isfinite(orders.probability).any():
         probability = [orders.probability[p] if p < n_pairs else np.nan for p in range(len(ranked))]
+        marks = intervals.mark if intervals.mark is not None else np.full(len(ranked), "")
+        with_marked = [p < n_pairs and bool(marks[ranked[p]] or marks[ranked[p + 1]]) for p in range(len(ranked))]
         columns.append(
             Column(
                 "P(order holds)",
-                [format_probability(p) for p in probability],
-                warned=[bool(p < threshold) for p in probability],
+                [format_probability(p) + (" !" if m else "") for p, m in zip(probability, with_marked, strict=True)],
+                warned=[bool(p < threshold) or m for p, m in zip(probability, with_marked, strict=True)],
                 numeric=True,
             )
         )
@@ -176,7 +178,13 @@ def _notes(
         )
     if intervals.mark is not None and any(intervals.mark):
         marked = int(sum(bool(m) for m in intervals.mark))
-        notes.append(Note(f"{plural(marked, 'interval')} marked '!': {intervals.mark[np.flatnonzero(intervals.mark)[0]]}.", warning=True))
+        notes.append(
+            Note(
+                f"{plural(marked, 'interval')} marked '!': {intervals.mark[np.flatnonzero(intervals.mark)[0]]}. "
+                "The order probabilities of their pairs rest on the same calibration and are marked too.",
+                warning=True,
+            )
+        )
     beyond = beyond_sources_note(chosen.best_source_accuracy, intervals.estimate, intervals.kind)
     if beyond:
         notes.append(Note(beyond, warning=True))
