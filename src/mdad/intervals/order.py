@@ -36,6 +36,7 @@ from mdad.intervals.conformal import estimate_bin_edges
 from mdad.metrics.exact import log_comb, log_factorials, unique_rows
 from mdad.metrics.pairwise import agreement_from_differences
 from mdad.metrics.robust import logistic_coefficients
+from mdad.wording import plural
 
 PRIOR_BINS = 50  # bins of the share M+/m
 PRIOR_FLOOR = 1e-3  # share of the prior spread uniformly, so that no (m, M+) is ruled out beforehand
@@ -414,7 +415,7 @@ class OrderCalibration:
             )
         return (
             f"calibrated: logistic fit of held-out orders on the estimated gap in units of the residual spread where "
-            f"the two estimates lie ({self.pairs} pairs, spread in {len(self.spread)} bins of the estimate)"
+            f"the two estimates lie ({self.pairs} pairs, spread in {plural(len(self.spread), 'bin')} of the estimate)"
         )
 
     def to_json(self) -> dict:
