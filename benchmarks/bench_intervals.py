@@ -12,8 +12,11 @@ split-conformal residuals and the logistic order fit of (a).
     python benchmarks/bench_intervals.py                      # every method, the five datasets
     python benchmarks/bench_intervals.py --datasets simulated --methods random,anchor-points --reps 3
 
-Prints markdown tables (coverage at 90% and 95%, mean width, order-probability calibration)
-and, with --out, writes the per-repetition rows as CSV.
+Prints markdown tables (coverage at 90% and 95% overall and by the new model's fifth of the
+leaderboard by true accuracy, with the estimates outside their own interval; mean width;
+order-probability calibration) and, with --out X.csv, writes the per-repetition rows as CSV,
+the pairs to X.pairs.parquet and every new model's estimate, 90% interval and accuracy to
+X.models.parquet.
 """
 
 from __future__ import annotations
@@ -109,12 +112,13 @@ def one_repetition(
         cal_targets.append(np.sort(shuffled[:n_cal_targets]))
         cal_sources.append(shuffled[n_cal_targets:])
     truth = matrix.scores.astype(np.float64).mean(axis=1)
+    fifth = accuracy_fifths(truth)
     calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
     final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
     prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
     accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 else None
     i, j = np.triu_indices(n_new, k=1)
-    rows, pairs = [], []
+    rows, pairs, per_model = [], [], []
     for (method, k), [(micro, est)] in final.items():
         exact = design_of(method) is not None
         if not exact:
@@ -133,6 +137,23 @@ def one_repetition(
                 else conformal.bounds(est, level=level)
             )
             _score(row, level, low, high, truth[new])
+            if level == LEVELS[0]:
+                per_model.append(
+                    pd.DataFrame(
+                        {
+                            "dataset": name,
+                            "method": method,
+                            "size": k,
+                            "rep": rep,
+                            "model": new,
+                            "truth": truth[new],
+                            "fifth": fifth[new],
+                            "estimate": np.clip(est, 0.0, 1.0),
+                            "low": low,
+                            "high": high,
+                        }
+                    )
+                )
             # an estimator's own interval (AIPW's t interval, docs/adaptive.md#aipw), beside the conformal one
             interval = micro.own_intervals(scores, matrix.models[new], level=level) if micro is not None else None
             if interval is not None:
@@ -162,7 +183,39 @@ def one_repetition(
                 }
             )
         )
-    return rows, pairs
+    return rows, pairs, per_model
+
+
+def accuracy_fifths(truth: np.ndarray) -> np.ndarray:
+    """Each model's fifth of the leaderboard by full-benchmark accuracy (0: the weakest 20%, 4: the best 20%)."""
+    rank = np.argsort(np.argsort(truth, kind="stable"), kind="stable")
+    return np.minimum(5 * rank // len(truth), 4)
+
+
+STRATA = {0: "bottom 20%", 1: "middle 60%", 2: "middle 60%", 3: "middle 60%", 4: "top 20%"}
+
+
+def stratum_table(models: pd.DataFrame) -> pd.DataFrame:
+    """Per method and size: 90% coverage (%) of the new models in the bottom 20%, middle 60% and top 20% of the
+    leaderboard by true accuracy, pooled over datasets, ± cluster-robust SE over (dataset, repetition);
+    and how many printed estimates lie outside their own interval."""
+    models = models.assign(
+        stratum=models["fifth"].map(STRATA),
+        cover=(models["low"] <= models["truth"] + 1e-12) & (models["truth"] <= models["high"] + 1e-12),
+        outside=(models["estimate"] < models["low"] - 1e-12) | (models["estimate"] > models["high"] + 1e-12),
+    )
+    cells = {}
+    for (method, size, stratum), part in models.groupby(["method", "size", "stratum"]):
+        clusters = part.groupby(["dataset", "rep"])["cover"].agg(["sum", "size"])
+        share = clusters["sum"].sum() / clusters["size"].sum()
+        m = len(clusters)
+        se = np.sqrt(m / max(m - 1, 1) * ((clusters["sum"] - share * clusters["size"]) ** 2).sum()) / clusters["size"].sum()
+        cells[(method, size, stratum)] = f"{100 * share:.1f}±{100 * se:.1f}"
+    table = pd.Series(cells).unstack()
+    table["outside own interval"] = models.groupby(["method", "size"])["outside"].sum()
+    table["new models"] = models.groupby(["method", "size"]).size()
+    table.index.names = ["method", "size"]
+    return table
 
 
 def _score(row: dict, level: float, low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> None:
@@ -275,28 +328,35 @@ def main() -> None:
     if args.tables:
         frame = pd.concat([pd.read_csv(p) for p in args.tables], ignore_index=True)
         pair_frame = pd.concat([pd.read_parquet(p.with_suffix(".pairs.parquet")) for p in args.tables], ignore_index=True)
-        print_tables(frame, pair_frame, [d for d in DATASETS if d in set(frame["dataset"])])
+        found = [p.with_suffix(".models.parquet") for p in args.tables if p.with_suffix(".models.parquet").exists()]
+        models = pd.concat([pd.read_parquet(p) for p in found], ignore_index=True) if found else None
+        print_tables(frame, pair_frame, [d for d in DATASETS if d in set(frame["dataset"])], models)
         return
     methods, sizes = args.methods.split(","), [int(s) for s in args.sizes.split(",")]
-    rows, pairs = [], []
+    rows, pairs, models = [], [], []
     for name in args.datasets.split(","):
         matrix = load(name)
         start = time.perf_counter()
         for rep in range(args.first_rep, args.first_rep + args.reps):
-            r, p = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top, args.uniform_weight if args.population else -1.0)
+            r, p, m = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top, args.uniform_weight if args.population else -1.0)
             rows += r
             pairs += p
+            models += m
             print(f"{name}: repetition {rep} done after {time.perf_counter() - start:.0f} s", flush=True)
             if args.out is not None:  # after every repetition, so that an interrupted run keeps what it finished
                 pd.DataFrame(rows).to_csv(args.out, index=False)
                 pd.concat(pairs, ignore_index=True).to_parquet(args.out.with_suffix(".pairs.parquet"))
+                pd.concat(models, ignore_index=True).to_parquet(args.out.with_suffix(".models.parquet"))
         print(
             f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True
         )
-    print_tables(pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), args.datasets.split(","))
+    print_tables(pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), args.datasets.split(","), pd.concat(models, ignore_index=True))
 
 
-def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str]) -> None:
+def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str], models: pd.DataFrame | None = None) -> None:
+    if models is not None and len(models):
+        print("\n90% coverage (%) by the new model's fifth of the leaderboard by true accuracy, ± cluster-robust SE\n")
+        print(markdown(stratum_table(models)))
     summary = coverage_summary(frame)
     marks = lambda r, level: "**" if _z(r, level) > 3 else "*" if _z(r, level) > 2 else ""  # noqa: E731
     cells = summary.apply(

@@ -36,7 +36,7 @@ def main() -> None:
         for weight in (float(w) for w in args.weights.split(",")):
             for case, top in (("random 30%", 0.0), ("best 10%", 0.1)):
                 for rep in range(args.reps):
-                    found, _ = one_repetition(matrix, name, rep, METHODS, SIZES, 1, top, weight)
+                    found, _, _ = one_repetition(matrix, name, rep, METHODS, SIZES, 1, top, weight)
                     rows += [{**r, "weight": weight, "new models": case} for r in found]
             print(f"{name} done", flush=True)
     frame = pd.DataFrame(rows)

@@ -29,6 +29,7 @@ class EstimateIntervals:
     level: float
     calibration: str
     kind: str = "none"
+    mark: np.ndarray | None = None  # per model: why its interval may not hold ("" where nothing is known against it)
 
     @property
     def available(self) -> bool:
@@ -36,8 +37,11 @@ class EstimateIntervals:
         return bool(np.isfinite(self.low).all() and np.isfinite(self.high).all())
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per model: model, estimate, low, high, level."""
-        return pd.DataFrame({"model": self.models, "estimate": self.estimate, "low": self.low, "high": self.high, "level": self.level})
+        """One row per model: model, estimate, low, high, level, and the mark when some interval has one."""
+        frame = pd.DataFrame({"model": self.models, "estimate": self.estimate, "low": self.low, "high": self.high, "level": self.level})
+        if self.mark is not None and any(self.mark):
+            frame["mark"] = self.mark
+        return frame
 
 
 @dataclass(frozen=True, eq=False)

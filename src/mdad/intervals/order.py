@@ -18,7 +18,7 @@ runs of ``mdad.assess``: for every pair of calibration targets of a run, the two
 whether the full benchmark ordered the pair as the estimates did. How far apart two estimates
 must be depends on where they sit: estimates are off by more mid-range than near 0 or 1. So the
 gap is measured in units of the held-out residual spread s where the estimates lie (s: the
-residuals' standard deviation in the conformal intervals' bins of the estimate; for two
+residuals' standard deviation in up to 4 bins of the estimate (conformal.estimate_bin_edges); for two
 estimates in one bin z = |g| / (sqrt(2) s), across bins the spread is integrated along the
 way), and a logistic fit of "order held" on z (increasing in the gap at any fixed other
 estimate) gives P(order holds) for a new pair. Files of an older mdad hold a fit on |g| alone, which still
@@ -36,6 +36,7 @@ from mdad.intervals.conformal import estimate_bin_edges
 from mdad.metrics.exact import log_comb, log_factorials, unique_rows
 from mdad.metrics.pairwise import agreement_from_differences
 from mdad.metrics.robust import logistic_coefficients
+from mdad.wording import plural
 
 PRIOR_BINS = 50  # bins of the share M+/m
 PRIOR_FLOOR = 1e-3  # share of the prior spread uniformly, so that no (m, M+) is ruled out beforehand
@@ -414,7 +415,7 @@ class OrderCalibration:
             )
         return (
             f"calibrated: logistic fit of held-out orders on the estimated gap in units of the residual spread where "
-            f"the two estimates lie ({self.pairs} pairs, spread in {len(self.spread)} bins of the estimate)"
+            f"the two estimates lie ({self.pairs} pairs, spread in {plural(len(self.spread), 'bin')} of the estimate)"
         )
 
     def to_json(self) -> dict:

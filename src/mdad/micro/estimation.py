@@ -122,21 +122,28 @@ def _columns(
         Column("estimate", [f"{100 * intervals.estimate[i]:.1f}" for i in ranked], numeric=True),
     ]
     if np.isfinite(intervals.low).any():
+        marked = [bool(intervals.mark is not None and intervals.mark[i]) for i in ranked]
         columns.append(
             Column(
                 f"{100 * level:g}% interval",
-                ["" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}" for i in ranked],
+                [
+                    "" if np.isnan(intervals.low[i]) else f"{100 * intervals.low[i]:.1f} - {100 * intervals.high[i]:.1f}" + (" !" if m else "")
+                    for i, m in zip(ranked, marked, strict=True)
+                ],
+                warned=marked,
                 numeric=True,
             )
         )
     columns.append(Column("gap", [f"{orders.gap[p]:.1f}" if p < n_pairs else "" for p in range(len(ranked))], numeric=True))
     if np.isfinite(orders.probability).any():
         probability = [orders.probability[p] if p < n_pairs else np.nan for p in range(len(ranked))]
+        marks = intervals.mark if intervals.mark is not None else np.full(len(ranked), "")
+        with_marked = [p < n_pairs and bool(marks[ranked[p]] or marks[ranked[p + 1]]) for p in range(len(ranked))]
         columns.append(
             Column(
                 "P(order holds)",
-                [format_probability(p) for p in probability],
-                warned=[bool(p < threshold) for p in probability],
+                [format_probability(p) + (" !" if m else "") for p, m in zip(probability, with_marked, strict=True)],
+                warned=[bool(p < threshold) or m for p, m in zip(probability, with_marked, strict=True)],
                 numeric=True,
             )
         )
@@ -167,6 +174,15 @@ def _notes(
             Note(
                 f"{_unreliable(orders, threshold)} of the {len(orders.gap)} neighbouring pairs keep their order on the full "
                 f"benchmark with probability below {100 * threshold:g}%: those orders are not reliable."
+            )
+        )
+    if intervals.mark is not None and any(intervals.mark):
+        marked = int(sum(bool(m) for m in intervals.mark))
+        notes.append(
+            Note(
+                f"{plural(marked, 'interval')} marked '!': {intervals.mark[np.flatnonzero(intervals.mark)[0]]}. "
+                "The order probabilities of their pairs rest on the same calibration and are marked too.",
+                warning=True,
             )
         )
     beyond = beyond_sources_note(chosen.best_source_accuracy, intervals.estimate, intervals.kind)

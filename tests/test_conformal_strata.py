@@ -1,0 +1,142 @@
+"""The calibrated intervals keep their level in each fifth of accuracies, and always hold their own estimate."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import mdad
+from mdad.intervals import ConformalCalibration
+from mdad.intervals.conformal import rank_bounds
+from mdad.micro import SelectedMicroBenchmark
+
+
+def shrunk(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Estimates pulled most of the way towards 0.5, as learned estimators pull towards the sources' typical accuracy."""
+    truth = rng.uniform(0.05, 0.95, n)
+    return 0.5 + 0.3 * (truth - 0.5) + rng.normal(0.0, 0.05, n), truth
+
+
+def fifth_coverage(calibration: ConformalCalibration, estimate: np.ndarray, truth: np.ndarray, level: float) -> np.ndarray:
+    low, high = calibration.bounds(estimate, level=level)
+    fifth = np.minimum((truth - 0.05) / 0.9 * 5, 4).astype(int)
+    covered = (low <= truth) & (truth <= high)
+    return np.array([covered[fifth == f].mean() for f in range(5)])
+
+
+def test_every_fifth_of_accuracies_is_covered_at_the_level_where_the_older_bins_were_not():
+    """Simulation with known truth: shrunk estimates. Binning on the estimate covers the best and the weakest
+    fifth far under the level; binning on the true accuracy covers each at least at the level."""
+    rng = np.random.default_rng(3)
+    for level in (0.9, 0.95):
+        new, old = [], []
+        for _ in range(60):
+            est, tru = shrunk(rng, 1000)
+            cal_est, cal_tru = shrunk(rng, 1000)
+            calibration = ConformalCalibration.fit(cal_est, cal_tru)
+            older = ConformalCalibration.from_json(_estimate_binned(cal_est, cal_tru))
+            new.append(fifth_coverage(calibration, est, tru, level))
+            old.append(fifth_coverage(older, est, tru, level))
+        new, old = np.mean(new, axis=0), np.mean(old, axis=0)
+        assert (new >= level - 0.01).all(), new
+        assert old[0] < level - 0.025 and old[-1] < level - 0.025, old
+
+
+def _estimate_binned(estimates: np.ndarray, truths: np.ndarray) -> dict:
+    """A calibration as an older mdad stored it: up to 4 bins of equal counts of the estimate."""
+    edges = np.quantile(estimates, [0.25, 0.5, 0.75])
+    which = np.searchsorted(edges, estimates, side="right")
+    return {"edges": edges.tolist(), "residuals": [(truths - estimates)[which == b].tolist() for b in range(4)]}
+
+
+def test_bounds_are_the_hull_of_the_accuracies_each_bin_allows():
+    """Brute force: on a fine grid of accuracies t, keep t when the residual t - estimate lies within the
+    conformal ranks of t's own bin; the bounds are the smallest and largest kept t (or the estimate)."""
+    rng = np.random.default_rng(5)
+    cal_est, cal_tru = shrunk(rng, 300)
+    calibration = ConformalCalibration.fit(cal_est, cal_tru)
+    assert len(calibration.residuals) == 5 and calibration.binned_on == "accuracy"
+    grid = np.linspace(0.0, 1.0, 200_001)
+    bins = np.searchsorted(calibration.edges, grid, side="right")
+    for level in (0.8, 0.9, 0.95):
+        ranks = np.array([rank_bounds(r, (1 - level) / 2) for r in calibration.residuals])
+        estimates = np.array([0.0, 0.3, 0.36, 0.42, 0.5, 0.58, 0.64, 0.7, 1.0])
+        low, high = calibration.bounds(estimates, level=level)
+        for e, lo, hi in zip(estimates, low, high, strict=True):
+            kept = grid[(grid - e >= ranks[bins, 0] - 1e-12) & (grid - e <= ranks[bins, 1] + 1e-12)]
+            if not kept.size:  # an estimate no bin allows (far outside the calibration's): every bin's residuals
+                assert (e in (0.0, 1.0)) and lo == pytest.approx(np.clip(min(e + ranks[:, 0].min(), e), 0, 1))
+                assert hi == pytest.approx(np.clip(max(e + ranks[:, 1].max(), e), 0, 1))
+                continue
+            assert lo == pytest.approx(min(kept.min(), e), abs=1e-5)
+            assert hi == pytest.approx(max(kept.max(), e), abs=1e-5)
+
+
+def test_an_estimate_always_lies_inside_its_interval_and_past_the_ends_it_is_clipped():
+    """Residuals all of one sign (an estimate biased one way) used to give intervals beside the estimate."""
+    rng = np.random.default_rng(7)
+    truth = rng.uniform(0.2, 0.4, 400)
+    estimate = truth + 0.3 + rng.normal(0, 0.01, 400)  # every estimate 25-35 points too high
+    for calibration in (ConformalCalibration.fit(estimate, truth), ConformalCalibration.from_json(_estimate_binned(estimate, truth))):
+        est = np.array([-0.05, 0.0, 0.5, 0.62, 0.7, 1.0, 1.13])
+        low, high = calibration.bounds(est, level=0.9)
+        inside = np.clip(est, 0, 1)
+        assert ((low <= inside) & (inside <= high)).all()
+        assert ((low >= 0) & (high <= 1)).all()
+        # and the interval still reaches down to where the truth is
+        assert low[3] <= 0.4
+
+
+def test_old_files_keep_their_estimate_bins_and_say_so():
+    data = _estimate_binned(*shrunk(np.random.default_rng(2), 800))
+    older = ConformalCalibration.from_json(data)
+    assert older.binned_on == "estimate" and "older mdad" in older.describe()
+    again = ConformalCalibration.from_json(json.loads(json.dumps(older.to_json())))
+    np.testing.assert_array_equal(again.bounds([0.3, 0.6])[0], older.bounds([0.3, 0.6])[0])
+    with pytest.raises(mdad.MdadError, match="binned on"):
+        ConformalCalibration.from_json({**data, "binned_on": "colour"})
+
+
+@pytest.mark.parametrize("method", ["stratified-confidence", "anchor-points", "aipw", "random", "random-stratified-proportional"])
+@pytest.mark.parametrize("size", [10, 40])
+def test_every_printed_estimate_lies_inside_its_printed_interval(small_sim, method, size, tmp_path):
+    """Over methods and sizes: what `estimate` prints (estimate and interval) never puts the estimate outside."""
+    sources, new = small_sim.take(models=np.arange(0, small_sim.n_models, 2)), small_sim.take(models=np.arange(1, small_sim.n_models, 2))
+    chosen = mdad.select(sources, method, size, seed=4).with_assessment(mdad.assess(sources, method, size, runs=4, seed=4))
+    chosen.save(tmp_path / "m.json")
+    for level in (0.8, 0.9, 0.95):
+        shown = SelectedMicroBenchmark.load(tmp_path / "m.json").intervals(new, level=level)
+        assert shown.available
+        assert ((shown.low <= shown.estimate) & (shown.estimate <= shown.high)).all()
+        assert ((shown.estimate >= 0) & (shown.estimate <= 1)).all()
+
+
+def test_models_estimated_among_the_best_sources_get_a_marked_interval_in_table_csv_and_python():
+    """Off-population: the best models held out as new ones. A calibrated interval of a model estimated at or above
+    the sources' 90th percentile is marked (Python result, CSV frame, table cell and a note); a random design's
+    interval, which does not rest on the sources, is not."""
+    from mdad.micro.estimation import estimate_report
+    from mdad.micro.trust import OFF_POPULATION_MARK
+
+    sim = mdad.simulate(seed=3, n_models=120, n_items=400, n_subtasks=4)
+    order = np.argsort(sim.scores.mean(axis=1), kind="stable")
+    sources, new = sim.take(models=order[:100]), sim.take(models=np.sort(np.concatenate([order[100:], order[:5]])))
+    line = np.quantile(sources.scores.mean(axis=1), 0.9)
+    chosen = mdad.select(sources, "anchor-points", 20, seed=1).with_assessment(mdad.assess(sources, "anchor-points", 20, runs=4, seed=1))
+    report = estimate_report(chosen, new)
+    expected = report.intervals.estimate >= line - 1e-12
+    assert expected.any() and not expected.all()
+    np.testing.assert_array_equal(report.intervals.mark == OFF_POPULATION_MARK, expected)
+    frame = report.intervals.to_frame()
+    assert (frame["mark"] != "").tolist() == expected.tolist()
+    cells = next(c for c in report.columns if c.name.endswith("interval"))
+    assert sum(cell.endswith(" !") for cell in cells.cells) == expected.sum() == sum(cells.warned)
+    assert any("marked '!'" in note.text and "random design" in note.text for note in report.notes)
+    ranked = np.argsort(-report.intervals.estimate, kind="stable")
+    orders = next(c for c in report.columns if c.name == "P(order holds)")
+    pair_marked = [bool(expected[ranked[p]] or expected[ranked[p + 1]]) for p in range(len(ranked) - 1)]
+    assert [cell.endswith(" !") for cell in orders.cells[:-1]] == pair_marked
+    exact = estimate_report(mdad.select(sources, "random", 20, seed=1), new)
+    assert exact.intervals.mark is None and "mark" not in exact.intervals.to_frame()
