@@ -20,6 +20,7 @@ element-wise passes over the response matrix, with an analytic gradient. Missing
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -324,6 +325,7 @@ def fit_irt(
     scale_tol: float = 0.02,
     threads: int | None = 1,
     variational: bool = True,
+    until: Callable[[IRTFit], bool] | None = None,
 ) -> IRTFit:
     """The D-dimensional 2PL model fitted to a models x items 0/1 matrix (NaN = missing).
 
@@ -340,7 +342,9 @@ def fit_irt(
     would be degenerate (scales collapse to zero), hence the empirical-Bayes step, whose
     expected squares include the posterior variances. A plain MAP with fixed priors is one
     round. ``scale_tol`` ends a hierarchical MAP early once no scale moves by more than
-    that (relative).
+    that (relative). ``until``, when given, sees the fit after each round (what a fit with
+    that many rounds of the same length returns) and ends it early by returning True: a
+    caller whose quantity has stopped moving need not pay for the remaining rounds.
     The random start comes from ``rng``: the fit is a deterministic function of the data and
     the generator. ``threads`` caps the BLAS threads of the fit (None: leave as set): its
     matrix products are small (models x D x items), and on 2 cores a second thread costs
@@ -390,13 +394,13 @@ def fit_irt(
                 if change < scale_tol and not variational:
                     break
                 current = updated
-        theta, a, b = posterior.split(x)
-        value = posterior(x, current, penalty)[0] + current.normaliser(a.shape[0], hierarchical)
-    return IRTFit(
-        theta=theta.copy(),
-        a=a.copy(),
-        b=b.copy(),
-        priors=current,
-        objective=value,
-        iterations=iterations,
-    )
+            if until is not None and until(_result(posterior, x, current, penalty, hierarchical, iterations)):
+                break
+        return _result(posterior, x, current, penalty, hierarchical, iterations)
+
+
+def _result(posterior: _Posterior, x: np.ndarray, priors: Priors, penalty, hierarchical: bool, iterations: int) -> IRTFit:
+    """The fit at ``x``: its parameters (copies), priors and objective."""
+    theta, a, b = posterior.split(x)
+    value = posterior(x, priors, penalty)[0] + priors.normaliser(a.shape[0], hierarchical)
+    return IRTFit(theta=theta.copy(), a=a.copy(), b=b.copy(), priors=priors, objective=value, iterations=iterations)
