@@ -1,6 +1,9 @@
 """Time the default `mdad run` (all methods, the built-in gpqa 420 x 448, sizes 10-200, 50 runs) by phase,
 against baselines run in the same process:
 
+- start-up: fresh processes, the median of three: the interpreter alone, `mdad --help`,
+  `mdad methods` and `mdad run --help` (what a command pays before its work);
+
 - cells in worker processes without the per-worker thread cap (every worker's k-means and BLAS
   start one thread per core, so on a machine the workers fill, threads fight);
 - the robust-MDAD bootstrap with a fixed 50 Newton steps per resample instead of stopping each
@@ -8,7 +11,7 @@ against baselines run in the same process:
 - the report (summary of every cell, sections, figures) drawn in this process alone instead of
   in the run's worker processes.
 
-    python benchmarks/bench_run.py [--workers N] [--runs 50] [--skip-baselines]
+    python benchmarks/bench_run.py [--workers N] [--runs 50] [--skip-baselines] [--startup-only]
 
 Goal (issue 2): the whole default run under a minute on 2 cores.
 """
@@ -17,6 +20,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -68,6 +75,27 @@ def timed(label: str, fn):
     return result, seconds
 
 
+def startup() -> float:
+    """Median wall seconds of fresh processes that start and end at once; returns `mdad run --help`'s."""
+    mdad = str(Path(sys.executable).with_name("mdad")) if Path(sys.executable).with_name("mdad").exists() else shutil.which("mdad") or "mdad"
+    commands = {
+        "start-up: the interpreter alone": [sys.executable, "-c", "pass"],
+        "start-up: mdad --help": [mdad, "--help"],
+        "start-up: mdad methods": [mdad, "methods"],
+        "start-up: mdad run --help": [mdad, "run", "--help"],
+    }
+    seconds = 0.0
+    for label, command in commands.items():
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            subprocess.run(command, capture_output=True, check=True)
+            times.append(time.perf_counter() - start)
+        seconds = statistics.median(times)
+        print(f"{label:52s} {seconds:7.2f} s", flush=True)
+    return seconds
+
+
 def run_cells(matrix, config, out: Path, workers: int) -> None:
     Experiment(matrix, config, store=ResultStore(out)).run(workers=workers, extra_config={"threshold": 0.8})
 
@@ -77,15 +105,19 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--skip-baselines", action="store_true", help="time the default run only")
+    parser.add_argument("--startup-only", action="store_true", help="time the start-up phase only")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, {args.workers} workers, load average {os.getloadavg()[0]:.2f}")
+    t_start = startup()
+    if args.startup_only:
+        return
     matrix, t_sim = timed("load the built-in gpqa 420 x 448", GPQA.load)
     config = ExperimentConfig(methods=tuple(method_registry.available()), sizes=SIZES, sources=(300,), runs=args.runs, targets=50, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
         _, t_cells = timed("cells (all methods)", lambda: run_cells(matrix, config, out, args.workers))
         _, t_report = timed(f"report (tables, MDAD, figures, HTML), {args.workers} workers", lambda: build_outputs(out, 0.8, workers=args.workers))
-        print(f"{'total (without the CLI start-up, ~2 s)':52s} {t_sim + t_cells + t_report:7.1f} s")
+        print(f"{'total (start-up of mdad run, load, cells, report)':52s} {t_start + t_sim + t_cells + t_report:7.1f} s")
         if args.skip_baselines:
             return
         if args.workers > 1:

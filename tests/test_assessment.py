@@ -75,6 +75,14 @@ def test_same_numbers_whatever_the_workers(small_sim, random_assessment):
     np.testing.assert_array_equal(two.estimates, random_assessment.estimates)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_counts_every_run_once_and_changes_no_number(small_sim, random_assessment, workers):
+    finished: list[float] = []
+    found = mdad.assess(small_sim, "random", 10, runs=6, targets=15, seed=4, workers=workers, on_runs=finished.append)
+    assert sum(finished) == pytest.approx(6) and len(finished) == 6 and min(finished) > 0
+    np.testing.assert_array_equal(found.estimates, random_assessment.estimates)
+
+
 def test_stored_with_the_micro_benchmark_and_read_back(small_sim, random_assessment, tmp_path):
     chosen = mdad.select(small_sim, "random", 10, seed=4).with_assessment(random_assessment)
     chosen.save(tmp_path / "m.json")
@@ -124,6 +132,7 @@ def test_select_assesses_and_estimate_flags_unlikely_orders(small_sim, tmp_path)
     )
     assert result.exit_code == 0, result.output
     assert "On 4 held-out splits (20 target models, 100 source models" in " ".join(result.output.split())
+    assert "Held-out runs" in result.output and "4/4" in result.output  # the progress bar, at its end
     assessment = SelectedMicroBenchmark.load(tmp_path / "m.json").assessment
     assert assessment.runs == 4
     result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "data.npz")], terminal_width=200)

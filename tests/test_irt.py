@@ -63,6 +63,26 @@ def test_blocks_of_rows_give_the_whole_arrays_values_to_the_bit(monkeypatch):
         np.testing.assert_array_equal(fits[cells][2], fits[10**9][2])
 
 
+def test_a_point_evaluated_again_under_other_priors_gives_a_fresh_evaluations_values():
+    """The fit keeps the likelihood of the last point for the next round (other priors and spread
+    penalties, same point): what comes back must be what a fresh evaluation gives, to the bit."""
+    from mdad.irt.model import _Posterior
+
+    y, theta, a, b, priors = tiny(seed=4)
+    other = Priors(priors.a_mean + 0.5, priors.a_scale * 2.0, -1.0, 0.4)
+    rng = np.random.default_rng(3)
+    spread = (spd(rng, len(theta), 3), spd(rng, len(a), 3))
+    x = np.concatenate([theta.ravel(), a.ravel(), b])
+    kept = _Posterior(y, len(b), 3)
+    kept(x + 0.1, priors)  # another point first, then x twice
+    kept(x, priors)
+    for args in ((other, None), (other, spread), (priors, spread)):
+        value, grad = kept(x, *args)
+        fresh_value, fresh_grad = _Posterior(y, len(b), 3)(x, *args)
+        assert value == fresh_value
+        np.testing.assert_array_equal(grad, fresh_grad)
+
+
 def spd(rng, count: int, d: int) -> np.ndarray:
     root = rng.normal(size=(count, d, d))
     return root @ root.transpose(0, 2, 1) + np.eye(d)

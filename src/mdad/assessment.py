@@ -14,6 +14,7 @@ accuracy on the whole benchmark.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 
@@ -122,17 +123,27 @@ class HeldOutRuns:
 
 
 def held_out_runs(
-    matrix: ResponseMatrix, method: str, sizes, *, runs: int, targets: int | None = None, seed: int = 0, workers: int = 1
+    matrix: ResponseMatrix,
+    method: str,
+    sizes,
+    *,
+    runs: int,
+    targets: int | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    on_runs: Callable[[float], None] | None = None,
 ) -> HeldOutRuns:
-    """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run)."""
+    """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run);
+    ``on_runs`` receives the number of runs finished as they finish (for a progress bar)."""
     n_targets = targets if targets is not None else default_targets(matrix.n_models)
     halves = make_splits(matrix, runs, n_targets, seed)
     whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
     splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
     n_sources = splits.source_pool.shape[1]
     config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
-    tasks = plan_tasks(config, runs_per_task=5 if workers > 1 else None)
-    with closing(execute(run_task, matrix, splits, tasks, workers)) as finished:
+    tasks = plan_tasks(config, runs_per_task=1 if workers > 1 else None)  # one run per task: the workers stay busy to the end
+    on_cells = None if on_runs is None else (lambda cells: on_runs(cells * runs / len(config.sizes)))
+    with closing(execute(run_task, matrix, splits, tasks, workers, on_cells=on_cells)) as finished:
         blocks = {task.first_run: {cell.size: out["estimate"] for cell, out in result.items()} for task, result in finished}
     estimates = {k: np.concatenate([blocks[start][k] for start in sorted(blocks)]) for k in sizes}
     truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
@@ -149,6 +160,7 @@ def assess(
     seed: int = 0,
     workers: int = 1,
     threshold: float = DEFAULT_THRESHOLD,
+    on_runs: Callable[[float], None] | None = None,
 ) -> Assessment:
     """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).
 
@@ -169,6 +181,8 @@ def assess(
         Results depend on ``seed`` only, not on ``workers``.
     threshold : float
         Agreement rate that defines MDAD.
+    on_runs : callable, optional
+        Receives the number of runs finished as they finish (for a progress bar).
 
     Returns
     -------
@@ -185,7 +199,7 @@ def assess(
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     check_threshold(threshold)
     check_size(size, matrix.n_items)
-    runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers)
+    runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs)
     estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)
     metrics, _ = view_metrics(

@@ -10,6 +10,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 from rich.measure import Measurement
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from mdad.cli.common import (
@@ -86,8 +87,23 @@ def select_command(
     check_outputs_apart({"the data": data}, {"the micro-benchmark file": out_path, "the lm-eval samples file": samples_path})
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     runs = assessment_runs(matrix.n_models, assess_runs, targets)
-    status = f"Assessing {method} with {size} items on {plural(runs, 'held-out split')}..."
-    with console.status(status) if runs else nullcontext():
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=console,
+    )
+    choosing = progress.add_task(f"Choosing {plural(size, 'item')} with {method}", total=1)
+    held_out = progress.add_task("Held-out runs", total=runs, visible=False)
+
+    def selected() -> None:
+        progress.update(choosing, completed=1)
+        progress.update(held_out, visible=True)
+
+    with progress if runs else nullcontext():
         selection = build_selection(
             matrix,
             method,
@@ -99,6 +115,8 @@ def select_command(
             workers=workers or os.cpu_count() or 1,
             lm_eval_samples=samples_path is not None,
             inspect=inspect,
+            on_selected=selected,
+            on_runs=lambda done: progress.advance(held_out, done),
         )
     selection.save(out_path, samples_path)
     print_report(selection.report(out_path, samples_path))

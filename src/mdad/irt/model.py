@@ -20,6 +20,7 @@ element-wise passes over the response matrix, with an analytic gradient. Missing
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,6 +148,7 @@ class _Posterior:
         self.mask = (~missing).astype(np.float64) if missing.any() else None
         self.y = np.where(missing, 0.0, responses)
         self.n_models, self.n_items, self.dims = responses.shape[0], n_items, dims
+        self._last: _Likelihood | None = None
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n, m, d = self.n_models, self.n_items, self.dims
@@ -163,8 +165,7 @@ class _Posterior:
         """
         theta, a, b = self.split(x)
         n, m, d = self.n_models, self.n_items, self.dims
-        eta = theta @ a.T
-        eta -= b
+        eta = self.likelihood(x).eta
         w = np.empty_like(eta)
         rows = max(1, BLOCK_CELLS // m)
         for start in range(0, n, rows):  # blocks of rows that stay in the CPU cache
@@ -186,7 +187,15 @@ class _Posterior:
         cov_theta = np.linalg.inv((w @ (_outer(a) + cov_a.reshape(m, -1))).reshape(n, d, d) + eye)
         return _Spread(w, cov_theta, cov_item)
 
-    def __call__(self, x: np.ndarray, priors: Priors, spread=None) -> tuple[float, np.ndarray]:
+    def likelihood(self, x: np.ndarray) -> _Likelihood:
+        """The negative log-likelihood part of the objective at ``x``, kept for the last ``x``.
+
+        A round of the fit starts where the last one ended, with other priors and spread penalties
+        but the same likelihood; the spread update between rounds needs the same logits too. So
+        each is computed once per point (the same arithmetic, hence the same numbers)."""
+        last = self._last
+        if last is not None and np.array_equal(last.x, x):
+            return last
         theta, a, b = self.split(x)
         eta = theta @ a.T
         eta -= b
@@ -198,19 +207,37 @@ class _Posterior:
         if self.mask is not None:
             loss *= self.mask
             resid *= self.mask
+        self._last = _Likelihood(x.copy(), eta, float(loss.sum()), resid @ a, resid.T @ theta, resid.sum(axis=0))
+        return self._last
+
+    def __call__(self, x: np.ndarray, priors: Priors, spread=None) -> tuple[float, np.ndarray]:
+        theta, a, b = self.split(x)
+        part = self.likelihood(x)
         prec_a, prec_b = 1.0 / priors.a_scale**2, 1.0 / priors.b_scale**2
         da, db = a - priors.a_mean, b - priors.b_mean
-        f = float(loss.sum()) + 0.5 * float(np.sum(theta * theta))
+        f = part.value + 0.5 * float(np.sum(theta * theta))
         f += 0.5 * float(np.sum(prec_a * da * da)) + 0.5 * prec_b * float(db @ db)
-        g_theta = resid @ a + theta
-        g_a = resid.T @ theta + prec_a * da
+        g_theta = part.g_theta + theta
+        g_a = part.g_a + prec_a * da
         if spread is not None:
             p_theta = np.einsum("nde,ne->nd", spread[0], theta)
             q_a = np.einsum("mde,me->md", spread[1], a)
             f += 0.5 * float(np.sum(theta * p_theta) + np.sum(a * q_a))
             g_theta += p_theta
             g_a += q_a
-        return f, np.concatenate([g_theta.ravel(), g_a.ravel(), prec_b * db - resid.sum(axis=0)])
+        return f, np.concatenate([g_theta.ravel(), g_a.ravel(), prec_b * db - part.resid_sum])
+
+
+@dataclass(frozen=True, eq=False)
+class _Likelihood:
+    """The negative log-likelihood at ``x`` (``value``), its gradient in theta, a and (negated) b, and the logits."""
+
+    x: np.ndarray
+    eta: np.ndarray  # models x items logits
+    value: float
+    g_theta: np.ndarray
+    g_a: np.ndarray
+    resid_sum: np.ndarray  # per item: sum over models of sigmoid(eta) - y, the negative of the b gradient
 
 
 def _loss_and_residual(eta: np.ndarray, y: np.ndarray, loss: np.ndarray, resid: np.ndarray) -> None:
@@ -298,6 +325,7 @@ def fit_irt(
     scale_tol: float = 0.02,
     threads: int | None = 1,
     variational: bool = True,
+    until: Callable[[IRTFit], bool] | None = None,
 ) -> IRTFit:
     """The D-dimensional 2PL model fitted to a models x items 0/1 matrix (NaN = missing).
 
@@ -314,7 +342,9 @@ def fit_irt(
     would be degenerate (scales collapse to zero), hence the empirical-Bayes step, whose
     expected squares include the posterior variances. A plain MAP with fixed priors is one
     round. ``scale_tol`` ends a hierarchical MAP early once no scale moves by more than
-    that (relative).
+    that (relative). ``until``, when given, sees the fit after each round (what a fit with
+    that many rounds of the same length returns) and ends it early by returning True: a
+    caller whose quantity has stopped moving need not pay for the remaining rounds.
     The random start comes from ``rng``: the fit is a deterministic function of the data and
     the generator. ``threads`` caps the BLAS threads of the fit (None: leave as set): its
     matrix products are small (models x D x items), and on 2 cores a second thread costs
@@ -364,13 +394,13 @@ def fit_irt(
                 if change < scale_tol and not variational:
                     break
                 current = updated
-        theta, a, b = posterior.split(x)
-        value = posterior(x, current, penalty)[0] + current.normaliser(a.shape[0], hierarchical)
-    return IRTFit(
-        theta=theta.copy(),
-        a=a.copy(),
-        b=b.copy(),
-        priors=current,
-        objective=value,
-        iterations=iterations,
-    )
+            if until is not None and until(_result(posterior, x, current, penalty, hierarchical, iterations)):
+                break
+        return _result(posterior, x, current, penalty, hierarchical, iterations)
+
+
+def _result(posterior: _Posterior, x: np.ndarray, priors: Priors, penalty, hierarchical: bool, iterations: int) -> IRTFit:
+    """The fit at ``x``: its parameters (copies), priors and objective."""
+    theta, a, b = posterior.split(x)
+    value = posterior(x, priors, penalty)[0] + priors.normaliser(a.shape[0], hierarchical)
+    return IRTFit(theta=theta.copy(), a=a.copy(), b=b.copy(), priors=priors, objective=value, iterations=iterations)

@@ -43,6 +43,9 @@ VALIDATION_SHARE = 0.2
 # fit's schedule gives to within 0.05 points (simulated 300 x 500, six runs: 2.66-3.03 vs
 # 2.69-3.03 points) at two thirds of its cost.
 VALIDATION_ITERATIONS, VALIDATION_ROUNDS = 18, 6
+# ... and the fit stops earlier once that error has converged: from round BIAS_FIRST_CHECK on, when
+# a round moves it by less than BIAS_TOLERANCE (accuracy units; docs/deviations.md#gp-irt-lambda).
+BIAS_FIRST_CHECK, BIAS_TOLERANCE = 3, 2e-4
 
 
 class TinyPreparation:
@@ -98,18 +101,40 @@ def gpirt_lambda(bias: float, variance: float, k: int) -> float:
 
 def pirt_bias(scores: np.ndarray, dims: int, rng: np.random.Generator) -> float:
     """Mean |predicted - observed| accuracy on half the pool for held-out source models whose
-    ability is estimated from the other half, with IRT fitted on the remaining sources."""
+    ability is estimated from the other half, with IRT fitted on the remaining sources.
+
+    The fit's rounds stop once the error has converged: from round ``BIAS_FIRST_CHECK`` on, the
+    error is computed after each round and the fit ends when a round moves it by less than
+    ``BIAS_TOLERANCE`` (at most ``VALIDATION_ROUNDS`` rounds)."""
     n_models, n_items = scores.shape
     order = rng.permutation(n_models)
     n_val = min(max(1, round(VALIDATION_SHARE * n_models)), n_models - 1)
     val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
-    fit = fit_irt(scores[train], dims=dims, rng=rng, max_iter=VALIDATION_ITERATIONS, max_rounds=VALIDATION_ROUNDS)
-    items = rng.permutation(n_items)
-    seen, unseen = np.sort(items[: n_items // 2]), np.sort(items[n_items // 2 :])
-    theta = estimate_ability(scores[np.ix_(val, seen)], fit.a[seen], fit.b[seen])
-    predicted = predict_correct(theta, fit.a[unseen], fit.b[unseen]).mean(axis=1)
-    observed = np.nanmean(scores[np.ix_(val, unseen)], axis=1)
-    return float(np.nanmean(np.abs(predicted - observed)))
+    found: list[float] = []
+    halves: list[np.ndarray] = []  # drawn once the fit has drawn its start, so the draws keep their order
+
+    def bias(fit: IRTFit) -> float:
+        if not halves:
+            items = rng.permutation(n_items)
+            halves.extend((np.sort(items[: n_items // 2]), np.sort(items[n_items // 2 :])))
+        seen, unseen = halves
+        theta = estimate_ability(scores[np.ix_(val, seen)], fit.a[seen], fit.b[seen])
+        predicted = predict_correct(theta, fit.a[unseen], fit.b[unseen]).mean(axis=1)
+        observed = np.nanmean(scores[np.ix_(val, unseen)], axis=1)
+        return float(np.nanmean(np.abs(predicted - observed)))
+
+    rounds = 0
+
+    def converged(fit: IRTFit) -> bool:  # called after every round, the last included
+        nonlocal rounds
+        rounds += 1
+        if rounds < BIAS_FIRST_CHECK:
+            return False
+        found.append(bias(fit))
+        return len(found) > 1 and abs(found[-1] - found[-2]) < BIAS_TOLERANCE
+
+    fit = fit_irt(scores[train], dims=dims, rng=rng, max_iter=VALIDATION_ITERATIONS, max_rounds=VALIDATION_ROUNDS, until=converged)
+    return found[-1] if found else bias(fit)
 
 
 def anchor_points(embedding: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -6,6 +6,7 @@ Python too; ``Selection`` writes the files and gives the lines the command print
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,12 +110,16 @@ def build_selection(
     workers: int = 1,
     lm_eval_samples: bool = False,
     inspect: bool = False,
+    on_selected: Callable[[], None] | None = None,
+    on_runs: Callable[[float], None] | None = None,
 ) -> Selection:
     """Choose ``size`` items of ``matrix`` with ``method`` (``mdad.select``), write-ready sample lists when asked
     for, and its assessment on ``runs`` held-out splits (``mdad.assess``; skipped with too few models).
 
     The sample lists are made, and the runs checked against memory as ``mdad run``'s are, before the
-    assessment, so a request that cannot be met is refused before the long part."""
+    assessment, so a request that cannot be met is refused before the long part. For a progress
+    display, ``on_selected`` is called once the items are chosen and ``on_runs`` with the number of
+    held-out runs finished as they finish."""
     check_sample_lists(method, lm_eval_samples=lm_eval_samples, inspect=inspect)
     made = assessment_runs(matrix.n_models, runs, targets)
     if made:  # the rule that bounds 'mdad run --runs', before the selection
@@ -122,6 +127,9 @@ def build_selection(
     chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples else None
     commands = chosen.inspect_commands() if inspect else []
+    if on_selected is not None:
+        on_selected()
     if made:
-        chosen = chosen.with_assessment(assess(matrix, method, size, runs=made, targets=targets, seed=seed, workers=workers, threshold=threshold))
+        found = assess(matrix, method, size, runs=made, targets=targets, seed=seed, workers=workers, threshold=threshold, on_runs=on_runs)
+        chosen = chosen.with_assessment(found)
     return Selection(chosen, matrix, samples, commands, runs)
