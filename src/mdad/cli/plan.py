@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import typer
 from rich import box
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mdad.cli.common import (
@@ -33,10 +34,10 @@ from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.metrics import analytic
 from mdad.outputs import check_output_file, check_outputs_apart, write_csv
-from mdad.planning import ExactMdadAtSize, ExactSmallestSize, SimulatedMdadAtSize, SimulatedPlan, StoredAnswer
+from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, StoredAnswer
 from mdad.planning import compare as compare_pairs
 from mdad.planning import plan as plan_answer
-from mdad.planning.bins import bin_label
+from mdad.planning.bins import bin_label, bin_lower
 from mdad.wording import with_article
 
 MISSING_HELP = "Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), error, drop-items or drop-models."
@@ -70,7 +71,18 @@ def plan(
     detect: Annotated[float | None, typer.Option(min=0, help=f"Accuracy difference to detect, in points (its {BIN_TEXT} bin is used).")] = None,
     size: Annotated[int | None, typer.Option(min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
     threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = DEFAULT_THRESHOLD,
-    method: Annotated[str, typer.Option(help=(f"{', '.join(analytic.DESIGNS)} (exact), or any other method (simulated)."))] = "random",
+    method: Annotated[
+        str,
+        typer.Option(
+            help=(
+                f"{', '.join(analytic.DESIGNS)} (exact), or any other method (simulated); 'all' (the methods 'mdad run' runs by "
+                "default) or a comma list answers for each and recommends one."
+            )
+        ),
+    ] = "random",
+    budget: Annotated[
+        int | None, typer.Option(min=1, help="With --detect: per method, the probability that this many items order pairs --detect points apart.")
+    ] = None,
     results: Annotated[Path | None, typer.Option(help="Folder of a finished 'mdad run': answer from its simulated curves.")] = None,
     missing: MissingPairwiseOption = "pairwise",
     seed: SeedPlanOption = 0,
@@ -80,6 +92,10 @@ def plan(
 ) -> None:
     named = results is None or dataset is not None or data is not None  # with --results, data is refused
     matrix = load_for_analysis(dataset, data, seed, missing) if named else None
+    if method == "all" or "," in method or budget is not None:
+        choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed)
+        print_plan(choice)
+        return
     simulated = matrix is not None and method not in analytic.DESIGNS
     what = f"{method} with {size} items" if size is not None else f"{method} at increasing sizes"
     with console.status(f"Simulating {literal(what)} on {runs} held-out runs...") if simulated else nullcontext():
@@ -87,6 +103,95 @@ def plan(
             matrix, detect=detect, size=size, method=method, threshold=threshold, results=results, runs=runs, seed=seed, workers=os.cpu_count() or 1
         )
     PRINTERS[type(answer)](answer)
+
+
+def plan_with_progress(
+    matrix: ResponseMatrix | None,
+    detect: float | None,
+    size: int | None,
+    budget: int | None,
+    methods: str,
+    threshold: float,
+    results: Path | None,
+    runs: int,
+    seed: int,
+) -> Plan:
+    """Every method's answer, with a bar per simulated method."""
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    bars: dict[str, TaskID] = {}
+
+    def advance(name: str, done: float) -> None:
+        if name not in bars:
+            bars[name] = progress.add_task(f"Simulating {name} on held-out runs", total=runs)
+        progress.update(bars[name], completed=done)
+
+    with progress:
+        return plan_answer(
+            matrix,
+            detect=detect,
+            size=size,
+            budget=budget,
+            methods=methods,
+            threshold=threshold,
+            results=results,
+            runs=runs,
+            seed=seed,
+            workers=os.cpu_count() or 1,
+            on_runs=advance,
+        )
+
+
+def print_plan(choice: Plan) -> None:
+    """One row per method, the recommendation and its rule."""
+    label = bin_label(bin_lower(choice.detect)) if choice.detect is not None else ""
+    questions = {
+        "detect": f"fewest items that order pairs {label} points apart correctly with probability {choice.threshold:g}",
+        "size": f"MDAD (points) of {choice.size} items, threshold {choice.threshold:g}",
+        "budget": f"probability that {choice.size} items order pairs {label} points apart correctly",
+    }
+    console.print(f"{literal(choice.source)}: {questions[choice.question]}, per method.", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    headers = {
+        "detect": ("method", "answer", "items", "P(correct order)", "random at same size", "sizes tried"),
+        "size": ("method", "answer", "MDAD", "interval", "random's MDAD", ""),
+        "budget": ("method", "answer", "items", "P(correct order)", "random", ""),
+    }[choice.question]
+    for i, header in enumerate(headers):
+        if header or i < 5:
+            table.add_column(header, justify="left" if i < 2 else "right", overflow="fold")
+    for row in choice.rows:
+        how = "exact" if row.exact else f"simulated, {choice.runs} runs"
+        name = f"[bold]{literal(row.method)}[/bold]" if row.method == choice.recommended else literal(row.method)
+        if choice.question == "size":
+            interval = "exact" if row.exact else f"{row.low:g} to {'not reached' if np.isnan(row.high) else f'{row.high:g}'}"
+            table.add_row(name, how, _points(row.value), interval, _points(row.random_value))
+            continue
+        value = f"{row.value:.3f}" if row.exact else f"{row.value:.3f} ± {row.stderr:.3f}"
+        items = "not reached" if row.items is None else str(row.items)
+        cells = [name, how, items, value, f"{row.random_value:.3f}"]
+        if choice.question == "detect":
+            cells.append(",".join(map(str, row.ladder)) or "bisection")
+        table.add_row(*cells)
+    console.print(table)
+    if choice.question == "detect" and any(not r.exact for r in choice.rows):
+        console.print(
+            "Simulated rows answer at the sizes tried only (the smallest that reaches the threshold); ± is the Monte Carlo "
+            "standard error between runs. Exact rows are the smallest size by bisection over every size.",
+            highlight=False,
+        )
+    console.print(f"[bold]Recommendation:[/bold] {literal(choice.recommendation)}", highlight=False)
+    console.print(f"Rule: {literal(choice.rule)}.", highlight=False)
+
+
+def _points(value: float) -> str:
+    return "not reached" if np.isnan(value) else f"{value:g}"
 
 
 def print_exact_smallest(found: ExactSmallestSize) -> None:

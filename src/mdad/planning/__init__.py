@@ -7,6 +7,7 @@ probability of keeping its order.
 """
 
 from mdad.planning.answer import PlanAnswer, plan
+from mdad.planning.choose import Plan, PlanRow
 from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_at_size, exact_smallest_size
 from mdad.planning.pairs import PairComparison, compare
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
@@ -16,7 +17,9 @@ __all__ = [
     "ExactMdadAtSize",
     "ExactSmallestSize",
     "PairComparison",
+    "Plan",
     "PlanAnswer",
+    "PlanRow",
     "SimulatedMdadAtSize",
     "SimulatedPlan",
     "StoredAnswer",

@@ -7,18 +7,57 @@ One entry point, each question answered the best way available: exactly for the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import overload
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.metrics.analytic import DESIGNS
+from mdad.planning.choose import Plan, Progress, plan_methods
 from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_at_size, exact_smallest_size
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
 from mdad.planning.stored import StoredAnswer, plan_from_results
 
 PlanAnswer = ExactSmallestSize | ExactMdadAtSize | SimulatedPlan | SimulatedMdadAtSize | StoredAnswer
+
+
+@overload
+def plan(
+    matrix: ResponseMatrix | None = ...,
+    *,
+    detect: float | None = ...,
+    size: int | None = ...,
+    method: str = ...,
+    threshold: float = ...,
+    results: str | Path | None = ...,
+    runs: int = ...,
+    seed: int = ...,
+    workers: int = ...,
+    methods: None = ...,
+    budget: None = ...,
+    on_runs: Progress | None = ...,
+) -> PlanAnswer: ...
+
+
+@overload
+def plan(
+    matrix: ResponseMatrix | None = ...,
+    *,
+    detect: float | None = ...,
+    size: int | None = ...,
+    method: str = ...,
+    threshold: float = ...,
+    results: str | Path | None = ...,
+    runs: int = ...,
+    seed: int = ...,
+    workers: int = ...,
+    methods: str | Sequence[str],
+    budget: int | None = ...,
+    on_runs: Progress | None = ...,
+) -> Plan: ...
 
 
 def plan(
@@ -32,8 +71,12 @@ def plan(
     runs: int = ASSESS_RUNS,
     seed: int = 0,
     workers: int = 1,
-) -> PlanAnswer:
-    """The smallest size that orders pairs ``detect`` points apart, or the MDAD of ``size`` items.
+    methods: str | Sequence[str] | None = None,
+    budget: int | None = None,
+    on_runs: Progress | None = None,
+) -> PlanAnswer | Plan:
+    """The smallest size that orders pairs ``detect`` points apart, or the MDAD of ``size`` items;
+    with ``methods``, every method's answer side by side and a recommendation.
 
     Parameters
     ----------
@@ -50,10 +93,18 @@ def plan(
         Seed of the simulation and of the proportional design's allocation draws.
     workers : int
         Local worker processes of the simulation.
+    methods : str or sequence of str, optional
+        ``"all"`` (the methods ``mdad run`` runs by default), a comma list or names: answer for each
+        (uniform random always included) and recommend one by a stated rule (:class:`Plan`).
+    budget : int, optional
+        With ``methods`` and ``detect``: the probability that ``budget`` items order pairs ``detect``
+        points apart, per method.
+    on_runs : callable, optional
+        With ``methods``: receives (method, held-out runs finished) as simulations advance.
 
     Returns
     -------
-    ExactSmallestSize, ExactMdadAtSize, SimulatedPlan, SimulatedMdadAtSize or StoredAnswer
+    ExactSmallestSize, ExactMdadAtSize, SimulatedPlan, SimulatedMdadAtSize or StoredAnswer; Plan with ``methods``
 
     Examples
     --------
@@ -63,7 +114,29 @@ def plan(
     25
     >>> mdad.plan(matrix, size=50).reached
     True
+    >>> choice = mdad.plan(matrix, detect=10, methods="random,random-stratified-equal,anchor-points", runs=3)
+    >>> choice.to_frame()["method"].tolist()
+    ['random', 'random-stratified-equal', 'anchor-points']
+    >>> choice.recommended in choice.to_frame()["method"].tolist()
+    True
     """
+    if methods is not None or budget is not None:
+        if results is not None:
+            raise MdadError("Several methods are answered from the data, not from a finished run; drop --results.")
+        if matrix is None:
+            raise MdadError("Give the results to plan on.")
+        return plan_methods(
+            matrix,
+            detect=detect,
+            size=size,
+            budget=budget,
+            methods=method if methods is None else methods,
+            threshold=threshold,
+            runs=runs,
+            seed=seed,
+            workers=workers,
+            on_runs=on_runs,
+        )
     check_threshold(threshold)
     if (detect is None) == (size is None):
         raise MdadError("Give either --detect (points to tell apart) or --size (number of items), not both or neither.")
