@@ -140,3 +140,48 @@ def test_cli_prints_every_method_and_one_recommendation(small_sim, tmp_path):
     assert budget.exit_code == 0, budget.output
     expected = exact_agreement_at_size(small_sim, detect=6.0, size=25)[2]
     assert f"{expected:.3f}" in " ".join(budget.output.split())
+
+
+def test_first_count_from_which_every_larger_count_is_within_the_noise_by_brute_force():
+    from mdad.planning.sources import _first_for_good
+
+    rng = np.random.default_rng(0)
+    counts = [5, 10, 20, 50, 100, 137]
+    for _ in range(200):
+        within = rng.random(len(counts)) < 0.6
+        brute = next((counts[i] for i in range(len(counts)) if within[i:].all()), None)
+        assert _first_for_good(counts, within) == brute
+
+
+def test_fewer_sources_keep_the_targets_and_their_truths(small_sim):
+    from mdad.assessment import held_out_runs
+
+    every = held_out_runs(small_sim, "random", (25,), runs=3, seed=2)
+    few = held_out_runs(small_sim, "random", (25,), runs=3, seed=2, sources=5)
+    assert few.sources == 5 and every.sources == small_sim.n_models - every.targets
+    np.testing.assert_array_equal(few.truths, every.truths)  # same held-out targets
+    np.testing.assert_array_equal(few.estimates[25], every.estimates[25])  # random ignores sources: same items
+
+
+def test_sources_curve_answers_how_many_source_models(small_sim, tmp_path):
+    from mdad.planning import sources_curve
+    from mdad.planning.sources import source_counts
+
+    assert source_counts(small_sim) == [5, 10, 20, 50, small_sim.n_models - 50]
+    curve = sources_curve(small_sim, "anchor-points", size=25, runs=2)
+    frame = curve.to_frame()
+    assert frame["sources"].tolist() == [5, 10, 20, 50, 70]
+    assert curve.enough is None or curve.enough in curve.counts
+    full = mdad.plan(small_sim, size=25, method="anchor-points", runs=2)
+    assert frame["mdad"].iloc[-1] == pytest.approx(full.assessment.mdad, nan_ok=True)  # every source: the plain answer
+    with pytest.raises(MdadError, match="uses no source models"):
+        sources_curve(small_sim, "random", size=25)
+    write_npz(small_sim, tmp_path / "data.npz")
+    result = runner.invoke(
+        app,
+        ["plan", "--data", str(tmp_path / "data.npz"), "--method", "anchor-points", "--size", "25", "--runs", "2", "--sources-curve"],
+        terminal_width=200,
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "by number of source models" in text and ("stop helping" in text or "still help" in text or "reaches no answer" in text)

@@ -34,7 +34,7 @@ from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.metrics import analytic
 from mdad.outputs import check_output_file, check_outputs_apart, write_csv
-from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, StoredAnswer
+from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer
 from mdad.planning import compare as compare_pairs
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label, bin_lower
@@ -83,6 +83,14 @@ def plan(
     budget: Annotated[
         int | None, typer.Option(min=1, help="With --detect: per method, the probability that this many items order pairs --detect points apart.")
     ] = None,
+    sources_curve: Annotated[
+        bool,
+        typer.Option(
+            "--sources-curve",
+            help="For methods that learn from source models: the answer with 5, 10, 20, 50, ... source models (held-out targets "
+            "never among them) and the number beyond which more stop helping.",
+        ),
+    ] = False,
     results: Annotated[Path | None, typer.Option(help="Folder of a finished 'mdad run': answer from its simulated curves.")] = None,
     missing: MissingPairwiseOption = "pairwise",
     seed: SeedPlanOption = 0,
@@ -92,9 +100,11 @@ def plan(
 ) -> None:
     named = results is None or dataset is not None or data is not None  # with --results, data is refused
     matrix = load_for_analysis(dataset, data, seed, missing) if named else None
-    if method == "all" or "," in method or budget is not None:
-        choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed)
+    if method == "all" or "," in method or budget is not None or sources_curve:
+        choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed, sources_curve)
         print_plan(choice)
+        for curve in choice.sources_curves:
+            print_sources_curve(curve, choice.runs)
         return
     simulated = matrix is not None and method not in analytic.DESIGNS
     what = f"{method} with {size} items" if size is not None else f"{method} at increasing sizes"
@@ -115,6 +125,7 @@ def plan_with_progress(
     results: Path | None,
     runs: int,
     seed: int,
+    sources_curve: bool,
 ) -> Plan:
     """Every method's answer, with a bar per simulated method."""
     progress = Progress(
@@ -145,6 +156,7 @@ def plan_with_progress(
             seed=seed,
             workers=os.cpu_count() or 1,
             on_runs=advance,
+            sources_curve=sources_curve,
         )
 
 
@@ -188,6 +200,34 @@ def print_plan(choice: Plan) -> None:
         )
     console.print(f"[bold]Recommendation:[/bold] {literal(choice.recommendation)}", highlight=False)
     console.print(f"Rule: {literal(choice.rule)}.", highlight=False)
+
+
+def print_sources_curve(curve: SourcesCurve, runs: int) -> None:
+    """The answer per number of source models and where more stop helping."""
+    what = "MDAD (points)" if curve.question == "size" else f"items needed (ladder), share at {curve.at_items} items"
+    console.print(f"\n{literal(curve.method)}: {what} by number of source models ({runs} held-out runs each).", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for header in ("sources", *(("MDAD", "interval") if curve.question == "size" else ("items needed", "share"))):
+        table.add_column(header, justify="right")
+    for i, count in enumerate(curve.counts):
+        if curve.question == "size":
+            high = "not reached" if np.isnan(curve.high[i]) else f"{curve.high[i]:g}"
+            table.add_row(str(count), _points(curve.values[i]), f"{curve.low[i]:g} to {high}")
+        else:
+            items = "not reached" if np.isnan(curve.values[i]) else f"{curve.values[i]:g}"
+            table.add_row(str(count), items, f"{curve.share[i]:.3f} ± {curve.stderr[i]:.3f}")
+    console.print(table)
+    if curve.enough is None:
+        console.print(
+            f"With every source model {literal(curve.method)} reaches no answer: more source models cannot be judged here.", highlight=False
+        )
+    elif curve.enough == curve.counts[-1]:
+        console.print(
+            f"More source models still help up to all {curve.enough} this data has: more sources may help further (rule: {curve.rule}).",
+            highlight=False,
+        )
+    else:
+        console.print(f"Beyond [bold]{curve.enough} source models[/bold] more stop helping (rule: {curve.rule}).", highlight=False)
 
 
 def _points(value: float) -> str:

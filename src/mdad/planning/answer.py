@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import overload
+from typing import Literal, overload
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
@@ -39,6 +39,7 @@ def plan(
     methods: None = ...,
     budget: None = ...,
     on_runs: Progress | None = ...,
+    sources_curve: Literal[False] = ...,
 ) -> PlanAnswer: ...
 
 
@@ -57,6 +58,26 @@ def plan(
     methods: str | Sequence[str],
     budget: int | None = ...,
     on_runs: Progress | None = ...,
+    sources_curve: bool = ...,
+) -> Plan: ...
+
+
+@overload
+def plan(
+    matrix: ResponseMatrix | None = ...,
+    *,
+    detect: float | None = ...,
+    size: int | None = ...,
+    method: str = ...,
+    threshold: float = ...,
+    results: str | Path | None = ...,
+    runs: int = ...,
+    seed: int = ...,
+    workers: int = ...,
+    methods: str | Sequence[str] | None = ...,
+    budget: int | None = ...,
+    on_runs: Progress | None = ...,
+    sources_curve: Literal[True],
 ) -> Plan: ...
 
 
@@ -74,6 +95,7 @@ def plan(
     methods: str | Sequence[str] | None = None,
     budget: int | None = None,
     on_runs: Progress | None = None,
+    sources_curve: bool = False,
 ) -> PlanAnswer | Plan:
     """The smallest size that orders pairs ``detect`` points apart, or the MDAD of ``size`` items;
     with ``methods``, every method's answer side by side and a recommendation.
@@ -101,6 +123,9 @@ def plan(
         points apart, per method.
     on_runs : callable, optional
         With ``methods``: receives (method, held-out runs finished) as simulations advance.
+    sources_curve : bool
+        With ``methods``: add each learned method's answer as a function of the number of source
+        models and where more stop helping (``Plan.sources_curves``).
 
     Returns
     -------
@@ -120,7 +145,7 @@ def plan(
     >>> choice.recommended in choice.to_frame()["method"].tolist()
     True
     """
-    if methods is not None or budget is not None:
+    if methods is not None or budget is not None or sources_curve:
         if results is not None:
             raise MdadError("Several methods are answered from the data, not from a finished run; drop --results.")
         if matrix is None:
@@ -136,6 +161,7 @@ def plan(
             seed=seed,
             workers=workers,
             on_runs=on_runs,
+            sources_curve=sources_curve,
         )
     check_threshold(threshold)
     if (detect is None) == (size is None):

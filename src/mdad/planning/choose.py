@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,8 @@ from mdad.metrics.analytic import DESIGNS
 from mdad.planning.bins import bin_label, bin_lower
 from mdad.planning.exact import exact_agreement_at_size, exact_mdad_at_size, exact_smallest_size
 from mdad.planning.simulated import simulated_mdad_at_size, simulated_plan
+from mdad.planning.sources import SourcesCurve
+from mdad.planning.sources import sources_curve as sources_curve_of
 
 BASELINE = "random"
 NO_BETTER = "at this size no method is reliably better than random; use random: it needs no source models"
@@ -85,6 +88,7 @@ class Plan:
     recommended: str
     recommendation: str
     rule: str
+    sources_curves: tuple[SourcesCurve, ...] = ()  # with ``sources_curve=True``: one per learned method
 
     def row(self, method: str) -> PlanRow:
         """The answer of one method."""
@@ -137,15 +141,20 @@ def plan_methods(
     seed: int = 0,
     workers: int = 1,
     on_runs: Progress | None = None,
+    sources_curve: bool = False,
 ) -> Plan:
     """Answer one question for every method of ``methods`` and recommend one (see :class:`Plan`).
 
     ``detect`` alone: the fewest items per method; ``size``: each method's MDAD at that size;
     ``budget`` with ``detect``: each method's probability of ordering pairs ``detect`` points apart
     at ``budget`` items. ``on_runs(method, runs finished)`` reports the simulations' progress.
+    ``sources_curve`` adds, for every method that learns from source models, its answer as a
+    function of the number of source models (:func:`mdad.planning.sources.sources_curve`).
     """
     check_threshold(threshold)
     question = _question(detect, size, budget)
+    if sources_curve and question == "budget":
+        raise MdadError("--sources-curve answers --detect or --size, not --budget.")
     names = method_names(methods)
     simulated = [n for n in names if n not in DESIGNS]
     if simulated and matrix.n_missing:
@@ -157,7 +166,7 @@ def plan_methods(
     def progress(name: str) -> Callable[[float], None] | None:
         return None if on_runs is None else (lambda done: on_runs(name, done))
 
-    options = {"threshold": threshold, "runs": runs, "seed": seed, "workers": workers}
+    options: dict[str, Any] = {"threshold": threshold, "runs": runs, "seed": seed, "workers": workers}
     if question == "detect":
         assert detect is not None
         rows = _detect_rows(matrix, names, detect, options, progress)
@@ -168,6 +177,17 @@ def plan_methods(
         assert detect is not None and budget is not None
         rows = _budget_rows(matrix, names, detect, budget, options, progress)
     recommended, sentence, rule = _recommend(question, rows, detect, threshold)
+    curves = tuple(
+        sources_curve_of(
+            matrix,
+            name,
+            detect=detect,
+            size=size,
+            on_runs=_by_sources(on_runs, name),
+            **options,
+        )
+        for name in (simulated if sources_curve else [])
+    )
     return Plan(
         question=question,
         source=matrix.source,
@@ -179,7 +199,16 @@ def plan_methods(
         recommended=recommended,
         recommendation=sentence,
         rule=rule,
+        sources_curves=curves,
     )
+
+
+def _by_sources(on_runs: Progress | None, name: str) -> Callable[[int, float], None] | None:
+    """Progress of one method's sources curve, reported as "NAME with S sources"."""
+    if on_runs is None:
+        return None
+    report = on_runs
+    return lambda count, done: report(f"{name} with {count} sources", done)
 
 
 def _question(detect: float | None, size: int | None, budget: int | None) -> str:
