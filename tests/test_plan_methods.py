@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -185,3 +186,19 @@ def test_sources_curve_answers_how_many_source_models(small_sim, tmp_path):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "by number of source models" in text and ("stop helping" in text or "still help" in text or "reaches no answer" in text)
+
+
+def test_streamed_comparison_equals_the_whole_table_block_by_block(small_sim, monkeypatch):
+    from mdad.planning import pairs
+
+    monkeypatch.setattr(pairs, "COMPARE_BLOCK_PAIRS", 2000)  # many blocks of pairs
+    whole = mdad.compare(small_sim, size=40).to_frame()
+    blocks = []
+    found = pairs.compare_streamed(small_sim, size=40, top=25, on_block=blocks.append)
+    assert len(blocks) > 3 and sum(map(len, blocks)) == len(whole) == found.n_pairs
+    streamed = pd.concat(blocks).sort_values(["difference_points", "model_a", "model_b"], kind="stable", ignore_index=True)
+    pd.testing.assert_frame_equal(streamed, whole)
+    pd.testing.assert_frame_equal(found.closest, whole.head(25))
+    assert found.below_mdad == int(whole["below_mdad"].sum())
+    assert found.mean_probability == pytest.approx(whole["p_correct_order"].mean())
+    assert found.share_below_threshold == pytest.approx((whole["p_correct_order"] < 0.8).mean())

@@ -8,8 +8,8 @@ a quick simulation on held-out runs for other methods, or the simulated curves o
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -33,11 +33,11 @@ from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.metrics import analytic
-from mdad.outputs import check_output_file, check_outputs_apart, write_csv
+from mdad.outputs import check_output_file, check_outputs_apart, writing
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer
-from mdad.planning import compare as compare_pairs
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label, bin_lower
+from mdad.planning.pairs import compare_streamed
 from mdad.wording import with_article
 
 MISSING_HELP = "Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), error, drop-items or drop-models."
@@ -384,11 +384,11 @@ def compare(
         check_outputs_apart({"the data": data}, {"the CSV file": csv})
     matrix = load_for_analysis(dataset, data, seed, missing)
     names = [n.strip() for value in models for n in value.split(",") if n.strip()] if models else None
-    found = compare_pairs(matrix, size=size, method=method, threshold=threshold, group=group, models=names, seed=seed)
-    frame = found.to_frame()
-    if csv is not None:
-        write_csv(frame, csv)
-    print_pairs(frame, top, size, method)
+    with pair_csv(csv) as on_block:
+        found = compare_streamed(
+            matrix, size=size, method=method, threshold=threshold, group=group, models=names, seed=seed, top=top, on_block=on_block
+        )
+    print_pairs(found.closest, found.n_pairs, size, method)
     mdad_text = "not reached" if np.isnan(found.mdad) else f"{found.mdad:g} points"
     console.print(
         f"MDAD of {with_article(size, 'item')} {method} micro-benchmark on {literal(found.source)}: [bold]{mdad_text}[/bold] "
@@ -398,16 +398,32 @@ def compare(
     below = found.below_mdad
     reason = "MDAD is not reached at this size" if np.isnan(found.mdad) else "they differ by less than the MDAD"
     console.print(
-        f"{literal(found.label)}: {len(frame):,} pairs; [bold]{below:,} ({below / len(frame):.0%})[/bold] are "
+        f"{literal(found.label)}: {found.n_pairs:,} pairs; [bold]{below:,} ({below / found.n_pairs:.0%})[/bold] are "
         f"unlikely to keep their order ({reason}); mean probability of the correct order "
         f"{found.mean_probability:.3f}, {found.share_below_threshold:.0%} of pairs below {threshold:g}."
     )
     if csv is not None:
-        console.print(f"Every pair: {literal(csv)}", highlight=False)
+        console.print(f"Every pair (in the order of the models, not sorted): {literal(csv)}", highlight=False)
 
 
-def print_pairs(frame: pd.DataFrame, top: int, size: int, method: str) -> None:
-    shown = frame if top <= 0 else frame.head(top)
+@contextmanager
+def pair_csv(path: str | None) -> Iterator[Callable[[pd.DataFrame], None] | None]:
+    """A writer that appends each block of pairs to the CSV file (header once), or None without a file."""
+    if path is None:
+        yield None
+        return
+    with writing(path, "the CSV file"), open(path, "w", newline="", encoding="utf-8") as handle:
+        header = [True]
+
+        def write(frame: pd.DataFrame) -> None:
+            frame.to_csv(handle, header=header[0], index=False)
+            header[0] = False
+
+        yield write
+
+
+def print_pairs(shown: pd.DataFrame, n_pairs: int, size: int, method: str) -> None:
+    """The closest pairs kept, and how many more there are."""
     title = f"{size}-item {method} micro-benchmark: probability of ordering each pair as the full benchmark does"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("higher model", overflow="fold", ratio=1)
@@ -428,5 +444,5 @@ def print_pairs(frame: pd.DataFrame, top: int, size: int, method: str) -> None:
     console.print(table)
     if (shown["difference_points"] == 0).any():
         console.print("tie: the two models have the same full-benchmark accuracy, so no order can be kept (counted as probability 0, as in MDAD).")
-    if len(shown) < len(frame):
-        console.print(f"... {len(frame) - len(shown):,} more pairs (use --top 0 or --csv).")
+    if len(shown) < n_pairs:
+        console.print(f"... {n_pairs - len(shown):,} more pairs (use --top 0 or --csv).")
