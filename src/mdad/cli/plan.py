@@ -107,12 +107,41 @@ def plan(
             print_sources_curve(curve, choice.runs)
         return
     simulated = matrix is not None and method not in analytic.DESIGNS
-    what = f"{method} with {size} items" if size is not None else f"{method} at increasing sizes"
-    with console.status(f"Simulating {literal(what)} on {runs} held-out runs...") if simulated else nullcontext():
+    progress, advance = runs_progress(runs)
+    with progress if simulated else nullcontext():
         answer = plan_answer(
-            matrix, detect=detect, size=size, method=method, threshold=threshold, results=results, runs=runs, seed=seed, workers=os.cpu_count() or 1
+            matrix,
+            detect=detect,
+            size=size,
+            method=method,
+            threshold=threshold,
+            results=results,
+            runs=runs,
+            seed=seed,
+            workers=os.cpu_count() or 1,
+            on_runs=advance if simulated else None,
         )
     PRINTERS[type(answer)](answer)
+
+
+def runs_progress(runs: int) -> tuple[Progress, Callable[[str, float], None]]:
+    """A progress display and the callback that adds a bar per simulation (method, runs finished)."""
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    bars: dict[str, TaskID] = {}
+
+    def advance(name: str, done: float) -> None:
+        if name not in bars:
+            bars[name] = progress.add_task(f"Simulating {literal(name)} on held-out runs", total=runs)
+        progress.update(bars[name], completed=done)
+
+    return progress, advance
 
 
 def plan_with_progress(
@@ -128,21 +157,7 @@ def plan_with_progress(
     sources_curve: bool,
 ) -> Plan:
     """Every method's answer, with a bar per simulated method."""
-    progress = Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-    bars: dict[str, TaskID] = {}
-
-    def advance(name: str, done: float) -> None:
-        if name not in bars:
-            bars[name] = progress.add_task(f"Simulating {name} on held-out runs", total=runs)
-        progress.update(bars[name], completed=done)
-
+    progress, advance = runs_progress(runs)
     with progress:
         return plan_answer(
             matrix,

@@ -122,7 +122,7 @@ def plan(
         With ``methods`` and ``detect``: the probability that ``budget`` items order pairs ``detect``
         points apart, per method.
     on_runs : callable, optional
-        With ``methods``: receives (method, held-out runs finished) as simulations advance.
+        Receives (method, held-out runs finished) as simulations advance.
     sources_curve : bool
         With ``methods``: add each learned method's answer as a function of the number of source
         models and where more stop helping (``Plan.sources_curves``).
@@ -173,11 +173,13 @@ def plan(
         return plan_from_results(results, method, detect=detect, size=size, threshold=threshold)
     if matrix is None:
         raise MdadError("Give the results to plan on, or the folder of a finished run.")
+    report = on_runs
+    one = None if report is None else (lambda done: report(method, done))
     if detect is not None:
         if method in DESIGNS:
             return exact_smallest_size(matrix, detect=detect, design=method, threshold=threshold, seed=seed)
-        return simulated_plan(matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers)
+        return simulated_plan(matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
     assert size is not None  # exactly one of the two is given
     if method in DESIGNS:
         return exact_mdad_at_size(matrix, size=size, design=method, threshold=threshold, seed=seed)
-    return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers)
+    return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
