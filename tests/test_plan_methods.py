@@ -34,7 +34,10 @@ def test_bisection_finds_the_size_the_full_scan_finds(detect, small_sim):
     _, part = pairs_in_bin(small_sim, detect)
     assert part.pool.min() > SCAN_POOL  # the bisection path, not the small-pool scan
     for threshold in (0.7, 0.8, 0.9):
-        assert smallest_size(part, "random", threshold, seed=0)[0] == scan(part, "random", threshold)
+        expected = scan(part, "random", threshold)
+        assert smallest_size(part, "random", threshold, seed=0)[0] == expected
+        for start in (1, 7, 50, 133, 399, 10_000):  # galloping from any guess finds the same size
+            assert smallest_size(part, "random", threshold, seed=0, start=start)[0] == expected
 
 
 @pytest.mark.slow  # the scan evaluates every size: minutes on MuSR

@@ -234,7 +234,9 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
             found = (
                 baseline
                 if name == BASELINE
-                else exact_smallest_size(matrix, detect=detect, design=name, threshold=options["threshold"], seed=options["seed"])
+                else exact_smallest_size(
+                    matrix, detect=detect, design=name, threshold=options["threshold"], seed=options["seed"], start=baseline.smallest
+                )
             )
             items = found.smallest
             random_value = _random_at(matrix, lower, items, options["seed"], baseline.at_smallest)

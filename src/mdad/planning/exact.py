@@ -127,7 +127,7 @@ def _mean_agreement(stats: analytic.PairStats, k: int, design: str, seed: int) -
 SCAN_POOL = 64  # pools at most this small are scanned size by size (cheap; agreement can dip there)
 
 
-def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed: int) -> tuple[int | None, float, float]:
+def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed: int, start: int | None = None) -> tuple[int | None, float, float]:
     """The smallest k whose mean agreement over ``stats`` reaches the threshold, by bisection.
 
     k doubles until it reaches the threshold (the whole pool is evaluated only when needed), then
@@ -137,6 +137,8 @@ def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed
     the pairs of a bin rises with k on real pools; ties count as errors, so one pair on a tiny
     pool can dip (N = 20, n+ = 10, n- = 8: 0.717, 0.700, 0.816, 0.763, 1.0 at k = 15..19),
     and pools of at most SCAN_POOL items are therefore scanned size by size (docs/plan.md).
+    ``start`` (e.g. uniform random's answer, for a stratified design) replaces the doubling from 1
+    by galloping up or down from the guess: fewer evaluations when the guess is near.
 
     Returns (k or None when even the whole pool does not, agreement at k, agreement at k - 1).
     """
@@ -148,11 +150,25 @@ def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed
             return None, float(values[-1]), float(values[-1])
         first = int(hits[0])
         return first + 1, float(values[first]), float(values[first - 1]) if first else 0.0
-    lo, at_lo, hi = 0, 0.0, 1  # invariant: agreement(lo) < threshold (k = 0 orders nothing)
-    while (at_hi := _mean_agreement(stats, hi, design, seed)) < threshold:
+    lo, at_lo, hi = 0, 0.0, 1 if start is None else min(max(int(start), 1), pool)  # agreement(lo) < threshold (k = 0 orders nothing)
+    step = hi if start is None else 1
+    while (at_hi := _mean_agreement(stats, hi, design, seed)) < threshold:  # gallop up
         if hi == pool:
             return None, at_hi, at_hi
-        lo, at_lo, hi = hi, at_hi, min(2 * hi, pool)
+        lo, at_lo, hi = hi, at_hi, min(hi + step, pool)
+        step *= 2
+    if start is not None and lo == 0:  # gallop down from the guess until a size below the threshold
+        step = 1
+        while hi > lo + 1:
+            below = max(hi - step, lo)
+            if below == lo:
+                break
+            at_below = _mean_agreement(stats, below, design, seed)
+            if at_below < threshold:
+                lo, at_lo = below, at_below
+                break
+            hi, at_hi = below, at_below
+            step *= 2
     while hi - lo > 1:  # agreement(lo) < threshold <= agreement(hi)
         mid = (lo + hi) // 2
         at_mid = _mean_agreement(stats, mid, design, seed)
@@ -164,7 +180,13 @@ def smallest_size(stats: analytic.PairStats, design: str, threshold: float, seed
 
 
 def exact_smallest_size(
-    matrix: ResponseMatrix, *, detect: float, design: str = "random", threshold: float = DEFAULT_THRESHOLD, seed: int = 0
+    matrix: ResponseMatrix,
+    *,
+    detect: float,
+    design: str = "random",
+    threshold: float = DEFAULT_THRESHOLD,
+    seed: int = 0,
+    start: int | None = None,
 ) -> ExactSmallestSize:
     """How many items a ``design`` micro-benchmark needs to order pairs ``detect`` points apart, exactly.
 
@@ -184,7 +206,7 @@ def exact_smallest_size(
     check_pairs(matrix)
     lower, part = pairs_in_bin(matrix, detect)
     pool = int(part.pool.min())
-    k, at_k, below = smallest_size(part, design, threshold, seed)
+    k, at_k, below = smallest_size(part, design, threshold, seed, start)
     sizes = np.array([], dtype=int) if k is None else np.array(sorted({s for s in PLAN_SIZES if s <= min(pool, 2 * k)} | {k}), dtype=int)
     agreement = np.array([_mean_agreement(part, int(s), design, seed) for s in sizes])
     return ExactSmallestSize(
