@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 
 import mdad
@@ -44,9 +45,13 @@ def main() -> None:
     parser.add_argument("--run-runs", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    rows, recommendations = [], []
     agree = total = 0
+    print(f"plan runs {args.runs}, mdad run runs {args.run_runs}\n", flush=True)
+    print("| dataset | K | method | plan | plan MDAD [interval] | run MDAD, seen [interval] | run robust MDAD | agree |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
+    recommendations = []
     for name in args.datasets.split(","):
+        rows = []
         matrix = mdad.load(name)
         seen = n_seen_items(matrix)
         sizes = sorted({k if k <= seen else max(s for s in (10, 25, 50, 100, 200) if s <= seen) for k in map(int, args.sizes.split(","))})
@@ -75,11 +80,9 @@ def main() -> None:
                 )
             recommendations.append(f"| {name} | {k} | {plans[k].recommended} | {plans[k].recommendation} |")
         where = f"{config.sources[0]} sources, {config.targets} targets"
-        print(f"{name}: plan {plan_time:.0f} s for sizes {sizes}; mdad run {run_time:.0f} s ({where})", flush=True)
-    print(f"\nplan runs {args.runs}, mdad run runs {args.run_runs}; intervals overlap in {agree} of {total} cells\n")
-    print("| dataset | K | method | plan | plan MDAD [interval] | run MDAD, seen [interval] | run robust MDAD | agree |")
-    print("|---|---|---|---|---|---|---|---|")
-    print("\n".join(rows))
+        print("\n".join(rows), flush=True)
+        print(f"{name}: plan {plan_time:.0f} s for sizes {sizes}; mdad run {run_time:.0f} s ({where})", file=sys.stderr, flush=True)
+    print(f"\nintervals overlap in {agree} of {total} cells")
     print("\n| dataset | K | recommended | sentence |\n|---|---|---|---|")
     print("\n".join(recommendations))
 

@@ -205,3 +205,18 @@ def test_streamed_comparison_equals_the_whole_table_block_by_block(small_sim, mo
     assert found.below_mdad == int(whole["below_mdad"].sum())
     assert found.mean_probability == pytest.approx(whole["p_correct_order"].mean())
     assert found.share_below_threshold == pytest.approx((whole["p_correct_order"] < 0.8).mean())
+
+
+@pytest.mark.slow  # minutes per leaderboard: six methods simulated on 20 held-out runs, three designs exact
+@pytest.mark.parametrize("name", ["oll2-gpqa", "oll2-musr", "oll2-math-hard"])
+def test_every_method_answers_detect_two_points_on_the_real_leaderboards(name):
+    from conftest import real_dataset
+
+    matrix = real_dataset(name)
+    choice = mdad.plan(matrix, detect=2.0, methods="all", workers=2)
+    assert [r.method for r in choice.rows] == mdad.methods.defaults()
+    assert choice.row("random").items == mdad.plan(matrix, detect=2.0).smallest
+    for row in choice.rows:
+        assert row.exact == (row.method in analytic.DESIGNS)
+        assert row.items is None or row.value >= 0.8
+    assert choice.recommended in mdad.methods.defaults() and choice.recommendation.endswith(".")
