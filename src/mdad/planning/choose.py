@@ -25,7 +25,7 @@ from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, PLAN_NOISE_SE, check_t
 from mdad.errors import MdadError
 from mdad.metrics.analytic import DESIGNS
 from mdad.planning.bins import bin_label, bin_lower
-from mdad.planning.exact import exact_agreement_at_size, exact_mdad_at_size, exact_smallest_size
+from mdad.planning.exact import check_pairs, exact_agreement_at_size, exact_mdad_at_size, exact_smallest_size, pairs_in_bin
 from mdad.planning.simulated import simulated_mdad_at_size, simulated_plan
 from mdad.planning.sources import SourcesCurve
 from mdad.planning.sources import sources_curve as sources_curve_of
@@ -226,20 +226,21 @@ def _simulated_kwargs(options: dict) -> dict:
 
 
 def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
-    lower = bin_lower(detect)
-    baseline = exact_smallest_size(matrix, detect=detect, design=BASELINE, threshold=options["threshold"], seed=options["seed"])
+    check_pairs(matrix)
+    lower, part = pairs_in_bin(matrix, detect)  # once: every exact answer below reads these pairs
+    exact = {"detect": detect, "threshold": options["threshold"], "seed": options["seed"], "part": part}
+    baseline = exact_smallest_size(matrix, design=BASELINE, **exact)
+
+    def random_at(items: int | None, fallback: float) -> float:
+        """Uniform random's exact probability for the bin's pairs at ``items`` (``fallback`` without a size)."""
+        return fallback if items is None else exact_agreement_at_size(matrix, detect=lower, size=items, seed=options["seed"], part=part)[2]
+
     rows = []
     for name in names:
         if name in DESIGNS:
-            found = (
-                baseline
-                if name == BASELINE
-                else exact_smallest_size(
-                    matrix, detect=detect, design=name, threshold=options["threshold"], seed=options["seed"], start=baseline.smallest
-                )
-            )
+            found = baseline if name == BASELINE else exact_smallest_size(matrix, design=name, start=baseline.smallest, **exact)
             items = found.smallest
-            random_value = _random_at(matrix, lower, items, options["seed"], baseline.at_smallest)
+            random_value = random_at(items, baseline.at_smallest)
             beats = items is not None and name != BASELINE and (baseline.smallest is None or items < baseline.smallest)
             rows.append(
                 PlanRow(name, True, items, found.at_smallest, found.at_smallest, found.at_smallest, 0.0, random_value, beats, (), found.pairs)
@@ -249,7 +250,7 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
         items = sim.smallest
         at = int(np.searchsorted(sim.sizes, items)) if items is not None else len(sim.sizes) - 1
         value, se = float(sim.agreement[at]), _floored_se(float(sim.agreement[at]), float(sim.stderr[at]), sim.pairs)
-        random_value = _random_at(matrix, lower, int(sim.sizes[at]), options["seed"], math.nan)
+        random_value = random_at(int(sim.sizes[at]), math.nan)
         fewer = baseline.smallest is None or (items is not None and items < baseline.smallest)
         beats = items is not None and fewer and value - random_value > PLAN_NOISE_SE * se
         rows.append(
@@ -277,13 +278,6 @@ def _floored_se(share: float, between_runs: float, pairs: int) -> float:
     return max(between_runs, math.sqrt(smoothed * (1 - smoothed) / max(pairs, 1)))
 
 
-def _random_at(matrix: ResponseMatrix, lower: float, items: int | None, seed: int, fallback: float) -> float:
-    """Uniform random's exact probability for pairs of the bin at ``items`` (``fallback`` when there is no size)."""
-    if items is None:
-        return fallback
-    return exact_agreement_at_size(matrix, detect=lower, size=items, design=BASELINE, seed=seed)[2]
-
-
 def _size_rows(matrix, names, size, options, progress) -> list[PlanRow]:
     baseline = exact_mdad_at_size(matrix, size=size, design=BASELINE, threshold=options["threshold"], seed=options["seed"])
     rows = []
@@ -306,14 +300,16 @@ def _size_rows(matrix, names, size, options, progress) -> list[PlanRow]:
 
 
 def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanRow]:
-    lower, pairs, random_value = exact_agreement_at_size(matrix, detect=detect, size=budget, design=BASELINE, seed=options["seed"])
+    check_pairs(matrix)
+    _, part = pairs_in_bin(matrix, detect)
+    lower, pairs, random_value = exact_agreement_at_size(matrix, detect=detect, size=budget, design=BASELINE, seed=options["seed"], part=part)
     rows = []
     for name in names:
         if name in DESIGNS:
             value = (
                 random_value
                 if name == BASELINE
-                else exact_agreement_at_size(matrix, detect=detect, size=budget, design=name, seed=options["seed"])[2]
+                else exact_agreement_at_size(matrix, detect=detect, size=budget, design=name, seed=options["seed"], part=part)[2]
             )
             rows.append(PlanRow(name, True, budget, value, value, value, 0.0, random_value, name != BASELINE and value > random_value, (), pairs))
             continue

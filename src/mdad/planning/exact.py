@@ -100,9 +100,12 @@ def pairs_in_bin(matrix: ResponseMatrix, detect: float) -> tuple[float, analytic
     return lower, part
 
 
-def exact_agreement_at_size(matrix: ResponseMatrix, *, detect: float, size: int, design: str = "random", seed: int = 0) -> tuple[float, int, float]:
+def exact_agreement_at_size(
+    matrix: ResponseMatrix, *, detect: float, size: int, design: str = "random", seed: int = 0, part: analytic.PairStats | None = None
+) -> tuple[float, int, float]:
     """Mean probability that a ``size``-item ``design`` micro-benchmark orders pairs ``detect`` points apart
-    correctly, exactly; returns (lower edge of the bin, pairs in it, that probability).
+    correctly, exactly; returns (lower edge of the bin, pairs in it, that probability). ``part``: the
+    bin's pairs (:func:`pairs_in_bin`) when already computed, saving a pass over every pair.
 
     Examples
     --------
@@ -113,7 +116,7 @@ def exact_agreement_at_size(matrix: ResponseMatrix, *, detect: float, size: int,
     """
     analytic.check_design(design)
     check_pairs(matrix)
-    lower, part = pairs_in_bin(matrix, detect)
+    lower, part = pairs_in_bin(matrix, detect) if part is None else (bin_lower(detect), part)
     pool = int(part.pool.min())
     if not 1 <= size <= pool:
         raise MdadError(f"Size {size} must lie between 1 and the smallest pool of a pair ({pool} items).")
@@ -187,12 +190,14 @@ def exact_smallest_size(
     threshold: float = DEFAULT_THRESHOLD,
     seed: int = 0,
     start: int | None = None,
+    part: analytic.PairStats | None = None,
 ) -> ExactSmallestSize:
     """How many items a ``design`` micro-benchmark needs to order pairs ``detect`` points apart, exactly.
 
     The pairs are those whose full-benchmark difference falls in the bin of ``detect``; the answer
     is the smallest size whose probability of the correct order, averaged over them, reaches
-    ``threshold``.
+    ``threshold``. ``start`` is a guess to gallop from (see :func:`smallest_size`); ``part`` the bin's
+    pairs when already computed (:func:`pairs_in_bin`).
 
     Examples
     --------
@@ -204,7 +209,7 @@ def exact_smallest_size(
     check_threshold(threshold)
     analytic.check_design(design)
     check_pairs(matrix)
-    lower, part = pairs_in_bin(matrix, detect)
+    lower, part = pairs_in_bin(matrix, detect) if part is None else (bin_lower(detect), part)
     pool = int(part.pool.min())
     k, at_k, below = smallest_size(part, design, threshold, seed, start)
     sizes = np.array([], dtype=int) if k is None else np.array(sorted({s for s in PLAN_SIZES if s <= min(pool, 2 * k)} | {k}), dtype=int)
