@@ -322,6 +322,11 @@ def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanR
     return rows
 
 
+def _points(value: float) -> str:
+    """A difference in points as text: "1 point", "2.5 points"."""
+    return f"{value:g} point" + ("" if value == 1 else "s")
+
+
 def _recommend(question: str, rows: list[PlanRow], detect: float | None, threshold: float) -> tuple[str, str, str]:
     """(recommended method, the sentence, the rule) for the rows of one question."""
     noise = f"more than {PLAN_NOISE_SE:g} Monte Carlo standard errors of its simulated share (exact answers: any advantage)"
@@ -362,14 +367,14 @@ def _recommend(question: str, rows: list[PlanRow], detect: float | None, thresho
         )
         if winners:
             best = min(winners, key=lambda r: (r.value, r.high, r.method))
-            random_text = "not reached" if math.isnan(best.random_value) else f"{best.random_value:g} points"
+            random_text = "not reached" if math.isnan(best.random_value) else _points(best.random_value)
             interval = "" if best.exact else f" (interval {best.low:g} to {best.high:g})"
             return (
                 best.method,
-                (f"Use {best.method}: MDAD {best.value:g} points{interval} with {best.items} items, against uniform random's {random_text}."),
+                (f"Use {best.method}: MDAD {_points(best.value)}{interval} with {best.items} items, against uniform random's {random_text}."),
                 rule,
             )
-        random_text = "not reached" if math.isnan(baseline.value) else f"{baseline.value:g} points"
+        random_text = "not reached" if math.isnan(baseline.value) else _points(baseline.value)
         return BASELINE, f"Uniform random's MDAD with {baseline.items} items is {random_text}: {NO_BETTER}.", rule
     rule = (
         f"the method with the highest probability of ordering pairs {label} points apart at the budget, among those whose "
