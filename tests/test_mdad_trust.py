@@ -145,3 +145,38 @@ def test_plain_words_lead_with_the_exact_or_robust_mdad_when_the_first_crossing_
     anchor, random = summary_sentences(summary, 0.8, exact={("random", 10): 22.0})
     assert "at least 21 points apart" in anchor and "the first crossing, 17 points, is noise" in anchor
     assert "at least 22 points apart" in random and "(the exact MDAD; simulated: 16.5* [14, 18])" in random
+
+
+def test_an_assessment_keeps_the_pairs_behind_its_mdad_and_the_robust_interval_and_says_them():
+    from dataclasses import replace
+
+    from mdad.assessment import Assessment, assess
+    from mdad.micro.notes import describe_assessment
+
+    a = assess(simulate(seed=2, n_models=60, n_items=150), "random", 20, runs=8, targets=20, seed=1)
+    assert a.mdad_reached and a.mdad_robust_low <= a.mdad_robust <= a.mdad_robust_high
+    # brute force: the pairs of every run whose |true difference| falls in the crossing bin
+    i, j = np.triu_indices(20, 1)
+    diff = np.abs(a.truths[:, i] - a.truths[:, j]) * 100
+    assert a.mdad_pairs == int((np.floor(diff / 0.5 + 1e-9) * 0.5 == a.mdad).sum()) > 0
+    back = Assessment.from_json(a.to_json())
+    assert (back.mdad_pairs, back.mdad_robust_low, back.mdad_robust_high, back.mdad_falls_back) == (
+        a.mdad_pairs,
+        a.mdad_robust_low,
+        a.mdad_robust_high,
+        a.mdad_falls_back,
+    )
+    sentence = flat(describe_assessment(a))
+    mark = "*" if a.mdad_warning else ""
+    assert f"MDAD {a.mdad:g}{mark} points [95% interval {a.mdad_low:g}, " in sentence
+    assert f"({a.mdad_pairs:,} pairs in its bin; robust MDAD {a.robust})" in sentence
+    # a crossing bin with few pairs: marked, says why, and leads the reader to the robust MDAD
+    few = replace(a, mdad_pairs=MIN_CROSSING_PAIRS - 1)
+    sentence = flat(describe_assessment(few))
+    assert f"MDAD {a.mdad:g}* points" in sentence and f"holds {MIN_CROSSING_PAIRS - 1} pairs" in sentence
+    assert f"Read the robust MDAD, {a.mdad_robust:g} points." in sentence
+    # a file written before these fields existed still loads, without them
+    old = {k: v for k, v in a.to_json().items() if k not in ("mdad_robust_low", "mdad_robust_high", "mdad_pairs", "mdad_falls_back")}
+    older = Assessment.from_json(old)
+    assert older.mdad_pairs is None and np.isnan(older.mdad_robust_low) and str(older.robust) == f"{a.mdad_robust:g}"
+    assert "pairs in its bin" not in describe_assessment(older) and "holds" not in describe_assessment(older)  # not known, not marked

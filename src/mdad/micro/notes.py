@@ -36,14 +36,16 @@ def describe_assessment(a: Assessment) -> str:
     share = f"{100 * a.threshold:.0f}%"
     if note:
         return f"{head}; MDAD and Kendall tau {note}."
-    robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"
-    if not a.mdad_reached:
-        return f"{head}; MDAD not reached (logistic fit: {robust}): no bin of differences is ordered correctly {share} of the time."
-    high = "not reached" if a.mdad_high != a.mdad_high else f"{a.mdad_high:g}"
-    return (
-        f"{head}; MDAD {a.mdad:g} points [95% interval {a.mdad_low:g}, {high}] (logistic fit: {robust}): "
-        f"models closer than that are ordered correctly less than {share} of the time."
-    )
+    first, robust = a.first_crossing, a.robust
+    if not first.reached:
+        return f"{head}; {first.phrase(robust)}: no bin of differences is ordered correctly {share} of the time."
+    text = f"{head}; {first.phrase(robust)}: models closer than that are ordered correctly less than {share} of the time."
+    warning = first.warning(robust)
+    if warning and robust.reached:
+        text += f" * {warning[0].upper()}{warning[1:]} Read the robust MDAD, {robust.value:g} points."
+    elif warning:
+        text += f" * {warning[0].upper()}{warning[1:]}"
+    return text
 
 
 BEYOND_SOURCES = {
