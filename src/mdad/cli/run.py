@@ -48,7 +48,7 @@ from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
 from mdad.outputs import check_output_folder, check_outputs_apart
 from mdad.report.analytic import exact_mdad_table, exact_mdads
-from mdad.report.tables import NOT_REACHED, format_mdad, warnings, wide_summary
+from mdad.report.tables import NOT_ESTIMABLE, NOT_REACHED, format_mdad, warnings, wide_summary
 from mdad.workflow import RunOptions, run_into_folder
 
 
@@ -303,9 +303,10 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
         for header, _, _ in columns:
             table.add_column(header, justify="right", no_wrap=True)
         for _, row in rows.iterrows():
-            cells = [str(row[col]) if metric is None else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
+            cells = [str(row[col]) if metric is None or isinstance(row[col], str) else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
             table.add_row(str(row["size"]), *cells)
         console.print(table)
+        print_beside(rows)
         if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
             # a line, not a column: the table stays within 80 columns
             counts = ", ".join(
@@ -330,6 +331,22 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
         f"interval]{behind}; error in accuracy points.",
         highlight=False,
     )
+
+
+def print_beside(rows) -> None:
+    """Under a method's table (a line, not columns: the table stays within 80 columns): the robust MDAD and
+    the pairs in the first crossing's bin beside each MDAD of the table."""
+    for view in VIEWS:
+        robust, pairs = f"robust MDAD {view} (pts)", f"pairs at MDAD {view}"
+        if robust not in rows or pairs not in rows:
+            continue
+        beside = "; ".join(
+            f"{size} items {text} ({plural(int(n), 'pair')})"
+            for size, text, n in zip(rows["size"], rows[robust], rows[pairs], strict=True)
+            if text != NOT_ESTIMABLE
+        )
+        if beside:
+            console.print(literal(f"Robust MDAD {view} [interval] (pairs in the first crossing's bin): {beside}."), highlight=False)
 
 
 def print_overview(summary) -> None:

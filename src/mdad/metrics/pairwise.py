@@ -268,7 +268,7 @@ class Mdad:
     def warning(self, robust: Mdad | None = None) -> str:
         """One sentence saying why this first crossing is not to be trusted, or "" (see docs/protocol.md#mdad-trust)."""
         if not self.estimable:
-            return f"MDAD {self.note}."
+            return f"MDAD and Kendall tau {self.note}."
         reasons = []
         if self.few_pairs and self.pairs is not None:
             reasons.append(f"its {self.value:g}-point bin holds {plural(self.pairs, 'pair')} (fewer than {MIN_CROSSING_PAIRS})")

@@ -235,7 +235,7 @@ def summary_sentences(
         clauses, explained = [], False
         for i, (_, row) in enumerate(rows.sort_values("size").iterrows()):
             k = int(row["size"])
-            items = plural(k, "item") + (f" ({100 * k / n_seen:.2g}% of the seen pool)" if i == 0 and n_seen else "")
+            items = plural(k, "item") + (f" ({round(100 * k / n_seen, 1):g}% of the seen pool)" if i == 0 and n_seen else "")
             value, name = headline(row, exact)
             noise = (
                 ""
