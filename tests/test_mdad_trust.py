@@ -4,6 +4,8 @@ instead of a number when the data are too few (docs/protocol.md#mdad-trust)."""
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,14 +13,14 @@ from typer.testing import CliRunner
 
 from mdad.cli import app
 from mdad.data import simulate
-from mdad.data.npz import write_npz
 from mdad.defaults import MIN_CROSSING_PAIRS, MIN_TARGET_PAIRS
 from mdad.experiment.sizes import parse_sizes, size_requests_note
 from mdad.metrics.pairwise import AgreementCurve, agreement_curve, estimability_note, mdad_from_curve
 from mdad.metrics.robust import robust_mdad
 
 runner = CliRunner()
-LOOP_SOURCES = "tests/fixtures/lm_eval_loop/sources"  # genuine lm-eval logs of 8 dummy models
+FIXTURES = Path(__file__).parent / "fixtures"
+LOOP_SOURCES = str(FIXTURES / "lm_eval_loop" / "sources")  # genuine lm-eval logs of 8 dummy models
 
 
 def flat(text: str) -> str:
@@ -81,18 +83,41 @@ def test_select_on_genuine_logs_of_eight_models_prints_no_mdad(tmp_path):
     assert not re.search(r"MDAD \d", text) and "Kendall tau 0" not in text
 
 
-def test_run_on_twelve_models_says_cannot_be_estimated(tmp_path):
-    """No fixture folder of genuine logs holds 12 models, so a 12-model simulated matrix stands in."""
-    data = tmp_path / "twelve.npz"
-    write_npz(simulate(seed=0, n_models=12, n_items=120), data)
+def twelve_models(folder):
+    """Genuine lm-eval logs of 12 dummy models that answer at random (tests/fixtures/README.md): model-a, -b,
+    -c, five pythia checkpoints, three /ckpt/model folders and the rerun model-a of lm_eval_reruns; read with
+    --missing drop-items, the 4 tiny_mc items every model answered."""
+    for name in ("lm_eval", "lm_eval_checkpoints", "lm_eval_ckpt_folders"):
+        shutil.copytree(FIXTURES / name, folder / name)
+    shutil.copytree(FIXTURES / "lm_eval_reruns" / "model-a", folder / "reruns" / "model-a")
+    return folder
+
+
+def test_twelve_models_of_genuine_logs_get_a_sentence_from_run_select_and_plan(tmp_path):
+    data = twelve_models(tmp_path / "logs")
     out = tmp_path / "o"
-    result = runner.invoke(app, ["run", "--data", str(data), "--methods", "random", "--sizes", "10", "--runs", "5", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    text = flat(result.output)
-    assert "cannot be estimated from 15 target pairs (6 targets x 5 runs)" in text
+    ran = runner.invoke(app, ["run", "--data", str(data), "--missing", "drop-items", "--methods", "random", "--sizes", "2", "--out", str(out)])
+    assert ran.exit_code == 0, ran.output
+    text = flat(ran.output)
+    assert "12 models x 4 items" in text
+    assert "MDAD and Kendall tau cannot be estimated from 15 target pairs (6 targets x 50 runs)" in text and "add models" in text
+    # size 2: MDAD seen and unseen, error seen and unseen, Kendall tau seen and unseen
+    assert re.search(r"\b2 no estimate no estimate \d+\.\d\d \d+\.\d\d no estimate no estimate ", text), text
     summary = pd.read_csv(out / "summary.csv")
     assert not summary["mdad_estimable"].any()
-    assert "cannot be estimated" in (out / "report.html").read_text()
+    report = flat((out / "report.html").read_text())
+    assert "cannot be estimated from 15 target pairs" in report and "(100% of the seen pool)" in report
+    selected = runner.invoke(
+        app, ["select", "--data", str(data), "--missing", "drop-items", "--method", "random", "--size", "2", "--out", str(tmp_path / "m.json")]
+    )
+    assert selected.exit_code == 0, selected.output
+    said = flat(selected.output)
+    assert "MDAD and Kendall tau cannot be estimated from 15 target pairs (6 targets x 20 runs)" in said
+    assert not re.search(r"MDAD \d", said) and "Kendall tau 0" not in said and "interval" not in said
+    planned = runner.invoke(app, ["plan", "--results", str(out), "--method", "random", "--size", "2"])
+    assert planned.exit_code == 0, planned.output
+    assert "random with 2 items: MDAD and Kendall tau cannot be estimated from 15 target pairs" in flat(planned.output)
+    assert "MDAD =" not in planned.output
 
 
 def test_run_names_its_threshold_targets_and_pairs(tmp_path):
