@@ -40,11 +40,11 @@ from mdad.metrics.pairwise import (
     mdad_from_curve,
     pair_differences,
 )
-from mdad.metrics.robust import fit_grid, monotone_fit, robust_mdad
+from mdad.metrics.robust import fit_grid, logistic_crossings, monotone_fit, robust_mdad
 from mdad.seeding import rng_for
 
 
-def one_repetition(matrix, sizes, rep: int, runs: int, targets: int, threshold: float) -> list[dict]:
+def one_repetition(matrix, sizes, rep: int, runs: int, targets: int, threshold: float, windows: tuple[float, ...] = ()) -> list[dict]:
     """Rows (one per size) of one simulated `mdad run` of uniform random and its exact MDAD."""
     splits = make_splits(matrix, runs, targets, seed=1000 + rep)
     scores = matrix.scores
@@ -64,6 +64,7 @@ def one_repetition(matrix, sizes, rep: int, runs: int, targets: int, threshold: 
         by_pairs = mdad_from_curve(pooled, threshold=threshold, rng=rng_for(rep, "boot", k))
         robust = robust_mdad(curve, threshold=threshold, rng=rng_for(rep, "robust", k))
         one_fit = one_logistic_fit(curve, threshold, rng_for(rep, "robust", k))
+        other_windows = {w: windowed(curve, threshold, rng_for(rep, "robust", k), w) for w in windows}
         rows.append(
             {
                 "size": k,
@@ -82,6 +83,7 @@ def one_repetition(matrix, sizes, rep: int, runs: int, targets: int, threshold: 
                 "crossing_pairs": first.pairs,
                 "marked": bool(first.warning(robust)),
                 "falls_back": first.falls_back,
+                **{f"window {w:g} covers": covers(m, exact) for w, m in other_windows.items()},
             }
         )
     return rows
@@ -93,6 +95,13 @@ def one_logistic_fit(curve: AgreementCurve, threshold: float, rng) -> Mdad:
     agreed, pairs = curve.resample(rng, 1000)
     low, high = crossing_interval(first_crossing(monotone_fit(curve, "logistic", agreed, pairs), grid, threshold))
     return Mdad(float(first_crossing(monotone_fit(curve, "logistic"), grid, threshold)[0]), low, high, threshold)
+
+
+def windowed(curve: AgreementCurve, threshold: float, rng, window: float) -> Mdad:
+    """The two-step robust MDAD with another window (0: bin 0 left out, no second step)."""
+    agreed, pairs = curve.resample(rng, 1000)
+    low, high = crossing_interval(logistic_crossings(curve, agreed, pairs, threshold, window))
+    return Mdad(float(logistic_crossings(curve, threshold=threshold, window=window)[0]), low, high, threshold)
 
 
 def covers(mdad, truth: float) -> bool:
@@ -128,15 +137,17 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
     parser.add_argument("--out", default=None, help="CSV of every repetition.")
+    parser.add_argument("--windows", default="", help="Coverage of the robust MDAD with other windows too, e.g. 0,0.5 (0: no second step).")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    windows = tuple(float(w) for w in args.windows.split(",") if w)
     rows = []
     for name in args.datasets.split(","):
         matrix = load_dataset(name)
         for n_targets in (int(t) for t in args.targets.split(",")):
             start = time.perf_counter()
             for rep in range(args.reps):
-                for row in one_repetition(matrix, sizes, rep, args.runs, n_targets, args.threshold):
+                for row in one_repetition(matrix, sizes, rep, args.runs, n_targets, args.threshold, windows):
                     rows.append({"dataset": name, "targets": n_targets, **row})
             print(f"# {name}, {n_targets} targets: {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True)
     frame = pd.DataFrame(rows)
@@ -149,6 +160,7 @@ def main() -> None:
         "robust_covers": "robust covers (runs)",
         "one_fit_covers": "one logistic fit covers (runs)",
         "marked": "marked",
+        **{f"window {w:g} covers": f"robust covers (window {w:g})" for w in windows},
     }
     table = frame.groupby(["dataset", "targets", "size"]).agg(
         reps=("rep", "count"),

@@ -132,6 +132,17 @@ def test_run_names_its_threshold_targets_and_pairs(tmp_path):
     assert "exact MDAD" in text  # uniform random: the exact answer beside the simulated one
     report = (tmp_path / "o" / "report.html").read_text()
     assert "--threshold 0.9" in report and "50 strongest models" in report
+    # beside each MDAD of the table: the robust MDAD with its interval and the pairs in the crossing bin
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv").set_index("view")
+    for view in ("seen", "unseen"):
+        row = summary.loc[view]
+        assert f"Robust MDAD {view} [interval] (pairs in the first crossing's bin): 25 items" in text
+        if not np.isnan(row["mdad_robust"]):
+            high = "not reached" if np.isnan(row["mdad_robust_high"]) else f"{row['mdad_robust_high']:g}"
+            assert f"25 items {row['mdad_robust']:g} [{row['mdad_robust_low']:g}, {high}] ({int(row['mdad_pairs']):,} pair" in text
+        if row["mdad_marked"]:  # a marked MDAD of either view is explained under the table
+            where = "" if view == "seen" else ", unseen items"
+            assert f"* random, 25 items (300 sources{where}): the first crossing" in text
 
 
 def test_plan_from_a_finished_run_gives_the_pairs_the_robust_mdad_and_the_mark(tmp_path):
@@ -205,3 +216,28 @@ def test_an_assessment_keeps_the_pairs_behind_its_mdad_and_the_robust_interval_a
     older = Assessment.from_json(old)
     assert older.mdad_pairs is None and np.isnan(older.mdad_robust_low) and str(older.robust) == f"{a.mdad_robust:g}"
     assert "pairs in its bin" not in describe_assessment(older) and "holds" not in describe_assessment(older)  # not known, not marked
+
+
+def test_marked_mdads_of_both_views_are_explained_with_the_robust_mdad_to_read_instead():
+    from mdad.report.tables import warnings
+
+    noise = "the first crossing at 15.5 points is noise: its 15.5-point bin holds 114 pairs (fewer than 200)."
+    disagree = "the first crossing at 18 points is noise: the robust MDAD (22 [20, 25]) disagrees beyond both intervals."
+    summary = pd.DataFrame(
+        {
+            "method": "anchor-points",
+            "size": [10, 10, 25],
+            "sources": 300,
+            "view": ["seen", "unseen", "unseen"],
+            "mdad_robust": [16.5, 16.5, 22.0],
+            "mdad_robust_low": [13.5, 13.5, 20.0],
+            "mdad_robust_high": [21.5, np.nan, 25.0],
+            "mdad_estimable": True,
+            "mdad_warning": ["", noise, disagree],
+        }
+    )
+    assert warnings(summary) == [
+        f"* anchor-points, 10 items (300 sources, unseen items): {noise} Robust MDAD: 16.5 [13.5, not reached].",
+        f"* anchor-points, 25 items (300 sources, unseen items): {disagree}",  # the sentence already names it
+    ]
+    assert warnings(summary, views=("seen",)) == []

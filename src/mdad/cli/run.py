@@ -46,6 +46,7 @@ from mdad.experiment.store import ResultStore
 from mdad.methods.names import STOP_SE
 from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
+from mdad.metrics.pairwise import count_pairs
 from mdad.outputs import check_output_folder, check_outputs_apart
 from mdad.report.analytic import exact_mdad_table, exact_mdads
 from mdad.report.tables import NOT_ESTIMABLE, NOT_REACHED, format_mdad, warnings, wide_summary
@@ -341,7 +342,7 @@ def print_beside(rows) -> None:
         if robust not in rows or pairs not in rows:
             continue
         beside = "; ".join(
-            f"{size} items {text} ({plural(int(n), 'pair')})"
+            f"{size} items {text} ({count_pairs(int(n))})"
             for size, text, n in zip(rows["size"], rows[robust], rows[pairs], strict=True)
             if text != NOT_ESTIMABLE
         )

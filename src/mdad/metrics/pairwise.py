@@ -197,6 +197,11 @@ def agreement_curve(agree: np.ndarray, diff_points: np.ndarray, *, bin_width: fl
     )
 
 
+def count_pairs(n: int) -> str:
+    """'1 pair', '1,799 pairs'."""
+    return f"{n:,} pair" + ("" if n == 1 else "s")
+
+
 def target_pairs(targets: int) -> int:
     """Distinct pairs of ``targets`` models."""
     return targets * (targets - 1) // 2
@@ -271,7 +276,7 @@ class Mdad:
             return f"MDAD and Kendall tau {self.note}."
         reasons = []
         if self.few_pairs and self.pairs is not None:
-            reasons.append(f"its {self.value:g}-point bin holds {plural(self.pairs, 'pair')} (fewer than {MIN_CROSSING_PAIRS})")
+            reasons.append(f"its {self.value:g}-point bin holds {count_pairs(self.pairs)} (fewer than {MIN_CROSSING_PAIRS})")
         if robust is not None and self.disagrees_with(robust):
             reasons.append(f"the robust MDAD ({robust}) disagrees beyond both intervals")
         if not reasons:
@@ -289,7 +294,7 @@ class Mdad:
             return "MDAD not reached" + (f" ({beside})" if beside else "")
         mark = "*" if self.warning(robust) else ""
         high = "not reached" if np.isnan(self.high) else f"{self.high:g}"
-        behind = "; ".join(([] if self.pairs is None else [f"{plural(self.pairs, 'pair')} in its bin"]) + ([beside] if beside else []))
+        behind = "; ".join(([] if self.pairs is None else [f"{count_pairs(self.pairs)} in its bin"]) + ([beside] if beside else []))
         return f"MDAD {self.value:g}{mark} points [{percent(DEFAULT_CONFIDENCE)} interval {self.low:g}, {high}]" + (f" ({behind})" if behind else "")
 
     def __str__(self) -> str:
