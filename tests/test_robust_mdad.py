@@ -131,7 +131,7 @@ def sklearn_crossing(curve, bins, threshold=0.8):
     model = LogisticRegression(C=1e10, max_iter=10_000, tol=1e-12).fit(
         np.r_[x, x][:, None], np.r_[np.ones(len(x)), np.zeros(len(x))], sample_weight=np.r_[yes, no]
     )
-    grid = fit_grid(curve, "logistic")
+    grid = fit_grid(curve, "logistic")[1:]  # read from bin 1 on
     reached = model.predict_proba((grid + 0.25)[:, None])[:, 1] >= 0.8
     return float(grid[np.argmax(reached)]) if reached.any() else np.nan
 
@@ -147,6 +147,19 @@ def test_the_two_step_fit_equals_two_sklearn_fits_without_bin_0_then_near_the_cr
     first = sklearn_crossing(curve, lower > 0)
     near = (lower > 0) & (lower + 0.25 >= first * (1 - ROBUST_WINDOW)) & (lower + 0.25 <= first * (1 + ROBUST_WINDOW))
     assert logistic_crossings(curve)[0] == sklearn_crossing(curve, near)
+
+
+def test_bin_0_left_out_of_the_fit_is_judged_by_its_own_rate():
+    """A large micro-benchmark (math-hard, 250 items): bin 0 holds the true ties (62% agree), every later
+    bin 99%. A fit of the later bins read at bin 0 would say 0 points; bin 0's own rate says 0.5."""
+    lower = np.arange(8) * 0.5
+    pairs = np.array([8605, 4897, 3959, 3254, 4274, 2369, 2299, 2071])
+    agreed = np.array([5379, 4830, 3947, 3248, 4269, 2368, 2299, 2069])
+    curve = AgreementCurve(lower, pairs, agreed, 0.5)
+    robust = robust_mdad(curve, rng=np.random.default_rng(0), n_boot=200)
+    assert curve.crossing() == robust.value == robust.low == robust.high == 0.5
+    agreed[0] = int(0.85 * pairs[0])  # bin 0 itself reaches the threshold: 0 points, as the first crossing says
+    assert logistic_crossings(AgreementCurve(lower, pairs, agreed, 0.5))[0] == 0.0
 
 
 def test_the_robust_interval_holds_the_exact_mdad_of_uniform_random_on_gpqa(gpqa):

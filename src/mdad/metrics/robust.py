@@ -13,6 +13,7 @@ centre) reaches the threshold, on the same grid as the first-crossing MDAD:
   other bins); the second refits only the bins whose centre lies within ROBUST_WINDOW (75%)
   of the first fit's crossing, so that the many pairs at small differences, where the curve
   is not logistic, do not pull the crossing (measured in benchmarks/bench_mdad_coverage.py).
+  The fit is read from bin 1 on; bin 0 counts by its own rate.
 - ``isotonic``: the weighted least-squares increasing step function (equal to sklearn's
   IsotonicRegression): no shape assumed, a lucky bin is pooled with its neighbours.
 
@@ -147,23 +148,31 @@ def logistic_crossings(
 ) -> np.ndarray:
     """Robust MDAD of each row of ``agreed`` (default: the curve's own counts) by the two-step logistic fit.
 
-    Step 1 fits every bin but bin 0 and reads its crossing c on :func:`fit_grid`; step 2 refits
-    the bins whose centre lies in [c (1 - window), c (1 + window)] and reads the crossing again.
-    A row whose first fit does not reach the threshold, or whose window holds fewer than three
-    bins, keeps the first fit's answer (NaN: not reached)."""
+    Step 1 fits every bin but bin 0 and reads its crossing c on the bins of :func:`fit_grid` from
+    bin 1 on; step 2 refits the bins whose centre lies in [c (1 - window), c (1 + window)] and
+    reads the crossing again. A row whose first fit does not reach the threshold, or whose window
+    holds fewer than three bins, keeps the first fit's answer (NaN: not reached). Bin 0, left out
+    of the fits, is judged by its own rate: where it reaches the threshold the answer is 0."""
     agreed = np.atleast_2d(curve.agreed if agreed is None else agreed).astype(np.float64)
     pairs = np.broadcast_to(np.asarray(curve.pairs if pairs is None else pairs, dtype=np.float64), agreed.shape)
     half = curve.bin_width / 2
-    centres, at = curve.lower + half, fit_grid(curve, "logistic") + half
-    use = curve.lower > 0 if (curve.lower > 0).any() else np.ones(len(curve.lower), dtype=bool)
-    crossing = first_crossing(logistic_fit(centres, np.where(use, agreed, 0.0), np.where(use, pairs, 0.0), at=at), at - half, threshold)
+    grid = fit_grid(curve, "logistic")
+    centres = curve.lower + half
+    use = curve.lower > 0
+    if not use.any():  # every pair within the first bin: its rate is the whole curve
+        return first_crossing(np.divide(agreed, pairs, out=np.zeros(agreed.shape), where=pairs > 0), curve.lower, threshold)
+    grid = grid[grid > 0]
+    crossing = first_crossing(logistic_fit(centres, np.where(use, agreed, 0.0), np.where(use, pairs, 0.0), at=grid + half), grid, threshold)
     with np.errstate(invalid="ignore"):
         near = use & (centres >= crossing[:, None] * (1 - window)) & (centres <= crossing[:, None] * (1 + window))
     local = near.sum(axis=1) >= _MIN_WINDOW_BINS
     if local.any():
         near = near[local]
-        fitted = logistic_fit(centres, np.where(near, agreed[local], 0.0), np.where(near, pairs[local], 0.0), at=at)
-        crossing[local] = first_crossing(fitted, at - half, threshold)
+        fitted = logistic_fit(centres, np.where(near, agreed[local], 0.0), np.where(near, pairs[local], 0.0), at=grid + half)
+        crossing[local] = first_crossing(fitted, grid, threshold)
+    if curve.lower[0] == 0:
+        bin_0 = np.divide(agreed[:, 0], pairs[:, 0], out=np.zeros(len(agreed)), where=pairs[:, 0] > 0)
+        crossing = np.where(bin_0 >= threshold - 1e-12, 0.0, crossing)
     return crossing
 
 
