@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
@@ -241,3 +242,29 @@ def test_marked_mdads_of_both_views_are_explained_with_the_robust_mdad_to_read_i
         f"* anchor-points, 25 items (300 sources, unseen items): {disagree}",  # the sentence already names it
     ]
     assert warnings(summary, views=("seen",)) == []
+
+
+def test_the_report_draws_no_kendall_tau_where_it_cannot_be_estimated():
+    from mdad.metrics.base import METRICS
+    from mdad.report.figures import error_and_tau
+
+    summary = pd.DataFrame(
+        {
+            "method": "random",
+            "size": [10, 25, 10, 25],
+            "sources": 6,
+            "view": ["seen", "seen", "unseen", "unseen"],
+            "error": 0.1,
+            "kendall_tau": 0.4,
+            "mdad_estimable": [False, True, False, True],
+        }
+    )
+    fig = error_and_tau(summary)
+    tau_row = list(METRICS.names()).index("kendall_tau")
+    axes = np.asarray(fig.axes[: 2 * len(METRICS)]).reshape(len(METRICS), 2)
+    for ax in axes[tau_row]:
+        drawn = ax.get_lines()[0].get_ydata()
+        assert np.isnan(drawn[0]) and drawn[1] == pytest.approx(0.4)  # 10 items: too few pairs, not drawn
+    error_row = list(METRICS.names()).index("error")
+    for ax in axes[error_row]:
+        assert np.isfinite(ax.get_lines()[0].get_ydata()).all()  # the error is drawn whatever the pairs
