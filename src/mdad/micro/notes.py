@@ -9,6 +9,7 @@ import numpy as np
 from mdad.assessment import Assessment
 from mdad.metrics.base import METRICS
 from mdad.metrics.pairwise import estimability_note
+from mdad.micro.harness import HarnessCommands
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,11 @@ class Note:
     text: str
     warning: bool = False
     command: bool = False
+
+
+def command_notes(found: HarnessCommands, lead: str) -> list[Note]:
+    """``lead``, then each harness command on a line of its own (to be copied whole), then what to fill in."""
+    return [Note(lead), *(Note(f"  {command}", command=True) for command in found.commands), *(Note(text) for text in found.notes)]
 
 
 def describe_assessment(a: Assessment) -> str:

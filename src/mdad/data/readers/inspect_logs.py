@@ -22,7 +22,7 @@ from pathlib import Path
 import zstandard
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers import READERS
+from mdad.data.readers import READERS, logged_setup
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
     Reader,
@@ -147,6 +147,7 @@ def _log_answers(
             "harness": "inspect",
             "version": str(version),
             **({"task_file": str(spec["task_file"])} if spec.get("task_file") else {}),
+            **({"task_args": args} if (args := logged_setup.inspect_task_args(spec)) else {}),
         },
     )
     chosen = None
@@ -292,21 +293,3 @@ READER = READERS.add(
     ),
     order=40,
 )
-
-
-def sample_id_commands(by_task: dict[str, list[str]], task_files: dict[str, str], log_dir: str = "NEW") -> list[str]:
-    """One ``inspect eval FILE@TASK --sample-id ...`` command per task that runs a new model on its samples only.
-
-    ``by_task``: sample ids per task; ``task_files``: the task file the logs recorded for a task
-    (the bare task name is used when they did not)."""
-
-    def order(sample: str) -> tuple:
-        return (0, int(sample), "") if sample.isdigit() else (1, 0, sample)
-
-    def target(task: str) -> str:
-        task_file = task_files.get(task)
-        return f"{task_file}@{task}" if task_file else task
-
-    return [
-        f"inspect eval {target(task)} --model ... --sample-id {','.join(sorted(ids, key=order))} --log-dir {log_dir}" for task, ids in by_task.items()
-    ]
