@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich import box
+from rich.measure import Measurement
 from rich.table import Table
 
 from mdad.cli.common import (
@@ -76,16 +77,37 @@ def convert_command(
 @friendly_errors
 def list_datasets() -> None:
     """The named datasets (for --dataset): built in, simulated and the folders of $MDAD_DATA_DIR, with shapes and sources."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for header in ("name", "kind", "models x items", "subtasks", "source"):
-        table.add_column(header, justify="right" if header in ("models x items", "subtasks") else "left", overflow="fold")
-    for entry in dataset_catalogue():
-        table.add_row(
-            f"[bold]{literal(entry.name)}[/bold]", literal(entry.kind), f"{entry.models} x {entry.items}", str(entry.subtasks), literal(entry.source)
-        )
-    console.print(table)
+    entries = dataset_catalogue()
+
+    def table_of(headers: tuple[str, ...]) -> Table:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for header in headers:
+            table.add_column(header, justify="right" if header in ("models x items", "subtasks") else "left", no_wrap=header != "source")
+        for entry in entries:
+            cells = [
+                f"[bold]{literal(entry.name)}[/bold]",
+                literal(entry.kind),
+                f"{entry.models} x {entry.items}",
+                str(entry.subtasks),
+                literal(entry.source),
+            ]
+            table.add_row(*cells[: len(headers)])
+        return table
+
+    # a source wraps only between words; when one of its words (a path) would not fit, sources go below
+    headers = ("name", "kind", "models x items", "subtasks", "source")
+    table = table_of(headers)
+    widest = max((len(word) for entry in entries for word in entry.source.split()), default=0)
+    without = Measurement.get(console, console.options.update_width(1_000_000), table_of(headers[:-1])).maximum
+    if without + 3 + widest <= console.width:
+        console.print(table)
+    else:
+        console.print(table_of(headers[:-1]))
+        for entry in entries:
+            line = f"{entry.name}: {entry.source}"
+            console.print(literal(line), highlight=False, soft_wrap=any(len(word) > console.width for word in line.split()))
     console.print(
         "Built-in datasets hold 0/1 correctness only; 'simulated' also has option probabilities. "
         "Add folders holding responses.npz to the folder named by $MDAD_DATA_DIR.",
-        soft_wrap=True,
+        highlight=False,
     )
