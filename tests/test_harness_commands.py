@@ -122,3 +122,22 @@ def test_the_inspect_task_file_is_printed_as_a_path_that_works_from_here(tmp_pat
     found = test.harness_commands([test.first_item()])
     assert option(found.commands[0], "eval") == "tasks.py@loop_qa"
     assert any("not found from here" in note for note in found.notes)
+
+
+def test_the_lm_eval_include_path_is_printed_as_a_path_that_works_from_here(tmp_path, monkeypatch):
+    run = tmp_path / "project"  # where lm-eval ran: --include_path loop, its output
+    shutil.copytree(FIXTURES / "tasks" / "loop", run / "loop")
+    shutil.copytree(FIXTURES / "lm_eval_loop" / "sources", run / "out")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    test = mdad.select(mdad.load(run / "out"), "adaptive-1d", 15, seed=0)
+    found = test.harness_commands([test.first_item()])
+    assert option(found.commands[0], "--include_path") == (run / "loop").as_posix()
+    assert not any("not found from here" in note for note in found.notes)
+    monkeypatch.chdir(run)
+    assert option(test.harness_commands([test.first_item()]).commands[0], "--include_path") == "loop"
+    shutil.rmtree(run / "loop")  # nowhere to be found: as logged, and said so
+    found = test.harness_commands([test.first_item()])
+    assert option(found.commands[0], "--include_path") == "loop"
+    assert any("include path" in note and "not found from here" in note for note in found.notes)

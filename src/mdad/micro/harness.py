@@ -74,15 +74,19 @@ def commands(
     into the command); ``near``: paths around which to look for an inspect task file."""
     harness = harness_of(tasks, subtasks)
     if harness == "lm-eval":
-        return lm_eval_commands(lm_eval.samples_list(items_by_task(item_ids, subtasks)), tasks, output, samples_file)
+        return lm_eval_commands(lm_eval.samples_list(items_by_task(item_ids, subtasks)), tasks, output, samples_file, near)
     if harness == "inspect":
         return inspect_commands(items_by_task(item_ids, subtasks), tasks, output, near)
     raise MdadError("Harness commands can only be written for a micro-benchmark built from lm-eval or inspect logs alone.")
 
 
-def lm_eval_commands(samples: dict[str, list[int]], tasks: dict, output: str, samples_file: str | None = None) -> HarnessCommands:
+def lm_eval_commands(
+    samples: dict[str, list[int]], tasks: dict, output: str, samples_file: str | None = None, near: Iterable[str | Path] = ()
+) -> HarnessCommands:
     """One ``lm-eval run`` command per set of tasks that the source runs ran alike (model type, model
-    arguments, include path, n-shot)."""
+    arguments, include path, n-shot), the include path as found from the current folder (the logs
+    record it as it was given, often relative to the folder lm-eval ran in)."""
+    near = list(near)
     groups: dict[tuple[str, str, str, str], list[str]] = {}
     for task in samples:
         spec = tasks.get(task, {})
@@ -90,6 +94,14 @@ def lm_eval_commands(samples: dict[str, list[int]], tasks: dict, output: str, sa
         groups.setdefault(key, []).append(task)
     found = HarnessCommands()
     for (model, args, include, n_shot), names in groups.items():
+        if include:
+            found_path = logged_setup.find_logged_path(include, near, folder=True)
+            if found_path is None:
+                found.notes.append(
+                    f"The logs record the include path of {', '.join(names)} as {include!r}, as it was given to lm-eval, "
+                    "and it is not found from here: run the command from the folder lm-eval ran in."
+                )
+            include = found_path or include
         listed = samples_file if samples_file and len(groups) == 1 else json.dumps({task: samples[task] for task in names})
         parts = [
             "lm-eval run",
@@ -125,7 +137,7 @@ def inspect_commands(by_task: dict[str, list[str]], tasks: dict, output: str, ne
         spec = tasks.get(task, {})
         target = task
         if spec.get("task_file"):
-            path = logged_setup.find_task_file(spec["task_file"], near)
+            path = logged_setup.find_logged_path(spec["task_file"], near)
             if path is None:
                 found.notes.append(
                     f"The logs record the task file of {task!r} as {spec['task_file']!r}, relative to the folder inspect "

@@ -84,12 +84,13 @@ def inspect_task_args(eval_spec: dict) -> str:
     return " ".join(f"-T {key}={value}" for key, value in sorted(passed.items()) if isinstance(value, str | int | float | bool))
 
 
-def find_task_file(task_file: str, near: Iterable[str | Path]) -> str | None:
-    """A path to an inspect task file that works from the current folder: the file as logged
-    (relative to the folder inspect ran in) looked for from here, then from each folder around the
-    paths ``near`` (the logs, the micro-benchmark); relative when it lies under the current folder,
-    else absolute; None when it is nowhere to be found."""
-    logged = Path(task_file)
+def find_logged_path(logged_path: str, near: Iterable[str | Path], *, folder: bool = False) -> str | None:
+    """A path the logs recorded relative to the folder the harness ran in (inspect's task file,
+    lm-eval's include path; ``folder``: a folder), as a path that works from the current folder:
+    looked for from here, then from each folder around the paths ``near`` (the logs, the
+    micro-benchmark); relative when it lies under the current folder, else absolute; None when it
+    is nowhere to be found."""
+    logged = Path(logged_path)
     bases: list[Path] = [Path.cwd()]
     for path in near:
         start = Path(path).resolve()
@@ -98,7 +99,7 @@ def find_task_file(task_file: str, near: Iterable[str | Path]) -> str | None:
         bases.extend([start, *start.parents] if start.is_dir() else list(start.parents))
     for base in [Path()] if logged.is_absolute() else dict.fromkeys(bases):
         found = (base / logged).resolve()
-        if found.is_file():
+        if found.is_dir() if folder else found.is_file():
             relative = os.path.relpath(found)
             return found.as_posix() if relative.startswith("..") else Path(relative).as_posix()
     return None
