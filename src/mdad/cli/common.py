@@ -9,7 +9,7 @@ from typing import Annotated, Literal, get_args
 
 import typer
 from rich.console import Console
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from mdad.cli import interrupts
 from mdad.cli.text import literal, visible
@@ -41,9 +41,47 @@ def error_line(message: object) -> None:
     err_console.print(f"[red]error:[/red] {literal(message)}", soft_wrap=True, highlight=False)
 
 
+LONG_CHOICES = 16  # a longer list of choices is "<choice>" in --help's type column (each option's help names them)
+
+
+def flags_without_types(command) -> None:
+    """A flag takes no value, so its type column stays empty (Typer shows ``<bool>``); a long list of
+    choices, which a narrow type column would cut, shows as ``<choice>``."""
+    for param in command.params:
+        if not isinstance(param, TyperOption) or param.metavar is not None:
+            continue
+        choices = param.type_descriptor.choices if param.type_descriptor.is_choice else None
+        if param.is_flag:
+            param.metavar = ""
+        elif choices and len("|".join(map(str, choices))) > LONG_CHOICES:
+            param.metavar = "<choice>"
+    make_help_option = command.get_help_option
+
+    def help_option(ctx):
+        option = make_help_option(ctx)
+        if option is not None and option.metavar is None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = help_option
+
+
 class OneLineErrors(TyperGroup):
     """Usage errors (unknown option, a value outside its choices, a missing argument) as one red line, exit 2;
     an interrupt (Ctrl-C, SIGTERM) as one sentence, exit 130."""
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        if option is not None and option.metavar is None:
+            option.metavar = ""  # a flag: no type
+        return option
+
+    def get_command(self, ctx, cmd_name):
+        """The command, its help's type column plain (flags_without_types)."""
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            flags_without_types(command)
+        return command
 
     def invoke(self, ctx):
         """Run the command; an interrupt that no command turned into its own sentence ends with the

@@ -158,7 +158,7 @@ def estimate_command(
             help="Random designs: the Clopper-Pearson interval, which covers the full-benchmark "
             "accuracy at least at the level for every accuracy (wider), instead of the default "
             "mid-p one, which covers it at the level on average over accuracies and less for "
-            "some (docs/intervals.md#what-each-interval-promises).",
+            "some (docs/intervals.md: what each interval promises).",
         ),
     ] = False,
     population: Annotated[
