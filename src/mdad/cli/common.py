@@ -121,6 +121,11 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _group() -> None:
+    """Keeps the command line a group of commands when only the module of one command is imported."""
+
+
 def friendly_errors(func):
     """Turn MdadError, and a failed read or write of a file, into one red sentence on stderr and exit code 2."""
 

@@ -44,7 +44,6 @@ from mdad.experiment.sizes import SizeRequest, parse_sizes, size_requests_note, 
 from mdad.experiment.splits import n_seen_items
 from mdad.experiment.store import ResultStore
 from mdad.methods.names import STOP_SE
-from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
 from mdad.outputs import check_output_folder, check_outputs_apart
 from mdad.report.analytic import exact_mdad_table, exact_mdads
@@ -373,11 +372,3 @@ def print_exact(table) -> None:
     for row in table.itertuples(index=False):
         rich_table.add_row(*(literal(str(v)) for v in row))
     console.print(rich_table)
-
-
-@app.command("methods")
-def list_methods() -> None:
-    """List the selection methods."""
-    for name, cls in method_registry.REGISTRY.items():
-        console.print(f"[bold]{literal(name)}[/bold]: {literal(cls.description)}", highlight=False)
-    console.print(f"Every method but the adaptive ones also runs within each subtask as NAME{PER_SUBTASK} (or add --per-subtask to 'mdad run').")
