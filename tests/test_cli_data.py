@@ -28,6 +28,19 @@ def test_info_reports_models_items_and_missing_cells():
     assert both.exit_code == 2 and "Give the results once" in both.output
 
 
+def test_info_names_the_best_models_and_lists_every_one_with_models():
+    matrix = read_source(FIXTURES / "lm_eval")
+    accuracy = dict(zip(matrix.models.tolist(), np.nanmean(matrix.scores, axis=1), strict=True))
+    best = sorted(accuracy, key=lambda m: (-accuracy[m], m))
+    shown = runner.invoke(app, ["info", str(FIXTURES / "lm_eval")])
+    assert f"models: {', '.join(best)}" in shown.output  # three models: every one named, best first
+    listed = runner.invoke(app, ["info", str(FIXTURES / "lm_eval"), "--models"])
+    rows = [line.split() for line in listed.output.splitlines() if line.startswith("  ")]
+    assert [name for _, name in rows] == best and [float(a) for a, _ in rows] == [round(accuracy[m], 3) for m in best]
+    many = runner.invoke(app, ["info", "--dataset", "gpqa"])
+    assert "models (best 5 of 420; --models lists every one):" in many.output
+
+
 def test_info_unknown_metric_lists_available_ones():
     result = runner.invoke(app, ["info", str(FIXTURES / "lm_eval"), "--metric", "f1"])
     assert result.exit_code == 2 and "Traceback" not in result.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 from rich import box
 from rich.measure import Measurement
@@ -24,7 +25,7 @@ from mdad.cli.common import (
     read_data,
 )
 from mdad.cli.text import literal
-from mdad.data import convert, dataset_catalogue, describe, format_description
+from mdad.data import ResponseMatrix, convert, dataset_catalogue, describe, format_description
 from mdad.data.readers import one_model_hint
 from mdad.errors import MdadError
 from mdad.outputs import check_outputs_apart
@@ -41,6 +42,7 @@ def info(
     metric: MetricOption = None,
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
+    models: Annotated[bool, typer.Option("--models", help="List every model with its accuracy, best first (else the first few).")] = False,
 ) -> None:
     """Models, items, subtasks, missing cells and the accuracy range of a results source."""
     if source is not None and data is not None and source != data:
@@ -49,9 +51,27 @@ def info(
     matrix = read_data(dataset, source, metric=metric, filter_name=filter_name, reruns=reruns)
     for line in format_description(describe(matrix)):
         console.print(literal(line), soft_wrap=True, highlight=False)
+    for line in model_lines(matrix, every=models):
+        console.print(literal(line), soft_wrap=True, highlight=False)
     hint = one_model_hint(source, matrix) if source is not None else None
     if hint:
         console.print(literal(hint), soft_wrap=True, highlight=False)
+
+
+MODELS_SHOWN = 5  # models 'mdad info' names without --models
+
+
+def model_lines(matrix: ResponseMatrix, *, every: bool) -> list[str]:
+    """The models, best first: each on its own line with its accuracy over the items it answered
+    (``every``), else the first few names on one line."""
+    with np.errstate(all="ignore"):
+        accuracy = np.nanmean(matrix.scores, axis=1)
+    order = sorted(range(matrix.n_models), key=lambda i: (-np.nan_to_num(accuracy[i], nan=-1.0), str(matrix.models[i])))
+    if not every:
+        shown = ", ".join(str(matrix.models[i]) for i in order[:MODELS_SHOWN])
+        more = f" (best {MODELS_SHOWN} of {matrix.n_models}; --models lists every one)" if matrix.n_models > MODELS_SHOWN else ""
+        return [f"models{more}: {shown}"]
+    return ["models, best first (accuracy, name):", *(f"  {accuracy[i]:.3f}  {matrix.models[i]}" for i in order)]
 
 
 @app.command("convert")
