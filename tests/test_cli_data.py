@@ -157,7 +157,7 @@ def test_select_and_estimate_on_inspect_default_eval_logs(tmp_path):
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "inspect eval tasks.py@tiny_qa --model ... --sample-id" in result.output
+    assert "inspect eval tasks.py@tiny_qa --model YOUR_MODEL --sample-id" in result.output
     assert "Skipped" in result.output and "status is 'error'" in result.output
     estimate = runner.invoke(app, ["estimate", str(micro), str(FIXTURES / "inspect")])
     assert estimate.exit_code == 0, estimate.output
