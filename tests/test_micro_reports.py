@@ -104,3 +104,9 @@ def test_selection_writes_the_lm_eval_samples_list(tmp_path):
     selection = build_selection(matrix, "random", 2, runs=0, inspect=True)
     commands = [note for note in selection.report("m.json") if note.text.lstrip().startswith("inspect eval")]
     assert len(commands) == 1 and commands[0].command
+
+
+def test_points_are_counted_as_spoken():
+    from mdad.wording import points
+
+    assert (points(1.0), points(0.5), points(4.5), points(2)) == ("1 point", "0.5 points", "4.5 points", "2 points")

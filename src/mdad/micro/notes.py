@@ -10,6 +10,7 @@ from mdad.assessment import Assessment
 from mdad.metrics.base import METRICS
 from mdad.metrics.pairwise import estimability_note
 from mdad.micro.harness import HarnessCommands
+from mdad.wording import points
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def describe_assessment(a: Assessment) -> str:
         return f"{head}; MDAD not reached (logistic fit: {robust}): no bin of differences is ordered correctly {share} of the time."
     high = "not reached" if a.mdad_high != a.mdad_high else f"{a.mdad_high:g}"
     return (
-        f"{head}; MDAD {a.mdad:g} points [95% interval {a.mdad_low:g}, {high}] (logistic fit: {robust}): "
+        f"{head}; MDAD {points(a.mdad)} [95% interval {a.mdad_low:g}, {high}] (logistic fit: {robust}): "
         f"models closer than that are ordered correctly less than {share} of the time."
     )
 
