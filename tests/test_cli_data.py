@@ -236,3 +236,22 @@ def test_adaptive_micro_benchmark_from_genuine_lm_eval_logs_asks_one_item_at_a_t
     assert "model-a" in text and "Ask each model its next item" in text
     next_item = re.search(r"│\s+1\s+│\s+(\S+)\s+│", estimate.output)
     assert next_item is not None and next_item.group(1) != first, estimate.output
+
+
+def test_an_npz_says_once_that_it_carries_the_notes_of_its_conversion(tmp_path):
+    npz = tmp_path / "c.npz"
+    converted = runner.invoke(app, ["convert", str(FIXTURES / "lm_eval_reruns"), "--out", str(npz)])
+    assert converted.exit_code == 0, converted.output
+    reading = read_source(FIXTURES / "lm_eval_reruns").notes
+    assert len(reading) == 2 and all(note in converted.output for note in reading)
+    info = runner.invoke(app, ["info", str(npz)])
+    assert all(f"When converted: {note}" in info.output for note in reading)  # info shows them, marked as old
+    chosen = runner.invoke(
+        app, ["select", "--data", str(npz), "--method", "random", "--size", "2", "--assess-runs", "0", "--out", str(tmp_path / "m.json")]
+    )
+    assert chosen.exit_code == 0, chosen.output
+    assert not any(note in chosen.output for note in reading)
+    assert f"{npz} carries 2 notes from when it was converted" in " ".join(chosen.output.split())
+    again = tmp_path / "again.npz"
+    assert runner.invoke(app, ["convert", str(npz), "--out", str(again)]).exit_code == 0
+    assert read_npz(again).notes == read_npz(npz).notes  # marked once, however often converted

@@ -15,6 +15,7 @@ from mdad.cli import interrupts
 from mdad.cli.text import literal, visible
 from mdad.data import DEFAULT_DATASET, ResponseMatrix, load, load_dataset
 from mdad.data.matrix import MissingPolicy
+from mdad.data.npz import CONVERTED
 from mdad.data.readers.base import Reruns
 from mdad.errors import MdadError
 from mdad.outputs import output_name as output_path  # noqa: F401  (the CLI's modules import it from here)
@@ -178,10 +179,17 @@ def parse_list(text: str | None, what: str, convert=str) -> list:
 
 
 def read_data(
-    dataset: str | None, data: Path | None, seed: int = 0, metric: str | None = None, filter_name: str | None = None, reruns: Reruns = "latest"
+    dataset: str | None,
+    data: Path | None,
+    seed: int = 0,
+    metric: str | None = None,
+    filter_name: str | None = None,
+    reruns: Reruns = "latest",
+    *,
+    history: bool = False,
 ) -> ResponseMatrix:
     """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``, not both;
-    its notes are printed."""
+    its notes are printed (``history``: also each note an npz carries from its conversion)."""
     if data is not None:
         if dataset is not None:
             raise MdadError(f"Give the data once: --data ({data}) or --dataset ({dataset}), not both.")
@@ -195,14 +203,20 @@ def read_data(
                 f"{which} applies to harness results given with --data; the named dataset {dataset or DEFAULT_DATASET} is a plain score table."
             )
         matrix = load_dataset(dataset or DEFAULT_DATASET, seed=seed)
-    print_notes(matrix)
+    print_notes(matrix, history=history)
     return matrix
 
 
-def print_notes(matrix: ResponseMatrix) -> None:
-    """What the reader dropped, merged or chose on the user's behalf, one dimmed line each (literally)."""
-    for note in matrix.notes:
-        err_console.print(f"note: {visible(note)}", style="dim", soft_wrap=True, highlight=False, markup=False)
+def print_notes(matrix: ResponseMatrix, *, history: bool = False) -> None:
+    """What the reader dropped, merged or chose on the user's behalf, one dimmed line each (literally).
+    The notes an npz carries from when it was converted were shown then: one line says they are there,
+    unless ``history`` asks for each of them ('mdad info')."""
+    old = [note for note in matrix.notes if note.startswith(CONVERTED)]
+    lines = [note for note in matrix.notes if history or not note.startswith(CONVERTED)]
+    if old and not history:
+        lines.insert(0, f"{matrix.source} carries {plural(len(old), 'note')} from when it was converted ('mdad info {matrix.source}' prints them).")
+    for line in lines:
+        err_console.print(f"note: {visible(line)}", style="dim", soft_wrap=True, highlight=False, markup=False)
 
 
 def load_matrix(

@@ -48,7 +48,7 @@ def info(
     if source is not None and data is not None and source != data:
         raise MdadError(f"Give the results once: SOURCE ({source}) or --data ({data}).")
     source = source if source is not None else data
-    matrix = read_data(dataset, source, metric=metric, filter_name=filter_name, reruns=reruns)
+    matrix = read_data(dataset, source, metric=metric, filter_name=filter_name, reruns=reruns, history=True)
     for line in format_description(describe(matrix)):
         console.print(literal(line), soft_wrap=True, highlight=False)
     for line in model_lines(matrix, every=models):

@@ -47,7 +47,8 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
         if not isinstance(groups, dict) or not all(isinstance(v, list) for v in groups.values()):
             raise MdadError(f"{groups_file} must map each group name to a list of model names.")
     arrays, merged = _merge_repeated_models(arrays, path)
-    notes = [str(n) for n in np.atleast_1d(arrays.get("notes", np.array([], dtype=str))).tolist()] + merged
+    stored = [str(n) for n in np.atleast_1d(arrays.get("notes", np.array([], dtype=str))).tolist()]
+    notes = [n if n.startswith(CONVERTED) else CONVERTED + n for n in stored] + merged
     try:
         tasks = json.loads(str(arrays["tasks"])) if "tasks" in arrays else {}
     except json.JSONDecodeError:
@@ -115,6 +116,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
+CONVERTED = "When converted: "  # begins a note the npz carries from the reading it was converted from
 MERGES_NAMED = 3  # more merged models than this are summarised in one note
 
 
