@@ -100,7 +100,9 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
             logged_error = log.get("error")
             error = logged_error if isinstance(logged_error, dict) else {}
             why = str(error.get("message") or "").strip().splitlines()
-            notes.append(f"Skipped {file.name} (model {model!r}, task {task!r}): its status is {status!r}" + (f" ({why[0][:120]})." if why else "."))
+            notes.append(
+                f"Skipped {file.name} (model {model!r}, task {task!r}): its status is {status!r}" + (f" ({shortened(why[0])})." if why else ".")
+            )
             continue
         args = flat_args({**(spec.get("model_args") or {}), "base_url": spec.get("model_base_url") or ""})
         identity = RunIdentity(model, args, relative_label(file.parent, root))
@@ -125,6 +127,18 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
     for note in options.metrics.finish():
         cells.note(note)
     return cells.to_matrix()
+
+
+ERROR_SHOWN = 120  # characters of a skipped log's error message shown in its note
+
+
+def shortened(message: str, limit: int = ERROR_SHOWN) -> str:
+    """A logged error message of at most about ``limit`` characters, cut between words (never inside
+    one) and marked '...' when cut."""
+    if len(message) <= limit:
+        return message
+    cut = message[:limit].rsplit(" ", 1)[0] if " " in message[:limit] else message[:limit]
+    return cut.rstrip() + " ..."
 
 
 def _log_answers(
