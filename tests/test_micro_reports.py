@@ -110,3 +110,8 @@ def test_points_are_counted_as_spoken():
     from mdad.wording import points
 
     assert (points(1.0), points(0.5), points(4.5), points(2)) == ("1 point", "0.5 points", "4.5 points", "2 points")
+
+
+def test_inspect_commands_are_refused_for_other_logs():
+    with pytest.raises(MdadError, match="--inspect prints 'inspect eval' commands, but .* is not inspect logs alone"):
+        build_selection(mdad.load(FIXTURES / "lm_eval_loop" / "sources"), "random", 4, runs=0, inspect=True)

@@ -140,8 +140,11 @@ def build_selection(
         require_runs_memory(made, matrix.n_models, matrix.n_items, targets or default_targets(matrix.n_models))
     chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples else None
-    if inspect:
-        chosen.harness_commands()  # refused here, before the assessment, when the items are not inspect samples
+    if inspect and harness_of(chosen.tasks, chosen.subtasks.tolist()) != "inspect":  # before the assessment
+        raise MdadError(
+            f"--inspect prints 'inspect eval' commands, but {matrix.source} is not inspect logs alone; "
+            "for lm-eval logs write the items with --lm-eval-samples."
+        )
     if on_selected is not None:
         on_selected()
     if made:
