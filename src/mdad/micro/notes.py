@@ -9,6 +9,8 @@ import numpy as np
 from mdad.assessment import Assessment
 from mdad.metrics.base import METRICS
 from mdad.metrics.pairwise import estimability_note
+from mdad.micro.harness import HarnessCommands
+from mdad.wording import points
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,11 @@ class Note:
     text: str
     warning: bool = False
     command: bool = False
+
+
+def command_notes(found: HarnessCommands, lead: str) -> list[Note]:
+    """``lead``, then each harness command on a line of its own (to be copied whole), then what to fill in."""
+    return [Note(lead), *(Note(f"  {command}", command=True) for command in found.commands), *(Note(text) for text in found.notes)]
 
 
 def describe_assessment(a: Assessment) -> str:
@@ -42,7 +49,7 @@ def describe_assessment(a: Assessment) -> str:
     text = f"{head}; {first.phrase(robust)}: models closer than that are ordered correctly less than {share} of the time."
     warning = first.warning(robust)
     if warning and robust.reached:
-        text += f" * {warning[0].upper()}{warning[1:]} Read the robust MDAD, {robust.value:g} points."
+        text += f" * {warning[0].upper()}{warning[1:]} Read the robust MDAD, {points(robust.value)}."
     elif warning:
         text += f" * {warning[0].upper()}{warning[1:]}"
     return text
