@@ -136,3 +136,34 @@ def test_a_cell_that_is_no_file_is_named_by_report_and_set_aside_on_resume(tmp_p
     assert experiment.recovered == [
         f"{cell} was damaged (it is {said}); it was moved to {out / 'damaged' / 'cells' / 'random' / 'k10-s6.parquet'} and will be computed again."
     ]
+
+
+def _huge_header(path: Path) -> None:
+    """A block whose header declares 5 x 10^9 records (120 GB) and holds none."""
+    from numpy.lib import format as npy
+
+    with open(path, "wb") as handle:
+        npy.write_array_header_1_0(
+            handle, {"descr": npy.dtype_to_descr(np.dtype([("estimate", "<f8")])), "fortran_order": False, "shape": (5, 10**9)}
+        )
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        pytest.param(os.mkfifo, "it is a FIFO (named pipe)", marks=needs_fifo),
+        (_huge_header, "not a readable numpy file: mmap length is greater than file size"),
+    ],
+    ids=["FIFO", "huge header"],
+)
+def test_a_block_of_runs_that_is_no_file_or_declares_a_huge_shape_is_set_aside_unread(tmp_path, damage, said):
+    out = tmp_path / "o"
+    expected = small_experiment(out, sizes=(5,), runs=10).run(workers=1, runs_per_task=5).frames
+    (out / "cells" / "random" / "k5-s6.parquet").unlink()
+    block = out / "cells" / "random" / "partial" / "k5-s6-r0-5.npy"
+    block.parent.mkdir(parents=True)
+    damage(block)
+    again = small_experiment(out, sizes=(5,), runs=10)
+    frames = again.run(workers=1, runs_per_task=5).frames
+    pd.testing.assert_frame_equal(next(iter(frames.values())), next(iter(expected.values())))
+    assert any(f"k5-s6-r0-5.npy was damaged ({said})" in note for note in again.recovered), again.recovered

@@ -367,8 +367,12 @@ def _content_problem(frame: pd.DataFrame, runs: int | None, targets: int | None)
 
 
 def _block_problem(path: Path, n_runs: int, targets: int | None = None) -> str | None:
+    """What makes a stored block of runs unusable, or None; only its header is read (a FIFO is not
+    opened, and a header declaring a huge shape allocates nothing)."""
+    if (kind := _not_a_file(path)) is not None:
+        return kind
     try:
-        block = np.load(path, allow_pickle=False)
+        block = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         return f"not a readable numpy file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     if block.ndim != 2 or block.shape[0] != n_runs or not (block.dtype.kind == "f" or block.dtype in (BLOCK_DTYPE, FLAGGED_BLOCK_DTYPE)):
