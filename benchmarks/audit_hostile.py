@@ -246,6 +246,59 @@ def edit_cell(change: Callable[[pd.DataFrame], pd.DataFrame]) -> Callable[[Path]
     return setup
 
 
+def no_file(relative: str, kind: str, before: Callable[[Path], None] | None = None) -> Callable[[Path], None]:
+    """``relative`` (after ``before``) replaced by a FIFO or a link to /dev/zero."""
+
+    def setup(folder: Path) -> None:
+        if before:
+            before(folder)
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        os.mkfifo(path) if kind == "FIFO" else path.symlink_to("/dev/zero")
+
+    return setup
+
+
+def block_of(damage: Callable[[Path], None]) -> Callable[[Path], None]:
+    def setup(folder: Path) -> None:
+        wrong_targets_block(folder)
+        block = folder / "o" / "cells" / "random" / "partial" / "k5-s6-r0-5.npy"
+        block.unlink()
+        damage(block)
+
+    return setup
+
+
+def huge_header(path: Path) -> None:
+    from numpy.lib import format as npy
+
+    with open(path, "wb") as handle:
+        npy.write_array_header_1_0(
+            handle, {"descr": npy.dtype_to_descr(np.dtype([("estimate", "<f8")])), "fortran_order": False, "shape": (5, 10**9)}
+        )
+
+
+def sparse_table(folder: Path) -> None:
+    path = folder / "big.csv"
+    path.write_text("model,a,b\nm0,1,0\n")
+    os.truncate(path, 40 * 2**30)  # declares 40 GiB, writes nothing
+
+
+def npz_with(name: str, kind: str) -> Callable[[Path], None]:
+    def setup(folder: Path) -> None:
+        npz_copy(folder)
+        path = folder / "x" / name
+        os.mkfifo(path) if kind == "FIFO" else path.symlink_to("/dev/zero")
+
+    return setup
+
+
+def table_folder(folder: Path) -> None:
+    (folder / "t").mkdir()
+    small_wide(folder / "t", name="a.csv")
+
+
 def stray_cell(folder: Path) -> None:
     small_run(folder)
     shutil.copy(folder / "o" / "cells" / "random" / "k10-s6.parquet", folder / "o" / "cells" / "random" / "k999-s20.parquet")
@@ -367,6 +420,20 @@ def cases() -> list[Case]:
         ("estimator kind unknown", lambda d: d["estimator"].update(kind="nope"), "kind 'nope'"),
         ("accuracy_prior over another pool", lambda d: d["accuracy_prior"].update(pool_items=449), "accuracy_prior"),
         ("items not texts", lambda d: d.update(items=list(range(10))), "items"),
+        ("seed true", lambda d: d.update(seed=True), "seed"),
+        ("size 0", lambda d: d.update(size=0), "size"),
+        ("pool_items 1.5", lambda d: d.update(pool_items=1.5), "pool_items"),
+        ("pool_subtasks negative", lambda d: d.update(pool_subtasks={"gpqa_main": -448}), "pool_subtasks"),
+        ("item_hashes of another length", lambda d: d.update(item_hashes=["a"] * 3), "item_hashes"),
+        ("data_fingerprint a number", lambda d: d.update(data_fingerprint=7), "data_fingerprint"),
+        ("subtasks of another length", lambda d: d.update(subtasks=d["subtasks"][:5]), "subtasks"),
+        ("weights a text", lambda d: d["estimator"].update(weights="abc"), "weights"),
+        ("weights null", lambda d: d["estimator"].update(weights=None), "weights"),
+        ("accuracy_prior counts negative", lambda d: d["accuracy_prior"]["counts"].__setitem__(0, -5), "accuracy prior"),
+        ("accuracy_prior uniform weight 2", lambda d: d["accuracy_prior"].update(uniform_weight=2.0), "accuracy prior"),
+        ("pair_prior mass negative", lambda d: d["pair_prior"]["mass"][0].__setitem__(0, -1.0), "pair prior"),
+        ("assessment a list", lambda d: d.update(assessment=[1]), "assessment"),
+        ("format of another program", lambda d: d.update(format="other/1"), "format"),
     ]
     out: list[Case] = [
         # outputs that destroy inputs
@@ -543,6 +610,45 @@ def cases() -> list[Case]:
             check=says("damaged"),
             setup=wrong_targets_block,
         ),
+        *[
+            case
+            for kind, said in (("FIFO", "FIFO"), ("/dev/zero", "character device"))
+            for case in (
+                Case("no file", f"micro.json is a {kind}", est, (said,), setup=no_file("m.json", kind)),
+                Case("no file", f"groups.json is a {kind}", f"{MDAD} info x/responses.npz", (said,), setup=npz_with("groups.json", kind)),
+                Case("no file", f"a table in a folder is a {kind}", f"{MDAD} info t", (said,), setup=no_file("t/b.csv", kind, table_folder)),
+                Case("no file", f"config.json is a {kind}", f"{MDAD} report o", (said,), setup=no_file("o/config.json", kind, small_run)),
+                Case(
+                    "no file",
+                    f"report: a cell is a {kind}",
+                    f"{MDAD} report o",
+                    (said,),
+                    setup=no_file("o/cells/random/k10-s6.parquet", kind, small_run),
+                ),
+                Case(
+                    "no file",
+                    f"resume: a cell is a {kind}",
+                    SMALL_RUN,
+                    check=says("damaged"),
+                    setup=no_file("o/cells/random/k10-s6.parquet", kind, small_run),
+                ),
+                Case(
+                    "no file",
+                    f"resume: a block of runs is a {kind}",
+                    SMALL_RUN.replace("5,10", "5").replace("--runs 3", "--runs 10"),
+                    check=says("damaged"),
+                    setup=block_of(os.mkfifo if kind == "FIFO" else lambda p: p.symlink_to("/dev/zero")),
+                ),
+            )
+        ],
+        Case(
+            "no file",
+            "resume: a block declaring 5 x 10^9 runs",
+            SMALL_RUN.replace("5,10", "5").replace("--runs 3", "--runs 10"),
+            check=says("damaged"),
+            setup=block_of(huge_header),
+        ),
+        Case("no file", "a sparse 40 GiB CSV", f"{MDAD} info big.csv", ("big.csv",), setup=sparse_table),
         Case("stores", "report: stray k999-s20.parquet", f"{MDAD} report o", ("k999-s20.parquet",), setup=stray_cell),
         Case(
             "stores",
@@ -629,7 +735,7 @@ def run_case(case: Case, base: Path, timeout: float, memory_bytes: int) -> tuple
         "MDAD_DATA_DIR": str(D),
         "D": str(D),
         "F": str(F),
-        "PYTHONPATH": str(REPO / "src"),
+        "PYTHONPATH": os.environ["PYTHONPATH"],
         "OPENBLAS_NUM_THREADS": "1",
     }
     if case.signal is not None:
@@ -728,7 +834,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--memory-gb", type=float, default=4.0)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folders")
+    parser.add_argument("--src", type=Path, default=REPO / "src", help="the mdad sources to audit (default: this checkout's)")
     args = parser.parse_args()
+    os.environ["PYTHONPATH"] = str(args.src.resolve())  # every command of the audit runs these sources
     base = Path(tempfile.mkdtemp(prefix="mdad-audit-"))
     _micro(base)
     chosen = [c for c in cases() if args.only.lower() in f"{c.group} {c.name}".lower()]

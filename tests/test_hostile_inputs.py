@@ -570,6 +570,13 @@ def _micro_file(tmp_path: Path) -> tuple[Path, dict]:
         (lambda d: d.update(items=[], subtasks=[], pool_positions=[]), "it lists no items"),
         (lambda d: d["estimator"].update(weights=[float("nan")] * 5), "holds values that are not finite numbers"),
         (lambda d: d.update(pool_positions=["a"] * 5), "pool_positions must be a list of integers"),
+        (lambda d: d["estimator"].update(weights="abc"), "the estimator's weights must be numbers, one per item"),
+        (lambda d: d["estimator"].update(weights=[1.0] * 5), "weights must be non-negative and sum to 1"),
+        (lambda d: d["estimator"].update(weights=[-0.2] * 5), "weights must be non-negative and sum to 1"),
+        (lambda d: d["estimator"].update(weights=[1e308] * 5), "not sum to inf"),
+        (lambda d: d.update(seed=True), "the field 'seed' must be a whole number"),
+        (lambda d: d.update(tasks=[1]), "the field 'tasks' must map each subtask to an object"),
+        (lambda d: d.update(method="nope"), "the field 'method': Unknown method 'nope'"),
     ],
 )
 def test_hand_edited_micro_benchmark_files(tmp_path, edit, message):

@@ -160,7 +160,10 @@ def _estimator_problem(micro: MicroBenchmark, where: str, pool: int | None = Non
             return f"{where}'s {name!r} holds values that are not finite numbers"
         if name in UNIT_PARAMETERS and not ((array >= 0) & (array <= 1)).all():
             return f"{where}'s {name!r} must lie between 0 and 1"
-    weights = np.asarray(micro.weights, dtype=np.float64)
+    weights = np.asarray(micro.weights)
+    if weights.dtype.kind not in "biuf":
+        return f"{where}'s weights must be numbers, one per item"
+    weights = weights.astype(np.float64)
     if weights.shape != (n,):
         return f"{where} has {weights.size} weights for {n} items"
     with np.errstate(over="ignore"):

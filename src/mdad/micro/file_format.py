@@ -103,7 +103,10 @@ def read(path: str | Path) -> dict[str, Any]:
         raise MdadError(f"{path}: {exc}") from None
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError, OverflowError) as exc:
         raise MdadError(f"{path} is not a valid micro-benchmark file ({type(exc).__name__}: {exc}).") from None
-    problem = check_fields(fields, data.get("size"))
+    try:
+        problem = check_fields(fields, data.get("size"))
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as exc:  # a value of a type no check foresaw
+        raise MdadError(f"{path} is not a valid micro-benchmark file ({type(exc).__name__}: {exc}).") from None
     if problem:
         raise MdadError(f"{path} is not a valid micro-benchmark file: {problem}.")
     return fields
