@@ -687,12 +687,26 @@ def cases() -> list[Case]:
                 signal=sig,
                 pause_at="mdad.micro.notes",
             ),
-            Case("signals", f"{sname} among the cells of run", SMALL_RUN, signal=sig, pause_at="mdad.experiment.evaluate", setup=small_wide),
+            Case("signals", f"{sname} after run read its data", SMALL_RUN, signal=sig, pause_at="mdad.experiment.evaluate", setup=small_wide),
+            Case("signals", f"{sname} among the cells of run (2 workers)", LONG_RUN, signal=sig, pause_at="glob:o/cells/*/partial/*.npy"),
             Case("signals", f"{sname} during the report of run", SMALL_RUN, signal=sig, pause_at="mdad.report.html", setup=small_wide),
             Case("signals", f"{sname} during mdad report", f"{MDAD} report o", signal=sig, pause_at="mdad.report.html", setup=small_run),
             Case("signals", f"{sname} during estimate", f"{est} --csv e.csv", signal=sig, pause_at="mdad.micro.estimation"),
         ]
     return out
+
+
+LONG_RUN = f"{MDAD} run --dataset oll2-gpqa --runs 300 --sizes 10,50 --methods random --sources 20,40 --workers 2 --out o"
+
+
+class _Appears:
+    """Stands for the 'paused' file: exists once a file matching ``pattern`` exists under ``folder``."""
+
+    def __init__(self, folder: Path, pattern: str):
+        self.folder, self.pattern = folder, pattern
+
+    def exists(self) -> bool:
+        return any(self.folder.glob(self.pattern))
 
 
 LIB = """import sys
@@ -795,6 +809,8 @@ def _run_interrupt(case: Case, folder: Path, env: dict, timeout: float, memory_b
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(PAUSE)
     paused = folder / "paused"
+    if case.pause_at.startswith("glob:"):  # the moment a file of the pattern appears, the command running on
+        paused = _Appears(folder, case.pause_at.removeprefix("glob:"))
     env = {**env, "PYTHONPATH": f"{hook}{os.pathsep}{env['PYTHONPATH']}", "AUDIT_PAUSE_AT": case.pause_at, "AUDIT_PAUSED": str(paused)}
     proc = subprocess.Popen(case.cmd.split(), cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_limits(memory_bytes))
     deadline = time.monotonic() + timeout
