@@ -9,8 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from mdad.data.matrix import MAX_NAME_LENGTH, ResponseMatrix
+from mdad.data.readers.files import checked_file
 from mdad.errors import MdadError
 from mdad.memory import human, require_memory
+
+MAX_GROUPS_BYTES = 64 * 2**20  # 64 MiB: a groups.json names groups of models, far below this
 
 
 def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
@@ -39,11 +42,14 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
     subtasks = arrays.get("subtasks", np.full(n_items, "all"))
     groups = {}
     groups_file = path.parent / "groups.json"
-    if groups_file.exists():
+    if groups_file.exists() or groups_file.is_symlink():
+        checked_file(groups_file, "a groups file", MAX_GROUPS_BYTES, "give a JSON file of model groups or remove it")
         try:
-            groups = json.loads(groups_file.read_text())
+            groups = json.loads(groups_file.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise MdadError(f"{groups_file} is not valid JSON (line {exc.lineno}).") from None
+        except (UnicodeDecodeError, RecursionError, ValueError):
+            raise MdadError(f"{groups_file} is not a readable JSON text file of model groups.") from None
         if not isinstance(groups, dict) or not all(isinstance(v, list) for v in groups.values()):
             raise MdadError(f"{groups_file} must map each group name to a list of model names.")
     arrays, merged = _merge_repeated_models(arrays, path)
