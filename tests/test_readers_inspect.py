@@ -176,7 +176,7 @@ def test_a_skipped_logs_error_is_shortened_between_words():
 
     message = (
         "ConnectionError(MaxRetryError(\"HTTPSConnectionPool(host='example', port=443): "
-        "Max retries exceeded with url: /encodings/o200k_base.tiktoken\"))"
+        'Max retries exceeded with url: /encodings/o200k_base.tiktoken"))'
     )
     short = shortened(message, limit=80)
     assert short.endswith(" ...") and message.startswith(short.removesuffix(" ..."))
