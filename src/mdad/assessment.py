@@ -163,13 +163,18 @@ def held_out_runs(
     seed: int = 0,
     workers: int = 1,
     on_runs: Callable[[float], None] | None = None,
+    sources: int | None = None,
 ) -> HeldOutRuns:
     """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run);
-    ``on_runs`` receives the number of runs finished as they finish (for a progress bar)."""
+    ``on_runs`` receives the number of runs finished as they finish (for a progress bar). ``sources``
+    keeps only the first that many non-target models of each run as sources (default: all of them);
+    the targets and their truths do not depend on it, so fewer sources are nested in more."""
     n_targets = targets if targets is not None else default_targets(matrix.n_models)
     halves = make_splits(matrix, runs, n_targets, seed)
     whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
     splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
+    if sources is not None:
+        splits = replace(splits, source_pool=splits.sources(sources))
     n_sources = splits.source_pool.shape[1]
     config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
     tasks = plan_tasks(config, runs_per_task=1 if workers > 1 else None)  # one run per task: the workers stay busy to the end
@@ -192,6 +197,7 @@ def assess(
     workers: int = 1,
     threshold: float = DEFAULT_THRESHOLD,
     on_runs: Callable[[float], None] | None = None,
+    sources: int | None = None,
 ) -> Assessment:
     """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).
 
@@ -214,6 +220,8 @@ def assess(
         Agreement rate that defines MDAD.
     on_runs : callable, optional
         Receives the number of runs finished as they finish (for a progress bar).
+    sources : int, optional
+        Source models per run (default: every model that is not a target).
 
     Returns
     -------
@@ -230,7 +238,7 @@ def assess(
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     check_threshold(threshold)
     check_size(size, matrix.n_items)
-    runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs)
+    runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs, sources=sources)
     estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)
     metrics, _ = view_metrics(

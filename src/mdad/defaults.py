@@ -28,6 +28,8 @@ EXPERIMENT_RUNS = 50  # random runs per cell of `mdad run`
 ASSESS_RUNS = 20  # held-out runs of an assessment (`mdad.assess`, `mdad select`, `mdad plan`)
 PLAN_RUNS = 10  # held-out runs of `mdad.planning.simulated_plan` called alone
 EXPERIMENT_SIZES = (10, 25, 50, 100, 250, 500, 1000)  # the paper's sizes, kept where they fit the seen pool
+PLAN_NOISE_SE = 2.0  # `plan --method all` counts an advantage over uniform random when it exceeds this many standard errors
+SOURCE_COUNTS = (5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)  # source models a `plan --sources-curve` tries
 PLAN_SIZES = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000)  # sizes that `plan` tries or tabulates
 
 BIN_TEXT = f"{DEFAULT_BIN_WIDTH:g}-point"  # as in "its 0.5-point bin"

@@ -295,7 +295,8 @@ class Mdad:
         mark = "*" if self.warning(robust) else ""
         high = "not reached" if np.isnan(self.high) else f"{self.high:g}"
         behind = "; ".join(([] if self.pairs is None else [f"{count_pairs(self.pairs)} in its bin"]) + ([beside] if beside else []))
-        return f"MDAD {self.value:g}{mark} points [{percent(DEFAULT_CONFIDENCE)} interval {self.low:g}, {high}]" + (f" ({behind})" if behind else "")
+        unit = "point" if self.value == 1 else "points"
+        return f"MDAD {self.value:g}{mark} {unit} [{percent(DEFAULT_CONFIDENCE)} interval {self.low:g}, {high}]" + (f" ({behind})" if behind else "")
 
     def __str__(self) -> str:
         if not self.estimable:
