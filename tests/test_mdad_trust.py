@@ -268,3 +268,27 @@ def test_the_report_draws_no_kendall_tau_where_it_cannot_be_estimated():
     error_row = list(METRICS.names()).index("error")
     for ax in axes[error_row]:
         assert np.isfinite(ax.get_lines()[0].get_ydata()).all()  # the error is drawn whatever the pairs
+
+
+def test_a_micro_json_whose_assessment_gives_impossible_pairs_or_robust_ends_is_refused(tmp_path):
+    import json
+
+    from mdad.assessment import assess
+    from mdad.errors import MdadError
+    from mdad.micro import SelectedMicroBenchmark
+    from mdad.micro.selected import select
+
+    matrix = simulate(seed=2, n_models=40, n_items=100)
+    chosen = select(matrix, "random", 10, seed=1).with_assessment(assess(matrix, "random", 10, runs=5, targets=12, seed=1))
+    chosen.save(tmp_path / "m.json")
+    good = json.loads((tmp_path / "m.json").read_text())
+    for field, value, says in [
+        ("mdad_pairs", -3, "mdad_pairs as a whole number, at least 0, or null"),
+        ("mdad_robust_high", 400.0, "gives mdad_robust_high 400"),
+        ("mdad_falls_back", "yes", "mdad_falls_back as true or false"),
+    ]:
+        bad = json.loads(json.dumps(good))
+        bad["assessment"][field] = value
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(MdadError, match=re.escape(says)):
+            SelectedMicroBenchmark.load(tmp_path / "bad.json")
