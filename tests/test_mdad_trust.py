@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from mdad.cli import app
 from mdad.data import simulate
+from mdad.data.npz import write_npz
 from mdad.defaults import MIN_CROSSING_PAIRS, MIN_TARGET_PAIRS
 from mdad.experiment.sizes import parse_sizes, size_requests_note
 from mdad.metrics.pairwise import AgreementCurve, agreement_curve, estimability_note, mdad_from_curve
@@ -119,6 +120,21 @@ def test_twelve_models_of_genuine_logs_get_a_sentence_from_run_select_and_plan(t
     assert planned.exit_code == 0, planned.output
     assert "random with 2 items: MDAD and Kendall tau cannot be estimated from 15 target pairs" in flat(planned.output)
     assert "MDAD =" not in planned.output
+    simulated = runner.invoke(app, ["plan", "--data", str(data), "--missing", "drop-items", "--method", "anchor-points", "--size", "2"])
+    assert simulated.exit_code == 0, simulated.output
+    assert "MDAD and Kendall tau cannot be estimated from 15 target pairs (6 targets x 20 runs)" in flat(simulated.output)
+    assert "MDAD =" not in simulated.output
+
+
+def test_plan_simulating_a_method_gives_the_pairs_and_the_robust_mdad_beside_its_mdad(tmp_path):
+    data = tmp_path / "sim.npz"
+    write_npz(simulate(seed=0, n_models=60, n_items=150), data)
+    result = runner.invoke(app, ["plan", "--data", str(data), "--method", "anchor-points", "--size", "20", "--runs", "4"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    text = flat(result.output)
+    assert re.search(r"MDAD = [\d.]+\*? points? \(simulated on 4 held-out runs of 30 target models, 30 source models; 95% interval", text), text
+    assert re.search(r"[\d,]+ pairs? in its bin; robust MDAD ", text), text
+    assert ("* the first crossing" in text) == ("*" in text.split("MDAD = ")[1].split(" ")[0])  # marked: said why
 
 
 def test_run_names_its_threshold_targets_and_pairs(tmp_path):
