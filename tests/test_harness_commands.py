@@ -141,3 +141,10 @@ def test_the_lm_eval_include_path_is_printed_as_a_path_that_works_from_here(tmp_
     found = test.harness_commands([test.first_item()])
     assert option(found.commands[0], "--include_path") == "loop"
     assert any("include path" in note and "not found from here" in note for note in found.notes)
+
+
+def test_inspect_task_arguments_are_passed_as_the_source_runs_passed_them():
+    spec = {"task_args_passed": {"level": 3, "subject": "number theory", "ignored": [1, 2]}}
+    assert logged_setup.inspect_task_args(spec) == "-T level=3 -T 'subject=number theory'"
+    assert shlex.split(logged_setup.inspect_task_args(spec)) == ["-T", "level=3", "-T", "subject=number theory"]
+    assert logged_setup.inspect_task_args({}) == ""
