@@ -141,3 +141,27 @@ def test_the_lm_eval_include_path_is_printed_as_a_path_that_works_from_here(tmp_
     found = test.harness_commands([test.first_item()])
     assert option(found.commands[0], "--include_path") == "loop"
     assert any("include path" in note and "not found from here" in note for note in found.notes)
+
+
+def test_inspect_task_arguments_are_passed_as_the_source_runs_passed_them():
+    spec = {"task_args_passed": {"level": 3, "subject": "number theory", "ignored": [1, 2]}}
+    assert logged_setup.inspect_task_args(spec) == "-T level=3 -T 'subject=number theory'"
+    assert shlex.split(logged_setup.inspect_task_args(spec)) == ["-T", "level=3", "-T", "subject=number theory"]
+    assert logged_setup.inspect_task_args({}) == ""
+
+
+def test_estimate_finds_the_inspect_task_file_beside_the_micro_benchmark(tmp_path, monkeypatch):
+    project = tmp_path / "project"  # the task file and micro.json; the new logs elsewhere
+    project.mkdir()
+    shutil.copy(FIXTURES / "tasks" / "tasks.py", project / "tasks.py")
+    (tmp_path / "new").mkdir()
+    first = sorted((FIXTURES / "inspect_loop" / "new").glob("*.eval"))[0]
+    shutil.copy(first, tmp_path / "new" / first.name)
+    test = mdad.select(mdad.load(FIXTURES / "inspect_loop" / "sources"), "adaptive-1d", 15, seed=0)
+    test.save(project / "micro.json")
+    monkeypatch.chdir(tmp_path / "new")
+    shown = CliRunner().invoke(app, ["estimate", str(project / "micro.json"), "."])
+    assert shown.exit_code == 0, shown.output
+    (printed,) = [line.strip() for line in shown.output.splitlines() if line.strip().startswith("inspect eval")]
+    assert option(printed, "eval").startswith(f"{(project / 'tasks.py').as_posix()}@")
+    assert option(printed, "--log-dir") == "."

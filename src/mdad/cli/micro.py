@@ -197,7 +197,9 @@ def estimate_command(
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
     wanted = list(dict.fromkeys(asked + (all_pairs(matrix) if pairs == "all" else [])))
-    report = estimate_report(chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=wanted, results=results)
+    report = estimate_report(
+        chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=wanted, results=results, near=[micro]
+    )
     print_table(report.title, report.columns)
     print_report(report.notes)
     print_comparisons(report.comparisons)

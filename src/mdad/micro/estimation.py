@@ -75,11 +75,13 @@ def estimate_report(
     mid_p: bool = True,
     pairs: Sequence[tuple[str, str]] = (),
     results: str | Path | None = None,
+    near: Sequence[str | Path] = (),
 ) -> EstimateReport:
     """Estimate every model of ``matrix`` with ``chosen``, with intervals (``level``; ``population``, ``mid_p``:
     see ``SelectedMicroBenchmark.intervals``), order probabilities, table and notes, and each of the
     ``pairs`` of models compared (``SelectedMicroBenchmark.compare``). For an adaptive test on harness
-    logs read from ``results``, the notes end with the command that asks each model its next item there."""
+    logs read from ``results``, the notes end with the command that asks each model its next item there
+    (an inspect task file is looked for around ``results``, then around the paths ``near``)."""
     model_rows(matrix, [name for pair in pairs for name in pair])  # unknown names before any work
     details = chosen.details(matrix)
     intervals = chosen.intervals(matrix, level=level, population=population, mid_p=mid_p)
@@ -91,12 +93,12 @@ def estimate_report(
     columns = _columns(chosen, details, intervals, orders, own, threshold, level)
     notes = _notes(chosen, details, intervals, orders, threshold)
     if chosen.adaptive and results is not None:
-        notes.extend(next_item_commands(chosen, details, Path(results)))
+        notes.extend(next_item_commands(chosen, details, Path(results), near))
     comparisons = chosen.comparisons(matrix, pairs)
     return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons)
 
 
-def next_item_commands(chosen: SelectedMicroBenchmark, details: pd.DataFrame, results: Path) -> list[Note]:
+def next_item_commands(chosen: SelectedMicroBenchmark, details: pd.DataFrame, results: Path, near: Sequence[str | Path] = ()) -> list[Note]:
     """The harness command that asks each model of an adaptive test its next item, into the folder its
     answers so far were read from (one command per item asked; none when the test is done or the
     results are not lm-eval or inspect logs)."""
@@ -110,7 +112,7 @@ def next_item_commands(chosen: SelectedMicroBenchmark, details: pd.DataFrame, re
     notes: list[Note] = []
     for item, models in asked.items():
         who = "" if len(details) == 1 else f" of {', '.join(models)}"
-        found = chosen.harness_commands([item], output=output, near=[results])
+        found = chosen.harness_commands([item], output=output, near=[results, *near])
         notes.extend(n for n in command_notes(found, f"The next item{who}, {item}, into the same folder ({output}):") if n not in notes)
     return notes
 

@@ -11,6 +11,7 @@ task's identity (``ResponseMatrix.tasks``); mdad.micro.harness writes the comman
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path, PurePath
 
@@ -81,7 +82,7 @@ def inspect_task_args(eval_spec: dict) -> str:
     passed = eval_spec.get("task_args_passed")
     if not isinstance(passed, dict):
         return ""
-    return " ".join(f"-T {key}={value}" for key, value in sorted(passed.items()) if isinstance(value, str | int | float | bool))
+    return " ".join(f"-T {shlex.quote(f'{key}={value}')}" for key, value in sorted(passed.items()) if isinstance(value, str | int | float | bool))
 
 
 def find_logged_path(logged_path: str, near: Iterable[str | Path], *, folder: bool = False) -> str | None:
