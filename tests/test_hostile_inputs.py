@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -569,6 +570,13 @@ def _micro_file(tmp_path: Path) -> tuple[Path, dict]:
         (lambda d: d.update(items=[], subtasks=[], pool_positions=[]), "it lists no items"),
         (lambda d: d["estimator"].update(weights=[float("nan")] * 5), "holds values that are not finite numbers"),
         (lambda d: d.update(pool_positions=["a"] * 5), "pool_positions must be a list of integers"),
+        (lambda d: d["estimator"].update(weights="abc"), "the estimator's weights must be numbers, one per item"),
+        (lambda d: d["estimator"].update(weights=[1.0] * 5), "weights must be non-negative and sum to 1"),
+        (lambda d: d["estimator"].update(weights=[-0.2] * 5), "weights must be non-negative and sum to 1"),
+        (lambda d: d["estimator"].update(weights=[1e308] * 5), "not sum to inf"),
+        (lambda d: d.update(seed=True), "the field 'seed' must be a whole number"),
+        (lambda d: d.update(tasks=[1]), "the field 'tasks' must map each subtask to an object"),
+        (lambda d: d.update(method="nope"), "the field 'method': Unknown method 'nope'"),
     ],
 )
 def test_hand_edited_micro_benchmark_files(tmp_path, edit, message):
@@ -579,6 +587,76 @@ def test_hand_edited_micro_benchmark_files(tmp_path, edit, message):
         SelectedMicroBenchmark.load(path)
     wide_csv(tmp_path / "d.csv", small_matrix())
     one_error(runner.invoke(app, ["estimate", str(path), str(tmp_path / "d.csv")]), str(path), message)
+
+
+def _assessed_micro_file(tmp_path: Path) -> tuple[Path, dict]:
+    import mdad
+
+    matrix = small_matrix(n_models=20)
+    chosen = select(matrix, "random", 5, seed=0).with_assessment(mdad.assess(matrix, "random", 5, runs=10, seed=0))
+    path = tmp_path / "m.json"
+    chosen.save(path)
+    wide_csv(tmp_path / "d.csv", matrix)
+    return path, json.loads(path.read_text())
+
+
+def _first_residual(value: float):
+    def edit(data: dict) -> None:
+        data["assessment"]["interval_calibration"]["residuals"][0][0] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda a: a.update(mdad=-5.0), "gives mdad -5.0; it must be null (not reached) or between 0 and 100 points"),
+        (lambda a: a.update(mdad_high=1e9), "gives mdad_high 1000000000.0"),
+        (lambda a: a.update(mdad_robust="7"), "gives mdad_robust '7'"),
+        (lambda a: a.update(kendall_tau=2.0), "gives kendall_tau 2.0; it must be null (not reached) or between -1 and 1"),
+        (lambda a: a.update(error=-0.1), "gives error -0.1"),
+        (lambda a: a["order_calibration"].update(intercept=1e400), "order calibration that is not finite numbers"),
+        (lambda a: a["order_calibration"].update(pairs=0), "order calibration that is not finite numbers over at least 1 pair"),
+    ],
+    ids=["mdad -5", "mdad_high 1e9", "mdad_robust a text", "tau 2", "error -0.1", "order intercept inf", "order pairs 0"],
+)
+def test_hand_edited_assessment_numbers_are_refused(tmp_path, edit, message):
+    path, data = _assessed_micro_file(tmp_path)
+    edit(data["assessment"])
+    path.write_text(json.dumps(data))
+    with pytest.raises(MdadError, match=re.escape(message)):
+        SelectedMicroBenchmark.load(path)
+    one_error(runner.invoke(app, ["estimate", str(path), str(tmp_path / "d.csv")]), str(path), message)
+
+
+@pytest.mark.parametrize("value", [50.0, float("inf")], ids=["residual 50", "residual inf"])
+def test_interval_residuals_that_are_not_accuracy_differences_are_refused(tmp_path, value):
+    path, data = _assessed_micro_file(tmp_path)
+    _first_residual(value)(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(MdadError, match="interval calibration whose edges or residuals are not accuracies"):
+        SelectedMicroBenchmark.load(path)
+
+
+def test_an_undefined_kendall_tau_is_said_not_printed_as_nan(tmp_path):
+    path, data = _assessed_micro_file(tmp_path)
+    data["assessment"]["kendall_tau"] = None  # every run's estimates tie: tau-b is undefined
+    path.write_text(json.dumps(data))
+    result = runner.invoke(app, ["estimate", str(path), str(tmp_path / "d.csv")])
+    assert result.exit_code == 0, result.output
+    assert "no Kendall tau (every run's estimates or accuracies tie)" in flat(result.output)
+    assert not re.search(r"\bnan\b", result.output, re.IGNORECASE), result.output
+
+
+def test_assessment_runs_beyond_memory_are_refused_before_the_selection(tmp_path, monkeypatch):
+    """The draws of 100,000 runs fit in 1 GB (264 MB), the pairs of their targets do not (4.9 GB)."""
+    monkeypatch.setattr("mdad.memory.available_bytes", lambda: 10**9)
+    path = tmp_path / "d.csv"
+    wide_csv(path, small_matrix(n_models=40))
+    out = tmp_path / "m.json"
+    result = runner.invoke(app, ["select", "--data", str(path), "--method", "random", "--size", "5", "--assess-runs", "100000", "--out", str(out)])
+    one_error(result, "The assessment's 100,000 held-out runs of 20 targets (190 pairs each) would need about", "of memory")
+    assert not out.exists()
 
 
 # ---- 8. conflicting options are refused ---------------------------------------------------------

@@ -20,6 +20,7 @@ MIN_CROSSING_PAIRS = 200  # pairs in the crossing bin of a first-crossing MDAD t
 MIN_CONFIRMING_PAIRS = 50  # pairs a bin needs to set the high end of the MDAD interval
 MIN_TARGET_PAIRS = 45  # distinct target pairs (10 targets) below which MDAD cannot be estimated
 MIN_RUN_TARGETS = 100  # runs x targets below which MDAD cannot be estimated
+ROBUST_WINDOW = 0.75  # the robust MDAD refits the bins within +-75% of its first fit's crossing (docs/protocol.md#robust-mdad)
 DEFAULT_LEVEL = 0.9  # confidence level of the intervals of a micro-benchmark's estimates
 DEFAULT_TARGETS = 50  # target models per run (half the models when there are fewer than twice as many)
 DEFAULT_SOURCES = 300  # source models per run (every model besides the targets when fewer)

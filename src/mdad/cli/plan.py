@@ -33,6 +33,7 @@ from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.metrics import analytic
+from mdad.metrics.pairwise import count_pairs
 from mdad.outputs import check_output_file, check_outputs_apart, writing
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer
 from mdad.planning import plan as plan_answer
@@ -293,14 +294,24 @@ def print_exact_mdad(found: ExactMdadAtSize) -> None:
 
 def print_simulated_mdad(found: SimulatedMdadAtSize) -> None:
     a = found.assessment
-    value = f"{a.mdad:g} points" if a.mdad_reached else "not reached"
+    first, robust = a.first_crossing, a.robust  # with the pairs behind it and the robust MDAD (docs/protocol.md#mdad-trust)
+    head = f"{literal(found.method)} with {found.size} items on {literal(found.source)}"
+    simulated = f"simulated on {found.runs} held-out runs of {a.targets} target models, {a.sources} source models"
+    if not first.estimable:
+        console.print(f"{head}: MDAD and Kendall tau {literal(first.note)} ({simulated}).", highlight=False)
+        return
+    warning = first.warning(robust)
+    mark = "*" if warning else ""
+    value = f"{a.mdad:g}{mark} point{'' if a.mdad == 1 else 's'}" if a.mdad_reached else "not reached"
     high = "not reached" if np.isnan(a.mdad_high) else f"{a.mdad_high:g}"
+    pairs = f"; {count_pairs(a.mdad_pairs)} in its bin" if a.mdad_reached and a.mdad_pairs is not None else ""
     console.print(
-        f"{literal(found.method)} with {found.size} items on {literal(found.source)}: MDAD = [bold]{value}"
-        f"[/bold] (simulated on {found.runs} held-out runs of {a.targets} target models, {a.sources} source "
-        f"models; {percent(DEFAULT_CONFIDENCE)} interval {a.mdad_low:g} to {high}). Not exact: a simulation, "
-        "its Monte Carlo error is the interval."
+        f"{head}: MDAD = [bold]{value}[/bold] ({simulated}; {percent(DEFAULT_CONFIDENCE)} interval {a.mdad_low:g} to {high}"
+        f"{pairs}; robust MDAD {robust}). Not exact: a simulation, its Monte Carlo error is the interval.",
+        highlight=False,
     )
+    if warning:
+        console.print(literal(f"* {warning}"), highlight=False)
 
 
 def print_simulated_plan(found: SimulatedPlan) -> None:

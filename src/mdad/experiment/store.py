@@ -20,6 +20,7 @@ import json
 import os
 import re
 import signal
+import stat
 import sys
 import threading
 from contextlib import contextmanager
@@ -37,11 +38,13 @@ if sys.platform == "win32":  # no advisory locks: runs are not guarded against e
 else:
     import fcntl
 
+from mdad.data.readers.files import KINDS, checked_file
 from mdad.errors import MdadError
 from mdad.outputs import writing
 from mdad.wording import plural
 
 CONFIG_FILE = "config.json"
+MAX_CONFIG_BYTES = 64 * 2**20  # 64 MiB: a run's settings are a few kB; a larger config.json is refused unread
 CELLS_DIR = "cells"
 PARTIAL_DIR = "partial"
 DAMAGED_DIR = "damaged"
@@ -98,8 +101,9 @@ class ResultStore:
     # ---- config -------------------------------------------------------------------
     def read_config(self) -> dict:
         path = self.root / CONFIG_FILE
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise MdadError(f"{self.root} holds no mdad results (no {CONFIG_FILE}).")
+        checked_file(path, "the settings of an mdad run", MAX_CONFIG_BYTES, f"move it out of {self.root}")
         try:
             config = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
@@ -198,7 +202,9 @@ class ResultStore:
     def damage(self, cell: Cell) -> str | None:
         """Why the stored file of ``cell`` cannot be used (None: it is sound or absent)."""
         path = self.root / cell.relative_path
-        return _read_cell(path, *self.shape())[1] if path.is_file() else None
+        if path.is_file():
+            return _read_cell(path, *self.shape())[1]
+        return _not_a_file(path)
 
     def set_aside(self, relative: str, problem: str) -> str:
         """Move a damaged file to damaged/ (keeping its path below) and say so in a sentence."""
@@ -215,7 +221,7 @@ class ResultStore:
     def set_aside_damaged(self, cells) -> list[str]:
         """Move aside every damaged cell file of the store and block of runs of ``cells``; one sentence per file."""
         notes = []
-        for cell in sorted(set(cells) | set(self.cells())):
+        for cell in sorted(set(cells) | set(self.cells(strict=False))):
             problem = self.damage(cell)
             if problem is not None:
                 notes.append(self.set_aside(cell.relative_path, problem))
@@ -269,14 +275,18 @@ class ResultStore:
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
 
-    def cells(self) -> list[Cell]:
+    def cells(self, *, strict: bool = True) -> list[Cell]:
         """Every finished cell in the store; a cell file of a method, size or source count that config.json
-        does not list (a stray copy) is an error naming it."""
+        does not list (a stray copy) is an error naming it, and so (``strict``) is a cell's name on what is not
+        a regular file (a FIFO, a link to a device or to nothing), which would otherwise be left out of the
+        report unsaid; not ``strict``, it is listed, for :meth:`damage` to name and a resume to set aside."""
         found = []
         listed = self._listed()
         for path in sorted((self.root / CELLS_DIR).glob("*/k*-s*.parquet")):
             match = CELL_NAME.fullmatch(path.name)
-            if match is not None and path.is_file():  # other files (a stray copy, an editor's backup) are no cells
+            if match is not None and strict and not path.is_file():
+                checked_file(path, "a cell file of results", advice="run the same 'mdad run' command again to recompute that cell, or delete it")
+            if match is not None and (path.is_file() or not strict):  # other names (an editor's backup) are no cells
                 cell = Cell(path.parent.name, int(match[1]), int(match[2]))
                 for what, value, allowed in zip(("method", "size", "source count"), (cell.method, cell.size, cell.sources), listed, strict=True):
                     if allowed is not None and value not in allowed:
@@ -298,6 +308,17 @@ class ResultStore:
             value if isinstance(value := config.get(key), list) else None  # type: ignore[return-value]
             for key in ("methods", "sizes", "sources")
         )
+
+
+def _not_a_file(path: Path) -> str | None:
+    """What a cell's path is when it is there but not a regular file (None: a regular file, or nothing)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "a link to nothing" if path.is_symlink() else None
+    except OSError as exc:
+        return f"not readable: {exc.strerror or exc}"
+    return None if stat.S_ISREG(mode) else f"it is {KINDS.get(stat.S_IFMT(mode), 'not a regular file')}"
 
 
 def _read_cell(path: Path, runs: int | None = None, targets: int | None = None) -> tuple[pd.DataFrame | None, str | None]:
@@ -346,8 +367,12 @@ def _content_problem(frame: pd.DataFrame, runs: int | None, targets: int | None)
 
 
 def _block_problem(path: Path, n_runs: int, targets: int | None = None) -> str | None:
+    """What makes a stored block of runs unusable, or None; only its header is read (a FIFO is not
+    opened, and a header declaring a huge shape allocates nothing)."""
+    if (kind := _not_a_file(path)) is not None:
+        return kind
     try:
-        block = np.load(path, allow_pickle=False)
+        block = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         return f"not a readable numpy file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     if block.ndim != 2 or block.shape[0] != n_runs or not (block.dtype.kind == "f" or block.dtype in (BLOCK_DTYPE, FLAGGED_BLOCK_DTYPE)):

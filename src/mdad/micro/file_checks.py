@@ -25,6 +25,8 @@ from mdad.methods.per_subtask import SubtaskMicroBenchmark
 SEED_LIMIT = 2**64  # seeds are whole numbers below this in size, as numpy's generators take them
 WEIGHT_SUM_TOLERANCE = 1e-6  # weights of a weighted mean sum to 1 within rounding
 UNIT_PARAMETERS = ("source_low", "source_high", "lam")  # estimator parameters that are fractions in [0, 1]
+MDAD_FIELDS = ("mdad", "mdad_low", "mdad_high", "mdad_robust", "mdad_robust_low", "mdad_robust_high")  # points, NaN: not reached
+METRIC_RANGES = {"error": (0.0, 1.0, ""), "kendall_tau": (-1.0, 1.0, "")}  # an assessment's metrics with a fixed range
 
 
 def _whole(value: Any) -> bool:
@@ -158,7 +160,10 @@ def _estimator_problem(micro: MicroBenchmark, where: str, pool: int | None = Non
             return f"{where}'s {name!r} holds values that are not finite numbers"
         if name in UNIT_PARAMETERS and not ((array >= 0) & (array <= 1)).all():
             return f"{where}'s {name!r} must lie between 0 and 1"
-    weights = np.asarray(micro.weights, dtype=np.float64)
+    weights = np.asarray(micro.weights)
+    if weights.dtype.kind not in "biuf":
+        return f"{where}'s weights must be numbers, one per item"
+    weights = weights.astype(np.float64)
     if weights.shape != (n,):
         return f"{where} has {weights.size} weights for {n} items"
     with np.errstate(over="ignore"):
@@ -196,4 +201,46 @@ def _assessment_problem(assessment, method: str, size: int) -> str | None:
         value = getattr(assessment, name)
         if not _whole(value) or value < 1:
             return f"the field 'assessment' must give its {name} as a whole number, at least 1"
+    if assessment.mdad_pairs is not None and (not _whole(assessment.mdad_pairs) or assessment.mdad_pairs < 0):
+        return "the field 'assessment' must give its mdad_pairs as a whole number, at least 0, or null"
+    if not isinstance(assessment.mdad_falls_back, bool):
+        return "the field 'assessment' must give its mdad_falls_back as true or false"
+    ranges = {name: (0.0, 100.0, "points") for name in MDAD_FIELDS} | METRIC_RANGES
+    for name, (low, high, unit) in ranges.items():
+        value = getattr(assessment, name) if name in MDAD_FIELDS else assessment.metrics.get(name, np.nan)
+        if not _number(value) or not (np.isnan(value) or low <= value <= high):
+            return (
+                f"the field 'assessment' gives {name} {_short(value)}; it must be null (not reached) or between {low:g} and {high:g} {unit}".rstrip()
+            )
+    for name, value in assessment.metrics.items():
+        if not _number(value) or np.isinf(value):
+            return f"the field 'assessment' gives {name} {_short(value)}; it must be a finite number or null"
+    return _calibration_problem(assessment)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _calibration_problem(assessment) -> str | None:
+    """Whether the stored calibrations of intervals and order probabilities hold possible numbers:
+    residuals (truth - estimate) of accuracies lie in [-1, 1], bin edges are accuracies, and the
+    order fit is finite with positive spreads."""
+    intervals = assessment.interval_calibration
+    if intervals is not None:
+        values = np.concatenate([np.asarray(intervals.edges, dtype=np.float64).ravel(), *[np.ravel(r) for r in intervals.residuals]])
+        if not len(np.concatenate([np.ravel(r) for r in intervals.residuals])):
+            return "the field 'assessment' has an interval calibration without residuals"
+        if not np.isfinite(values).all() or np.abs(values).max() > 1 or (np.asarray(intervals.edges) < 0).any():
+            return "the field 'assessment' has an interval calibration whose edges or residuals are not accuracies (0 to 1, residuals -1 to 1)"
+    order = assessment.order_calibration
+    if order is not None:
+        numbers = [
+            order.intercept,
+            order.slope,
+            *(() if order.spread is None else np.ravel(order.spread)),
+            *(() if order.edges is None else np.ravel(order.edges)),
+        ]
+        if not np.isfinite(np.asarray(numbers, dtype=np.float64)).all() or not _whole(order.pairs) or order.pairs < 1:
+            return "the field 'assessment' has an order calibration that is not finite numbers over at least 1 pair"
     return None

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from mdad.assessment import Assessment
+from mdad.data.readers.files import checked_file
 from mdad.errors import MdadError
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
@@ -23,6 +24,9 @@ from mdad.micro.file_checks import check_fields, check_json
 from mdad.outputs import writing
 
 FORMAT = "mdad-microbenchmark/1"
+# 1 GiB: beyond any micro-benchmark file (the largest, an IRT method's over a 12,000-item pool, holds a
+# few MB); a larger one is refused before it is read into memory.
+MAX_FILE_BYTES = 2**30
 REQUIRED = ("method", "items", "subtasks", "pool_positions", "estimator", "seed")
 
 
@@ -68,8 +72,13 @@ def write(data: dict, path: str | Path) -> None:
 def read(path: str | Path) -> dict[str, Any]:
     """The fields of the micro-benchmark saved at ``path``, checked: one clear error for anything unusable."""
     path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        raise MdadError(f"No such file: {path}.")
+    if path.is_dir():
+        raise MdadError(f"{path} is a folder, not a micro-benchmark file.")
+    checked_file(path, "a micro-benchmark file", MAX_FILE_BYTES, "give the micro.json that 'mdad select' wrote")
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise MdadError(f"No such file: {path}.") from None
     except json.JSONDecodeError as exc:
@@ -94,7 +103,10 @@ def read(path: str | Path) -> dict[str, Any]:
         raise MdadError(f"{path}: {exc}") from None
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError, OverflowError) as exc:
         raise MdadError(f"{path} is not a valid micro-benchmark file ({type(exc).__name__}: {exc}).") from None
-    problem = check_fields(fields, data.get("size"))
+    try:
+        problem = check_fields(fields, data.get("size"))
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as exc:  # a value of a type no check foresaw
+        raise MdadError(f"{path} is not a valid micro-benchmark file ({type(exc).__name__}: {exc}).") from None
     if problem:
         raise MdadError(f"{path} is not a valid micro-benchmark file: {problem}.")
     return fields

@@ -19,21 +19,19 @@ MAX_LOG_BYTES = 32 * 2**30  # 32 GiB: far beyond a genuine samples file or log, 
 KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
 
 
-def checked_file(path: Path) -> Path:
-    """``path`` itself, when it is a regular file (a link to one counts) no larger than ``MAX_LOG_BYTES``;
-    else one sentence naming it."""
+def checked_file(path: Path, what: str = "a results file", limit: int | None = None, advice: str = "move it out of the results folder") -> Path:
+    """``path`` itself, when it is a regular file (a link to one counts) no larger than ``limit`` bytes
+    (None: ``MAX_LOG_BYTES``); else one sentence naming it, saying it is not ``what`` and ending with ``advice``."""
+    limit = MAX_LOG_BYTES if limit is None else limit
     try:
         info = path.stat()
     except OSError:
-        raise MdadError(f"{path} is a link to nothing (broken link); remove it or point it at a results file.") from None
+        raise MdadError(f"{path} is a link to nothing (broken link); remove it or point it at {what}.") from None
     if not stat.S_ISREG(info.st_mode):
         kind = KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
-        raise MdadError(f"{path} is {kind}, not a results file; move it out of the results folder.")
-    if info.st_size > MAX_LOG_BYTES:
-        raise MdadError(
-            f"{path} holds {info.st_size:,} bytes, beyond the {MAX_LOG_BYTES:,} bytes "
-            f"({MAX_LOG_BYTES / 2**30:.3g} GiB) a results file may hold; it is not read."
-        )
+        raise MdadError(f"{path} is {kind}, not {what}; {advice}.")
+    if info.st_size > limit:
+        raise MdadError(f"{path} holds {info.st_size:,} bytes, beyond the {limit:,} bytes ({limit / 2**30:.3g} GiB) {what} may hold; it is not read.")
     return path
 
 

@@ -11,11 +11,14 @@ from pathlib import Path
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers import READERS
 from mdad.data.readers.base import Reader, ReadOptions
+from mdad.data.readers.files import checked_file
 from mdad.data.readers.tables import TABLE_SUFFIXES, read_table
 
 
 def tables_in(folder: Path) -> list[Path]:
-    return [p for p in sorted(folder.iterdir()) if p.is_file() and p.suffix.lower() in TABLE_SUFFIXES]
+    """The tables in ``folder``; a table's name on what is no regular file (a FIFO, a device link) is
+    refused naming it, rather than skipped unsaid or waited on."""
+    return [checked_file(p) for p in sorted(folder.iterdir()) if p.suffix.lower() in TABLE_SUFFIXES and not p.is_dir()]
 
 
 def detect(path: Path) -> bool:

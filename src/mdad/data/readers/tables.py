@@ -22,7 +22,13 @@ import pyarrow.parquet as pq
 
 from mdad.data.matrix import ResponseMatrix, check_name_lengths
 from mdad.data.readers._cells import unique_names
+from mdad.data.readers.files import checked_file
 from mdad.errors import MdadError
+from mdad.memory import human, require_memory
+
+# Memory per byte of a table file while it is read, at the least: its text (or decompressed columns)
+# and the parsed values. A table beyond what memory can hold at this rate is refused before it is read.
+TABLE_BYTES_PER_FILE_BYTE = 2
 
 LONG_COLUMNS = ("model", "item", "score")
 SUBTASK = "subtask"
@@ -101,6 +107,8 @@ def is_long(frame: pd.DataFrame) -> bool:
 def read_table(path: str | Path) -> ResponseMatrix:
     """A matrix from a long or a wide table (blank cells are missing results)."""
     path = Path(path)
+    size = checked_file(path, "a results table").stat().st_size
+    require_memory(TABLE_BYTES_PER_FILE_BYTE * size, f"Reading {path} ({human(size)})")
     frame = read_frame(path)
     notes = frame.attrs.get("notes", [])
     matrix = read_long(frame, str(path), lambda i: f"row {i + 2}") if is_long(frame) else _read_wide(frame, path)
