@@ -654,7 +654,7 @@ def cases() -> list[Case]:
             "stores",
             "select --assess-runs 1000000",
             f"{MDAD} select --dataset oll2-gpqa --method random --size 10 --assess-runs 1000000 --out s.json",
-            ("assess-runs",),
+            ("held-out runs",),
         ),
         Case("stores", "run --runs 10^9", f"{MDAD} run --dataset oll2-gpqa --runs 1000000000 --out o", ("runs",)),
         # wording
@@ -775,7 +775,8 @@ def _run(cmd: str, folder: Path, env: dict, timeout: float, memory_bytes: int) -
     return Result(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), folder)
 
 
-MEMORY = re.compile(r"MemoryError|Cannot allocate memory|bad_alloc|Unable to allocate|out of memory", re.I)
+# What a command prints when it grew to the address-space limit (mdad turns a MemoryError into the last one).
+MEMORY = re.compile(r"MemoryError|Cannot allocate memory|bad_alloc|Unable to allocate|out of memory|Not enough memory for this request", re.I)
 
 
 def classify(result: Result, refuse: tuple[str, ...] | None) -> tuple[str, str]:
