@@ -30,12 +30,21 @@ from mdad.defaults import DEFAULT_THRESHOLD, MIN_CROSSING_PAIRS
 from mdad.experiment.splits import make_splits
 from mdad.metrics import analytic
 from mdad.metrics.exact import agreement
-from mdad.metrics.pairwise import AgreementCurve, agreement_curve, agreement_from_differences, mdad_from_curve, pair_differences
-from mdad.metrics.robust import robust_mdad
+from mdad.metrics.pairwise import (
+    AgreementCurve,
+    Mdad,
+    agreement_curve,
+    agreement_from_differences,
+    crossing_interval,
+    first_crossing,
+    mdad_from_curve,
+    pair_differences,
+)
+from mdad.metrics.robust import fit_grid, logistic_crossings, monotone_fit, robust_mdad
 from mdad.seeding import rng_for
 
 
-def one_repetition(matrix, sizes, rep: int, runs: int, targets: int, threshold: float) -> list[dict]:
+def one_repetition(matrix, sizes, rep: int, runs: int, targets: int, threshold: float, windows: tuple[float, ...] = ()) -> list[dict]:
     """Rows (one per size) of one simulated `mdad run` of uniform random and its exact MDAD."""
     splits = make_splits(matrix, runs, targets, seed=1000 + rep)
     scores = matrix.scores
@@ -54,6 +63,8 @@ def one_repetition(matrix, sizes, rep: int, runs: int, targets: int, threshold: 
         pooled = AgreementCurve(curve.lower, curve.pairs, curve.agreed, curve.bin_width)  # one bootstrap unit: pairs
         by_pairs = mdad_from_curve(pooled, threshold=threshold, rng=rng_for(rep, "boot", k))
         robust = robust_mdad(curve, threshold=threshold, rng=rng_for(rep, "robust", k))
+        one_fit = one_logistic_fit(curve, threshold, rng_for(rep, "robust", k))
+        other_windows = {w: windowed(curve, threshold, rng_for(rep, "robust", k), w) for w in windows}
         rows.append(
             {
                 "size": k,
@@ -65,14 +76,32 @@ def one_repetition(matrix, sizes, rep: int, runs: int, targets: int, threshold: 
                 "pairs_covers": covers(by_pairs, exact),
                 "percentile_covers": covers(percentile, exact),
                 "robust_covers": covers(robust, exact),
+                "one_fit": one_fit.value,
+                "one_fit_covers": covers(one_fit, exact),
                 "first_width": width(first),
                 "robust_width": width(robust),
                 "crossing_pairs": first.pairs,
                 "marked": bool(first.warning(robust)),
                 "falls_back": first.falls_back,
+                **{f"window {w:g} covers": covers(m, exact) for w, m in other_windows.items()},
             }
         )
     return rows
+
+
+def one_logistic_fit(curve: AgreementCurve, threshold: float, rng) -> Mdad:
+    """The robust MDAD mdad computed before: one logistic fit of every bin, bin 0 included (no window)."""
+    grid = fit_grid(curve, "logistic")
+    agreed, pairs = curve.resample(rng, 1000)
+    low, high = crossing_interval(first_crossing(monotone_fit(curve, "logistic", agreed, pairs), grid, threshold))
+    return Mdad(float(first_crossing(monotone_fit(curve, "logistic"), grid, threshold)[0]), low, high, threshold)
+
+
+def windowed(curve: AgreementCurve, threshold: float, rng, window: float) -> Mdad:
+    """The two-step robust MDAD with another window (0: bin 0 left out, no second step)."""
+    agreed, pairs = curve.resample(rng, 1000)
+    low, high = crossing_interval(logistic_crossings(curve, agreed, pairs, threshold, window))
+    return Mdad(float(logistic_crossings(curve, threshold=threshold, window=window)[0]), low, high, threshold)
 
 
 def covers(mdad, truth: float) -> bool:
@@ -108,15 +137,17 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
     parser.add_argument("--out", default=None, help="CSV of every repetition.")
+    parser.add_argument("--windows", default="", help="Coverage of the robust MDAD with other windows too, e.g. 0,0.5 (0: no second step).")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    windows = tuple(float(w) for w in args.windows.split(",") if w)
     rows = []
     for name in args.datasets.split(","):
         matrix = load_dataset(name)
         for n_targets in (int(t) for t in args.targets.split(",")):
             start = time.perf_counter()
             for rep in range(args.reps):
-                for row in one_repetition(matrix, sizes, rep, args.runs, n_targets, args.threshold):
+                for row in one_repetition(matrix, sizes, rep, args.runs, n_targets, args.threshold, windows):
                     rows.append({"dataset": name, "targets": n_targets, **row})
             print(f"# {name}, {n_targets} targets: {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True)
     frame = pd.DataFrame(rows)
@@ -127,13 +158,16 @@ def main() -> None:
         "pairs_covers": "first crossing covers (pairs)",
         "percentile_covers": "first crossing covers (runs, percentile)",
         "robust_covers": "robust covers (runs)",
+        "one_fit_covers": "one logistic fit covers (runs)",
         "marked": "marked",
+        **{f"window {w:g} covers": f"robust covers (window {w:g})" for w in windows},
     }
     table = frame.groupby(["dataset", "targets", "size"]).agg(
         reps=("rep", "count"),
         exact=("exact", "median"),
         first=("first", "median"),
         robust=("robust", "median"),
+        one_fit=("one_fit", "median"),
         **{label: (col, "mean") for col, label in share.items()},
         first_width=("first_width", "median"),
         robust_width=("robust_width", "median"),
@@ -142,6 +176,16 @@ def main() -> None:
         table[label] = (100 * table[label]).round(0).astype(int).astype(str) + "%"
     print(f"\nCoverage of the 95% MDAD intervals ({args.runs} runs per repetition; medians in points)\n")
     print(markdown(table.reset_index()))
+    se = frame.groupby(["dataset", "targets", "size"])[["first_covers", "robust_covers"]].agg(
+        lambda c: 100 * np.sqrt(c.mean() * (1 - c.mean()) / len(c))
+    )
+    print("\nStandard errors of the coverages above (binomial, percentage points)\n")
+    print(markdown(se.round(1).rename(columns={"first_covers": "first crossing se", "robust_covers": "robust se"}).reset_index()))
+    for name in ("first", "robust", "one_fit"):
+        frame[f"{name}_error"] = (frame[name] - frame["exact"]).abs()
+    errors = frame.groupby(["dataset", "size"])[["first_error", "robust_error", "one_fit_error"]].mean().round(2)
+    print("\nMean |MDAD - exact MDAD| (points; repetitions where both are reached)\n")
+    print(markdown(errors.reset_index()))
     frame["error"] = (frame["first"] - frame["exact"]).abs()
     frame["crossing bin pairs"] = pd.cut(frame["crossing_pairs"], [0, 25, 50, 100, 200, 400, 10**9], right=False)
     errors = frame.groupby("crossing bin pairs", observed=True).agg(

@@ -1,4 +1,4 @@
-"""Peak memory and time of `mdad plan --data` as the number of models grows (pairs grow with its square).
+"""Peak memory and time of `mdad plan --data` and `mdad compare --csv` as the number of models grows (pairs grow with its square).
 
     python benchmarks/bench_plan_memory.py [--models 1000,2500,10000] [--items 30000] [--size 100] [--folder /tmp/mdad-bench]
 
@@ -60,7 +60,11 @@ def main() -> None:
     parser.add_argument("--models", default="1000,2500,10000")
     parser.add_argument("--items", type=int, default=30_000)
     parser.add_argument("--folder", default="/tmp/mdad-bench")
-    parser.add_argument("--commands", default="size,detect", help="size (--size SIZE), detect (--detect 2) or both")
+    parser.add_argument(
+        "--commands",
+        default="size,detect",
+        help="size (plan --size SIZE), detect (plan --detect 2), compare (compare --size SIZE --csv FILE), comma-separated",
+    )
     parser.add_argument("--size", default="100", help="the size asked by plan --size (its time grows with it)")
     args = parser.parse_args()
     folder = Path(args.folder)
@@ -72,11 +76,17 @@ def main() -> None:
         simulate_file(path, n_models, args.items)
         pairs = n_models * (n_models - 1) // 2
         matrix_gb = n_models * args.items * 4 / 1e9
-        chosen = {"size": ["--size", args.size], "detect": ["--detect", "2"]}
+        csv = folder / f"pairs-{n_models}x{args.items}.csv"
+        chosen = {
+            "size": ["plan", "--size", args.size],
+            "detect": ["plan", "--detect", "2"],
+            "compare": ["compare", "--size", args.size, "--csv", str(csv), "--top", "5"],
+        }
         for command in (chosen[c] for c in args.commands.split(",")):
-            peak, seconds, first = measure(["plan", "--data", str(path), *command])
+            peak, seconds, first = measure([command[0], "--data", str(path), *command[1:]])
+            csv.unlink(missing_ok=True)
             print(
-                f"| {n_models:,} x {args.items:,} | {pairs:,} | {matrix_gb:.2f} GB | plan {' '.join(command)} | {peak:.2f} GB | {seconds:.0f} s |",
+                f"| {n_models:,} x {args.items:,} | {pairs:,} | {matrix_gb:.2f} GB | {' '.join(command)} | {peak:.2f} GB | {seconds:.0f} s |",
                 flush=True,
             )
             print(f"  {first[:160]}", file=sys.stderr)

@@ -56,7 +56,24 @@ def venv(root: Path, name: str) -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
         for spec in VERSIONS[name]:  # torch first: the CPU wheel, before lighteval asks for any torch
             subprocess.run([str(python), "-m", "pip", "install", "-q", spec], check=True)
+    if name == "inspect":
+        install_offline_model(python)
     return python
+
+
+def install_offline_model(python: Path) -> None:
+    """tasks/offline_model.py as an inspect model provider (``--model offline/NAME``) of the environment:
+    the module in its site-packages and an ``inspect_ai`` entry point naming it."""
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+    )
+    shutil.copy(TASKS / "offline_model.py", site / "mdad_offline_model.py")
+    info = site / "mdad_offline_model-0.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mdad-offline-model\nVersion: 0\n")
+    (info / "entry_points.txt").write_text("[inspect_ai]\noffline = mdad_offline_model\n")
 
 
 def run(args: list[str], cwd: Path) -> None:
@@ -154,6 +171,7 @@ def make_lm_eval_loop(python: Path, work: Path) -> None:
         copy_trimmed(work, work / "loop_new", new)
 
     adaptive_loop(target, ask)
+    run_printed_commands(work, work, "loop_sources", "lm-eval run", {"YOUR_MODEL": "printed-model"}, python)
 
 
 # ---- inspect -----------------------------------------------------------------------------------
@@ -169,6 +187,10 @@ def make_inspect(python: Path, work: Path) -> None:
         shutil.rmtree(target, ignore_errors=True)
         run([str(python), str(work / "inspect_loop.py"), "sources", str(target / "sources")], cwd=work)
         adaptive_loop(target, lambda item, new: run([str(python), str(work / "inspect_loop.py"), "ask", item.partition("/")[2], str(new)], cwd=work))
+        run([str(python), str(work / "inspect_loop.py"), "sources", str(work / "inspect_sources")], cwd=work)
+        elsewhere = work / "elsewhere"  # not where inspect ran: the task file is printed as found from here
+        elsewhere.mkdir(exist_ok=True)
+        run_printed_commands(work, elsewhere, "../inspect_sources", "inspect eval", {"YOUR_MODEL": "offline/model"}, python)
 
 
 # ---- the adaptive loop -------------------------------------------------------------------------
@@ -206,6 +228,48 @@ def adaptive_loop(target: Path, ask: Callable[[str, Path], None]) -> None:
         item = details.next_item
     if item:
         raise SystemExit(f"After {LOOP_SIZE} items the adaptive test still asks {item}.")
+
+
+# ---- the printed commands, run as printed ------------------------------------------------------
+
+PRINTED_STEPS = 3
+
+
+def printed_command(output: str, starts: str) -> str:
+    """The one harness command (a line starting with ``starts``) that mdad printed."""
+    found = [line.strip() for line in output.splitlines() if line.strip().startswith(starts)]
+    if len(found) != 1:
+        raise SystemExit(f"mdad printed {len(found)} '{starts}' commands, not one:\n{output}")
+    return found[0]
+
+
+def run_printed_commands(work: Path, cwd: Path, sources: str, starts: str, fill: dict[str, str], python: Path) -> None:
+    """``mdad select`` an adaptive test on the untrimmed source logs ``sources`` (relative to ``cwd``),
+    then run the harness command it prints, as printed but for the placeholders in ``fill`` (and NEW,
+    the folder to name), in ``cwd`` with the harness's environment first on PATH; then the command
+    ``mdad estimate`` prints, as printed; each answer must be counted and the next item named."""
+    from mdad import SelectedMicroBenchmark
+    from mdad.data import read_source
+
+    micro, new = cwd / "printed.json", cwd / "printed_new"
+    shutil.rmtree(new, ignore_errors=True)
+    output = mdad(cwd, "select", "--data", sources, "--method", "adaptive-1d", "--size", PRINTED_STEPS, "--assess-runs", "0", "--out", micro.name)
+    command = (
+        printed_command(output, starts).replace("--output_path NEW", f"--output_path {new.name}").replace("--log-dir NEW", f"--log-dir {new.name}")
+    )
+    env = {**os.environ, **OFFLINE, "PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    test = SelectedMicroBenchmark.load(micro)
+    for answered in range(1, PRINTED_STEPS + 1):
+        for placeholder, value in fill.items():
+            command = command.replace(placeholder, value)
+        print(f"{cwd.relative_to(work) if cwd != work else '.'}$ {command}")
+        subprocess.run(["bash", "-c", command], cwd=cwd, check=True, env=env, stdout=subprocess.DEVNULL)
+        output = mdad(cwd, "estimate", micro.name, new.name)
+        (details,) = test.details(read_source(new)).itertuples()
+        if details.answered != answered:
+            raise SystemExit(f"After {answered} printed commands mdad estimate counts {details.answered} answered items.")
+        if answered < PRINTED_STEPS:
+            command = printed_command(output, starts)
 
 
 # ---- lighteval ---------------------------------------------------------------------------------

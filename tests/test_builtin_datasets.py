@@ -115,3 +115,23 @@ def test_package_data_ships_every_builtin_file():
         if not path.name.startswith("__")
     }
     assert len(bundled) == 9 and bundled <= shipped
+
+
+@pytest.mark.parametrize("data_dir", [True, False])
+@pytest.mark.parametrize("columns", [80, 200])
+def test_datasets_never_cut_a_name_a_shape_or_a_path(tmp_path, monkeypatch, columns, data_dir):
+    folder = tmp_path / "a-folder-with-a-rather-long-name-for-its-leaderboards" / "my-leaderboard"
+    folder.mkdir(parents=True)
+    write_npz(mdad.simulate(seed=0, n_models=6, n_items=20), folder / "responses.npz")
+    if data_dir:  # a long path among the sources: they go below the table at 80 columns
+        monkeypatch.setenv("MDAD_DATA_DIR", str(folder.parent))
+    else:
+        monkeypatch.delenv("MDAD_DATA_DIR", raising=False)
+    result = runner.invoke(app, ["datasets"], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert all(len(line.rstrip()) <= columns for line in lines if str(folder) not in line)
+    for entry in dataset_catalogue():
+        assert any(entry.name in line and f"{entry.models} x {entry.items}" in line for line in lines)
+        for word in entry.source.split():
+            assert word in result.output  # every word of the source whole: a path is never cut

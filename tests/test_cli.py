@@ -232,3 +232,17 @@ def test_killed_run_resumes_without_losing_or_recomputing(tmp_path):
     assert store.cells() == sorted(clean)
     for cell, frame in clean.items():
         pd.testing.assert_frame_equal(store.read(cell), frame)
+
+
+def test_run_shows_its_phases_after_the_cells_and_no_empty_bar_when_resumed(tmp_path):
+    from mdad.report.html import PHASES
+
+    args = ["run", "--dataset", "simulated", "--methods", "random", "--sizes", "10", "--runs", "2", "--out", str(tmp_path / "o")]
+    first = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert first.exit_code == 0, first.output
+    assert "1/1" in first.output and all(phase in first.output for phase in PHASES)
+    assert first.output.index("1/1") < first.output.index(PHASES[0]) < first.output.index(PHASES[1])
+    again = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert again.exit_code == 0, again.output
+    assert "Resuming: 1 of 1 cells" in again.output and "0/0" not in again.output and "-:--:--" not in again.output
+    assert all(phase in again.output for phase in PHASES)

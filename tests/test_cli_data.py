@@ -28,6 +28,19 @@ def test_info_reports_models_items_and_missing_cells():
     assert both.exit_code == 2 and "Give the results once" in both.output
 
 
+def test_info_names_the_best_models_and_lists_every_one_with_models():
+    matrix = read_source(FIXTURES / "lm_eval")
+    accuracy = dict(zip(matrix.models.tolist(), np.nanmean(matrix.scores, axis=1), strict=True))
+    best = sorted(accuracy, key=lambda m: (-accuracy[m], m))
+    shown = runner.invoke(app, ["info", str(FIXTURES / "lm_eval")])
+    assert f"models: {', '.join(best)}" in shown.output  # three models: every one named, best first
+    listed = runner.invoke(app, ["info", str(FIXTURES / "lm_eval"), "--models"])
+    rows = [line.split() for line in listed.output.splitlines() if line.startswith("  ")]
+    assert [name for _, name in rows] == best and [float(a) for a, _ in rows] == [round(accuracy[m], 3) for m in best]
+    many = runner.invoke(app, ["info", "--dataset", "gpqa"])
+    assert "models (best 5 of 420; --models lists every one):" in many.output
+
+
 def test_info_unknown_metric_lists_available_ones():
     result = runner.invoke(app, ["info", str(FIXTURES / "lm_eval"), "--metric", "f1"])
     assert result.exit_code == 2 and "Traceback" not in result.output
@@ -144,7 +157,7 @@ def test_select_and_estimate_on_inspect_default_eval_logs(tmp_path):
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "inspect eval tasks.py@tiny_qa --model ... --sample-id" in result.output
+    assert "inspect eval tasks.py@tiny_qa --model YOUR_MODEL --sample-id" in result.output
     assert "Skipped" in result.output and "status is 'error'" in result.output
     estimate = runner.invoke(app, ["estimate", str(micro), str(FIXTURES / "inspect")])
     assert estimate.exit_code == 0, estimate.output
@@ -223,3 +236,22 @@ def test_adaptive_micro_benchmark_from_genuine_lm_eval_logs_asks_one_item_at_a_t
     assert "model-a" in text and "Ask each model its next item" in text
     next_item = re.search(r"│\s+1\s+│\s+(\S+)\s+│", estimate.output)
     assert next_item is not None and next_item.group(1) != first, estimate.output
+
+
+def test_an_npz_says_once_that_it_carries_the_notes_of_its_conversion(tmp_path):
+    npz = tmp_path / "c.npz"
+    converted = runner.invoke(app, ["convert", str(FIXTURES / "lm_eval_reruns"), "--out", str(npz)])
+    assert converted.exit_code == 0, converted.output
+    reading = read_source(FIXTURES / "lm_eval_reruns").notes
+    assert len(reading) == 2 and all(note in converted.output for note in reading)
+    info = runner.invoke(app, ["info", str(npz)])
+    assert all(f"When converted: {note}" in info.output for note in reading)  # info shows them, marked as old
+    chosen = runner.invoke(
+        app, ["select", "--data", str(npz), "--method", "random", "--size", "2", "--assess-runs", "0", "--out", str(tmp_path / "m.json")]
+    )
+    assert chosen.exit_code == 0, chosen.output
+    assert not any(note in chosen.output for note in reading)
+    assert f"{npz} carries 2 notes from when it was converted" in " ".join(chosen.output.split())
+    again = tmp_path / "again.npz"
+    assert runner.invoke(app, ["convert", str(npz), "--out", str(again)]).exit_code == 0
+    assert read_npz(again).notes == read_npz(npz).notes  # marked once, however often converted

@@ -4,9 +4,12 @@ instead of a number when the data are too few (docs/protocol.md#mdad-trust)."""
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from mdad.cli import app
@@ -18,7 +21,8 @@ from mdad.metrics.pairwise import AgreementCurve, agreement_curve, estimability_
 from mdad.metrics.robust import robust_mdad
 
 runner = CliRunner()
-LOOP_SOURCES = "tests/fixtures/lm_eval_loop/sources"  # genuine lm-eval logs of 8 dummy models
+FIXTURES = Path(__file__).parent / "fixtures"
+LOOP_SOURCES = str(FIXTURES / "lm_eval_loop" / "sources")  # genuine lm-eval logs of 8 dummy models
 
 
 def flat(text: str) -> str:
@@ -81,18 +85,56 @@ def test_select_on_genuine_logs_of_eight_models_prints_no_mdad(tmp_path):
     assert not re.search(r"MDAD \d", text) and "Kendall tau 0" not in text
 
 
-def test_run_on_twelve_models_says_cannot_be_estimated(tmp_path):
-    """No fixture folder of genuine logs holds 12 models, so a 12-model simulated matrix stands in."""
-    data = tmp_path / "twelve.npz"
-    write_npz(simulate(seed=0, n_models=12, n_items=120), data)
+def twelve_models(folder):
+    """Genuine lm-eval logs of 12 dummy models that answer at random (tests/fixtures/README.md): model-a, -b,
+    -c, five pythia checkpoints, three /ckpt/model folders and the rerun model-a of lm_eval_reruns; read with
+    --missing drop-items, the 4 tiny_mc items every model answered."""
+    for name in ("lm_eval", "lm_eval_checkpoints", "lm_eval_ckpt_folders"):
+        shutil.copytree(FIXTURES / name, folder / name)
+    shutil.copytree(FIXTURES / "lm_eval_reruns" / "model-a", folder / "reruns" / "model-a")
+    return folder
+
+
+def test_twelve_models_of_genuine_logs_get_a_sentence_from_run_select_and_plan(tmp_path):
+    data = twelve_models(tmp_path / "logs")
     out = tmp_path / "o"
-    result = runner.invoke(app, ["run", "--data", str(data), "--methods", "random", "--sizes", "10", "--runs", "5", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    text = flat(result.output)
-    assert "cannot be estimated from 15 target pairs (6 targets x 5 runs)" in text
+    ran = runner.invoke(app, ["run", "--data", str(data), "--missing", "drop-items", "--methods", "random", "--sizes", "2", "--out", str(out)])
+    assert ran.exit_code == 0, ran.output
+    text = flat(ran.output)
+    assert "12 models x 4 items" in text
+    assert "MDAD and Kendall tau cannot be estimated from 15 target pairs (6 targets x 50 runs)" in text and "add models" in text
+    # size 2: MDAD seen and unseen, error seen and unseen, Kendall tau seen and unseen
+    assert re.search(r"\b2 no estimate no estimate \d+\.\d\d \d+\.\d\d no estimate no estimate ", text), text
     summary = pd.read_csv(out / "summary.csv")
     assert not summary["mdad_estimable"].any()
-    assert "cannot be estimated" in (out / "report.html").read_text()
+    report = flat((out / "report.html").read_text())
+    assert "cannot be estimated from 15 target pairs" in report and "(100% of the seen pool)" in report
+    selected = runner.invoke(
+        app, ["select", "--data", str(data), "--missing", "drop-items", "--method", "random", "--size", "2", "--out", str(tmp_path / "m.json")]
+    )
+    assert selected.exit_code == 0, selected.output
+    said = flat(selected.output)
+    assert "MDAD and Kendall tau cannot be estimated from 15 target pairs (6 targets x 20 runs)" in said
+    assert not re.search(r"MDAD \d", said) and "Kendall tau 0" not in said and "interval" not in said
+    planned = runner.invoke(app, ["plan", "--results", str(out), "--method", "random", "--size", "2"])
+    assert planned.exit_code == 0, planned.output
+    assert "random with 2 items: MDAD and Kendall tau cannot be estimated from 15 target pairs" in flat(planned.output)
+    assert "MDAD =" not in planned.output
+    simulated = runner.invoke(app, ["plan", "--data", str(data), "--missing", "drop-items", "--method", "anchor-points", "--size", "2"])
+    assert simulated.exit_code == 0, simulated.output
+    assert "MDAD and Kendall tau cannot be estimated from 15 target pairs (6 targets x 20 runs)" in flat(simulated.output)
+    assert "MDAD =" not in simulated.output
+
+
+def test_plan_simulating_a_method_gives_the_pairs_and_the_robust_mdad_beside_its_mdad(tmp_path):
+    data = tmp_path / "sim.npz"
+    write_npz(simulate(seed=0, n_models=60, n_items=150), data)
+    result = runner.invoke(app, ["plan", "--data", str(data), "--method", "anchor-points", "--size", "20", "--runs", "4"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    text = flat(result.output)
+    assert re.search(r"MDAD = [\d.]+\*? points? \(simulated on 4 held-out runs of 30 target models, 30 source models; 95% interval", text), text
+    assert re.search(r"[\d,]+ pairs? in its bin; robust MDAD ", text), text
+    assert ("* the first crossing" in text) == ("*" in text.split("MDAD = ")[1].split(" ")[0])  # marked: said why
 
 
 def test_run_names_its_threshold_targets_and_pairs(tmp_path):
@@ -107,6 +149,17 @@ def test_run_names_its_threshold_targets_and_pairs(tmp_path):
     assert "exact MDAD" in text  # uniform random: the exact answer beside the simulated one
     report = (tmp_path / "o" / "report.html").read_text()
     assert "--threshold 0.9" in report and "50 strongest models" in report
+    # beside each MDAD of the table: the robust MDAD with its interval and the pairs in the crossing bin
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv").set_index("view")
+    for view in ("seen", "unseen"):
+        row = summary.loc[view]
+        assert f"Robust MDAD {view} [interval] (pairs in the first crossing's bin): 25 items" in text
+        if not np.isnan(row["mdad_robust"]):
+            high = "not reached" if np.isnan(row["mdad_robust_high"]) else f"{row['mdad_robust_high']:g}"
+            assert f"25 items {row['mdad_robust']:g} [{row['mdad_robust_low']:g}, {high}] ({int(row['mdad_pairs']):,} pair" in text
+        if row["mdad_marked"]:  # a marked MDAD of either view is explained under the table
+            where = "" if view == "seen" else ", unseen items"
+            assert f"* random, 25 items (300 sources{where}): the first crossing" in text
 
 
 def test_plan_from_a_finished_run_gives_the_pairs_the_robust_mdad_and_the_mark(tmp_path):
@@ -145,3 +198,113 @@ def test_plain_words_lead_with_the_exact_or_robust_mdad_when_the_first_crossing_
     anchor, random = summary_sentences(summary, 0.8, exact={("random", 10): 22.0})
     assert "at least 21 points apart" in anchor and "the first crossing, 17 points, is noise" in anchor
     assert "at least 22 points apart" in random and "(the exact MDAD; simulated: 16.5* [14, 18])" in random
+
+
+def test_an_assessment_keeps_the_pairs_behind_its_mdad_and_the_robust_interval_and_says_them():
+    from dataclasses import replace
+
+    from mdad.assessment import Assessment, assess
+    from mdad.micro.notes import describe_assessment
+
+    a = assess(simulate(seed=2, n_models=60, n_items=150), "random", 20, runs=8, targets=20, seed=1)
+    assert a.mdad_reached and a.mdad_robust_low <= a.mdad_robust <= a.mdad_robust_high
+    # brute force: the pairs of every run whose |true difference| falls in the crossing bin
+    i, j = np.triu_indices(20, 1)
+    diff = np.abs(a.truths[:, i] - a.truths[:, j]) * 100
+    assert a.mdad_pairs == int((np.floor(diff / 0.5 + 1e-9) * 0.5 == a.mdad).sum()) > 0
+    back = Assessment.from_json(a.to_json())
+    assert (back.mdad_pairs, back.mdad_robust_low, back.mdad_robust_high, back.mdad_falls_back) == (
+        a.mdad_pairs,
+        a.mdad_robust_low,
+        a.mdad_robust_high,
+        a.mdad_falls_back,
+    )
+    sentence = flat(describe_assessment(a))
+    mark = "*" if a.mdad_warning else ""
+    assert f"MDAD {a.mdad:g}{mark} points [95% interval {a.mdad_low:g}, " in sentence
+    assert f"({a.mdad_pairs:,} pairs in its bin; robust MDAD {a.robust})" in sentence
+    # a crossing bin with few pairs: marked, says why, and leads the reader to the robust MDAD
+    few = replace(a, mdad_pairs=MIN_CROSSING_PAIRS - 1)
+    sentence = flat(describe_assessment(few))
+    assert f"MDAD {a.mdad:g}* points" in sentence and f"holds {MIN_CROSSING_PAIRS - 1} pairs" in sentence
+    assert f"Read the robust MDAD, {a.mdad_robust:g} points." in sentence
+    # a file written before these fields existed still loads, without them
+    old = {k: v for k, v in a.to_json().items() if k not in ("mdad_robust_low", "mdad_robust_high", "mdad_pairs", "mdad_falls_back")}
+    older = Assessment.from_json(old)
+    assert older.mdad_pairs is None and np.isnan(older.mdad_robust_low) and str(older.robust) == f"{a.mdad_robust:g}"
+    assert "pairs in its bin" not in describe_assessment(older) and "holds" not in describe_assessment(older)  # not known, not marked
+
+
+def test_marked_mdads_of_both_views_are_explained_with_the_robust_mdad_to_read_instead():
+    from mdad.report.tables import warnings
+
+    noise = "the first crossing at 15.5 points is noise: its 15.5-point bin holds 114 pairs (fewer than 200)."
+    disagree = "the first crossing at 18 points is noise: the robust MDAD (22 [20, 25]) disagrees beyond both intervals."
+    summary = pd.DataFrame(
+        {
+            "method": "anchor-points",
+            "size": [10, 10, 25],
+            "sources": 300,
+            "view": ["seen", "unseen", "unseen"],
+            "mdad_robust": [16.5, 16.5, 22.0],
+            "mdad_robust_low": [13.5, 13.5, 20.0],
+            "mdad_robust_high": [21.5, np.nan, 25.0],
+            "mdad_estimable": True,
+            "mdad_warning": ["", noise, disagree],
+        }
+    )
+    assert warnings(summary) == [
+        f"* anchor-points, 10 items (300 sources, unseen items): {noise} Robust MDAD: 16.5 [13.5, not reached].",
+        f"* anchor-points, 25 items (300 sources, unseen items): {disagree}",  # the sentence already names it
+    ]
+    assert warnings(summary, views=("seen",)) == []
+
+
+def test_the_report_draws_no_kendall_tau_where_it_cannot_be_estimated():
+    from mdad.metrics.base import METRICS
+    from mdad.report.figures import error_and_tau
+
+    summary = pd.DataFrame(
+        {
+            "method": "random",
+            "size": [10, 25, 10, 25],
+            "sources": 6,
+            "view": ["seen", "seen", "unseen", "unseen"],
+            "error": 0.1,
+            "kendall_tau": 0.4,
+            "mdad_estimable": [False, True, False, True],
+        }
+    )
+    fig = error_and_tau(summary)
+    tau_row = list(METRICS.names()).index("kendall_tau")
+    axes = np.asarray(fig.axes[: 2 * len(METRICS)]).reshape(len(METRICS), 2)
+    for ax in axes[tau_row]:
+        drawn = ax.get_lines()[0].get_ydata()
+        assert np.isnan(drawn[0]) and drawn[1] == pytest.approx(0.4)  # 10 items: too few pairs, not drawn
+    error_row = list(METRICS.names()).index("error")
+    for ax in axes[error_row]:
+        assert np.isfinite(ax.get_lines()[0].get_ydata()).all()  # the error is drawn whatever the pairs
+
+
+def test_a_micro_json_whose_assessment_gives_impossible_pairs_or_robust_ends_is_refused(tmp_path):
+    import json
+
+    from mdad.assessment import assess
+    from mdad.errors import MdadError
+    from mdad.micro import SelectedMicroBenchmark
+    from mdad.micro.selected import select
+
+    matrix = simulate(seed=2, n_models=40, n_items=100)
+    chosen = select(matrix, "random", 10, seed=1).with_assessment(assess(matrix, "random", 10, runs=5, targets=12, seed=1))
+    chosen.save(tmp_path / "m.json")
+    good = json.loads((tmp_path / "m.json").read_text())
+    for field, value, says in [
+        ("mdad_pairs", -3, "mdad_pairs as a whole number, at least 0, or null"),
+        ("mdad_robust_high", 400.0, "gives mdad_robust_high 400"),
+        ("mdad_falls_back", "yes", "mdad_falls_back as true or false"),
+    ]:
+        bad = json.loads(json.dumps(good))
+        bad["assessment"][field] = value
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(MdadError, match=re.escape(says)):
+            SelectedMicroBenchmark.load(tmp_path / "bad.json")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mdad
-from mdad.data.readers import inspect_logs, lm_eval
+from mdad.data.readers import lm_eval
 from mdad.errors import MdadError
 from mdad.methods.base import plain_mean
 from mdad.micro import SelectedMicroBenchmark
@@ -88,24 +88,13 @@ def test_an_adaptive_test_has_no_sample_list(small_sim):
         build_selection(small_sim, "no-such-method", 10, runs=0)
 
 
-def test_lm_eval_samples_list_and_command_are_written_beside_the_reader(tmp_path):
+def test_lm_eval_samples_list_is_written_beside_the_reader(tmp_path):
     samples = lm_eval.samples_list({"arc": ["10", "2"], "hella": ["0"]})
     assert samples == {"arc": [2, 10], "hella": [0]}
     lm_eval.write_samples_list(samples, tmp_path / "s.json")
     assert json.loads((tmp_path / "s.json").read_text()) == samples
-    assert lm_eval.samples_command(samples, "s.json") == (
-        "lm-eval run --model ... --tasks arc,hella --samples s.json --log_samples --output_path NEW"
-    )
     with pytest.raises(MdadError, match="arc/x is not an lm-evaluation-harness"):
         lm_eval.samples_list({"arc": ["x"]})
-
-
-def test_inspect_commands_are_written_beside_the_reader():
-    commands = inspect_logs.sample_id_commands({"qa": ["q4", "10", "2"], "mc": ["1"]}, {"qa": "tasks.py"}, "logs")
-    assert commands == [
-        "inspect eval tasks.py@qa --model ... --sample-id 2,10,q4 --log-dir logs",
-        "inspect eval mc --model ... --sample-id 1 --log-dir logs",
-    ]
 
 
 def test_selection_writes_the_lm_eval_samples_list(tmp_path):
@@ -113,4 +102,16 @@ def test_selection_writes_the_lm_eval_samples_list(tmp_path):
     with pytest.raises(MdadError, match="not an lm-evaluation-harness"):
         build_selection(matrix, "random", 4, runs=0, lm_eval_samples=True)
     selection = build_selection(matrix, "random", 2, runs=0, inspect=True)
-    assert selection.inspect_commands and all(note.command for note in selection.report("m.json") if note.text.lstrip().startswith("inspect eval"))
+    commands = [note for note in selection.report("m.json") if note.text.lstrip().startswith("inspect eval")]
+    assert len(commands) == 1 and commands[0].command
+
+
+def test_points_are_counted_as_spoken():
+    from mdad.wording import points
+
+    assert (points(1.0), points(0.5), points(4.5), points(2)) == ("1 point", "0.5 points", "4.5 points", "2 points")
+
+
+def test_inspect_commands_are_refused_for_other_logs():
+    with pytest.raises(MdadError, match="--inspect prints 'inspect eval' commands, but .* is not inspect logs alone"):
+        build_selection(mdad.load(FIXTURES / "lm_eval_loop" / "sources"), "random", 4, runs=0, inspect=True)

@@ -130,15 +130,16 @@ def test_lm_eval_loop_select_writes_samples_that_lm_eval_results_line_up_with(tm
 def test_harness_sample_lists_need_harness_item_ids(small_sim):
     with pytest.raises(MdadError, match="not a '<task>/<id>' id"):
         mdad.select(small_sim, "random", 5).lm_eval_samples()
-    with pytest.raises(MdadError, match="not a '<task>/<id>' id"):
-        mdad.select(small_sim, "random", 5).inspect_commands()
+    with pytest.raises(MdadError, match="only be written for a micro-benchmark built from lm-eval or inspect"):
+        mdad.select(small_sim, "random", 5).harness_commands()
 
 
 def test_inspect_commands_list_each_tasks_sample_ids():
     matrix = mdad.load(FIXTURES / "inspect")  # sample ids 1, 2, 3 and 'q4' of task tiny_qa
     chosen = mdad.select(matrix, "random", 4)
     # the task file the logs recorded, so that the command runs as printed
-    assert chosen.inspect_commands("logs") == ["inspect eval tasks.py@tiny_qa --model ... --sample-id 1,2,3,q4 --log-dir logs"]
+    (command,) = chosen.harness_commands(output="logs").commands
+    assert command.endswith("@tiny_qa --model YOUR_MODEL --sample-id 1,2,3,q4 --log-dir logs")
     with pytest.raises(MdadError, match="tiny_qa/q4 is not an lm-evaluation-harness"):
         chosen.lm_eval_samples()
 

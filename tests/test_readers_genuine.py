@@ -289,6 +289,10 @@ def test_micro_benchmark_records_the_task_and_estimate_refuses_another_version(t
         "harness": "lm-eval",
         "version": str(results["versions"]["tiny_mc"]),
         "n_shot": str(results["n-shot"]["tiny_mc"]),
+        # how the source runs were made, for the commands that run new models (docs/own-results.md)
+        "lm_eval_model": results["config"]["model"],
+        "model_args": "pretrained=YOUR_MODEL",
+        "include_path": ".",  # the fixtures keep paths relative to the folder lm-eval ran in
     }
     assert len(saved["item_hashes"]) == len(saved["items"]) and all(saved["item_hashes"])
     loaded = mdad.SelectedMicroBenchmark.load(tmp_path / "micro.json")
@@ -342,6 +346,6 @@ def test_notes_and_task_identity_survive_take_and_npz(tmp_path):
     out = tmp_path / "c.npz"
     mdad.data.convert(FIXTURES / "lm_eval_checkpoints", out)
     back = mdad.data.read_npz(out)
-    assert back.notes == m.notes and back.tasks == m.tasks
+    assert back.notes == tuple(f"When converted: {note}" for note in m.notes) and back.tasks == m.tasks
     np.testing.assert_array_equal(back.item_hashes, m.item_hashes)
     np.testing.assert_array_equal(back.gold, m.gold)

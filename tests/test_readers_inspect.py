@@ -169,3 +169,16 @@ def test_genuine_logs_json_and_eval():
     np.testing.assert_array_equal(m.scores, np.array(list(expected.values()), dtype=np.float32))
     assert set(m.subtasks) == {"tiny_qa"} and m.n_missing == 0
     assert read_source(FIXTURE, metric="match").scores.sum() == m.scores.sum()
+
+
+def test_a_skipped_logs_error_is_shortened_between_words():
+    from mdad.data.readers.inspect_logs import shortened
+
+    message = (
+        "ConnectionError(MaxRetryError(\"HTTPSConnectionPool(host='example', port=443): "
+        'Max retries exceeded with url: /encodings/o200k_base.tiktoken"))'
+    )
+    short = shortened(message, limit=80)
+    assert short.endswith(" ...") and message.startswith(short.removesuffix(" ..."))
+    assert message[len(short.removesuffix(" ..."))] == " "  # the cut falls between words
+    assert shortened("short message") == "short message"

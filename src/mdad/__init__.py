@@ -44,6 +44,7 @@ _HOMES = {
     "select": "mdad.micro",
     "compare": "mdad.planning",
     "plan": "mdad.planning",
+    "Plan": "mdad.planning",
     "intervals": "mdad.intervals",
     "methods": "mdad.methods",
     "metrics": "mdad.metrics",
@@ -57,6 +58,7 @@ __all__ = [
     "ExperimentConfig",
     "ExperimentResult",
     "MdadError",
+    "Plan",
     "ResponseMatrix",
     "SelectedMicroBenchmark",
     "assess",
@@ -80,7 +82,7 @@ if TYPE_CHECKING:  # what type checkers and the API reference read; at run time 
     from mdad.errors import MdadError
     from mdad.experiment.grid import Experiment, ExperimentConfig, ExperimentResult
     from mdad.micro import SelectedMicroBenchmark, select
-    from mdad.planning import compare, plan
+    from mdad.planning import Plan, compare, plan
 
 
 def __getattr__(name: str):

@@ -30,6 +30,7 @@ from mdad.experiment.splits import make_splits
 from mdad.intervals.conformal import ConformalCalibration
 from mdad.intervals.order import OrderCalibration
 from mdad.methods.base import check_size
+from mdad.metrics.pairwise import Mdad, estimability_note
 from mdad.seeding import rng_for
 
 
@@ -47,6 +48,11 @@ class Assessment:
     mdad_low: float
     mdad_high: float
     mdad_robust: float
+    # beside MDAD (docs/protocol.md#mdad-trust); files written by older mdad lack them
+    mdad_robust_low: float = math.nan
+    mdad_robust_high: float = math.nan
+    mdad_pairs: int | None = None  # pairs in the crossing bin (all runs; None: not known)
+    mdad_falls_back: bool = False  # a later bin with enough pairs is below the threshold again
     metrics: dict[str, float] = field(default_factory=dict)  # every registered metric by key (METRICS)
     estimates: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
     truths: np.ndarray | None = field(default=None, repr=False, compare=False)  # runs x targets
@@ -70,6 +76,29 @@ class Assessment:
         return not math.isnan(self.mdad)
 
     @property
+    def first_crossing(self) -> Mdad:
+        """The first-crossing MDAD with its interval, pairs and note (cannot be estimated: too few targets or runs)."""
+        return Mdad(
+            self.mdad,
+            self.mdad_low,
+            self.mdad_high,
+            self.threshold,
+            pairs=self.mdad_pairs,
+            falls_back=self.mdad_falls_back,
+            note=estimability_note(self.targets, self.runs),
+        )
+
+    @property
+    def robust(self) -> Mdad:
+        """The robust (logistic-fit) MDAD with its interval."""
+        return Mdad(self.mdad_robust, self.mdad_robust_low, self.mdad_robust_high, self.threshold)
+
+    @property
+    def mdad_warning(self) -> str:
+        """Why the first crossing is not to be trusted (or cannot be estimated), "" when it can be."""
+        return self.first_crossing.warning(self.robust)
+
+    @property
     def cautious_mdad(self) -> float:
         """The larger of the first-crossing and the robust MDAD (inf when either is not reached): a
         lucky bin with few pairs can make the first crossing small, the fit guards against that."""
@@ -91,10 +120,11 @@ class Assessment:
         """Read what :meth:`to_json` wrote; files without calibrations (older mdad) load without them, and
         the metrics are those the file holds (a metric registered since is absent)."""
         try:
-            values = {name: data[name] for name in (*_SUMMARY_FIELDS, "error", "kendall_tau")}
+            values = {name: data[name] for name in (*_SUMMARY_FIELDS, "error", "kendall_tau") if name not in _OPTIONAL_FIELDS}
         except KeyError as exc:
             raise MdadError(f"The micro-benchmark's assessment lacks the field {exc.args[0]!r}.") from None
-        values = {key: float("nan") if value is None else value for key, value in values.items()}
+        values.update({name: data[name] for name in _OPTIONAL_FIELDS if name in data})
+        values = {key: float("nan") if value is None and key != "mdad_pairs" else value for key, value in values.items()}
         metrics = {key: float("nan") if data[key] is None else data[key] for key in METRICS.names() if key in data}
         values = {key: value for key, value in values.items() if key not in metrics}
         intervals = data.get("interval_calibration")
@@ -110,6 +140,7 @@ class Assessment:
 _SUMMARY_FIELDS = tuple(
     name for name in Assessment.__dataclass_fields__ if name not in ("metrics", "estimates", "truths", "interval_calibration", "order_calibration")
 )
+_OPTIONAL_FIELDS = ("mdad_robust_low", "mdad_robust_high", "mdad_pairs", "mdad_falls_back")  # absent from older files
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,13 +163,18 @@ def held_out_runs(
     seed: int = 0,
     workers: int = 1,
     on_runs: Callable[[float], None] | None = None,
+    sources: int | None = None,
 ) -> HeldOutRuns:
     """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run);
-    ``on_runs`` receives the number of runs finished as they finish (for a progress bar)."""
+    ``on_runs`` receives the number of runs finished as they finish (for a progress bar). ``sources``
+    keeps only the first that many non-target models of each run as sources (default: all of them);
+    the targets and their truths do not depend on it, so fewer sources are nested in more."""
     n_targets = targets if targets is not None else default_targets(matrix.n_models)
     halves = make_splits(matrix, runs, n_targets, seed)
     whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
     splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
+    if sources is not None:
+        splits = replace(splits, source_pool=splits.sources(sources))
     n_sources = splits.source_pool.shape[1]
     config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
     tasks = plan_tasks(config, runs_per_task=1 if workers > 1 else None)  # one run per task: the workers stay busy to the end
@@ -161,6 +197,7 @@ def assess(
     workers: int = 1,
     threshold: float = DEFAULT_THRESHOLD,
     on_runs: Callable[[float], None] | None = None,
+    sources: int | None = None,
 ) -> Assessment:
     """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).
 
@@ -183,6 +220,8 @@ def assess(
         Agreement rate that defines MDAD.
     on_runs : callable, optional
         Receives the number of runs finished as they finish (for a progress bar).
+    sources : int, optional
+        Source models per run (default: every model that is not a target).
 
     Returns
     -------
@@ -199,7 +238,7 @@ def assess(
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     check_threshold(threshold)
     check_size(size, matrix.n_items)
-    runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs)
+    runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs, sources=sources)
     estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)
     metrics, _ = view_metrics(
@@ -216,6 +255,10 @@ def assess(
         mdad_low=metrics["mdad_low"],
         mdad_high=metrics["mdad_high"],
         mdad_robust=metrics["mdad_robust"],
+        mdad_robust_low=metrics["mdad_robust_low"],
+        mdad_robust_high=metrics["mdad_robust_high"],
+        mdad_pairs=int(metrics["mdad_pairs"]),
+        mdad_falls_back=bool(metrics["mdad_falls_back"]),
         metrics={metric.key: metrics[metric.key] for metric in METRICS},
         estimates=estimates,
         truths=truths,

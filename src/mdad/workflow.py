@@ -97,12 +97,14 @@ def run_into_folder(
     *,
     on_start: Callable[[Experiment], None] | None = None,
     on_cells: Callable[[float], None] | None = None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> Outputs:
     """Run ``config`` on ``matrix`` into ``options.out`` and write its tables, figures and report.html.
 
     The folder stays locked against another writer until the report is written. ``on_start`` is
     called with the opened experiment before any cell runs (to say what will run and what is kept);
-    ``on_cells`` as cells finish (a progress bar). An interruption keeps every finished cell and
+    ``on_cells`` as cells finish (a progress bar), ``on_phase`` with each phase after the cells
+    (mdad.report.html.PHASES). An interruption keeps every finished cell and
     block of runs for the next run into the same folder.
     """
     for k in options.curve_sizes or ():
@@ -118,4 +120,4 @@ def run_into_folder(
         experiment.run(workers=options.processes, on_cells=on_cells, extra_config=settings, scheduler=options.scheduler)
         from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
 
-        return build_outputs(options.out, options.threshold, figure_format=options.figures, workers=options.processes)
+        return build_outputs(options.out, options.threshold, figure_format=options.figures, workers=options.processes, on_phase=on_phase)

@@ -2,11 +2,13 @@
 
 ``main`` is the console entry: it takes charge of Ctrl-C and SIGTERM first and only then imports the
 commands (and with them numpy, pandas and the rest), so that an interrupt at any moment ends with
-one sentence. ``app`` is imported on first use.
+one sentence, and of the commands only the module of the one asked for. ``app`` (every command) is
+imported on first use.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from mdad.cli import interrupts
@@ -17,10 +19,31 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 
-def _commands():
-    from mdad.cli import data, micro, plan, run  # noqa: F401  (each module registers its commands)
+MODULES = ("data", "micro", "plan", "run", "methods")  # in the order --help lists their commands
+COMMANDS = {
+    "info": "data",
+    "convert": "data",
+    "datasets": "data",
+    "select": "micro",
+    "estimate": "micro",
+    "plan": "plan",
+    "compare": "plan",
+    "run": "run",
+    "report": "run",
+    "methods": "methods",
+}
+
+
+def _commands(argv: list[str] | None = None):
+    """The app with its commands: only the module of the command ``argv`` names (so that a quick command
+    does not wait for the imports of the others), else every command."""
+    from importlib import import_module
+
     from mdad.cli.common import app
 
+    wanted = COMMANDS.get(argv[1]) if argv and len(argv) > 1 else None
+    for module in [wanted] if wanted else MODULES:
+        import_module(f"mdad.cli.{module}")  # each module registers its commands
     return app
 
 
@@ -34,7 +57,7 @@ def main() -> None:
     """Run the command line: interrupts first, then the commands."""
     interrupts.install()
     try:
-        app = _commands()
+        app = _commands(sys.argv)
     except KeyboardInterrupt:
         interrupts.end()
     app()

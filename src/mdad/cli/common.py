@@ -9,12 +9,13 @@ from typing import Annotated, Literal, get_args
 
 import typer
 from rich.console import Console
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from mdad.cli import interrupts
 from mdad.cli.text import literal, visible
 from mdad.data import DEFAULT_DATASET, ResponseMatrix, load, load_dataset
 from mdad.data.matrix import MissingPolicy
+from mdad.data.npz import CONVERTED
 from mdad.data.readers.base import Reruns
 from mdad.errors import MdadError
 from mdad.outputs import output_name as output_path  # noqa: F401  (the CLI's modules import it from here)
@@ -41,9 +42,47 @@ def error_line(message: object) -> None:
     err_console.print(f"[red]error:[/red] {literal(message)}", soft_wrap=True, highlight=False)
 
 
+LONG_CHOICES = 16  # a longer list of choices is "<choice>" in --help's type column (each option's help names them)
+
+
+def flags_without_types(command) -> None:
+    """A flag takes no value, so its type column stays empty (Typer shows ``<bool>``); a long list of
+    choices, which a narrow type column would cut, shows as ``<choice>``."""
+    for param in command.params:
+        if not isinstance(param, TyperOption) or param.metavar is not None:
+            continue
+        choices = param.type_descriptor.choices if param.type_descriptor.is_choice else None
+        if param.is_flag:
+            param.metavar = ""
+        elif choices and len("|".join(map(str, choices))) > LONG_CHOICES:
+            param.metavar = "<choice>"
+    make_help_option = command.get_help_option
+
+    def help_option(ctx):
+        option = make_help_option(ctx)
+        if option is not None and option.metavar is None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = help_option
+
+
 class OneLineErrors(TyperGroup):
     """Usage errors (unknown option, a value outside its choices, a missing argument) as one red line, exit 2;
     an interrupt (Ctrl-C, SIGTERM) as one sentence, exit 130."""
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        if option is not None and option.metavar is None:
+            option.metavar = ""  # a flag: no type
+        return option
+
+    def get_command(self, ctx, cmd_name):
+        """The command, its help's type column plain (flags_without_types)."""
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            flags_without_types(command)
+        return command
 
     def invoke(self, ctx):
         """Run the command; an interrupt that no command turned into its own sentence ends with the
@@ -81,6 +120,11 @@ class OneLineErrors(TyperGroup):
 app = typer.Typer(
     cls=OneLineErrors, add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models."
 )
+
+
+@app.callback()
+def _group() -> None:
+    """Keeps the command line a group of commands when only the module of one command is imported."""
 
 
 def friendly_errors(func):
@@ -135,10 +179,17 @@ def parse_list(text: str | None, what: str, convert=str) -> list:
 
 
 def read_data(
-    dataset: str | None, data: Path | None, seed: int = 0, metric: str | None = None, filter_name: str | None = None, reruns: Reruns = "latest"
+    dataset: str | None,
+    data: Path | None,
+    seed: int = 0,
+    metric: str | None = None,
+    filter_name: str | None = None,
+    reruns: Reruns = "latest",
+    *,
+    history: bool = False,
 ) -> ResponseMatrix:
     """The response matrix the user named: ``--data`` (any supported source) or ``--dataset``, not both;
-    its notes are printed."""
+    its notes are printed (``history``: also each note an npz carries from its conversion)."""
     if data is not None:
         if dataset is not None:
             raise MdadError(f"Give the data once: --data ({data}) or --dataset ({dataset}), not both.")
@@ -152,14 +203,20 @@ def read_data(
                 f"{which} applies to harness results given with --data; the named dataset {dataset or DEFAULT_DATASET} is a plain score table."
             )
         matrix = load_dataset(dataset or DEFAULT_DATASET, seed=seed)
-    print_notes(matrix)
+    print_notes(matrix, history=history)
     return matrix
 
 
-def print_notes(matrix: ResponseMatrix) -> None:
-    """What the reader dropped, merged or chose on the user's behalf, one dimmed line each (literally)."""
-    for note in matrix.notes:
-        err_console.print(f"note: {visible(note)}", style="dim", soft_wrap=True, highlight=False, markup=False)
+def print_notes(matrix: ResponseMatrix, *, history: bool = False) -> None:
+    """What the reader dropped, merged or chose on the user's behalf, one dimmed line each (literally).
+    The notes an npz carries from when it was converted were shown then: one line says they are there,
+    unless ``history`` asks for each of them ('mdad info')."""
+    old = [note for note in matrix.notes if note.startswith(CONVERTED)]
+    lines = [note for note in matrix.notes if history or not note.startswith(CONVERTED)]
+    if old and not history:
+        lines.insert(0, f"{matrix.source} carries {plural(len(old), 'note')} from when it was converted ('mdad info {matrix.source}' prints them).")
+    for line in lines:
+        err_console.print(f"note: {visible(line)}", style="dim", soft_wrap=True, highlight=False, markup=False)
 
 
 def load_matrix(

@@ -158,7 +158,7 @@ def estimate_command(
             help="Random designs: the Clopper-Pearson interval, which covers the full-benchmark "
             "accuracy at least at the level for every accuracy (wider), instead of the default "
             "mid-p one, which covers it at the level on average over accuracies and less for "
-            "some (docs/intervals.md#what-each-interval-promises).",
+            "some (docs/intervals.md: what each interval promises).",
         ),
     ] = False,
     population: Annotated[
@@ -197,7 +197,9 @@ def estimate_command(
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
     print_notes(matrix)
     wanted = list(dict.fromkeys(asked + (all_pairs(matrix) if pairs == "all" else [])))
-    report = estimate_report(chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=wanted)
+    report = estimate_report(
+        chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=wanted, results=results, near=[micro]
+    )
     print_table(report.title, report.columns)
     print_report(report.notes)
     print_comparisons(report.comparisons)

@@ -8,8 +8,8 @@ a quick simulation on held-out runs for other methods, or the simulated curves o
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import typer
 from rich import box
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mdad.cli.common import (
@@ -32,11 +33,12 @@ from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.metrics import analytic
-from mdad.outputs import check_output_file, check_outputs_apart, write_csv
-from mdad.planning import ExactMdadAtSize, ExactSmallestSize, SimulatedMdadAtSize, SimulatedPlan, StoredAnswer
-from mdad.planning import compare as compare_pairs
+from mdad.metrics.pairwise import count_pairs
+from mdad.outputs import check_output_file, check_outputs_apart, writing
+from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer
 from mdad.planning import plan as plan_answer
-from mdad.planning.bins import bin_label
+from mdad.planning.bins import bin_label, bin_lower
+from mdad.planning.pairs import compare_streamed
 from mdad.wording import with_article
 
 MISSING_HELP = "Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), error, drop-items or drop-models."
@@ -70,7 +72,26 @@ def plan(
     detect: Annotated[float | None, typer.Option(min=0, help=f"Accuracy difference to detect, in points (its {BIN_TEXT} bin is used).")] = None,
     size: Annotated[int | None, typer.Option(min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
     threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = DEFAULT_THRESHOLD,
-    method: Annotated[str, typer.Option(help=(f"{', '.join(analytic.DESIGNS)} (exact), or any other method (simulated)."))] = "random",
+    method: Annotated[
+        str,
+        typer.Option(
+            help=(
+                f"{', '.join(analytic.DESIGNS)} (exact), or any other method (simulated); 'all' (the methods 'mdad run' runs by "
+                "default) or a comma list answers for each and recommends one."
+            )
+        ),
+    ] = "random",
+    budget: Annotated[
+        int | None, typer.Option(min=1, help="With --detect: per method, the probability that this many items order pairs --detect points apart.")
+    ] = None,
+    sources_curve: Annotated[
+        bool,
+        typer.Option(
+            "--sources-curve",
+            help="For methods that learn from source models: the answer with 5, 10, 20, 50, ... source models (held-out targets "
+            "never among them) and the number beyond which more stop helping.",
+        ),
+    ] = False,
     results: Annotated[Path | None, typer.Option(help="Folder of a finished 'mdad run': answer from its simulated curves.")] = None,
     missing: MissingPairwiseOption = "pairwise",
     seed: SeedPlanOption = 0,
@@ -80,13 +101,153 @@ def plan(
 ) -> None:
     named = results is None or dataset is not None or data is not None  # with --results, data is refused
     matrix = load_for_analysis(dataset, data, seed, missing) if named else None
+    if method == "all" or "," in method or budget is not None or sources_curve:
+        choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed, sources_curve)
+        print_plan(choice)
+        for curve in choice.sources_curves:
+            print_sources_curve(curve, choice.runs)
+        return
     simulated = matrix is not None and method not in analytic.DESIGNS
-    what = f"{method} with {size} items" if size is not None else f"{method} at increasing sizes"
-    with console.status(f"Simulating {literal(what)} on {runs} held-out runs...") if simulated else nullcontext():
+    progress, advance = runs_progress(runs)
+    with progress if simulated else nullcontext():
         answer = plan_answer(
-            matrix, detect=detect, size=size, method=method, threshold=threshold, results=results, runs=runs, seed=seed, workers=os.cpu_count() or 1
+            matrix,
+            detect=detect,
+            size=size,
+            method=method,
+            threshold=threshold,
+            results=results,
+            runs=runs,
+            seed=seed,
+            workers=os.cpu_count() or 1,
+            on_runs=advance if simulated else None,
         )
     PRINTERS[type(answer)](answer)
+
+
+def runs_progress(runs: int) -> tuple[Progress, Callable[[str, float], None]]:
+    """A progress display and the callback that adds a bar per simulation (method, runs finished)."""
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    bars: dict[str, TaskID] = {}
+
+    def advance(name: str, done: float) -> None:
+        if name not in bars:
+            bars[name] = progress.add_task(f"Simulating {literal(name)} on held-out runs", total=runs)
+        progress.update(bars[name], completed=done)
+
+    return progress, advance
+
+
+def plan_with_progress(
+    matrix: ResponseMatrix | None,
+    detect: float | None,
+    size: int | None,
+    budget: int | None,
+    methods: str,
+    threshold: float,
+    results: Path | None,
+    runs: int,
+    seed: int,
+    sources_curve: bool,
+) -> Plan:
+    """Every method's answer, with a bar per simulated method."""
+    progress, advance = runs_progress(runs)
+    with progress:
+        return plan_answer(
+            matrix,
+            detect=detect,
+            size=size,
+            budget=budget,
+            methods=methods,
+            threshold=threshold,
+            results=results,
+            runs=runs,
+            seed=seed,
+            workers=os.cpu_count() or 1,
+            on_runs=advance,
+            sources_curve=sources_curve,
+        )
+
+
+def print_plan(choice: Plan) -> None:
+    """One row per method, the recommendation and its rule."""
+    label = bin_label(bin_lower(choice.detect)) if choice.detect is not None else ""
+    questions = {
+        "detect": f"fewest items that order pairs {label} points apart correctly with probability {choice.threshold:g}",
+        "size": f"MDAD (points) of {choice.size} items, threshold {choice.threshold:g}",
+        "budget": f"probability that {choice.size} items order pairs {label} points apart correctly",
+    }
+    console.print(f"{literal(choice.source)}: {questions[choice.question]}, per method.", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    headers = {
+        "detect": ("method", "answer", "items", "P(correct order)", "random at same size", "sizes tried"),
+        "size": ("method", "answer", "MDAD", "interval", "random's MDAD", ""),
+        "budget": ("method", "answer", "items", "P(correct order)", "random", ""),
+    }[choice.question]
+    for i, header in enumerate(headers):
+        if header or i < 5:
+            table.add_column(header, justify="left" if i < 2 else "right", overflow="fold")
+    for row in choice.rows:
+        how = "exact" if row.exact else f"simulated, {choice.runs} runs"
+        name = f"[bold]{literal(row.method)}[/bold]" if row.method == choice.recommended else literal(row.method)
+        if choice.question == "size":
+            interval = "exact" if row.exact else f"{row.low:g} to {'not reached' if np.isnan(row.high) else f'{row.high:g}'}"
+            table.add_row(name, how, _points(row.value), interval, _points(row.random_value))
+            continue
+        value = f"{row.value:.3f}" if row.exact else f"{row.value:.3f} ± {row.stderr:.3f}"
+        items = "not reached" if row.items is None else str(row.items)
+        cells = [name, how, items, value, f"{row.random_value:.3f}"]
+        if choice.question == "detect":
+            cells.append(",".join(map(str, row.ladder)) or "bisection")
+        table.add_row(*cells)
+    console.print(table)
+    if choice.question == "detect" and any(not r.exact for r in choice.rows):
+        console.print(
+            "Simulated rows answer at the sizes tried only (the smallest that reaches the threshold); ± is the Monte Carlo "
+            "standard error between runs. Exact rows are the smallest size by bisection over every size.",
+            highlight=False,
+        )
+    console.print(f"[bold]Recommendation:[/bold] {literal(choice.recommendation)}", highlight=False)
+    console.print(f"Rule: {literal(choice.rule)}.", highlight=False)
+
+
+def print_sources_curve(curve: SourcesCurve, runs: int) -> None:
+    """The answer per number of source models and where more stop helping."""
+    what = "MDAD (points)" if curve.question == "size" else f"items needed (ladder), share at {curve.at_items} items"
+    console.print(f"\n{literal(curve.method)}: {what} by number of source models ({runs} held-out runs each).", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for header in ("sources", *(("MDAD", "interval") if curve.question == "size" else ("items needed", "share"))):
+        table.add_column(header, justify="right")
+    for i, count in enumerate(curve.counts):
+        if curve.question == "size":
+            high = "not reached" if np.isnan(curve.high[i]) else f"{curve.high[i]:g}"
+            table.add_row(str(count), _points(curve.values[i]), f"{curve.low[i]:g} to {high}")
+        else:
+            items = "not reached" if np.isnan(curve.values[i]) else f"{curve.values[i]:g}"
+            table.add_row(str(count), items, f"{curve.share[i]:.3f} ± {curve.stderr[i]:.3f}")
+    console.print(table)
+    if curve.enough is None:
+        console.print(
+            f"With every source model {literal(curve.method)} reaches no answer: more source models cannot be judged here.", highlight=False
+        )
+    elif curve.enough == curve.counts[-1]:
+        console.print(
+            f"More source models still help up to all {curve.enough} this data has: more sources may help further (rule: {curve.rule}).",
+            highlight=False,
+        )
+    else:
+        console.print(f"Beyond [bold]{curve.enough} source models[/bold] more stop helping (rule: {curve.rule}).", highlight=False)
+
+
+def _points(value: float) -> str:
+    return "not reached" if np.isnan(value) else f"{value:g}"
 
 
 def print_exact_smallest(found: ExactSmallestSize) -> None:
@@ -133,14 +294,24 @@ def print_exact_mdad(found: ExactMdadAtSize) -> None:
 
 def print_simulated_mdad(found: SimulatedMdadAtSize) -> None:
     a = found.assessment
-    value = f"{a.mdad:g} points" if a.mdad_reached else "not reached"
+    first, robust = a.first_crossing, a.robust  # with the pairs behind it and the robust MDAD (docs/protocol.md#mdad-trust)
+    head = f"{literal(found.method)} with {found.size} items on {literal(found.source)}"
+    simulated = f"simulated on {found.runs} held-out runs of {a.targets} target models, {a.sources} source models"
+    if not first.estimable:
+        console.print(f"{head}: MDAD and Kendall tau {literal(first.note)} ({simulated}).", highlight=False)
+        return
+    warning = first.warning(robust)
+    mark = "*" if warning else ""
+    value = f"{a.mdad:g}{mark} point{'' if a.mdad == 1 else 's'}" if a.mdad_reached else "not reached"
     high = "not reached" if np.isnan(a.mdad_high) else f"{a.mdad_high:g}"
+    pairs = f"; {count_pairs(a.mdad_pairs)} in its bin" if a.mdad_reached and a.mdad_pairs is not None else ""
     console.print(
-        f"{literal(found.method)} with {found.size} items on {literal(found.source)}: MDAD = [bold]{value}"
-        f"[/bold] (simulated on {found.runs} held-out runs of {a.targets} target models, {a.sources} source "
-        f"models; {percent(DEFAULT_CONFIDENCE)} interval {a.mdad_low:g} to {high}). Not exact: a simulation, "
-        "its Monte Carlo error is the interval."
+        f"{head}: MDAD = [bold]{value}[/bold] ({simulated}; {percent(DEFAULT_CONFIDENCE)} interval {a.mdad_low:g} to {high}"
+        f"{pairs}; robust MDAD {robust}). Not exact: a simulation, its Monte Carlo error is the interval.",
+        highlight=False,
     )
+    if warning:
+        console.print(literal(f"* {warning}"), highlight=False)
 
 
 def print_simulated_plan(found: SimulatedPlan) -> None:
@@ -239,11 +410,11 @@ def compare(
         check_outputs_apart({"the data": data}, {"the CSV file": csv})
     matrix = load_for_analysis(dataset, data, seed, missing)
     names = [n.strip() for value in models for n in value.split(",") if n.strip()] if models else None
-    found = compare_pairs(matrix, size=size, method=method, threshold=threshold, group=group, models=names, seed=seed)
-    frame = found.to_frame()
-    if csv is not None:
-        write_csv(frame, csv)
-    print_pairs(frame, top, size, method)
+    with pair_csv(csv) as on_block:
+        found = compare_streamed(
+            matrix, size=size, method=method, threshold=threshold, group=group, models=names, seed=seed, top=top, on_block=on_block
+        )
+    print_pairs(found.closest, found.n_pairs, size, method)
     mdad_text = "not reached" if np.isnan(found.mdad) else f"{found.mdad:g} points"
     console.print(
         f"MDAD of {with_article(size, 'item')} {method} micro-benchmark on {literal(found.source)}: [bold]{mdad_text}[/bold] "
@@ -253,16 +424,32 @@ def compare(
     below = found.below_mdad
     reason = "MDAD is not reached at this size" if np.isnan(found.mdad) else "they differ by less than the MDAD"
     console.print(
-        f"{literal(found.label)}: {len(frame):,} pairs; [bold]{below:,} ({below / len(frame):.0%})[/bold] are "
+        f"{literal(found.label)}: {found.n_pairs:,} pairs; [bold]{below:,} ({below / found.n_pairs:.0%})[/bold] are "
         f"unlikely to keep their order ({reason}); mean probability of the correct order "
         f"{found.mean_probability:.3f}, {found.share_below_threshold:.0%} of pairs below {threshold:g}."
     )
     if csv is not None:
-        console.print(f"Every pair: {literal(csv)}", highlight=False)
+        console.print(f"Every pair (in the order of the models, not sorted): {literal(csv)}", highlight=False)
 
 
-def print_pairs(frame: pd.DataFrame, top: int, size: int, method: str) -> None:
-    shown = frame if top <= 0 else frame.head(top)
+@contextmanager
+def pair_csv(path: str | None) -> Iterator[Callable[[pd.DataFrame], None] | None]:
+    """A writer that appends each block of pairs to the CSV file (header once), or None without a file."""
+    if path is None:
+        yield None
+        return
+    with writing(path, "the CSV file"), open(path, "w", newline="", encoding="utf-8") as handle:
+        header = [True]
+
+        def write(frame: pd.DataFrame) -> None:
+            frame.to_csv(handle, header=header[0], index=False)
+            header[0] = False
+
+        yield write
+
+
+def print_pairs(shown: pd.DataFrame, n_pairs: int, size: int, method: str) -> None:
+    """The closest pairs kept, and how many more there are."""
     title = f"{size}-item {method} micro-benchmark: probability of ordering each pair as the full benchmark does"
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("higher model", overflow="fold", ratio=1)
@@ -283,5 +470,5 @@ def print_pairs(frame: pd.DataFrame, top: int, size: int, method: str) -> None:
     console.print(table)
     if (shown["difference_points"] == 0).any():
         console.print("tie: the two models have the same full-benchmark accuracy, so no order can be kept (counted as probability 0, as in MDAD).")
-    if len(shown) < len(frame):
-        console.print(f"... {len(frame) - len(shown):,} more pairs (use --top 0 or --csv).")
+    if len(shown) < n_pairs:
+        console.print(f"... {n_pairs - len(shown):,} more pairs (use --top 0 or --csv).")

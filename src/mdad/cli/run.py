@@ -44,11 +44,11 @@ from mdad.experiment.sizes import SizeRequest, parse_sizes, size_requests_note, 
 from mdad.experiment.splits import n_seen_items
 from mdad.experiment.store import ResultStore
 from mdad.methods.names import STOP_SE
-from mdad.methods.names import SUFFIX as PER_SUBTASK
 from mdad.methods.names import parse as parse_method
+from mdad.metrics.pairwise import count_pairs
 from mdad.outputs import check_output_folder, check_outputs_apart
 from mdad.report.analytic import exact_mdad_table, exact_mdads
-from mdad.report.tables import NOT_REACHED, format_mdad, warnings, wide_summary
+from mdad.report.tables import NOT_ESTIMABLE, NOT_REACHED, format_mdad, warnings, wide_summary
 from mdad.workflow import RunOptions, run_into_folder
 
 
@@ -188,20 +188,30 @@ def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOpt
     bar = progress.add_task("cells", total=None)
 
     def start(experiment: Experiment) -> None:
-        progress.update(bar, total=print_start(experiment, builtin))
-        progress.start()
+        pending = print_start(experiment, builtin)
+        progress.update(bar, total=pending)
+        if pending:  # a fully resumed run has no cells to show
+            progress.start()
+
+    def stop() -> None:
+        if progress.live.is_started:  # stopping twice would print an empty line
+            progress.stop()
+
+    def phase(text: str) -> None:
+        stop()
+        console.print(literal(text), highlight=False)
 
     try:
-        outputs = run_into_folder(matrix, config, options, on_start=start, on_cells=lambda n: progress.advance(bar, n))
+        outputs = run_into_folder(matrix, config, options, on_start=start, on_cells=lambda n: progress.advance(bar, n), on_phase=phase)
     except KeyboardInterrupt:
-        progress.stop()
+        stop()
         err_console.print(
             literal(f"Interrupted; finished cells and blocks of runs are kept in {options.out}. Run the same command again to resume."),
             highlight=False,
         )
         raise typer.Exit(130) from None
     finally:
-        progress.stop()
+        stop()
     print_table(outputs.summary, options.threshold)
     print_exact(exact_mdad_table(outputs.summary, exact_mdads(options.out, options.threshold, matrix)))
     out = literal(options.out)
@@ -281,7 +291,14 @@ def report(
     check_output_folder(out, "the results folder")
     curve_list = list(unique_counts(parse_sizes(curve_sizes, n_seen))) if curve_sizes is not None else None
     with store.locked():
-        outputs = build_outputs(out, threshold, curve_sizes=curve_list, figure_format=figures, workers=workers or os.cpu_count() or 1)
+        outputs = build_outputs(
+            out,
+            threshold,
+            curve_sizes=curve_list,
+            figure_format=figures,
+            workers=workers or os.cpu_count() or 1,
+            on_phase=lambda text: console.print(literal(text), highlight=False),
+        )
     print_table(outputs.summary, threshold if threshold is not None else store.read_config().get("threshold", DEFAULT_THRESHOLD))
     console.print(f"Report: {literal(outputs.report)}", highlight=False)
     if outputs.figure_files:
@@ -303,9 +320,10 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
         for header, _, _ in columns:
             table.add_column(header, justify="right", no_wrap=True)
         for _, row in rows.iterrows():
-            cells = [str(row[col]) if metric is None else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
+            cells = [str(row[col]) if metric is None or isinstance(row[col], str) else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
             table.add_row(str(row["size"]), *cells)
         console.print(table)
+        print_beside(rows)
         if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
             # a line, not a column: the table stays within 80 columns
             counts = ", ".join(
@@ -330,6 +348,22 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
         f"interval]{behind}; error in accuracy points.",
         highlight=False,
     )
+
+
+def print_beside(rows) -> None:
+    """Under a method's table (a line, not columns: the table stays within 80 columns): the robust MDAD and
+    the pairs in the first crossing's bin beside each MDAD of the table."""
+    for view in VIEWS:
+        robust, pairs = f"robust MDAD {view} (pts)", f"pairs at MDAD {view}"
+        if robust not in rows or pairs not in rows:
+            continue
+        beside = "; ".join(
+            f"{size} items {text} ({count_pairs(int(n))})"
+            for size, text, n in zip(rows["size"], rows[robust], rows[pairs], strict=True)
+            if text != NOT_ESTIMABLE
+        )
+        if beside:
+            console.print(literal(f"Robust MDAD {view} [interval] (pairs in the first crossing's bin): {beside}."), highlight=False)
 
 
 def print_overview(summary) -> None:
@@ -373,11 +407,3 @@ def print_exact(table) -> None:
     for row in table.itertuples(index=False):
         rich_table.add_row(*(literal(str(v)) for v in row))
     console.print(rich_table)
-
-
-@app.command("methods")
-def list_methods() -> None:
-    """List the selection methods."""
-    for name, cls in method_registry.REGISTRY.items():
-        console.print(f"[bold]{literal(name)}[/bold]: {literal(cls.description)}", highlight=False)
-    console.print(f"Every method but the adaptive ones also runs within each subtask as NAME{PER_SUBTASK} (or add --per-subtask to 'mdad run').")

@@ -53,7 +53,8 @@ def read_npz(path: str | Path, source: str | None = None) -> ResponseMatrix:
         if not isinstance(groups, dict) or not all(isinstance(v, list) for v in groups.values()):
             raise MdadError(f"{groups_file} must map each group name to a list of model names.")
     arrays, merged = _merge_repeated_models(arrays, path)
-    notes = [str(n) for n in np.atleast_1d(arrays.get("notes", np.array([], dtype=str))).tolist()] + merged
+    stored = [str(n) for n in np.atleast_1d(arrays.get("notes", np.array([], dtype=str))).tolist()]
+    notes = [n if n.startswith(CONVERTED) else CONVERTED + n for n in stored] + merged
     try:
         tasks = json.loads(str(arrays["tasks"])) if "tasks" in arrays else {}
     except json.JSONDecodeError:
@@ -121,9 +122,13 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
+CONVERTED = "When converted: "  # begins a note the npz carries from the reading it was converted from
+MERGES_NAMED = 3  # more merged models than this are summarised in one note
+
+
 def _merge_repeated_models(arrays: dict, path: Path) -> tuple[dict, list[str]]:
     """Keep one row of a model listed several times with identical answers (repeated
-    submissions), with a note per model; repeats whose answers differ are a conflict the user
+    submissions), with a note per model (one note for more than ``MERGES_NAMED``); repeats whose answers differ are a conflict the user
     must resolve: an error names the model."""
     models = np.asarray(arrays["models"]).astype(str)
     names, first, counts = np.unique(models, return_index=True, return_counts=True)
@@ -142,11 +147,14 @@ def _merge_repeated_models(arrays: dict, path: Path) -> tuple[dict, list[str]]:
     merged = dict(arrays, models=models[keep], scores=scores[keep])
     if probs is not None:
         merged["option_probs"] = np.asarray(probs)[keep]
-    notes = [
-        f"Model {str(name)!r} appears {int(n)} times in {path.name} with identical answers; one row is kept."
-        for name, n in zip(names[counts > 1], counts[counts > 1], strict=True)
-    ]
-    return merged, notes
+    repeated = [(str(name), int(n)) for name, n in zip(names[counts > 1], counts[counts > 1], strict=True)]
+    if len(repeated) > MERGES_NAMED:  # one line for many: the names are in the data
+        shown = ", ".join(repr(name) for name, _ in repeated[:MERGES_NAMED])
+        return merged, [
+            f"{len(repeated)} models appear more than once in {path.name} with identical answers (repeated submissions, "
+            f"e.g. {shown}); one row of each is kept."
+        ]
+    return merged, [f"Model {name!r} appears {n} times in {path.name} with identical answers; one row is kept." for name, n in repeated]
 
 
 def write_npz(matrix: ResponseMatrix, path: str | Path) -> None:

@@ -66,7 +66,7 @@ def view_metrics(
         "mdad_low": mdad.low,
         "mdad_high": mdad.high,
         "mdad_reached": mdad.reached,
-        "mdad_pairs": mdad.pairs,
+        "mdad_pairs": curve.pairs_at(mdad.value),
         "mdad_falls_back": mdad.falls_back,
         "mdad_estimable": mdad.estimable,
         "target_pairs": int(curve.pairs.sum()),

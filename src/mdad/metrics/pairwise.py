@@ -22,6 +22,7 @@ from mdad.defaults import (
     MIN_CROSSING_PAIRS,
     MIN_RUN_TARGETS,
     MIN_TARGET_PAIRS,
+    percent,
 )
 from mdad.errors import MdadError
 from mdad.wording import plural
@@ -196,6 +197,11 @@ def agreement_curve(agree: np.ndarray, diff_points: np.ndarray, *, bin_width: fl
     )
 
 
+def count_pairs(n: int) -> str:
+    """'1 pair', '1,799 pairs'."""
+    return f"{n:,} pair" + ("" if n == 1 else "s")
+
+
 def target_pairs(targets: int) -> int:
     """Distinct pairs of ``targets`` models."""
     return targets * (targets - 1) // 2
@@ -239,7 +245,7 @@ class Mdad:
     low: float
     high: float
     threshold: float
-    pairs: int = 0
+    pairs: int | None = 0  # None: not known (an assessment saved by older mdad)
     falls_back: bool = False
     note: str = ""
 
@@ -256,7 +262,7 @@ class Mdad:
     @property
     def few_pairs(self) -> bool:
         """The crossing bin holds fewer than MIN_CROSSING_PAIRS pairs: one lucky bin can decide it."""
-        return self.reached and self.pairs < MIN_CROSSING_PAIRS
+        return self.reached and self.pairs is not None and self.pairs < MIN_CROSSING_PAIRS
 
     def disagrees_with(self, other: Mdad) -> bool:
         """Whether ``other`` (the robust or exact MDAD) lies outside this interval and this value outside its."""
@@ -267,10 +273,10 @@ class Mdad:
     def warning(self, robust: Mdad | None = None) -> str:
         """One sentence saying why this first crossing is not to be trusted, or "" (see docs/protocol.md#mdad-trust)."""
         if not self.estimable:
-            return f"MDAD {self.note}."
+            return f"MDAD and Kendall tau {self.note}."
         reasons = []
-        if self.few_pairs:
-            reasons.append(f"its {self.value:g}-point bin holds {self.pairs} pairs (fewer than {MIN_CROSSING_PAIRS})")
+        if self.few_pairs and self.pairs is not None:
+            reasons.append(f"its {self.value:g}-point bin holds {count_pairs(self.pairs)} (fewer than {MIN_CROSSING_PAIRS})")
         if robust is not None and self.disagrees_with(robust):
             reasons.append(f"the robust MDAD ({robust}) disagrees beyond both intervals")
         if not reasons:
@@ -278,11 +284,27 @@ class Mdad:
         tail = "; the curve also falls back below the threshold later" if self.falls_back else ""
         return f"the first crossing at {self.value:g} points is noise: {' and '.join(reasons)}{tail}."
 
+    def phrase(self, robust: Mdad | None = None) -> str:
+        """The MDAD as a clause with what stands behind it, e.g. '17* points [95% interval 14, 18.5]
+        (77 pairs in its bin; robust MDAD 21 [18, 24])'; marked (*) when :meth:`warning` is not empty."""
+        if not self.estimable:
+            return f"MDAD {self.note}"
+        beside = f"robust MDAD {robust}" if robust is not None else ""
+        if not self.reached:
+            return "MDAD not reached" + (f" ({beside})" if beside else "")
+        mark = "*" if self.warning(robust) else ""
+        high = "not reached" if np.isnan(self.high) else f"{self.high:g}"
+        behind = "; ".join(([] if self.pairs is None else [f"{count_pairs(self.pairs)} in its bin"]) + ([beside] if beside else []))
+        unit = "point" if self.value == 1 else "points"
+        return f"MDAD {self.value:g}{mark} {unit} [{percent(DEFAULT_CONFIDENCE)} interval {self.low:g}, {high}]" + (f" ({behind})" if behind else "")
+
     def __str__(self) -> str:
         if not self.estimable:
             return "cannot be estimated"
         if not self.reached:
             return "not reached"
+        if np.isnan(self.low) and np.isnan(self.high):  # no interval (an assessment saved by older mdad)
+            return f"{self.value:g}"
         high = "not reached" if np.isnan(self.high) else f"{self.high:g}"
         return f"{self.value:g} [{self.low:g}, {high}]"
 

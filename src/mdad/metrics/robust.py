@@ -3,31 +3,36 @@
 The paper's MDAD is the first 0.5-point bin whose agreement rate reaches the threshold.
 With few pairs in a bin a single lucky bin at a small difference decides it, so it jumps
 between draws of the target models (or is "not reached" because one unlucky bin is
-missing). Agreement rises with the true difference, so we fit a monotone curve to all
-bins at once and report the lower edge of the first bin whose fitted agreement (at the
-bin's centre) reaches the threshold, on the same grid as the first-crossing MDAD:
+missing). Agreement rises with the true difference, so we fit a monotone curve to the
+bins and report the lower edge of the first bin whose fitted agreement (at the bin's
+centre) reaches the threshold, on the same grid as the first-crossing MDAD:
 
 - ``logistic`` (default): agreement = 1 / (1 + exp(-(a + b x))), a binomial fit weighted by
-  each bin's pairs. Two parameters for the whole curve: stable with few pairs per bin;
-  the price is a small bias where the true curve is not logistic.
+  each bin's pairs, in two steps (:func:`logistic_crossings`). The first fit leaves out bin 0,
+  which holds the true ties (counted as disagreements, so below any smooth curve through the
+  other bins); the second refits only the bins whose centre lies within ROBUST_WINDOW (75%)
+  of the first fit's crossing, so that the many pairs at small differences, where the curve
+  is not logistic, do not pull the crossing (measured in benchmarks/bench_mdad_coverage.py).
+  The fit is read from bin 1 on; bin 0 counts by its own rate.
 - ``isotonic``: the weighted least-squares increasing step function (equal to sklearn's
   IsotonicRegression): no shape assumed, a lucky bin is pooled with its neighbours.
 
 The interval comes from the same bootstrap as the first-crossing MDAD (runs resampled,
-:meth:`~mdad.metrics.pairwise.AgreementCurve.resample`), refitting every resample (all
-resamples in one array computation).
+:meth:`~mdad.metrics.pairwise.AgreementCurve.resample`), refitting every resample, its
+window included (all resamples in one array computation).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mdad.defaults import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
+from mdad.defaults import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, ROBUST_WINDOW
 from mdad.errors import MdadError
 from mdad.metrics.pairwise import AgreementCurve, Mdad, crossing_interval, estimability_note, first_crossing
 
 FITS = ("logistic", "isotonic")
 _RIDGE = 1e-6
+_MIN_WINDOW_BINS = 3  # fewer bins in the window than this: the first fit's crossing stands
 
 
 def logistic_fit(
@@ -134,6 +139,43 @@ def monotone_fit(curve: AgreementCurve, fit: str = "logistic", agreed: np.ndarra
     raise MdadError(f"Unknown fit {fit!r}; use {' or '.join(FITS)}.")
 
 
+def logistic_crossings(
+    curve: AgreementCurve,
+    agreed: np.ndarray | None = None,
+    pairs: np.ndarray | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    window: float = ROBUST_WINDOW,
+) -> np.ndarray:
+    """Robust MDAD of each row of ``agreed`` (default: the curve's own counts) by the two-step logistic fit.
+
+    Step 1 fits every bin but bin 0 and reads its crossing c on the bins of :func:`fit_grid` from
+    bin 1 on; step 2 refits the bins whose centre lies in [c (1 - window), c (1 + window)] and
+    reads the crossing again. A row whose first fit does not reach the threshold, or whose window
+    holds fewer than three bins, keeps the first fit's answer (NaN: not reached). Bin 0, left out
+    of the fits, is judged by its own rate: where it reaches the threshold the answer is 0."""
+    agreed = np.atleast_2d(curve.agreed if agreed is None else agreed).astype(np.float64)
+    pairs = np.broadcast_to(np.asarray(curve.pairs if pairs is None else pairs, dtype=np.float64), agreed.shape)
+    half = curve.bin_width / 2
+    grid = fit_grid(curve, "logistic")
+    centres = curve.lower + half
+    use = curve.lower > 0
+    if not use.any():  # every pair within the first bin: its rate is the whole curve
+        return first_crossing(np.divide(agreed, pairs, out=np.zeros(agreed.shape), where=pairs > 0), curve.lower, threshold)
+    grid = grid[grid > 0]
+    crossing = first_crossing(logistic_fit(centres, np.where(use, agreed, 0.0), np.where(use, pairs, 0.0), at=grid + half), grid, threshold)
+    with np.errstate(invalid="ignore"):
+        near = use & (centres >= crossing[:, None] * (1 - window)) & (centres <= crossing[:, None] * (1 + window))
+    local = near.sum(axis=1) >= _MIN_WINDOW_BINS
+    if local.any():
+        near = near[local]
+        fitted = logistic_fit(centres, np.where(near, agreed[local], 0.0), np.where(near, pairs[local], 0.0), at=grid + half)
+        crossing[local] = first_crossing(fitted, grid, threshold)
+    if curve.lower[0] == 0:
+        bin_0 = np.divide(agreed[:, 0], pairs[:, 0], out=np.zeros(len(agreed)), where=pairs[:, 0] > 0)
+        crossing = np.where(bin_0 >= threshold - 1e-12, 0.0, crossing)
+    return crossing
+
+
 def robust_mdad(
     curve: AgreementCurve,
     *,
@@ -144,21 +186,26 @@ def robust_mdad(
     fit: str = "logistic",
     targets: int | None = None,
 ) -> Mdad:
-    """Lower edge (points) of the first bin where the monotone fit of the agreement curve reaches ``threshold``.
+    """Lower edge (points) of the first bin where the monotone fit of the agreement curve reaches ``threshold``
+    (the logistic fit: :func:`logistic_crossings`).
 
     The interval is the (1 - confidence)/2 and (1 + confidence)/2 quantiles of the same
-    quantity over ``n_boot`` binomial resamples of the bins; a resample that never reaches
+    quantity over ``n_boot`` bootstrap copies of the curve (runs resampled); a resample that never reaches
     the threshold counts as infinitely large (so ``high`` is NaN when more than the upper
     tail of resamples do not reach it). ``value`` is NaN when the fit never reaches it; with
     ``targets`` the result says when MDAD cannot be estimated at all.
     """
     rng = rng if rng is not None else np.random.default_rng(0)
-    grid = fit_grid(curve, fit)
-    value = float(first_crossing(monotone_fit(curve, fit), grid, threshold)[0])
     agreed, pairs = curve.resample(rng, n_boot)
-    chunk = n_boot if fit == "logistic" else max(1, 4_000_000 // max(len(grid) ** 2, 1))  # isotonic: bins^2 per row
-    crossings = np.concatenate(
-        [first_crossing(monotone_fit(curve, fit, agreed[i : i + chunk], pairs[i : i + chunk]), grid, threshold) for i in range(0, n_boot, chunk)]
-    )
+    if fit == "logistic":
+        value = float(logistic_crossings(curve, threshold=threshold)[0])
+        crossings = logistic_crossings(curve, agreed, pairs, threshold)
+    else:
+        grid = fit_grid(curve, fit)
+        value = float(first_crossing(monotone_fit(curve, fit), grid, threshold)[0])
+        chunk = max(1, 4_000_000 // max(len(grid) ** 2, 1))  # isotonic: bins^2 per row
+        crossings = np.concatenate(
+            [first_crossing(monotone_fit(curve, fit, agreed[i : i + chunk], pairs[i : i + chunk]), grid, threshold) for i in range(0, n_boot, chunk)]
+        )
     low, high = crossing_interval(crossings, confidence)
     return Mdad(value=value, low=low, high=high, threshold=threshold, note=estimability_note(targets, curve.runs) if targets is not None else "")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,8 @@ from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.estimates import EstimateIntervals, OrderProbabilities
 from mdad.micro.comparison import Comparison, format_probability
-from mdad.micro.notes import Note, beyond_sources_note, describe_assessment
+from mdad.micro.harness import harness_of, output_folder
+from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark, model_rows
 from mdad.wording import plural
 
@@ -72,10 +74,14 @@ def estimate_report(
     population: bool = False,
     mid_p: bool = True,
     pairs: Sequence[tuple[str, str]] = (),
+    results: str | Path | None = None,
+    near: Sequence[str | Path] = (),
 ) -> EstimateReport:
     """Estimate every model of ``matrix`` with ``chosen``, with intervals (``level``; ``population``, ``mid_p``:
     see ``SelectedMicroBenchmark.intervals``), order probabilities, table and notes, and each of the
-    ``pairs`` of models compared (``SelectedMicroBenchmark.compare``)."""
+    ``pairs`` of models compared (``SelectedMicroBenchmark.compare``). For an adaptive test on harness
+    logs read from ``results``, the notes end with the command that asks each model its next item there
+    (an inspect task file is looked for around ``results``, then around the paths ``near``)."""
     model_rows(matrix, [name for pair in pairs for name in pair])  # unknown names before any work
     details = chosen.details(matrix)
     intervals = chosen.intervals(matrix, level=level, population=population, mid_p=mid_p)
@@ -86,8 +92,29 @@ def estimate_report(
     title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%), gap to the next model (points)"
     columns = _columns(chosen, details, intervals, orders, own, threshold, level)
     notes = _notes(chosen, details, intervals, orders, threshold)
+    if chosen.adaptive and results is not None:
+        notes.extend(next_item_commands(chosen, details, Path(results), near))
     comparisons = chosen.comparisons(matrix, pairs)
     return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons)
+
+
+def next_item_commands(chosen: SelectedMicroBenchmark, details: pd.DataFrame, results: Path, near: Sequence[str | Path] = ()) -> list[Note]:
+    """The harness command that asks each model of an adaptive test its next item, into the folder its
+    answers so far were read from (one command per item asked; none when the test is done or the
+    results are not lm-eval or inspect logs)."""
+    if harness_of(chosen.tasks, chosen.subtasks.tolist()) not in ("lm-eval", "inspect"):
+        return []
+    asked: dict[str, list[str]] = {}
+    for model, item in details["next_item"].items():
+        if item:
+            asked.setdefault(str(item), []).append(str(model))
+    output = output_folder(results)
+    notes: list[Note] = []
+    for item, models in asked.items():
+        who = "" if len(details) == 1 else f" of {', '.join(models)}"
+        found = chosen.harness_commands([item], output=output, near=[results, *near])
+        notes.extend(n for n in command_notes(found, f"The next item{who}, {item}, into the same folder ({output}):") if n not in notes)
+    return notes
 
 
 def all_pairs(matrix: ResponseMatrix) -> list[tuple[str, str]]:

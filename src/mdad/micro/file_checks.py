@@ -25,7 +25,7 @@ from mdad.methods.per_subtask import SubtaskMicroBenchmark
 SEED_LIMIT = 2**64  # seeds are whole numbers below this in size, as numpy's generators take them
 WEIGHT_SUM_TOLERANCE = 1e-6  # weights of a weighted mean sum to 1 within rounding
 UNIT_PARAMETERS = ("source_low", "source_high", "lam")  # estimator parameters that are fractions in [0, 1]
-MDAD_FIELDS = ("mdad", "mdad_low", "mdad_high", "mdad_robust")  # points of accuracy difference, NaN: not reached
+MDAD_FIELDS = ("mdad", "mdad_low", "mdad_high", "mdad_robust", "mdad_robust_low", "mdad_robust_high")  # points, NaN: not reached
 METRIC_RANGES = {"error": (0.0, 1.0, ""), "kendall_tau": (-1.0, 1.0, "")}  # an assessment's metrics with a fixed range
 
 
@@ -201,6 +201,10 @@ def _assessment_problem(assessment, method: str, size: int) -> str | None:
         value = getattr(assessment, name)
         if not _whole(value) or value < 1:
             return f"the field 'assessment' must give its {name} as a whole number, at least 1"
+    if assessment.mdad_pairs is not None and (not _whole(assessment.mdad_pairs) or assessment.mdad_pairs < 0):
+        return "the field 'assessment' must give its mdad_pairs as a whole number, at least 0, or null"
+    if not isinstance(assessment.mdad_falls_back, bool):
+        return "the field 'assessment' must give its mdad_falls_back as true or false"
     ranges = {name: (0.0, 100.0, "points") for name in MDAD_FIELDS} | METRIC_RANGES
     for name, (low, high, unit) in ranges.items():
         value = getattr(assessment, name) if name in MDAD_FIELDS else assessment.metrics.get(name, np.nan)

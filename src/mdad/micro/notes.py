@@ -9,6 +9,8 @@ import numpy as np
 from mdad.assessment import Assessment
 from mdad.metrics.base import METRICS
 from mdad.metrics.pairwise import estimability_note
+from mdad.micro.harness import HarnessCommands
+from mdad.wording import points
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,11 @@ class Note:
     text: str
     warning: bool = False
     command: bool = False
+
+
+def command_notes(found: HarnessCommands, lead: str) -> list[Note]:
+    """``lead``, then each harness command on a line of its own (to be copied whole), then what to fill in."""
+    return [Note(lead), *(Note(f"  {command}", command=True) for command in found.commands), *(Note(text) for text in found.notes)]
 
 
 def _tau(tau: float) -> str:
@@ -41,14 +48,16 @@ def describe_assessment(a: Assessment) -> str:
     share = f"{100 * a.threshold:.0f}%"
     if note:
         return f"{head}; MDAD and Kendall tau {note}."
-    robust = "not reached" if a.mdad_robust != a.mdad_robust else f"{a.mdad_robust:g}"
-    if not a.mdad_reached:
-        return f"{head}; MDAD not reached (logistic fit: {robust}): no bin of differences is ordered correctly {share} of the time."
-    high = "not reached" if a.mdad_high != a.mdad_high else f"{a.mdad_high:g}"
-    return (
-        f"{head}; MDAD {a.mdad:g} points [95% interval {a.mdad_low:g}, {high}] (logistic fit: {robust}): "
-        f"models closer than that are ordered correctly less than {share} of the time."
-    )
+    first, robust = a.first_crossing, a.robust
+    if not first.reached:
+        return f"{head}; {first.phrase(robust)}: no bin of differences is ordered correctly {share} of the time."
+    text = f"{head}; {first.phrase(robust)}: models closer than that are ordered correctly less than {share} of the time."
+    warning = first.warning(robust)
+    if warning and robust.reached:
+        text += f" * {warning[0].upper()}{warning[1:]} Read the robust MDAD, {points(robust.value)}."
+    elif warning:
+        text += f" * {warning[0].upper()}{warning[1:]}"
+    return text
 
 
 BEYOND_SOURCES = {

@@ -290,9 +290,19 @@ class SelectedMicroBenchmark:
         """The items as lm-evaluation-harness ``--samples`` wants them: task name -> document indices."""
         return harness.lm_eval_samples(self.item_ids, self.subtasks)
 
-    def inspect_commands(self, log_dir: str = "NEW") -> list[str]:
-        """One ``inspect eval FILE@TASK`` command per task that runs a new model on the items only."""
-        return harness.inspect_commands(self.item_ids, self.subtasks, self.tasks, log_dir)
+    def harness_commands(
+        self, items: Sequence[str] | None = None, *, output: str = "NEW", samples_file: str | None = None, near: Sequence[str | Path] = ()
+    ) -> harness.HarnessCommands:
+        """The lm-eval or inspect commands that run a new model on ``items`` (default: every item) only,
+        with the options the source logs recorded, its logs going to ``output`` (mdad.micro.harness.commands;
+        ``near``: paths around which an inspect task file is looked for, beside the data's)."""
+        chosen = list(self.item_ids) if items is None else list(items)
+        position = {str(item): j for j, item in enumerate(self.item_ids)}
+        unknown = [item for item in chosen if str(item) not in position]
+        if unknown:
+            raise MdadError(f"Item {unknown[0]!r} is not an item of this micro-benchmark.")
+        subtasks = [str(self.subtasks[position[str(item)]]) for item in chosen]
+        return harness.commands(chosen, subtasks, self.tasks, output=output, samples_file=samples_file, near=[*near, self.data_source])
 
     def to_json(self) -> dict:
         """The micro.json object (mdad.micro.file_format)."""

@@ -7,7 +7,7 @@ Python too; ``Selection`` writes the files and gives the lines the command print
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from mdad import methods as method_registry
@@ -19,7 +19,8 @@ from mdad.errors import MdadError
 from mdad.experiment.grid import default_targets
 from mdad.experiment.splits import MIN_MODELS, require_runs_memory
 from mdad.memory import require_memory
-from mdad.micro.notes import Note, describe_assessment
+from mdad.micro.harness import harness_of
+from mdad.micro.notes import Note, command_notes, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark, select
 from mdad.wording import plural
 
@@ -47,12 +48,13 @@ def assessment_runs(n_models: int, runs: int, targets: int | None) -> int:
 @dataclass(frozen=True, eq=False)
 class Selection:
     """A micro-benchmark chosen from ``matrix`` with what goes with it: the lm-eval samples list (None:
-    not asked for), the inspect commands and the held-out runs asked for (``runs_asked``)."""
+    not asked for), whether the inspect commands were asked for, and the held-out runs asked for
+    (``runs_asked``)."""
 
     chosen: SelectedMicroBenchmark
     matrix: ResponseMatrix
     lm_eval_samples: dict[str, list[int]] | None = None
-    inspect_commands: list[str] = field(default_factory=list)
+    inspect: bool = False
     runs_asked: int = 0
 
     @property
@@ -71,29 +73,41 @@ class Selection:
         chosen, matrix = self.chosen, self.matrix
         method, size, n_subtasks = chosen.method, chosen.size, len(set(chosen.subtasks.tolist()))
         if chosen.adaptive:
+            first = chosen.first_item()
             notes = [
                 Note(
                     f"{method}: an adaptive test of {size} items from the pool of {matrix.n_items} items of "
                     f"{matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}. Every new model "
-                    f"starts with item {chosen.first_item()}; after each answer 'mdad estimate {out} RESULTS' "
+                    f"starts with item {first}; after each answer 'mdad estimate {out} RESULTS' "
                     "names its next item."
                 )
             ]
+            if harness_of(chosen.tasks, chosen.subtasks.tolist()) in ("lm-eval", "inspect"):
+                notes.extend(
+                    command_notes(
+                        chosen.harness_commands([first], near=[matrix.source]),
+                        f"Ask item {first} with this command, every item of one new model into one folder (NEW), then: mdad estimate {out} NEW",
+                    )
+                )
         else:
             notes = [Note(f"{method}: {size} of {matrix.n_items} items from {matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}.")]
         if chosen.assessment is not None:
             notes.append(Note(describe_assessment(chosen.assessment)))
         if self.lm_eval_samples is not None and samples_path is not None:
-            notes.append(
-                Note(
+            notes.extend(
+                command_notes(
+                    chosen.harness_commands(samples_file=str(samples_path), near=[matrix.source]),
                     f"lm-eval samples ({', '.join(self.lm_eval_samples)}) written to {samples_path}. Evaluate a "
-                    "new model on these items only with: "
-                    f"{lm_eval.samples_command(self.lm_eval_samples, samples_path)}; then: mdad estimate {out} NEW"
+                    f"new model on these items only with this command, then: mdad estimate {out} NEW",
                 )
             )
-        if self.inspect_commands:
-            notes.append(Note(f"Evaluate a new model on these samples only with inspect, then: mdad estimate {out} NEW"))
-            notes.extend(Note(f"  {command}", command=True) for command in self.inspect_commands)
+        if self.inspect:
+            notes.extend(
+                command_notes(
+                    chosen.harness_commands(near=[matrix.source]),
+                    f"Evaluate a new model on these samples only with inspect, then: mdad estimate {out} NEW",
+                )
+            )
         if self.too_few_models:
             notes.append(
                 Note(
@@ -135,10 +149,14 @@ def build_selection(
         require_memory(made * pairs * ASSESS_PAIR_BYTES, f"The assessment's {made:,} held-out runs of {n_targets} targets ({pairs:,} pairs each)")
     chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples else None
-    commands = chosen.inspect_commands() if inspect else []
+    if inspect and harness_of(chosen.tasks, chosen.subtasks.tolist()) != "inspect":  # before the assessment
+        raise MdadError(
+            f"--inspect prints 'inspect eval' commands, but {matrix.source} is not inspect logs alone; "
+            "for lm-eval logs write the items with --lm-eval-samples."
+        )
     if on_selected is not None:
         on_selected()
     if made:
         found = assess(matrix, method, size, runs=made, targets=targets, seed=seed, workers=workers, threshold=threshold, on_runs=on_runs)
         chosen = chosen.with_assessment(found)
-    return Selection(chosen, matrix, samples, commands, runs)
+    return Selection(chosen, matrix, samples, inspect, runs)

@@ -7,18 +7,23 @@ probability of keeping its order.
 """
 
 from mdad.planning.answer import PlanAnswer, plan
+from mdad.planning.choose import Plan, PlanRow
 from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_at_size, exact_smallest_size
 from mdad.planning.pairs import PairComparison, compare
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
+from mdad.planning.sources import SourcesCurve, sources_curve
 from mdad.planning.stored import StoredAnswer, plan_from_results
 
 __all__ = [
     "ExactMdadAtSize",
     "ExactSmallestSize",
     "PairComparison",
+    "Plan",
     "PlanAnswer",
+    "PlanRow",
     "SimulatedMdadAtSize",
     "SimulatedPlan",
+    "SourcesCurve",
     "StoredAnswer",
     "compare",
     "exact_mdad_at_size",
@@ -27,4 +32,5 @@ __all__ = [
     "plan_from_results",
     "simulated_mdad_at_size",
     "simulated_plan",
+    "sources_curve",
 ]

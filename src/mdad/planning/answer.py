@@ -7,18 +7,78 @@ One entry point, each question answered the best way available: exactly for the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal, overload
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.metrics.analytic import DESIGNS
+from mdad.planning.choose import Plan, Progress, plan_methods
 from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_at_size, exact_smallest_size
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
 from mdad.planning.stored import StoredAnswer, plan_from_results
 
 PlanAnswer = ExactSmallestSize | ExactMdadAtSize | SimulatedPlan | SimulatedMdadAtSize | StoredAnswer
+
+
+@overload
+def plan(
+    matrix: ResponseMatrix | None = ...,
+    *,
+    detect: float | None = ...,
+    size: int | None = ...,
+    method: str = ...,
+    threshold: float = ...,
+    results: str | Path | None = ...,
+    runs: int = ...,
+    seed: int = ...,
+    workers: int = ...,
+    methods: None = ...,
+    budget: None = ...,
+    on_runs: Progress | None = ...,
+    sources_curve: Literal[False] = ...,
+) -> PlanAnswer: ...
+
+
+@overload
+def plan(
+    matrix: ResponseMatrix | None = ...,
+    *,
+    detect: float | None = ...,
+    size: int | None = ...,
+    method: str = ...,
+    threshold: float = ...,
+    results: str | Path | None = ...,
+    runs: int = ...,
+    seed: int = ...,
+    workers: int = ...,
+    methods: str | Sequence[str],
+    budget: int | None = ...,
+    on_runs: Progress | None = ...,
+    sources_curve: bool = ...,
+) -> Plan: ...
+
+
+@overload
+def plan(
+    matrix: ResponseMatrix | None = ...,
+    *,
+    detect: float | None = ...,
+    size: int | None = ...,
+    method: str = ...,
+    threshold: float = ...,
+    results: str | Path | None = ...,
+    runs: int = ...,
+    seed: int = ...,
+    workers: int = ...,
+    methods: str | Sequence[str] | None = ...,
+    budget: int | None = ...,
+    on_runs: Progress | None = ...,
+    sources_curve: Literal[True],
+) -> Plan: ...
 
 
 def plan(
@@ -32,8 +92,13 @@ def plan(
     runs: int = ASSESS_RUNS,
     seed: int = 0,
     workers: int = 1,
-) -> PlanAnswer:
-    """The smallest size that orders pairs ``detect`` points apart, or the MDAD of ``size`` items.
+    methods: str | Sequence[str] | None = None,
+    budget: int | None = None,
+    on_runs: Progress | None = None,
+    sources_curve: bool = False,
+) -> PlanAnswer | Plan:
+    """The smallest size that orders pairs ``detect`` points apart, or the MDAD of ``size`` items;
+    with ``methods``, every method's answer side by side and a recommendation.
 
     Parameters
     ----------
@@ -50,10 +115,21 @@ def plan(
         Seed of the simulation and of the proportional design's allocation draws.
     workers : int
         Local worker processes of the simulation.
+    methods : str or sequence of str, optional
+        ``"all"`` (the methods ``mdad run`` runs by default), a comma list or names: answer for each
+        (uniform random always included) and recommend one by a stated rule (:class:`Plan`).
+    budget : int, optional
+        With ``methods`` and ``detect``: the probability that ``budget`` items order pairs ``detect``
+        points apart, per method.
+    on_runs : callable, optional
+        Receives (method, held-out runs finished) as simulations advance.
+    sources_curve : bool
+        With ``methods``: add each learned method's answer as a function of the number of source
+        models and where more stop helping (``Plan.sources_curves``).
 
     Returns
     -------
-    ExactSmallestSize, ExactMdadAtSize, SimulatedPlan, SimulatedMdadAtSize or StoredAnswer
+    ExactSmallestSize, ExactMdadAtSize, SimulatedPlan, SimulatedMdadAtSize or StoredAnswer; Plan with ``methods``
 
     Examples
     --------
@@ -63,7 +139,30 @@ def plan(
     25
     >>> mdad.plan(matrix, size=50).reached
     True
+    >>> choice = mdad.plan(matrix, detect=10, methods="random,random-stratified-equal,anchor-points", runs=3)
+    >>> choice.to_frame()["method"].tolist()
+    ['random', 'random-stratified-equal', 'anchor-points']
+    >>> choice.recommended in choice.to_frame()["method"].tolist()
+    True
     """
+    if methods is not None or budget is not None or sources_curve:
+        if results is not None:
+            raise MdadError("Several methods are answered from the data, not from a finished run; drop --results.")
+        if matrix is None:
+            raise MdadError("Give the results to plan on.")
+        return plan_methods(
+            matrix,
+            detect=detect,
+            size=size,
+            budget=budget,
+            methods=method if methods is None else methods,
+            threshold=threshold,
+            runs=runs,
+            seed=seed,
+            workers=workers,
+            on_runs=on_runs,
+            sources_curve=sources_curve,
+        )
     check_threshold(threshold)
     if (detect is None) == (size is None):
         raise MdadError("Give either --detect (points to tell apart) or --size (number of items), not both or neither.")
@@ -74,11 +173,13 @@ def plan(
         return plan_from_results(results, method, detect=detect, size=size, threshold=threshold)
     if matrix is None:
         raise MdadError("Give the results to plan on, or the folder of a finished run.")
+    report = on_runs
+    one = None if report is None else (lambda done: report(method, done))
     if detect is not None:
         if method in DESIGNS:
             return exact_smallest_size(matrix, detect=detect, design=method, threshold=threshold, seed=seed)
-        return simulated_plan(matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers)
+        return simulated_plan(matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
     assert size is not None  # exactly one of the two is given
     if method in DESIGNS:
         return exact_mdad_at_size(matrix, size=size, design=method, threshold=threshold, seed=seed)
-    return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers)
+    return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)

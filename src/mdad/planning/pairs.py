@@ -6,7 +6,7 @@ from every pair of models of the data, so a pair below it is a comparison unlike
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +17,7 @@ from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.memory import require_memory
 from mdad.metrics import analytic
+from mdad.outputs import neutralise_formulas
 from mdad.planning.exact import check_pairs
 
 PAIR_ROW_BYTES = 400  # one row of the pair table: numbers, names, sorting and a printed copy
@@ -82,17 +83,22 @@ def chosen_models(matrix: ResponseMatrix, group: str | None, models: Sequence[st
     return np.arange(matrix.n_models), f"all {matrix.n_models} models"
 
 
-def pair_frame(matrix: ResponseMatrix, stats: analytic.PairStats, probs: np.ndarray, mdad: float) -> pd.DataFrame:
-    """One row per pair, the better model first, closest pairs first."""
+def pair_frame(
+    matrix: ResponseMatrix, stats: analytic.PairStats, probs: np.ndarray, mdad: float, *, names=None, accuracy=None, sort: bool = True
+) -> pd.DataFrame:
+    """One row per pair, the better model first, closest pairs first (``sort``; else in the pairs' order).
+
+    ``names`` and ``accuracy`` (per model, points) may be given once for many blocks of pairs."""
     diff = stats.diff_points
     flip = diff < 0
     a = np.where(flip, stats.second, stats.first)
     b = np.where(flip, stats.first, stats.second)
-    acc = matrix.accuracy() * 100.0
+    acc = matrix.accuracy() * 100.0 if accuracy is None else accuracy
+    names = matrix.models if names is None else names
     frame = pd.DataFrame(
         {
-            "model_a": matrix.models[a],
-            "model_b": matrix.models[b],
+            "model_a": names[a],
+            "model_b": names[b],
             "accuracy_a": acc[a],
             "accuracy_b": acc[b],
             "difference_points": np.abs(diff),
@@ -101,7 +107,7 @@ def pair_frame(matrix: ResponseMatrix, stats: analytic.PairStats, probs: np.ndar
             "below_mdad": np.abs(diff) < mdad if not np.isnan(mdad) else np.ones(len(diff), bool),
         }
     )
-    return frame.sort_values(["difference_points", "model_a", "model_b"], kind="stable", ignore_index=True)
+    return frame.sort_values(["difference_points", "model_a", "model_b"], kind="stable", ignore_index=True) if sort else frame
 
 
 def compare(
@@ -155,4 +161,92 @@ def compare(
         mdad=mdad,
         all_pairs=int(curve.pairs.sum()),
         pairs=pair_frame(matrix, stats, probs, mdad),
+    )
+
+
+COMPARE_BLOCK_PAIRS = 1 << 18  # pairs x strata per block of a streamed comparison (names are shared, not copied)
+
+
+@dataclass(frozen=True, eq=False)
+class StreamedComparison:
+    """What :func:`compare_streamed` keeps of every pair: totals and the ``top`` closest pairs."""
+
+    method: str
+    source: str
+    size: int
+    threshold: float
+    label: str
+    mdad: float
+    all_pairs: int
+    n_pairs: int
+    below_mdad: int
+    mean_probability: float
+    share_below_threshold: float
+    closest: pd.DataFrame  # the closest pairs, sorted as :meth:`PairComparison.to_frame`
+
+
+def compare_streamed(
+    matrix: ResponseMatrix,
+    *,
+    size: int,
+    method: str = "random",
+    threshold: float = DEFAULT_THRESHOLD,
+    group: str | None = None,
+    models: Sequence[str] | None = None,
+    seed: int = 0,
+    top: int = 30,
+    on_block: Callable[[pd.DataFrame], None] | None = None,
+) -> StreamedComparison:
+    """:func:`compare` in bounded memory: pairs in blocks, each handed to ``on_block`` (e.g. appended to a
+    CSV) in the order of the models, only the ``top`` closest kept (``top`` <= 0: all of them).
+
+    Examples
+    --------
+    >>> import mdad
+    >>> matrix = mdad.simulate(seed=0, n_models=40, n_items=300)
+    >>> found = compare_streamed(matrix, size=50, top=3)
+    >>> found.n_pairs, len(found.closest), found.mdad
+    (780, 3, 6.0)
+    """
+    check_threshold(threshold)
+    analytic.check_design(method)
+    check_pairs(matrix)
+    chosen, label = chosen_models(matrix, group, models)
+    curve = analytic.streamed_curve(matrix, size, method, seed=seed)
+    mdad = curve.crossing(threshold)
+    names = neutralise_formulas(pd.DataFrame({"model": matrix.models}))["model"].to_numpy(object)
+    accuracy = matrix.accuracy() * 100.0
+    n_pairs = below = below_threshold = 0
+    total = 0.0
+    closest = pd.DataFrame()
+    for stats in analytic.iter_pair_stats(matrix, chosen, block_elements=COMPARE_BLOCK_PAIRS):
+        probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
+        frame = pair_frame(matrix, stats, probs, mdad, names=names, accuracy=accuracy, sort=False)
+        if on_block is not None:
+            on_block(frame)
+        n_pairs += len(frame)
+        below += int(frame["below_mdad"].sum())
+        total += float(probs.sum())
+        below_threshold += int((probs < threshold).sum())
+        if top > 0 and len(frame) > top:  # the block's closest first: memory stays at ``top`` rows
+            keep = np.argpartition(frame["difference_points"].to_numpy(), top - 1)[:top]
+            cut = frame["difference_points"].to_numpy()[keep].max()
+            frame = frame[frame["difference_points"].to_numpy() <= cut]  # ties at the cut kept: the order stays exact
+        closest = pd.concat([closest, frame], ignore_index=True) if len(closest) else frame.reset_index(drop=True)
+        closest = closest.sort_values(["difference_points", "model_a", "model_b"], kind="stable", ignore_index=True)
+        if top > 0:
+            closest = closest.head(top)
+    return StreamedComparison(
+        method=method,
+        source=matrix.source,
+        size=size,
+        threshold=threshold,
+        label=label,
+        mdad=mdad,
+        all_pairs=int(curve.pairs.sum()),
+        n_pairs=n_pairs,
+        below_mdad=below,
+        mean_probability=total / n_pairs,
+        share_below_threshold=below_threshold / n_pairs,
+        closest=closest,
     )

@@ -13,6 +13,7 @@ micro-benchmark, so the error is computed between runs).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,8 +78,13 @@ def simulated_plan(
     targets: int | None = None,
     seed: int = 0,
     workers: int = 1,
+    sources: int | None = None,
+    on_runs: Callable[[float], None] | None = None,
 ) -> SimulatedPlan:
     """Simulate ``method`` at every size of ``sizes`` (default: the ladder up to the pool) on held-out runs.
+
+    ``sources`` limits the source models of each run (default: every non-target model); ``on_runs``
+    receives the runs finished (for a progress bar).
 
     Examples
     --------
@@ -92,7 +98,9 @@ def simulated_plan(
     ladder = np.array(sorted(sizes if sizes is not None else [k for k in PLAN_SIZES if k <= matrix.n_items]), dtype=int)
     if not len(ladder):
         raise MdadError(f"The pool of {matrix.n_items} items is smaller than every size to try.")
-    found = held_out_runs(matrix, method, tuple(int(k) for k in ladder), runs=runs, targets=targets, seed=seed, workers=workers)
+    found = held_out_runs(
+        matrix, method, tuple(int(k) for k in ladder), runs=runs, targets=targets, seed=seed, workers=workers, sources=sources, on_runs=on_runs
+    )
     dt = pair_differences(found.truths)
     in_bin = bin_of(100 * dt, DEFAULT_BIN_WIDTH) == round(lower / DEFAULT_BIN_WIDTH)  # runs x pairs
     per_run = in_bin.sum(axis=1)
@@ -123,7 +131,16 @@ def simulated_plan(
 
 
 def simulated_mdad_at_size(
-    matrix: ResponseMatrix, method: str, *, size: int, threshold: float = DEFAULT_THRESHOLD, runs: int = ASSESS_RUNS, seed: int = 0, workers: int = 1
+    matrix: ResponseMatrix,
+    method: str,
+    *,
+    size: int,
+    threshold: float = DEFAULT_THRESHOLD,
+    runs: int = ASSESS_RUNS,
+    seed: int = 0,
+    workers: int = 1,
+    sources: int | None = None,
+    on_runs: Callable[[float], None] | None = None,
 ) -> SimulatedMdadAtSize:
     """MDAD of ``method`` at ``size`` items from ``runs`` held-out runs (``mdad.assess``).
 
@@ -134,5 +151,5 @@ def simulated_mdad_at_size(
     >>> found.assessment.targets, found.assessment.sources
     (20, 20)
     """
-    found = assess(matrix, method, size, runs=runs, seed=seed, workers=workers, threshold=threshold)
+    found = assess(matrix, method, size, runs=runs, seed=seed, workers=workers, threshold=threshold, sources=sources, on_runs=on_runs)
     return SimulatedMdadAtSize(method=method, source=matrix.source, size=size, runs=runs, assessment=found)

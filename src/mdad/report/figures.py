@@ -24,7 +24,7 @@ from matplotlib.ticker import MaxNLocator
 from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.experiment.evaluate import METRICS, VIEWS
 from mdad.methods.names import parse
-from mdad.report.tables import NOT_REACHED
+from mdad.report.tables import NOT_REACHED, PAIR_METRICS
 from mdad.wording import plural
 
 if TYPE_CHECKING:
@@ -360,8 +360,12 @@ def error_and_tau(summary: pd.DataFrame, n_seen: int | None = None, sources: int
                 "markerfacecolor": st["markerfacecolor"],
                 "linewidth": 1.6,
             }
+            estimable = part["mdad_estimable"].astype(bool) if "mdad_estimable" in part else True
             for row, metric in enumerate(METRICS):
-                axes[row, col].plot(part["size"], metric.scale * part[metric.key], **kw)
+                values = metric.scale * part[metric.key]
+                if metric.key in PAIR_METRICS:  # not drawn where it cannot be estimated (too few target pairs)
+                    values = values.where(estimable)
+                axes[row, col].plot(part["size"], values, **kw)
         axes[0, col].set_title(f"on the {VIEW_WORDS[view]}")
         for row in range(n_rows):
             _size_axis(axes[row, col], rows["size"].unique(), n_seen)

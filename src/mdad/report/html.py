@@ -235,7 +235,7 @@ def summary_sentences(
         clauses, explained = [], False
         for i, (_, row) in enumerate(rows.sort_values("size").iterrows()):
             k = int(row["size"])
-            items = plural(k, "item") + (f" ({100 * k / n_seen:.2g}% of the seen pool)" if i == 0 and n_seen else "")
+            items = plural(k, "item") + (f" ({round(100 * k / n_seen, 1):g}% of the seen pool)" if i == 0 and n_seen else "")
             value, name = headline(row, exact)
             noise = (
                 ""
@@ -342,6 +342,12 @@ def _check_curve_sizes(requested: Sequence[int], summary: pd.DataFrame) -> tuple
 
 
 # ---- the page -----------------------------------------------------------------------
+PHASES = (
+    "Computing every cell's MDAD (with its bootstrap interval), estimation error and Kendall tau ...",
+    "Drawing the figures and writing the tables and report.html ...",
+)
+
+
 def build_outputs(
     out_dir: str | Path,
     threshold: float | None = None,
@@ -349,19 +355,23 @@ def build_outputs(
     figure_format: str | None = None,
     extra_sections: Sequence[Callable[[ReportData], Section | None]] = (),
     workers: int = 1,
+    on_phase: Callable[[str], None] | None = None,
 ) -> Outputs:
     """Recompute the metrics of every stored cell; write summary/curves (parquet, CSV), table.csv and report.html.
 
     ``threshold`` and ``curve_sizes`` default to the values the run stored in config.json;
     ``figure_format`` ('png', 'svg' or 'pdf') also writes every figure to OUT/figures/.
     ``workers`` > 1 evaluates the cells and builds the sections in that many local processes
-    (the same page and numbers, sooner).
+    (the same page and numbers, sooner). ``on_phase`` is told each phase as it starts (``PHASES``),
+    for a progress display.
     """
     store = ResultStore(out_dir)
     config = store.read_config()
     threshold = check_threshold(threshold if threshold is not None else config.get("threshold", DEFAULT_THRESHOLD))
     if figure_format is not None and figure_format not in figures.FORMATS:
         raise MdadError(f"The figure format must be one of {', '.join(figures.FORMATS)}, got {figure_format!r}.")
+    if on_phase is not None:
+        on_phase(PHASES[0])
     summary, curves = evaluate_store(store, threshold=threshold, seed=config.get("seed", 0), workers=workers)
     root = Path(out_dir)
     for name, frame in (("summary", summary), ("curves", curves)):
@@ -372,6 +382,8 @@ def build_outputs(
     write_csv(table, root / "table.csv")
 
     sections: list[Section] = []
+    if on_phase is not None:
+        on_phase(PHASES[1])
     if not summary.empty:
         chosen = curve_sizes if curve_sizes else config.get("curve_sizes")
         data = ReportData(store, config, summary, curves, threshold, _check_curve_sizes(chosen, summary) if chosen else _default_curve_sizes(summary))

@@ -9,6 +9,7 @@ from mdad.experiment.evaluate import METRICS, VIEWS
 
 NOT_REACHED = "not reached"
 NOT_ESTIMABLE = "no estimate"  # too few targets or runs: the row's ``mdad_warning`` says why
+PAIR_METRICS = ("kendall_tau",)  # metrics of pair orders: not estimated where MDAD cannot be
 MARK = "*"  # after an MDAD whose first crossing is noise (the row's ``mdad_warning`` says why)
 
 
@@ -48,15 +49,21 @@ def headline(row: pd.Series, exact: dict[tuple[str, int], float] | None = None) 
     return (float(row["mdad"]) if row["mdad_reached"] else np.nan), "MDAD"
 
 
-def warnings(summary: pd.DataFrame, view: str = "seen") -> list[str]:
-    """One line per marked or inestimable MDAD of ``view``: which cell, and why (the library's sentence)."""
+def warnings(summary: pd.DataFrame, views: tuple[str, ...] = VIEWS) -> list[str]:
+    """One line per marked or inestimable MDAD of ``views``: which cell, why (the library's sentence) and,
+    for a marked first crossing, the robust MDAD to read instead."""
     if "mdad_warning" not in summary:
         return []
-    rows = summary[(summary["view"] == view) & (summary["mdad_warning"].fillna("") != "")]
-    return [
-        f"{MARK} {row['method']}, {row['size']} items ({row['sources']} sources): {row['mdad_warning']}"
-        for _, row in rows.sort_values(["method", "sources", "size"], kind="stable").iterrows()
-    ]
+    rows = summary[summary["view"].isin(views) & (summary["mdad_warning"].fillna("") != "")]
+    order = {view: i for i, view in enumerate(VIEWS)}
+    rows = rows.assign(_view=rows["view"].map(order)).sort_values(["method", "sources", "_view", "size"], kind="stable")
+    lines = []
+    for _, row in rows.iterrows():
+        where = "" if row["view"] == "seen" else f", {row['view']} items"
+        said = "robust MDAD" in row["mdad_warning"] or not row.get("mdad_estimable", True) or "mdad_robust" not in row
+        robust = "" if said else f" Robust MDAD: {format_robust(row)}."
+        lines.append(f"{MARK} {row['method']}, {row['size']} items ({row['sources']} sources{where}): {row['mdad_warning']}{robust}")
+    return lines
 
 
 def share_of_seen(sizes: pd.Series, n_seen: int | None) -> pd.Series:
@@ -65,19 +72,23 @@ def share_of_seen(sizes: pd.Series, n_seen: int | None) -> pd.Series:
 
 def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFrame:
     """One row per (method, size, sources): MDAD with interval and every metric of ``METRICS``, seen
-    and unseen (plus the robust, monotone-fit MDAD on seen items when the summary has it)."""
+    and unseen, each MDAD with the robust (monotone-fit) MDAD and the pairs in its crossing bin when
+    the summary has them."""
     if summary.empty:
         return pd.DataFrame()
     parts = []
     for view in VIEWS:
         part = summary[summary["view"] == view].set_index(["method", "size", "sources"])
         columns = {f"MDAD {view} (pts)": part.apply(format_mdad, axis=1)}
-        if view == "seen" and "mdad_robust" in part:
-            columns["robust MDAD seen (pts)"] = part.apply(format_robust, axis=1)
-        if view == "seen" and "mdad_pairs" in part:
-            columns["pairs at MDAD seen"] = part["mdad_pairs"].astype(int)
+        if "mdad_robust" in part:
+            columns[f"robust MDAD {view} (pts)"] = part.apply(format_robust, axis=1)
+        if "mdad_pairs" in part:
+            columns[f"pairs at MDAD {view}"] = part["mdad_pairs"].astype(int)
+        estimable = part["mdad_estimable"].astype(bool) if "mdad_estimable" in part else pd.Series(True, index=part.index)
         for metric in METRICS:
-            columns[metric.column(view)] = metric.shown(part[metric.key])
+            shown = metric.shown(part[metric.key])
+            # Kendall tau of a handful of pairs is as much noise as their MDAD (docs/protocol.md#mdad-trust)
+            columns[metric.column(view)] = shown.astype(object).where(estimable, NOT_ESTIMABLE) if metric.key in PAIR_METRICS else shown
         if view == "seen" and "flagged_per_run" in part and part["flagged_per_run"].notna().any():
             # the extrapolation guard of model-based estimates (docs/adaptive.md); blank for other methods
             columns["flagged targets per run"] = part["flagged_per_run"].map(lambda v: "" if np.isnan(v) else f"{v:.1f}")

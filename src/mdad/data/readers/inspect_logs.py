@@ -22,7 +22,7 @@ from pathlib import Path
 import zstandard
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers import READERS
+from mdad.data.readers import READERS, logged_setup
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
     Reader,
@@ -100,7 +100,9 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
             logged_error = log.get("error")
             error = logged_error if isinstance(logged_error, dict) else {}
             why = str(error.get("message") or "").strip().splitlines()
-            notes.append(f"Skipped {file.name} (model {model!r}, task {task!r}): its status is {status!r}" + (f" ({why[0][:120]})." if why else "."))
+            notes.append(
+                f"Skipped {file.name} (model {model!r}, task {task!r}): its status is {status!r}" + (f" ({shortened(why[0])})." if why else ".")
+            )
             continue
         args = flat_args({**(spec.get("model_args") or {}), "base_url": spec.get("model_base_url") or ""})
         identity = RunIdentity(model, args, relative_label(file.parent, root))
@@ -127,6 +129,18 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
     return cells.to_matrix()
 
 
+ERROR_SHOWN = 120  # characters of a skipped log's error message shown in its note
+
+
+def shortened(message: str, limit: int = ERROR_SHOWN) -> str:
+    """A logged error message of at most about ``limit`` characters, cut between words (never inside
+    one) and marked '...' when cut."""
+    if len(message) <= limit:
+        return message
+    cut = message[:limit].rsplit(" ", 1)[0] if " " in message[:limit] else message[:limit]
+    return cut.rstrip() + " ..."
+
+
 def _log_answers(
     cells: Cells, model: str, task: str, file: Path, spec: dict, samples: list[dict], options: ReadOptions, versions: dict
 ) -> dict[tuple, list[dict]]:
@@ -147,6 +161,7 @@ def _log_answers(
             "harness": "inspect",
             "version": str(version),
             **({"task_file": str(spec["task_file"])} if spec.get("task_file") else {}),
+            **({"task_args": args} if (args := logged_setup.inspect_task_args(spec)) else {}),
         },
     )
     chosen = None
@@ -292,21 +307,3 @@ READER = READERS.add(
     ),
     order=40,
 )
-
-
-def sample_id_commands(by_task: dict[str, list[str]], task_files: dict[str, str], log_dir: str = "NEW") -> list[str]:
-    """One ``inspect eval FILE@TASK --sample-id ...`` command per task that runs a new model on its samples only.
-
-    ``by_task``: sample ids per task; ``task_files``: the task file the logs recorded for a task
-    (the bare task name is used when they did not)."""
-
-    def order(sample: str) -> tuple:
-        return (0, int(sample), "") if sample.isdigit() else (1, 0, sample)
-
-    def target(task: str) -> str:
-        task_file = task_files.get(task)
-        return f"{task_file}@{task}" if task_file else task
-
-    return [
-        f"inspect eval {target(task)} --model ... --sample-id {','.join(sorted(ids, key=order))} --log-dir {log_dir}" for task, ids in by_task.items()
-    ]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mdad.data.matrix import ResponseMatrix
-from mdad.data.readers import READERS
+from mdad.data.readers import READERS, logged_setup
 from mdad.data.readers._cells import Cells
 from mdad.data.readers.base import (
     Reader,
@@ -171,6 +171,8 @@ def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> Res
             where=lambda file_run: file_run[0].name,
         )
         _check_same_task_versions(task_runs)
+    for spec in cells.tasks.values():
+        logged_setup.finish_lm_eval(spec)
     cells.notes[:0] = [*notes, *rerun_notes]
     for note in [*options.metrics.finish(), *options.filters.finish()]:
         cells.note(note)
@@ -259,6 +261,7 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
             **({"n_shot": str(run.n_shot[task])} if task in run.n_shot else {}),
         },
     )
+    logged_setup.add_lm_eval_run(cells.tasks[task], run.model_type, run.model_args, config)
     found: dict[tuple, list[dict]] = {}
     occurrence: dict[tuple, int] = {}
     hash_count: dict[str, int] = defaultdict(int)
@@ -477,8 +480,3 @@ def write_samples_list(samples: dict[str, list[int]], path: str | Path) -> None:
     """Write ``samples`` (task -> document indices) as the JSON file ``--samples`` reads."""
     with writing(path, "the lm-eval samples file"):
         Path(path).write_text(json.dumps(samples) + "\n")
-
-
-def samples_command(samples: dict[str, list[int]], path: str | Path, output_path: str = "NEW") -> str:
-    """The ``lm-eval run`` command that evaluates a new model on the samples list at ``path`` only."""
-    return f"lm-eval run --model ... --tasks {','.join(samples)} --samples {path} --log_samples --output_path {output_path}"

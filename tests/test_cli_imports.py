@@ -1,0 +1,50 @@
+"""A command imports only what it needs: ``mdad methods`` answers without the experiment machinery."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mdad.cli import COMMANDS, MODULES
+
+SCRIPT = """
+import json, sys
+sys.argv = ["mdad", *sys.argv[1:]]
+from mdad.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("mdad."))))
+"""
+
+
+def imported(*args: str) -> tuple[set[str], str]:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, check=True)
+    *shown, modules = done.stdout.strip().splitlines()
+    return set(json.loads(modules)), "\n".join(shown)
+
+
+def test_methods_imports_neither_the_other_commands_nor_the_experiment():
+    modules, shown = imported("methods")
+    assert "random-stratified-proportional" in shown
+    assert "mdad.cli.methods" in modules
+    assert not modules & {"mdad.cli.run", "mdad.cli.plan", "mdad.cli.micro", "mdad.cli.data", "mdad.experiment.grid", "mdad.report.figures"}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["nope"]])
+def test_help_and_an_unknown_command_see_every_command(args):
+    modules, _ = imported(*args)
+    assert {f"mdad.cli.{module}" for module in MODULES} <= modules
+
+
+def test_every_command_has_its_module():
+    import typer.main
+
+    from mdad.cli import app
+
+    assert set(typer.main.get_command(app).commands) == set(COMMANDS)  # type: ignore[attr-defined]
+    assert set(COMMANDS.values()) == set(MODULES)

@@ -1,0 +1,167 @@
+"""The harness commands mdad prints carry what the source logs recorded (docs/own-results.md).
+
+On the genuine fixture logs: lm-eval's model type, the shape of its model arguments, the include
+path of local YAML tasks and the n-shot; inspect's task file, found from wherever the command is
+printed. tests/make_fixtures.py runs the printed commands as printed with the real harnesses.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import mdad
+from mdad.cli import app
+from mdad.data import read_source
+from mdad.data.readers import logged_setup
+from mdad.errors import MdadError
+from mdad.micro.harness import output_folder
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def words(command: str) -> list[str]:
+    return shlex.split(command)
+
+
+def option(command: str, name: str) -> str:
+    parts = words(command)
+    return parts[parts.index(name) + 1]
+
+
+def test_model_args_keep_what_every_source_run_shared_and_name_the_rest():
+    shape = logged_setup.model_args_shape(["dtype=float32,pretrained=a,revision=s1", "dtype=float32,pretrained=b,revision=s2"])
+    assert shape == "dtype=float32,pretrained=YOUR_MODEL,revision=YOUR_REVISION"
+    # the model's own name is a placeholder even when one source run logged it; a key some runs lack is one too
+    assert logged_setup.model_args_shape(["pretrained=a,trust_remote_code=True"]) == "pretrained=YOUR_MODEL,trust_remote_code=True"
+    assert logged_setup.model_args_shape(["pretrained=a", "pretrained=b,peft=x"]) == "peft=YOUR_PEFT,pretrained=YOUR_MODEL"
+
+
+def test_include_path_is_the_folder_of_a_local_task_only():
+    local = {"metadata": {"config_source": "/home/me/tasks/mine/nb_zoo.yaml"}}
+    built_in = {"metadata": {"config_source": "/venv/lib/python3.11/site-packages/lm_eval/tasks/arc/arc_easy.yaml"}}
+    assert logged_setup.lm_eval_include_path(local) == "/home/me/tasks/mine"
+    assert logged_setup.lm_eval_include_path(built_in) == ""
+    assert logged_setup.lm_eval_include_path({}) == ""
+
+
+def test_lm_eval_logs_record_model_type_args_shape_include_path_and_n_shot():
+    tasks = read_source(FIXTURES / "lm_eval_loop" / "sources").tasks
+    for task in ("nb_zoo", "nb_sums"):
+        assert tasks[task]["lm_eval_model"] == "dummy"
+        assert tasks[task]["model_args"] == "pretrained=YOUR_MODEL"
+        assert tasks[task]["include_path"] == "loop"  # the fixtures keep paths relative to where lm-eval ran
+        assert tasks[task]["n_shot"] == "0"
+    checkpoints = read_source(FIXTURES / "lm_eval_checkpoints").tasks
+    assert checkpoints["tiny_mc"]["model_args"] == "pretrained=YOUR_MODEL,revision=YOUR_REVISION"
+
+
+def test_the_adaptive_tests_first_and_next_lm_eval_commands_ask_that_item_as_the_sources_ran(tmp_path):
+    sources = mdad.load(FIXTURES / "lm_eval_loop" / "sources")
+    test = mdad.select(sources, "adaptive-1d", 15, seed=0)
+    first = test.first_item()
+    task, _, doc = first.partition("/")
+    (command,) = test.harness_commands([first], output="new").commands
+    assert command.startswith("lm-eval run ")
+    assert option(command, "--model") == "dummy" and option(command, "--model_args") == "pretrained=YOUR_MODEL"
+    assert option(command, "--tasks") == task and option(command, "--include_path") == "loop"
+    assert option(command, "--num_fewshot") == "0" and option(command, "--output_path") == "new"
+    assert json.loads(option(command, "--samples")) == {task: [int(doc)]}
+    assert "--log_samples" in words(command)
+    with pytest.raises(MdadError, match="not an item of this micro-benchmark"):
+        test.harness_commands(["nb_zoo/999"])
+
+
+def test_select_and_estimate_print_the_command_for_the_next_item(tmp_path, monkeypatch):
+    fixture = FIXTURES / "lm_eval_loop"
+    shutil.copytree(fixture / "sources", tmp_path / "sources")
+    monkeypatch.chdir(tmp_path)
+    shown = CliRunner().invoke(
+        app, ["select", "--data", "sources", "--method", "adaptive-1d", "--size", "15", "--assess-runs", "0", "--out", "micro.json"]
+    )
+    assert shown.exit_code == 0, shown.output
+    first = mdad.SelectedMicroBenchmark.load(tmp_path / "micro.json").first_item()
+    (printed,) = [line.strip() for line in shown.output.splitlines() if line.strip().startswith("lm-eval run")]
+    assert json.loads(option(printed, "--samples")) == {first.partition("/")[0]: [int(first.partition("/")[2])]}
+    assert "Replace YOUR_MODEL" in shown.output
+    # one answer in new/<model>/ as lm-eval writes it: the next command writes into new/ again
+    (results, samples) = sorted((fixture / "new" / "new-model").glob("*T15-17-21*"))
+    (tmp_path / "new" / "new-model").mkdir(parents=True)
+    for file in (results, samples):
+        shutil.copy(file, tmp_path / "new" / "new-model" / file.name)
+    shown = CliRunner().invoke(app, ["estimate", "micro.json", "new"])
+    assert shown.exit_code == 0, shown.output
+    (details,) = mdad.SelectedMicroBenchmark.load(tmp_path / "micro.json").details(read_source(tmp_path / "new")).itertuples()
+    (printed,) = [line.strip() for line in shown.output.splitlines() if line.strip().startswith("lm-eval run")]
+    task, _, doc = details.next_item.partition("/")
+    assert json.loads(option(printed, "--samples")) == {task: [int(doc)]} and option(printed, "--output_path") == "new"
+    assert output_folder(tmp_path / "new" / "new-model") == str(tmp_path / "new")
+
+
+def test_the_inspect_task_file_is_printed_as_a_path_that_works_from_here(tmp_path, monkeypatch):
+    run = tmp_path / "project"  # where inspect ran: its task file, its logs
+    shutil.copytree(FIXTURES / "inspect_loop" / "sources", run / "logs")
+    shutil.copy(FIXTURES / "tasks" / "tasks.py", run / "tasks.py")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    test = mdad.select(mdad.load(run / "logs"), "adaptive-1d", 15, seed=0)
+    found = test.harness_commands([test.first_item()], output="new")
+    (command,) = found.commands
+    target = option(command, "eval")
+    assert target == f"{(run / 'tasks.py').as_posix()}@loop_qa" and Path(target.partition("@")[0]).is_file()
+    assert option(command, "--sample-id") == test.first_item().partition("/")[2] and option(command, "--log-dir") == "new"
+    monkeypatch.chdir(run)  # from the folder inspect ran in, the path as logged
+    assert option(test.harness_commands([test.first_item()]).commands[0], "eval") == "tasks.py@loop_qa"
+    (tmp_path / "project" / "tasks.py").unlink()  # nowhere to be found: as logged, and said so
+    found = test.harness_commands([test.first_item()])
+    assert option(found.commands[0], "eval") == "tasks.py@loop_qa"
+    assert any("not found from here" in note for note in found.notes)
+
+
+def test_the_lm_eval_include_path_is_printed_as_a_path_that_works_from_here(tmp_path, monkeypatch):
+    run = tmp_path / "project"  # where lm-eval ran: --include_path loop, its output
+    shutil.copytree(FIXTURES / "tasks" / "loop", run / "loop")
+    shutil.copytree(FIXTURES / "lm_eval_loop" / "sources", run / "out")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    test = mdad.select(mdad.load(run / "out"), "adaptive-1d", 15, seed=0)
+    found = test.harness_commands([test.first_item()])
+    assert option(found.commands[0], "--include_path") == (run / "loop").as_posix()
+    assert not any("not found from here" in note for note in found.notes)
+    monkeypatch.chdir(run)
+    assert option(test.harness_commands([test.first_item()]).commands[0], "--include_path") == "loop"
+    shutil.rmtree(run / "loop")  # nowhere to be found: as logged, and said so
+    found = test.harness_commands([test.first_item()])
+    assert option(found.commands[0], "--include_path") == "loop"
+    assert any("include path" in note and "not found from here" in note for note in found.notes)
+
+
+def test_inspect_task_arguments_are_passed_as_the_source_runs_passed_them():
+    spec = {"task_args_passed": {"level": 3, "subject": "number theory", "ignored": [1, 2]}}
+    assert logged_setup.inspect_task_args(spec) == "-T level=3 -T 'subject=number theory'"
+    assert shlex.split(logged_setup.inspect_task_args(spec)) == ["-T", "level=3", "-T", "subject=number theory"]
+    assert logged_setup.inspect_task_args({}) == ""
+
+
+def test_estimate_finds_the_inspect_task_file_beside_the_micro_benchmark(tmp_path, monkeypatch):
+    project = tmp_path / "project"  # the task file and micro.json; the new logs elsewhere
+    project.mkdir()
+    shutil.copy(FIXTURES / "tasks" / "tasks.py", project / "tasks.py")
+    (tmp_path / "new").mkdir()
+    first = sorted((FIXTURES / "inspect_loop" / "new").glob("*.eval"))[0]
+    shutil.copy(first, tmp_path / "new" / first.name)
+    test = mdad.select(mdad.load(FIXTURES / "inspect_loop" / "sources"), "adaptive-1d", 15, seed=0)
+    test.save(project / "micro.json")
+    monkeypatch.chdir(tmp_path / "new")
+    shown = CliRunner().invoke(app, ["estimate", str(project / "micro.json"), "."])
+    assert shown.exit_code == 0, shown.output
+    (printed,) = [line.strip() for line in shown.output.splitlines() if line.strip().startswith("inspect eval")]
+    assert option(printed, "eval").startswith(f"{(project / 'tasks.py').as_posix()}@")
+    assert option(printed, "--log-dir") == "."
