@@ -654,7 +654,7 @@ def cases() -> list[Case]:
             "stores",
             "select --assess-runs 1000000",
             f"{MDAD} select --dataset oll2-gpqa --method random --size 10 --assess-runs 1000000 --out s.json",
-            ("assess-runs",),
+            ("held-out runs",),
         ),
         Case("stores", "run --runs 10^9", f"{MDAD} run --dataset oll2-gpqa --runs 1000000000 --out o", ("runs",)),
         # wording
@@ -775,7 +775,8 @@ def _run(cmd: str, folder: Path, env: dict, timeout: float, memory_bytes: int) -
     return Result(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), folder)
 
 
-MEMORY = re.compile(r"MemoryError|Cannot allocate memory|bad_alloc|Unable to allocate|out of memory", re.I)
+# What a command prints when it grew to the address-space limit (mdad turns a MemoryError into the last one).
+MEMORY = re.compile(r"MemoryError|Cannot allocate memory|bad_alloc|Unable to allocate|out of memory|Not enough memory for this request", re.I)
 
 
 def classify(result: Result, refuse: tuple[str, ...] | None) -> tuple[str, str]:
@@ -844,15 +845,36 @@ def _run_interrupt(case: Case, folder: Path, env: dict, timeout: float, memory_b
     return "clean", said[0][:120]
 
 
+def assess_memory(runs: tuple[int, int] = (500, 2000), targets: int = 50) -> None:
+    """Peak memory of 'mdad select' on GPQA at two numbers of held-out runs: what each run and pair of its
+    targets adds (the rate behind the bound on --assess-runs, mdad.micro.selection.ASSESS_PAIR_BYTES)."""
+    peaks = []
+    with tempfile.TemporaryDirectory() as folder:
+        for n in runs:
+            cmd = [MDAD, "select", "--dataset", "oll2-gpqa", "--method", "random", "--size", "10", "--assess-runs", str(n), "--workers", "1"]
+            proc = subprocess.Popen(
+                [*cmd, "--out", f"{folder}/m.json"], env={**os.environ, "MDAD_DATA_DIR": str(D)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            _, status, usage = os.wait4(proc.pid, 0)
+            peaks.append(usage.ru_maxrss * 1024)  # kilobytes on Linux
+            print(f"--assess-runs {n}: peak {peaks[-1] / 1e6:.0f} MB (exit {os.waitstatus_to_exitcode(status)})")
+    per_run = (peaks[1] - peaks[0]) / (runs[1] - runs[0])
+    pairs = targets * (targets - 1) // 2
+    print(f"{per_run / 1e3:.0f} kB per run, {per_run / pairs:.0f} bytes per run and pair of its {targets} targets")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run only the cases whose group or name holds this text")
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--memory-gb", type=float, default=4.0)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folders")
+    parser.add_argument("--assess-memory", action="store_true", help="only measure the memory of select's held-out runs")
     parser.add_argument("--src", type=Path, default=REPO / "src", help="the mdad sources to audit (default: this checkout's)")
     args = parser.parse_args()
     os.environ["PYTHONPATH"] = str(args.src.resolve())  # every command of the audit runs these sources
+    if args.assess_memory:
+        return assess_memory()
     base = Path(tempfile.mkdtemp(prefix="mdad-audit-"))
     _micro(base)
     chosen = [c for c in cases() if args.only.lower() in f"{c.group} {c.name}".lower()]

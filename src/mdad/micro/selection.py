@@ -24,9 +24,9 @@ from mdad.micro.notes import Note, command_notes, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark, select
 from mdad.wording import plural
 
-# Memory of the assessment's metrics per held-out run and pair of its targets (estimate and accuracy
-# differences, their signs and the bins of each pair): measured as peak memory of 'mdad select' over
-# 500 and 2,000 runs on GPQA (214 bytes per pair and run), with a margin.
+# Memory of the assessment per held-out run and pair of its targets (estimate and accuracy differences,
+# their signs and the bins of each pair): the growth of 'mdad select''s peak memory from 500 to 2,000
+# runs on GPQA is 230 bytes per run and pair (benchmarks/audit_hostile.py --assess-memory), with a margin.
 ASSESS_PAIR_BYTES = 256
 
 
