@@ -229,6 +229,34 @@ def test_order_probability_is_calibrated_on_pairs_from_the_prior_population(desi
     assert abs(held[few].mean() - p_flat[few].mean()) > 0.05
 
 
+def test_an_unequal_allocation_may_rank_a_pair_against_its_order_probability_and_both_are_right():
+    """Equal design over subtasks of 240 and 60 items (15 drawn from each): the stratified estimate weights the small
+    subtask's items 4 times less, the order probability pools the discordant counts (docs/intervals.md#exact-order-probability).
+    Pairs the stratified estimates rank first may get p < 0.5, and they hold that rarely: every bin is calibrated
+    against the known truth, also below 0.5."""
+    rng = np.random.default_rng(0)
+    N, na, per = 300, 240, 15
+    prior = PairPrior.from_pairs(N, *simulated_pairs(rng, 30000, N))
+    M_plus, M_minus = simulated_pairs(rng, 30000, N)
+    position = np.arange(N)[None, :]
+    labels = np.where(position < M_plus[:, None], 1, np.where(position < (M_plus + M_minus)[:, None], -1, 0))
+    pool = np.take_along_axis(labels, np.argsort(rng.random(labels.shape), axis=1), axis=1)  # discordant items anywhere
+    parts = [pool[:, :na], pool[:, na:]]
+    drawn = [np.take_along_axis(part, np.argsort(rng.random(part.shape), axis=1)[:, :per], axis=1) for part in parts]
+    plus = np.stack([(part == 1).sum(axis=1) for part in drawn], axis=1)
+    minus = np.stack([(part == -1).sum(axis=1) for part in drawn], axis=1)
+    p = exact_order_probability([na, N - na], [per, per], plus, minus, prior=prior)
+    shown = (plus - minus) @ np.array([na / per, (N - na) / per]) > 0  # the order the stratified estimates show
+    held = M_plus > M_minus
+    assert (shown & (p < 0.5)).sum() > 1000
+    for lo, hi in ((0.0, 0.5), (0.5, 0.6), (0.6, 0.8), (0.8, 0.95), (0.95, 1.01)):
+        here = shown & (p >= lo) & (p < hi)
+        if here.sum() < 100:
+            continue
+        se = np.sqrt(0.25 / here.sum())
+        assert abs(held[here].mean() - p[here].mean()) < 0.02 + 3 * se, (lo, hi, here.sum())
+
+
 def test_a_prior_from_the_leaderboard_counts_every_pair_in_both_orders_by_discordant_items():
     rng = np.random.default_rng(5)
     scores = (rng.random((30, 200)) < rng.uniform(0.3, 0.7, size=(30, 1))).astype(float)

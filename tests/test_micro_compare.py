@@ -115,3 +115,25 @@ def test_probabilities_near_certainty_are_not_printed_as_certain():
 def test_the_micro_benchmark_has_a_short_repr():
     micro = mdad.select(mdad.simulate(seed=0, n_models=40, n_items=2000), "adaptive", 20, seed=0)
     assert len(repr(micro)) < 200 and "adaptive" in repr(micro)
+
+
+@pytest.mark.parametrize("method", ["random", "random-stratified-proportional"])
+def test_a_pair_tied_on_the_full_benchmark_with_discordant_items_is_tied_when_every_item_is_drawn(method):
+    """Equal accuracy, different answers (4 items only m0 right, 4 only m1): with the whole pool drawn the full
+    benchmark ties them, so no order probability (it would be 0 for either order) and the sentence says 'tied'."""
+    rng = np.random.default_rng(1)
+    scores = (rng.random((6, 30)) < 0.5).astype(float)
+    scores[1] = scores[0]
+    ones, zeros = np.flatnonzero(scores[0] == 1)[:4], np.flatnonzero(scores[0] == 0)[:4]
+    scores[1, ones], scores[1, zeros] = 0.0, 1.0
+    matrix = _matrix(scores)
+    whole = mdad.select(matrix, method, 30, seed=0)
+    result = whole.compare(matrix, "m0", "m1")
+    assert (result.first_only, result.second_only) == (4, 4) and result.gap == 0
+    assert result.tied and np.isnan(result.order_probability) and result.p_value == 1.0
+    assert "tied on the full benchmark" in result.describe() and "P(" not in result.describe()
+    assert bool(result.to_frame()["tied"].iloc[0])
+    # drawn from part of the pool the same counts do not tie the full benchmark: an order probability is given
+    part = mdad.select(matrix, "random", 20, seed=8).compare(matrix, "m0", "m1")
+    assert (part.first_only, part.second_only) == (4, 4)
+    assert not part.tied and 0 < part.order_probability < 1 and "P(" in part.describe()

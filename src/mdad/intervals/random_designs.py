@@ -53,7 +53,8 @@ def exact_bounds(
     else:
         low, high = count_interval(total, k, x, level=level, mid_p=mid_p)
         how = f"exact: finite-population ({design}) " + (
-            "mid-p interval, nominal coverage on average over accuracies, less for some"
+            "mid-p interval, nominal coverage on average over accuracies, less for some (for at least nominal "
+            "coverage for every accuracy: the Clopper-Pearson interval, estimate --clopper-pearson)"
             if mid_p
             else "Clopper-Pearson interval, at least nominal coverage for every accuracy"
             + ("" if len(sizes) == 1 else " of a uniform draw, here applied to the stratified estimate")

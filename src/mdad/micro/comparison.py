@@ -42,7 +42,9 @@ class Comparison:
     estimates do; NaN when the micro-benchmark carries nothing to compute it from, or for a tied pair)
     with ``order_how`` saying where it comes from; ``first_only``/``second_only``: the micro-benchmark's
     items only one of them got right (-1: not 0/1 scores, or an adaptive test); ``p_value``: the exact
-    mid-p McNemar test on those items (NaN when it does not apply, or for a tied pair)."""
+    mid-p McNemar test on those items (NaN when it does not apply, or when no item separates them);
+    ``whole_pool``: the micro-benchmark is every item of the pool (a random design drawn whole), so its counts
+    are the full benchmark's."""
 
     first: str
     second: str
@@ -54,11 +56,13 @@ class Comparison:
     first_only: int
     second_only: int
     p_value: float
+    whole_pool: bool = False
 
     @property
     def tied(self) -> bool:
-        """No item separates them: neither got an item of the micro-benchmark right that the other got wrong."""
-        return self.first_only == 0 and self.second_only == 0
+        """No item separates them (neither got an item of the micro-benchmark right that the other got wrong), or
+        every item of the pool is drawn and each got as many right as the other: the full benchmark ties them."""
+        return self.first_only == self.second_only and (self.first_only == 0 or self.whole_pool)
 
     @property
     def paired_test(self) -> bool:
@@ -68,6 +72,12 @@ class Comparison:
     def describe(self) -> str:
         """One sentence: both estimates, the gap, how sure the full benchmark agrees, what the paired test says."""
         head = f"{self.first} {100 * self.estimate_first:.1f}% vs {self.second} {100 * self.estimate_second:.1f}% (gap {self.gap:.1f} points)"
+        if self.tied and self.first_only:
+            return (
+                f"{head}: tied on the full benchmark, every item of which is drawn: {self.first_only} items only "
+                f"{self.first} got right and as many only {self.second}, so neither is ranked above the other "
+                f"(exact McNemar mid-p = {format_p(self.p_value)})."
+            )
         if self.tied:
             return (
                 f"{head}: tied, they got exactly the same micro-benchmark items right; no item separates them, "

@@ -176,9 +176,11 @@ class SelectedMicroBenchmark:
         paired = bool(scores.shape[1]) and bool(np.isin(scores, (0.0, 1.0)).all())
         first_only = ((scores[a] == 1) & (scores[b] == 0)).sum(axis=1) if paired else np.full(len(a), -1)
         second_only = ((scores[a] == 0) & (scores[b] == 1)).sum(axis=1) if paired else np.full(len(a), -1)
+        strata = self._strata()
+        whole = strata is not None and bool(np.array_equal(strata[1], strata[0]))  # every pool item drawn: counts exact
         out = []
         for i, (first, second) in enumerate(pairs):
-            tied = first_only[i] == 0 and second_only[i] == 0
+            tied = first_only[i] == second_only[i] and (first_only[i] == 0 or whole)
             out.append(
                 Comparison(
                     first=str(first),
@@ -191,6 +193,7 @@ class SelectedMicroBenchmark:
                     first_only=int(first_only[i]),
                     second_only=int(second_only[i]),
                     p_value=mcnemar_mid_p(int(first_only[i]), int(second_only[i])) if paired else float("nan"),
+                    whole_pool=whole and paired,
                 )
             )
         return out

@@ -127,7 +127,8 @@ OFF_POPULATION_SHARE = 0.1  # a calibrated interval is marked from the best tent
 OFF_POPULATION_MARK = (
     "interval not valid for this model: it is estimated among the best tenth of the source models or above, and for "
     "models better than every source the calibrated 90% intervals of the learned methods covered as little as 35% of "
-    "them on real leaderboards (docs/intervals.md); a random design's interval holds for any model"
+    "them on real leaderboards (docs/intervals.md); a random design's interval does not rest on the sources (with "
+    "--clopper-pearson it covers at least its level for every accuracy, the mid-p default only on average)"
 )
 
 
