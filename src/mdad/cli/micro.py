@@ -9,7 +9,6 @@ from typing import Annotated
 
 import pandas as pd
 import typer
-from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -31,6 +30,7 @@ from mdad.cli.common import (
     plural,
     print_notes,
 )
+from mdad.cli.tables import table_width
 from mdad.cli.text import literal
 from mdad.data import load
 from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, check_threshold
@@ -227,13 +227,13 @@ def print_table(title: str, columns: list[Column]) -> None:
     """The columns as a table that never cuts a number or an id. When the whole table is wider than the
     console, its text columns (model names, item ids) move below it, one numbered row per line, whole,
     and the number columns are split over as many tables as it takes, each with the row number."""
-    if _width(_table(title, columns)) <= console.width:
+    if table_width(console, _table(title, columns)) <= console.width:
         console.print(_table(title, columns))
         return
     number = Column("#", [str(i + 1) for i in range(len(columns[0].cells))], numeric=True)
     parts: list[list[Column]] = [[number]]
     for column in (c for c in columns if not c.identifier):
-        if len(parts[-1]) > 1 and _width(_table(title, [*parts[-1], column])) > console.width:
+        if len(parts[-1]) > 1 and table_width(console, _table(title, [*parts[-1], column])) > console.width:
             parts.append([number])
         parts[-1].append(column)
     for part in parts:
@@ -244,11 +244,6 @@ def print_table(title: str, columns: list[Column]) -> None:
         for i, column in enumerate(texts):  # the row's name, then each other text on its own line
             line = f"{row + 1:>3}  {column.cells[row]}" if i == 0 else f"     {column.name}: {column.cells[row]}"
             console.print(literal(line), highlight=False, soft_wrap=True)
-
-
-def _width(table: Table) -> int:
-    """The width ``table`` takes when nothing in it is wrapped or cut."""
-    return Measurement.get(console, console.options.update_width(1_000_000), table).maximum
 
 
 def _table(title: str, columns: list[Column]) -> Table:

@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
 from mdad import methods as method_registry
 from mdad.cli.common import (
@@ -32,6 +30,7 @@ from mdad.cli.common import (
     parse_list,
     plural,
 )
+from mdad.cli.tables import TableColumn, print_fitted
 from mdad.cli.text import literal
 from mdad.data import DEFAULT_DATASET, ResponseMatrix
 from mdad.data.builtin import BuiltinDataset, builtin_dataset
@@ -315,14 +314,12 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
     columns: list[tuple[str, str, Metric | None]] = [(f"MDAD {view}", f"MDAD {view} (pts)", None) for view in VIEWS]
     columns += [(f"{metric.label}\n{view}", metric.column(view), metric) for metric in METRICS for view in VIEWS]
     for (method, n_sources), rows in frame.groupby(["method", "sources"], sort=False):
-        table = Table(title=f"{literal(method)} ({n_sources} source models)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-        table.add_column("size", justify="right", no_wrap=True)
-        for header, _, _ in columns:
-            table.add_column(header, justify="right", no_wrap=True)
-        for _, row in rows.iterrows():
-            cells = [str(row[col]) if metric is None or isinstance(row[col], str) else f"{row[col]:.{metric.digits}f}" for _, col, metric in columns]
-            table.add_row(str(row["size"]), *cells)
-        console.print(table)
+        values = [
+            TableColumn(header, [str(v) if metric is None or isinstance(v, str) else f"{v:.{metric.digits}f}" for v in rows[col]])
+            for header, col, metric in columns
+        ]
+        groups = [values[i : i + len(VIEWS)] for i in range(0, len(values), len(VIEWS))]  # a quantity's views side by side
+        print_fitted(console, f"{literal(method)} ({n_sources} source models)", [TableColumn("size", [str(v) for v in rows["size"]])], groups)
         print_beside(rows)
         if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
             # a line, not a column: the table stays within 80 columns
@@ -377,33 +374,26 @@ def print_overview(summary) -> None:
         values = part.pivot_table(index="method", columns="size", values="shown", aggfunc="first", dropna=False)
         text = {(r["method"], r["size"]): format_mdad(r).split(" [")[0] for _, r in part.iterrows()}
         best = values.min(axis=0)
-        table = Table(
-            title=f"MDAD on the seen items (points) by number of items ({n_sources} source models)",
-            title_justify="left",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
+        cells = {
+            size: [f"[bold]{text[method, size]}[/bold]" if v == best[size] else text.get((method, size), NOT_REACHED) for method, v in column.items()]
+            for size, column in values.items()
+        }
+        print_fitted(
+            console,
+            f"MDAD on the seen items (points) by number of items ({n_sources} source models)",
+            [TableColumn("method", [literal(m) for m in values.index], right=False)],
+            [[TableColumn(str(size), column)] for size, column in cells.items()],
         )
-        table.add_column("method", no_wrap=True)
-        for size in values.columns:
-            table.add_column(str(size), justify="right", no_wrap=True)
-        for method, row in values.iterrows():
-            cells = [f"[bold]{text[method, size]}[/bold]" if v == best[size] else text.get((method, size), NOT_REACHED) for size, v in row.items()]
-            table.add_row(literal(method), *cells)
-        console.print(table)
 
 
 def print_exact(table) -> None:
     """Uniform random cells: the exact MDAD of the same runs' targets and seen halves beside the simulated one."""
     if table.empty:
         return
-    rich_table = Table(
-        title="Uniform random: exact MDAD (same targets and seen halves, no simulation) beside the simulated one (seen items, points)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
+    cells = {column: [literal(str(v)) for v in table[column]] for column in table.columns}
+    print_fitted(
+        console,
+        "Uniform random: exact MDAD (same targets and seen halves, no simulation) beside the simulated one (seen items, points)",
+        [TableColumn(column, cells[column], right=column != "method") for column in ("method", "size")],
+        [[TableColumn(column, text)] for column, text in cells.items() if column not in ("method", "size")],
     )
-    for column in table.columns:
-        rich_table.add_column(column, justify="left" if column == "method" else "right", no_wrap=True)
-    for row in table.itertuples(index=False):
-        rich_table.add_row(*(literal(str(v)) for v in row))
-    console.print(rich_table)
