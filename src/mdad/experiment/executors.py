@@ -61,9 +61,11 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
         # Only then shut the pool down, waiting: that joins the manager thread here. A pool shut down
         # without waiting leaves the thread closing its wake-up pipe while the interpreter's exit
         # hook writes to it ("OSError: Bad file descriptor" after Ctrl-C on a busy machine).
+        # SIGKILL, not SIGTERM: a worker still starting runs the parent's forked interrupt handler
+        # until its initializer replaces it, and would print that handler's traceback.
         workers_alive = [child for child in multiprocessing.active_children() if child.pid not in others]
         for child in workers_alive:
-            child.terminate()
+            child.kill()
         for child in workers_alive:
             child.join()
         pool.shutdown(wait=True, cancel_futures=True)
@@ -109,12 +111,12 @@ def _init_worker(threads: int, parent: int, run_task: Callable, matrix, splits) 
     asks to be stopped when the parent dies, so a killed run leaves no idle workers behind
     (forked workers hold their own task pipe open and would otherwise wait forever).
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent handles it
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's interrupt handler, forked along, is not the worker's
     for variable in THREAD_VARIABLES:  # libraries a task loads later (e.g. scikit-learn's OpenMP) read these
         os.environ[variable] = str(threads)
     threadpool_limits(limits=threads)  # the libraries already loaded
     _WORKER_DATA.update(run_task=run_task, matrix=matrix, splits=splits)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the parent handles it
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's interrupt handler, forked along, is not the worker's
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
