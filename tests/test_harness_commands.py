@@ -90,7 +90,8 @@ def test_select_and_estimate_print_the_command_for_the_next_item(tmp_path, monke
     assert json.loads(option(printed, "--samples")) == {first.partition("/")[0]: [int(first.partition("/")[2])]}
     assert "Replace YOUR_MODEL" in shown.output
     # one answer in new/<model>/ as lm-eval writes it: the next command writes into new/ again
-    (results, samples) = sorted((fixture / "new" / "new-model").glob("*T15-17-21*"))
+    first_run = sorted((fixture / "new" / "new-model").glob("results_*.json"))[0].stem.removeprefix("results_")
+    (results, samples) = sorted((fixture / "new" / "new-model").glob(f"*{first_run}*"))
     (tmp_path / "new" / "new-model").mkdir(parents=True)
     for file in (results, samples):
         shutil.copy(file, tmp_path / "new" / "new-model" / file.name)
