@@ -9,6 +9,7 @@ from typing import Annotated, Literal, get_args
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from typer.core import TyperGroup, TyperOption
 
 from mdad.cli import interrupts
@@ -35,6 +36,13 @@ RERUNS_HELP = (
 
 console = Console()
 err_console = Console(stderr=True)
+
+
+def progress_bar(*, time_left: bool = True, transient: bool = False) -> Progress:
+    """The commands' progress display: what runs, a bar, done of total, time elapsed and (``time_left``) time left."""
+    left = [TextColumn("left"), TimeRemainingColumn()] if time_left else []
+    columns = [TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), *left]
+    return Progress(*columns, console=console, transient=transient)
 
 
 def error_line(message: object) -> None:

@@ -9,7 +9,6 @@ from typing import Annotated
 
 import pandas as pd
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from mdad.cli.common import (
@@ -29,6 +28,7 @@ from mdad.cli.common import (
     output_path,
     plural,
     print_notes,
+    progress_bar,
 )
 from mdad.cli.tables import table_width
 from mdad.cli.text import literal
@@ -87,15 +87,7 @@ def select_command(
     check_outputs_apart({"the data": data}, {"the micro-benchmark file": out_path, "the lm-eval samples file": samples_path})
     matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     runs = assessment_runs(matrix.n_models, assess_runs, targets)
-    progress = Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("left"),
-        TimeRemainingColumn(),
-        console=console,
-    )
+    progress = progress_bar()
     choosing = progress.add_task(f"Choosing {plural(size, 'item')} with {method}", total=1)
     held_out = progress.add_task("Held-out runs", total=runs, visible=False)
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from mdad import methods as method_registry
 from mdad.cli.common import (
@@ -29,6 +28,7 @@ from mdad.cli.common import (
     load_matrix,
     parse_list,
     plural,
+    progress_bar,
 )
 from mdad.cli.tables import TableColumn, print_fitted
 from mdad.cli.text import literal
@@ -174,16 +174,7 @@ def run(
 
 def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOptions, builtin: BuiltinDataset | None) -> None:
     """Run into the output folder, under its lock: what will run, a progress bar, then the tables."""
-    progress = Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("left"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    )
+    progress = progress_bar()
     bar = progress.add_task("cells", total=None)
 
     def start(experiment: Experiment) -> None:
