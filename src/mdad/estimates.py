@@ -46,14 +46,26 @@ class EstimateIntervals:
 
 @dataclass(frozen=True, eq=False)
 class OrderProbabilities:
-    """For pairs of models: estimated gap (points, first minus second) and P(the full benchmark keeps that order)."""
+    """For pairs of models: estimated gap (points, first minus second) and P(the full benchmark keeps that order).
+
+    ``tied``: per pair, whether the full benchmark is known to tie the two (every item of the pool drawn, as
+    many right each); such a pair has no order to keep, so its probability is NaN. None: no pair is known tied."""
 
     first: np.ndarray
     second: np.ndarray
     gap: np.ndarray
     probability: np.ndarray
     calibration: str
+    tied: np.ndarray | None = None
+
+    @property
+    def ties(self) -> np.ndarray:
+        """Whether each pair is tied on the full benchmark (all False when none is known tied)."""
+        return np.zeros(len(self.gap), dtype=bool) if self.tied is None else self.tied
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per pair: first, second, gap (points), probability."""
-        return pd.DataFrame({"first": self.first, "second": self.second, "gap": self.gap, "probability": self.probability})
+        """One row per pair: first, second, gap (points), probability (NaN for a tie), and tied when some pair is."""
+        frame = pd.DataFrame({"first": self.first, "second": self.second, "gap": self.gap, "probability": self.probability})
+        if self.ties.any():
+            frame["tied"] = self.ties
+        return frame

@@ -24,6 +24,7 @@ from mdad.cli.common import (
     print_notes,
     read_data,
 )
+from mdad.cli.tables import TableColumn, print_fitted
 from mdad.cli.text import literal
 from mdad.data import ResponseMatrix, convert, dataset_catalogue, describe, format_description
 from mdad.data.readers import one_model_hint
@@ -121,8 +122,19 @@ def list_datasets() -> None:
     without = Measurement.get(console, console.options.update_width(1_000_000), table_of(headers[:-1])).maximum
     if without + 3 + widest <= console.width:
         console.print(table)
-    else:
-        console.print(table_of(headers[:-1]))
+    else:  # the other columns as a table, or one dataset per line when a name is too wide (never cut)
+        print_fitted(
+            console,
+            "",
+            [TableColumn("name", [f"[bold]{literal(entry.name)}[/bold]" for entry in entries], right=False)],
+            [
+                [
+                    TableColumn("kind", [literal(entry.kind) for entry in entries], right=False),
+                    TableColumn("models x items", [f"{entry.models} x {entry.items}" for entry in entries]),
+                    TableColumn("subtasks", [str(entry.subtasks) for entry in entries]),
+                ]
+            ],
+        )
         for entry in entries:
             line = f"{entry.name}: {entry.source}"
             console.print(literal(line), highlight=False, soft_wrap=any(len(word) > console.width for word in line.split()))

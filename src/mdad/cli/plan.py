@@ -29,6 +29,7 @@ from mdad.cli.common import (
     friendly_errors,
     read_data,
 )
+from mdad.cli.tables import TableColumn, print_fitted
 from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
@@ -449,25 +450,21 @@ def pair_csv(path: str | None) -> Iterator[Callable[[pd.DataFrame], None] | None
 
 
 def print_pairs(shown: pd.DataFrame, n_pairs: int, size: int, method: str) -> None:
-    """The closest pairs kept, and how many more there are."""
+    """The closest pairs kept, and how many more there are; names and numbers are never cut (the table
+    is split, or printed one pair per line, when it is wider than the console)."""
     title = f"{size}-item {method} micro-benchmark: probability of ordering each pair as the full benchmark does"
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("higher model", overflow="fold", ratio=1)
-    table.add_column("lower model", overflow="fold", ratio=1)
-    for header in ("diff (pts)", "P(same order)", "< MDAD"):
-        table.add_column(header, justify="right", no_wrap=True)
-    for first, second, difference, probability, below in zip(
-        shown["model_a"],
-        shown["model_b"],
-        shown["difference_points"].to_numpy(float),
-        shown["p_correct_order"].to_numpy(float),
-        shown["below_mdad"],
-        strict=True,
-    ):
-        table.add_row(
-            literal(first), literal(second), f"{difference:.2f}", "tie" if difference == 0 else f"{probability:.3f}", "yes" if below else "no"
-        )
-    console.print(table)
+    differences = shown["difference_points"].to_numpy(float)
+    probabilities = shown["p_correct_order"].to_numpy(float)
+    keys = [
+        TableColumn("higher model", [literal(name) for name in shown["model_a"]], right=False),
+        TableColumn("lower model", [literal(name) for name in shown["model_b"]], right=False),
+    ]
+    values = [
+        TableColumn("diff (pts)", [f"{d:.2f}" for d in differences]),
+        TableColumn("P(same order)", ["tie" if d == 0 else f"{p:.3f}" for d, p in zip(differences, probabilities, strict=True)]),
+        TableColumn("< MDAD", ["yes" if below else "no" for below in shown["below_mdad"]]),
+    ]
+    print_fitted(console, title, keys, [values])  # one group: a pair too wide for a table is one whole line
     if (shown["difference_points"] == 0).any():
         console.print("tie: the two models have the same full-benchmark accuracy, so no order can be kept (counted as probability 0, as in MDAD).")
     if len(shown) < n_pairs:

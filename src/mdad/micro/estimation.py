@@ -63,7 +63,9 @@ class EstimateReport:
 
 
 def _unreliable(orders: OrderProbabilities, threshold: float) -> int:
-    return int(np.sum(orders.probability < threshold))
+    """Pairs whose order holds with probability below ``threshold``; a pair the full benchmark ties has no
+    order to keep (docs/own-results.md) and is not counted."""
+    return int(np.sum((orders.probability < threshold) & ~orders.ties))
 
 
 def estimate_report(
@@ -162,15 +164,16 @@ def _columns(
             )
         )
     columns.append(Column("gap", [f"{orders.gap[p]:.1f}" if p < n_pairs else "" for p in range(len(ranked))], numeric=True))
-    if np.isfinite(orders.probability).any():
+    if np.isfinite(orders.probability).any() or orders.ties.any():
         probability = [orders.probability[p] if p < n_pairs else np.nan for p in range(len(ranked))]
+        tied = [p < n_pairs and bool(orders.ties[p]) for p in range(len(ranked))]
         marks = intervals.mark if intervals.mark is not None else np.full(len(ranked), "")
         with_marked = [p < n_pairs and bool(marks[ranked[p]] or marks[ranked[p + 1]]) for p in range(len(ranked))]
         columns.append(
             Column(
                 "P(order holds)",
-                [format_probability(p) + (" !" if m else "") for p, m in zip(probability, with_marked, strict=True)],
-                warned=[bool(p < threshold) or m for p, m in zip(probability, with_marked, strict=True)],
+                ["tied" if t else format_probability(p) + (" !" if m else "") for p, m, t in zip(probability, with_marked, tied, strict=True)],
+                warned=[not t and (bool(p < threshold) or m) for p, m, t in zip(probability, with_marked, tied, strict=True)],
                 numeric=True,
             )
         )
@@ -196,11 +199,21 @@ def _notes(
 ) -> list[Note]:
     """The lines below the table: where the numbers come from, what they do not promise, what to do next."""
     notes = [Note(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.")]
-    if len(orders.gap) and np.isfinite(orders.probability).all():
+    ties = int(orders.ties.sum())
+    if len(orders.gap) and np.isfinite(orders.probability[~orders.ties]).all():
+        ordered = len(orders.gap) - ties
         notes.append(
             Note(
-                f"{_unreliable(orders, threshold)} of the {len(orders.gap)} neighbouring pairs keep their order on the full "
-                f"benchmark with probability below {100 * threshold:g}%: those orders are not reliable."
+                f"{_unreliable(orders, threshold)} of the {ordered} neighbouring pairs "
+                + ("not tied " if ties else "")
+                + f"keep their order on the full benchmark with probability below {100 * threshold:g}%: those orders are not reliable."
+            )
+        )
+    if ties:
+        notes.append(
+            Note(
+                f"{plural(ties, 'neighbouring pair')} {'is' if ties == 1 else 'are'} tied on the full benchmark (every item of "
+                "it drawn, as many right each): 'tied', no order to keep, not counted as unreliable."
             )
         )
     if intervals.mark is not None and any(intervals.mark):

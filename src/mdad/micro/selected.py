@@ -141,9 +141,13 @@ class SelectedMicroBenchmark:
         """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""
         scores, estimates = self._scores_and_estimates(matrix)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
-        return neighbour_orders(
+        orders = neighbour_orders(
             scores, estimates, np.asarray(matrix.models), method=self.method, strata=self._strata(), calibration=calibration, prior=self.pair_prior
         )
+        rows = pd.Index(matrix.models)
+        first_only, second_only = self._discordant(scores, rows.get_indexer(orders.first), rows.get_indexer(orders.second))
+        tied = self._whole_pool(scores) & (first_only == second_only)
+        return replace(orders, probability=np.where(tied, np.nan, orders.probability), tied=tied)
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them
@@ -173,11 +177,9 @@ class SelectedMicroBenchmark:
             calibration=calibration,
             prior=self.pair_prior,
         )
-        paired = bool(scores.shape[1]) and bool(np.isin(scores, (0.0, 1.0)).all())
-        first_only = ((scores[a] == 1) & (scores[b] == 0)).sum(axis=1) if paired else np.full(len(a), -1)
-        second_only = ((scores[a] == 0) & (scores[b] == 1)).sum(axis=1) if paired else np.full(len(a), -1)
-        strata = self._strata()
-        whole = strata is not None and bool(np.array_equal(strata[1], strata[0]))  # every pool item drawn: counts exact
+        paired = _paired(scores)
+        first_only, second_only = self._discordant(scores, a, b)
+        whole = self._whole_pool(scores)
         out = []
         for i, (first, second) in enumerate(pairs):
             tied = first_only[i] == second_only[i] and (first_only[i] == 0 or whole)
@@ -193,10 +195,23 @@ class SelectedMicroBenchmark:
                     first_only=int(first_only[i]),
                     second_only=int(second_only[i]),
                     p_value=mcnemar_mid_p(int(first_only[i]), int(second_only[i])) if paired else float("nan"),
-                    whole_pool=whole and paired,
+                    whole_pool=whole,
                 )
             )
         return out
+
+    @staticmethod
+    def _discordant(scores: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per pair (rows ``a``, ``b``): the items only the first got right and those only the second did
+        (-1 each when the scores are not 0/1 on a fixed set of items)."""
+        if not _paired(scores):
+            return np.full(len(a), -1), np.full(len(a), -1)
+        return ((scores[a] == 1) & (scores[b] == 0)).sum(axis=1), ((scores[a] == 0) & (scores[b] == 1)).sum(axis=1)
+
+    def _whole_pool(self, scores: np.ndarray) -> bool:
+        """Whether every item of the pool is drawn and scored 0/1, so the counts are the full benchmark's."""
+        strata = self._strata()
+        return strata is not None and bool(np.array_equal(strata[1], strata[0])) and _paired(scores)
 
     def _strata(self) -> Strata | None:
         """The exact design's strata (mdad.micro.trust.design_strata), None when it has none."""
@@ -392,3 +407,8 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
         pair_prior=PairPrior.from_scores(matrix.scores) if binary and matrix.n_models >= 2 else None,
         accuracy_prior=AccuracyPrior.from_scores(matrix.scores) if binary else None,
     )
+
+
+def _paired(scores: np.ndarray) -> bool:
+    """Whether the exact paired counts apply: 0/1 scores on a fixed, non-empty set of items."""
+    return bool(scores.shape[1]) and bool(np.isin(scores, (0.0, 1.0)).all())
