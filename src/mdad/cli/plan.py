@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import typer
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from mdad.cli.common import (
@@ -27,6 +27,7 @@ from mdad.cli.common import (
     app,
     console,
     friendly_errors,
+    progress_bar,
     read_data,
 )
 from mdad.cli.tables import TableColumn, print_fitted
@@ -128,14 +129,7 @@ def plan(
 
 def runs_progress(runs: int) -> tuple[Progress, Callable[[str, float], None]]:
     """A progress display and the callback that adds a bar per simulation (method, runs finished)."""
-    progress = Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
+    progress = progress_bar(time_left=False, transient=True)
     bars: dict[str, TaskID] = {}
 
     def advance(name: str, done: float) -> None:
