@@ -18,7 +18,7 @@ MIN_MODELS = 4  # 2 targets and 2 source models
 TARGET_CHOICES = ("random", "top")
 # Memory per held-out run and pair of its targets (estimate and accuracy differences, their signs and
 # the bins of each pair): the growth of peak memory per run and pair on GPQA is 230 bytes for
-# 'mdad select --assess-runs' and 240 for 'mdad run --runs' (benchmarks/audit_hostile.py
+# 'mdad select --assess-runs' and 207 for 'mdad run --runs' (benchmarks/audit_hostile.py
 # --assess-memory, --run-memory), with a margin.
 PAIR_BYTES = 256
 
