@@ -845,19 +845,23 @@ def _run_interrupt(case: Case, folder: Path, env: dict, timeout: float, memory_b
     return "clean", said[0][:120]
 
 
-def assess_memory(runs: tuple[int, int] = (500, 2000), targets: int = 50) -> None:
-    """Peak memory of 'mdad select' on GPQA at two numbers of held-out runs: what each run and pair of its
-    targets adds (the rate behind the bound on --assess-runs, mdad.micro.selection.ASSESS_PAIR_BYTES)."""
+def assess_memory(runs: tuple[int, int] = (500, 2000), targets: int = 50, command: str = "select") -> None:
+    """Peak memory of 'mdad select --assess-runs N' (or 'mdad run --runs N', one method and size) on GPQA
+    at two numbers of held-out runs: what each run and pair of its targets adds (the rate behind the
+    bound on both, mdad.experiment.splits.PAIR_BYTES)."""
     peaks = []
     with tempfile.TemporaryDirectory() as folder:
         for n in runs:
-            cmd = [MDAD, "select", "--dataset", "oll2-gpqa", "--method", "random", "--size", "10", "--assess-runs", str(n), "--workers", "1"]
-            proc = subprocess.Popen(
-                [*cmd, "--out", f"{folder}/m.json"], env={**os.environ, "MDAD_DATA_DIR": str(D)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
+            if command == "select":
+                cmd = [MDAD, "select", "--dataset", "oll2-gpqa", "--method", "random", "--size", "10", "--assess-runs", str(n), "--workers", "1"]
+                cmd += ["--out", f"{folder}/m.json"]
+            else:
+                cmd = [MDAD, "run", "--dataset", "oll2-gpqa", "--methods", "random", "--sizes", "10", "--runs", str(n), "--workers", "0"]
+                cmd += ["--out", f"{folder}/run-{n}"]
+            proc = subprocess.Popen(cmd, env={**os.environ, "MDAD_DATA_DIR": str(D)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             _, status, usage = os.wait4(proc.pid, 0)
             peaks.append(usage.ru_maxrss * 1024)  # kilobytes on Linux
-            print(f"--assess-runs {n}: peak {peaks[-1] / 1e6:.0f} MB (exit {os.waitstatus_to_exitcode(status)})")
+            print(f"{command} with {n} runs: peak {peaks[-1] / 1e6:.0f} MB (exit {os.waitstatus_to_exitcode(status)})")
     per_run = (peaks[1] - peaks[0]) / (runs[1] - runs[0])
     pairs = targets * (targets - 1) // 2
     print(f"{per_run / 1e3:.0f} kB per run, {per_run / pairs:.0f} bytes per run and pair of its {targets} targets")
@@ -870,11 +874,14 @@ def main() -> None:
     parser.add_argument("--memory-gb", type=float, default=4.0)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folders")
     parser.add_argument("--assess-memory", action="store_true", help="only measure the memory of select's held-out runs")
+    parser.add_argument("--run-memory", action="store_true", help="only measure the memory of run's held-out runs")
     parser.add_argument("--src", type=Path, default=REPO / "src", help="the mdad sources to audit (default: this checkout's)")
     args = parser.parse_args()
     os.environ["PYTHONPATH"] = str(args.src.resolve())  # every command of the audit runs these sources
     if args.assess_memory:
         return assess_memory()
+    if args.run_memory:
+        return assess_memory(command="run")
     base = Path(tempfile.mkdtemp(prefix="mdad-audit-"))
     _micro(base)
     chosen = [c for c in cases() if args.only.lower() in f"{c.group} {c.name}".lower()]

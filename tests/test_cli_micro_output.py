@@ -151,5 +151,5 @@ def test_assessment_runs_that_cannot_fit_are_refused_before_the_selection(data, 
     result = runner.invoke(
         app, ["select", "--data", str(data), "--method", "random", "--size", "5", "--assess-runs", "100000000000", "--out", str(tmp_path / "m.json")]
     )
-    assert result.exit_code == 2 and "100,000,000,000 runs would need about" in " ".join(result.output.split())
+    assert result.exit_code == 2 and "100,000,000,000 held-out runs of" in " ".join(result.output.split())
     assert not (tmp_path / "m.json").exists()

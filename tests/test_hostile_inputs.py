@@ -484,9 +484,19 @@ def test_npz_with_complex_scores_or_fractional_gold(tmp_path):
 def test_runs_that_cannot_fit_are_refused_before_allocating(tmp_path):
     one_error(
         runner.invoke(app, ["run", "--runs", "100000000000", "--methods", "random", "--out", str(tmp_path / "o")]),
-        "100,000,000,000 runs would need about",
+        "100,000,000,000 held-out runs of 50 targets (1,225 pairs each) would need about",
         "of memory, but only",
     )
+
+
+def test_runs_whose_pairs_of_targets_cannot_fit_are_refused_before_any_work(tmp_path, monkeypatch):
+    """On GPQA (420 models, 448 items, 50 targets) the draws of 1,000,000 runs take 16.7 GB, which 20 GB
+    holds, but the metrics keep 1,225 pairs of targets per run (about 256 bytes each): 330 GB."""
+    monkeypatch.setattr("mdad.memory.available_bytes", lambda: 20 * 10**9)
+    out = tmp_path / "o"
+    result = runner.invoke(app, ["run", "--runs", "1000000", "--methods", "random", "--sizes", "10", "--out", str(out)])
+    one_error(result, "1,000,000 held-out runs of 50 targets (1,225 pairs each) would need about 330.3 GB", "only 20.0 GB is available")
+    assert not out.exists()
 
 
 def _npz_declaring(path: Path, shape: tuple) -> Path:
@@ -659,7 +669,7 @@ def test_assessment_runs_beyond_memory_are_refused_before_the_selection(tmp_path
     wide_csv(path, small_matrix(n_models=40))
     out = tmp_path / "m.json"
     result = runner.invoke(app, ["select", "--data", str(path), "--method", "random", "--size", "5", "--assess-runs", "100000", "--out", str(out)])
-    one_error(result, "The assessment's 100,000 held-out runs of 20 targets (190 pairs each) would need about", "of memory")
+    one_error(result, "100,000 held-out runs of 20 targets (190 pairs each) would need about", "of memory")
     assert not out.exists()
 
 

@@ -220,3 +220,24 @@ def test_every_method_answers_detect_two_points_on_the_real_leaderboards(name):
         assert row.exact == (row.method in analytic.DESIGNS)
         assert row.items is None or row.value >= 0.8
     assert choice.recommended in mdad.methods.defaults() and choice.recommendation.endswith(".")
+
+
+@pytest.mark.parametrize(("stratified", "recommended"), [(0.8001, "random"), (0.95, "random-stratified-equal")])
+def test_an_exact_design_must_beat_random_by_more_than_the_noise_of_its_pairs(stratified, recommended, small_sim, monkeypatch):
+    """An exact share is exact for its pairs only: 0.0001 above uniform random is within the binomial
+    noise of a finite set of pairs and recommends random; a large advantage recommends the design."""
+    from mdad.planning import choose
+
+    real = choose.exact_agreement_at_size
+
+    def shares(matrix, *, design="random", **kwargs):
+        lower, pairs, value = real(matrix, design="random", **kwargs)
+        return lower, pairs, (0.80 if design == "random" else stratified)
+
+    monkeypatch.setattr(choose, "exact_agreement_at_size", shares)
+    plan = mdad.plan(small_sim, budget=25, detect=2.0, methods="random,random-stratified-equal")
+    row = plan.row("random-stratified-equal")
+    assert row.pairs > 0 and row.beats_random == (recommended != "random")
+    assert plan.recommended == recommended
+    assert choose.exact_beats(0.95, 0.80, row.pairs) and not choose.exact_beats(0.8001, 0.80, row.pairs)
+    assert not choose.exact_beats(0.85, 0.80, 10)  # 10 pairs: 0.05 is within two binomial errors (0.24)

@@ -16,6 +16,11 @@ from mdad.wording import plural
 SPLIT_STREAM = "splits"
 MIN_MODELS = 4  # 2 targets and 2 source models
 TARGET_CHOICES = ("random", "top")
+# Memory per held-out run and pair of its targets (estimate and accuracy differences, their signs and
+# the bins of each pair): the growth of peak memory per run and pair on GPQA is 230 bytes for
+# 'mdad select --assess-runs' and 207 for 'mdad run --runs' (benchmarks/audit_hostile.py
+# --assess-memory, --run-memory), with a margin.
+PAIR_BYTES = 256
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,8 +70,12 @@ def n_seen_items(matrix: ResponseMatrix) -> int:
 
 def require_runs_memory(runs: int, n_models: int, n_items: int, n_targets: int) -> None:
     """An error sentence, before any work, when ``runs`` held-out runs cannot fit in memory: the draws
-    (runs x models and runs x items, built then stacked) and one cell's frame (runs x targets)."""
-    require_memory(runs * (16 * (n_models + n_items) + 48 * n_targets + 400), f"{runs:,} runs")
+    (runs x models and runs x items, built then stacked), one cell's frame (runs x targets) and the
+    metrics' pairs of targets of every run (PAIR_BYTES each). One rule for 'mdad run --runs' and
+    'mdad select --assess-runs'."""
+    pairs = n_targets * (n_targets - 1) // 2
+    per_run = 16 * (n_models + n_items) + 48 * n_targets + 400 + PAIR_BYTES * pairs
+    require_memory(runs * per_run, f"{runs:,} held-out run{'' if runs == 1 else 's'} of {plural(n_targets, 'target')} ({pairs:,} pairs each)")
 
 
 def make_splits(

@@ -18,16 +18,10 @@ from mdad.defaults import DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.experiment.grid import default_targets
 from mdad.experiment.splits import MIN_MODELS, require_runs_memory
-from mdad.memory import require_memory
 from mdad.micro.harness import harness_of
 from mdad.micro.notes import Note, command_notes, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark, select
 from mdad.wording import plural
-
-# Memory of the assessment per held-out run and pair of its targets (estimate and accuracy differences,
-# their signs and the bins of each pair): the growth of 'mdad select''s peak memory from 500 to 2,000
-# runs on GPQA is 230 bytes per run and pair (benchmarks/audit_hostile.py --assess-memory), with a margin.
-ASSESS_PAIR_BYTES = 256
 
 
 def check_sample_lists(method: str, *, lm_eval_samples: bool, inspect: bool) -> None:
@@ -142,11 +136,8 @@ def build_selection(
     held-out runs finished as they finish."""
     check_sample_lists(method, lm_eval_samples=lm_eval_samples, inspect=inspect)
     made = assessment_runs(matrix.n_models, runs, targets)
-    if made:  # the rule that bounds 'mdad run --runs', and the pairs of targets of every run, before the selection
-        n_targets = targets or default_targets(matrix.n_models)
-        require_runs_memory(made, matrix.n_models, matrix.n_items, n_targets)
-        pairs = n_targets * (n_targets - 1) // 2
-        require_memory(made * pairs * ASSESS_PAIR_BYTES, f"The assessment's {made:,} held-out runs of {n_targets} targets ({pairs:,} pairs each)")
+    if made:  # the rule that bounds 'mdad run --runs' (draws and pairs of targets), before the selection
+        require_runs_memory(made, matrix.n_models, matrix.n_items, targets or default_targets(matrix.n_models))
     chosen = select(matrix, method, size, seed=seed)
     samples = chosen.lm_eval_samples() if lm_eval_samples else None
     if inspect and harness_of(chosen.tasks, chosen.subtasks.tolist()) != "inspect":  # before the assessment

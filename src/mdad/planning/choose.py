@@ -241,7 +241,8 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
             found = baseline if name == BASELINE else exact_smallest_size(matrix, design=name, start=baseline.smallest, **exact)
             items = found.smallest
             random_value = random_at(items, baseline.at_smallest)
-            beats = items is not None and name != BASELINE and (baseline.smallest is None or items < baseline.smallest)
+            fewer = baseline.smallest is None or (items is not None and items < baseline.smallest)
+            beats = items is not None and name != BASELINE and fewer and exact_beats(found.at_smallest, random_value, found.pairs)
             rows.append(
                 PlanRow(name, True, items, found.at_smallest, found.at_smallest, found.at_smallest, 0.0, random_value, beats, (), found.pairs)
             )
@@ -269,6 +270,13 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
             )
         )
     return rows
+
+
+def exact_beats(value: float, random_value: float, pairs: int) -> bool:
+    """Whether an exact design's share beats uniform random's: exact for the pairs at hand, but those
+    pairs are a finite sample, so the advantage must exceed PLAN_NOISE_SE binomial standard errors
+    of the share (docs/plan.md)."""
+    return value - random_value > PLAN_NOISE_SE * _floored_se(value, 0.0, pairs)
 
 
 def _floored_se(share: float, between_runs: float, pairs: int) -> float:
@@ -311,7 +319,8 @@ def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanR
                 if name == BASELINE
                 else exact_agreement_at_size(matrix, detect=detect, size=budget, design=name, seed=options["seed"], part=part)[2]
             )
-            rows.append(PlanRow(name, True, budget, value, value, value, 0.0, random_value, name != BASELINE and value > random_value, (), pairs))
+            beats = name != BASELINE and exact_beats(value, random_value, pairs)
+            rows.append(PlanRow(name, True, budget, value, value, value, 0.0, random_value, beats, (), pairs))
             continue
         sim = simulated_plan(matrix, name, detect=detect, sizes=(budget,), on_runs=progress(name), **_simulated_kwargs(options))
         value, se = float(sim.agreement[0]), _floored_se(float(sim.agreement[0]), float(sim.stderr[0]), sim.pairs)
@@ -329,7 +338,7 @@ def _points(value: float) -> str:
 
 def _recommend(question: str, rows: list[PlanRow], detect: float | None, threshold: float) -> tuple[str, str, str]:
     """(recommended method, the sentence, the rule) for the rows of one question."""
-    noise = f"more than {PLAN_NOISE_SE:g} Monte Carlo standard errors of its simulated share (exact answers: any advantage)"
+    noise = f"more than {PLAN_NOISE_SE:g} standard errors of its share (simulated: between runs; exact: binomial over its pairs)"
     baseline = rows[0]
     winners = [r for r in rows if r.beats_random]
     label = bin_label(bin_lower(detect)) if detect is not None else ""
