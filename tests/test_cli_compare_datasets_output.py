@@ -64,3 +64,18 @@ def test_datasets_never_cuts_a_dataset_name(tmp_path, columns):
     for name in names:
         assert any(name in line for line in lines), output
     assert "4 x 12" in output
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_plan_of_several_methods_never_cuts_a_method_name_or_a_number(columns):
+    """Every method's row of `plan --method A,B,C` whole: names not folded mid-word, numbers and the
+    sizes tried uncut (the table is split rather than cut at 80 columns)."""
+    methods = ["random", "random-stratified-equal", "random-stratified-proportional"]
+    output = _mdad("plan", "--method", ",".join(methods), "--detect", "2.0", columns=columns)
+    assert _nothing_cut(output)
+    found = mdad.plan(mdad.load("gpqa"), detect=2.0, methods=methods)
+    for row in found.rows:
+        lines = [line for line in output.splitlines() if line.strip().startswith(f"{row.method} ")]
+        assert lines, (row.method, output)
+        assert f" {row.items} " in lines[0] and f"{row.value:.3f}" in lines[0], (row.method, output)
+    assert "bisection" in output

@@ -180,29 +180,28 @@ def print_plan(choice: Plan) -> None:
         "budget": f"probability that {choice.size} items order pairs {label} points apart correctly",
     }
     console.print(f"{literal(choice.source)}: {questions[choice.question]}, per method.", highlight=False)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     headers = {
-        "detect": ("method", "answer", "items", "P(correct order)", "random at same size", "sizes tried"),
-        "size": ("method", "answer", "MDAD", "interval", "random's MDAD", ""),
-        "budget": ("method", "answer", "items", "P(correct order)", "random", ""),
+        "detect": ("answer", "items", "P(correct\norder)", "random at\nsame size", "sizes tried"),
+        "size": ("answer", "MDAD", "interval", "random's\nMDAD"),
+        "budget": ("answer", "items", "P(correct\norder)", "random"),
     }[choice.question]
-    for i, header in enumerate(headers):
-        if header or i < 5:
-            table.add_column(header, justify="left" if i < 2 else "right", overflow="fold")
+    names: list[str] = []
+    rows: list[list[str]] = []
     for row in choice.rows:
         how = "exact" if row.exact else f"simulated, {choice.runs} runs"
-        name = f"[bold]{literal(row.method)}[/bold]" if row.method == choice.recommended else literal(row.method)
+        names.append(f"[bold]{literal(row.method)}[/bold]" if row.method == choice.recommended else literal(row.method))
         if choice.question == "size":
             interval = "exact" if row.exact else f"{row.low:g} to {'not reached' if np.isnan(row.high) else f'{row.high:g}'}"
-            table.add_row(name, how, _points(row.value), interval, _points(row.random_value))
+            rows.append([how, _points(row.value), interval, _points(row.random_value)])
             continue
         value = f"{row.value:.3f}" if row.exact else f"{row.value:.3f} ± {row.stderr:.3f}"
         items = "not reached" if row.items is None else str(row.items)
-        cells = [name, how, items, value, f"{row.random_value:.3f}"]
+        cells = [how, items, value, f"{row.random_value:.3f}"]
         if choice.question == "detect":
             cells.append(",".join(map(str, row.ladder)) or "bisection")
-        table.add_row(*cells)
-    console.print(table)
+        rows.append(cells)
+    columns = [TableColumn(header, [cells[i] for cells in rows], right=i > 0) for i, header in enumerate(headers)]
+    print_fitted(console, "", [TableColumn("method", names, right=False)], [[column] for column in columns])
     if choice.question == "detect" and any(not r.exact for r in choice.rows):
         console.print(
             "Simulated rows answer at the sizes tried only (the smallest that reaches the threshold); ± is the Monte Carlo "
