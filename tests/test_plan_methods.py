@@ -241,3 +241,33 @@ def test_an_exact_design_must_beat_random_by_more_than_the_noise_of_its_pairs(st
     assert plan.recommended == recommended
     assert choose.exact_beats(0.95, 0.80, row.pairs) and not choose.exact_beats(0.8001, 0.80, row.pairs)
     assert not choose.exact_beats(0.85, 0.80, 10)  # 10 pairs: 0.05 is within two binomial errors (0.24)
+
+
+@pytest.mark.parametrize(("stratified", "recommended"), [(0.8001, "random"), (0.95, "random-stratified-equal")])
+def test_a_smaller_exact_mdad_counts_only_beyond_the_noise_of_its_bins_pairs(stratified, recommended, small_sim, monkeypatch):
+    """--size: an exact design whose MDAD is one bin smaller than uniform random's is recommended only
+    when, in that bin, its share of pairs ordered correctly beats random's by more than the binomial
+    noise of the bin's pairs (docs/plan.md)."""
+    import dataclasses
+
+    from mdad.planning import choose
+
+    real_mdad, real_share = choose.exact_mdad_at_size, choose.exact_agreement_at_size
+    baseline = real_mdad(small_sim, size=25, design="random")
+    assert baseline.reached and baseline.mdad >= 1.0
+    smaller = baseline.mdad - 0.5
+
+    def mdads(matrix, *, design="random", **kwargs):
+        found = real_mdad(matrix, design="random", **kwargs)
+        return found if design == "random" else dataclasses.replace(found, method=design, mdad=smaller)
+
+    def shares(matrix, *, design="random", **kwargs):
+        lower, pairs, _ = real_share(matrix, design="random", **kwargs)
+        assert lower == smaller  # judged in the bin where the design crosses
+        return lower, pairs, (0.80 if design == "random" else stratified)
+
+    monkeypatch.setattr(choose, "exact_mdad_at_size", mdads)
+    monkeypatch.setattr(choose, "exact_agreement_at_size", shares)
+    plan = mdad.plan(small_sim, size=25, methods="random,random-stratified-equal")
+    assert plan.row("random-stratified-equal").value == smaller
+    assert plan.recommended == recommended

@@ -296,7 +296,8 @@ def _size_rows(matrix, names, size, options, progress) -> list[PlanRow]:
                 if name == BASELINE
                 else exact_mdad_at_size(matrix, size=size, design=name, threshold=options["threshold"], seed=options["seed"])
             )
-            beats = name != BASELINE and found.reached and (not baseline.reached or found.mdad < baseline.mdad)
+            smaller = name != BASELINE and found.reached and (not baseline.reached or found.mdad < baseline.mdad)
+            beats = smaller and _exact_beats_in_bin(matrix, found.mdad, size, name, options["seed"])
             rows.append(PlanRow(name, True, size, found.mdad, found.mdad, found.mdad, math.nan, baseline.mdad, beats, (), found.pairs))
             continue
         a = simulated_mdad_at_size(matrix, name, size=size, on_runs=progress(name), **_simulated_kwargs(options)).assessment
@@ -305,6 +306,15 @@ def _size_rows(matrix, names, size, options, progress) -> list[PlanRow]:
         pairs = a.runs * a.targets * (a.targets - 1) // 2
         rows.append(PlanRow(name, False, size, a.mdad, a.mdad_low, a.mdad_high, math.nan, baseline.mdad, beats, (size,), pairs))
     return rows
+
+
+def _exact_beats_in_bin(matrix: ResponseMatrix, edge: float, size: int, design: str, seed: int) -> bool:
+    """Whether ``design``'s smaller MDAD is beyond noise: in the bin where it crosses, its share of pairs
+    ordered correctly must exceed uniform random's at the same size by the rule of :func:`exact_beats`."""
+    _, part = pairs_in_bin(matrix, edge)
+    _, pairs, value = exact_agreement_at_size(matrix, detect=edge, size=size, design=design, seed=seed, part=part)
+    random_value = exact_agreement_at_size(matrix, detect=edge, size=size, design=BASELINE, seed=seed, part=part)[2]
+    return exact_beats(value, random_value, pairs)
 
 
 def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanRow]:
@@ -372,7 +382,8 @@ def _recommend(question: str, rows: list[PlanRow], detect: float | None, thresho
     if question == "size":
         rule = (
             "the method with the smallest MDAD whose interval's upper end lies below uniform random's exact MDAD at the same size "
-            "(exact designs: a smaller MDAD); ties go to the smaller upper end; otherwise uniform random"
+            "(exact designs: a smaller MDAD whose share in its bin exceeds uniform random's there by "
+            f"{PLAN_NOISE_SE:g} binomial standard errors over the bin's pairs); ties go to the smaller upper end; otherwise uniform random"
         )
         if winners:
             best = min(winners, key=lambda r: (r.value, r.high, r.method))
