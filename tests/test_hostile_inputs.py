@@ -538,6 +538,11 @@ def test_compare_table_of_every_pair_that_cannot_fit_is_refused_and_the_command_
     result = runner.invoke(app, ["compare", "--data", str(data), "--size", "5", "--csv", str(tmp_path / "pairs.csv")])
     assert result.exit_code == 0, result.output
     assert len(pd.read_csv(tmp_path / "pairs.csv")) == 66
+    one_error(  # every pair printed (--top 0) is a whole table again
+        runner.invoke(app, ["compare", "--data", str(data), "--size", "5", "--top", "0"]),
+        "A table of 66 pairs of models would need about",
+        "of memory, but only 10 kB is available",
+    )
 
 
 # ---- 6. the remaining tracebacks ----------------------------------------------------------------

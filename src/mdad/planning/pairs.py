@@ -17,6 +17,7 @@ from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.memory import require_memory
 from mdad.metrics import analytic
+from mdad.metrics.pairwise import AgreementCurve
 from mdad.outputs import neutralise_formulas
 from mdad.planning.exact import check_pairs
 
@@ -107,7 +108,7 @@ def pair_frame(
             "below_mdad": np.abs(diff) < mdad if not np.isnan(mdad) else np.ones(len(diff), bool),
         }
     )
-    return frame.sort_values(["difference_points", "model_a", "model_b"], kind="stable", ignore_index=True) if sort else frame
+    return _closest_first(frame) if sort else frame
 
 
 def compare(
@@ -142,14 +143,7 @@ def compare(
     >>> found.label, len(found.to_frame()), found.mdad
     ('3 chosen models', 3, 6.0)
     """
-    check_threshold(threshold)
-    analytic.check_design(method)
-    check_pairs(matrix)
-    chosen, label = chosen_models(matrix, group, models)
-    n_chosen = len(chosen) * (len(chosen) - 1) // 2
-    require_memory(n_chosen * PAIR_ROW_BYTES, f"A table of {n_chosen:,} pairs of models")
-    curve = analytic.streamed_curve(matrix, size, method, seed=seed)
-    mdad = curve.crossing(threshold)
+    chosen, label, curve, mdad = _checked_models_and_curve(matrix, size, method, threshold, group, models, seed, whole_table=True)
     stats = analytic.pair_stats(matrix, models=chosen)
     probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
     return PairComparison(
@@ -208,17 +202,13 @@ def compare_streamed(
     >>> found.n_pairs, len(found.closest), found.mdad
     (780, 3, 6.0)
     """
-    check_threshold(threshold)
-    analytic.check_design(method)
-    check_pairs(matrix)
-    chosen, label = chosen_models(matrix, group, models)
-    curve = analytic.streamed_curve(matrix, size, method, seed=seed)
-    mdad = curve.crossing(threshold)
+    chosen, label, curve, mdad = _checked_models_and_curve(matrix, size, method, threshold, group, models, seed, whole_table=top <= 0)
     names = neutralise_formulas(pd.DataFrame({"model": matrix.models}))["model"].to_numpy(object)
     accuracy = matrix.accuracy() * 100.0
     n_pairs = below = below_threshold = 0
     total = 0.0
     closest = pd.DataFrame()
+    every: list[pd.DataFrame] = []  # top <= 0: every block, sorted once at the end
     for stats in analytic.iter_pair_stats(matrix, chosen, block_elements=COMPARE_BLOCK_PAIRS):
         probs = analytic.agreement_probabilities(stats, size, method, seed=seed)
         frame = pair_frame(matrix, stats, probs, mdad, names=names, accuracy=accuracy, sort=False)
@@ -228,14 +218,16 @@ def compare_streamed(
         below += int(frame["below_mdad"].sum())
         total += float(probs.sum())
         below_threshold += int((probs < threshold).sum())
-        if top > 0 and len(frame) > top:  # the block's closest first: memory stays at ``top`` rows
+        if top <= 0:
+            every.append(frame)
+            continue
+        if len(frame) > top:  # the block's closest first: memory stays at ``top`` rows
             keep = np.argpartition(frame["difference_points"].to_numpy(), top - 1)[:top]
             cut = frame["difference_points"].to_numpy()[keep].max()
             frame = frame[frame["difference_points"].to_numpy() <= cut]  # ties at the cut kept: the order stays exact
-        closest = pd.concat([closest, frame], ignore_index=True) if len(closest) else frame.reset_index(drop=True)
-        closest = closest.sort_values(["difference_points", "model_a", "model_b"], kind="stable", ignore_index=True)
-        if top > 0:
-            closest = closest.head(top)
+        closest = _closest_first(pd.concat([closest, frame], ignore_index=True) if len(closest) else frame).head(top)
+    if every:
+        closest = _closest_first(pd.concat(every, ignore_index=True))
     return StreamedComparison(
         method=method,
         source=matrix.source,
@@ -250,3 +242,24 @@ def compare_streamed(
         share_below_threshold=below_threshold / n_pairs,
         closest=closest,
     )
+
+
+def _closest_first(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values(["difference_points", "model_a", "model_b"], kind="stable", ignore_index=True)
+
+
+def _checked_models_and_curve(
+    matrix: ResponseMatrix, size: int, method: str, threshold: float, group: str | None, models: Sequence[str] | None, seed: int, *, whole_table: bool
+) -> tuple[np.ndarray, str, AgreementCurve, float]:
+    """What both comparisons start with: the options checked, the chosen models, every pair's exact
+    agreement curve and its MDAD; a table of every chosen pair (``whole_table``) is refused up front
+    when it cannot fit in memory."""
+    check_threshold(threshold)
+    analytic.check_design(method)
+    check_pairs(matrix)
+    chosen, label = chosen_models(matrix, group, models)
+    if whole_table:
+        n_chosen = len(chosen) * (len(chosen) - 1) // 2
+        require_memory(n_chosen * PAIR_ROW_BYTES, f"A table of {n_chosen:,} pairs of models")
+    curve = analytic.streamed_curve(matrix, size, method, seed=seed)
+    return chosen, label, curve, curve.crossing(threshold)
