@@ -65,6 +65,7 @@ def run_block(
     """
     gold = matrix.gold_prob()
     out = {(m, k): [] for m in methods for k in sizes}
+    adaptive_raw = {(m, k): [] for m in methods for k in sizes}
     for run, (src, tgt) in enumerate(zip(sources, targets, strict=True)):
         view = SourceView.from_arrays(matrix.scores[src], gold[src], matrix.subtask_codes, matrix.has_option_probs)
         prepared = {}
@@ -80,12 +81,15 @@ def run_block(
             if method.adaptive:
                 outcomes = method.outcomes(view, sizes, scores=matrix.scores[tgt], gold_prob=gold[tgt], rng_of=rng_of, prepared=prepared[key])
                 for k in sizes:
+                    asked = outcomes[k].items  # targets x k pool positions, in the order asked
+                    raw = np.take_along_axis(matrix.scores[tgt], asked, axis=1).mean(axis=1)  # share right of the items asked
                     out[(name, k)].append((None, outcomes[k].estimates))
+                    adaptive_raw[(name, k)].append(raw)
                 continue
             for k in sizes:
                 micro = method.select(view, k, rng_of(k), prepared[key])
                 out[(name, k)].append((micro, micro.estimate(matrix.scores[np.ix_(tgt, micro.items)], gold[np.ix_(tgt, micro.items)])))
-    return out
+    return out, adaptive_raw
 
 
 def strata_of(matrix: ResponseMatrix, method: str, items: np.ndarray):
@@ -113,8 +117,8 @@ def one_repetition(
         cal_sources.append(shuffled[n_cal_targets:])
     truth = matrix.scores.astype(np.float64).mean(axis=1)
     fifth = accuracy_fifths(truth)
-    calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
-    final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
+    calibration, cal_raw = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
+    final, final_raw = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
     prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
     accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 else None
     i, j = np.triu_indices(n_new, k=1)
@@ -128,6 +132,11 @@ def one_repetition(
             order_fit = OrderCalibration.fit(cal_est, cal_truth)
             gap_only = OrderCalibration.fit(cal_est, cal_truth, by_level=False)  # what older mdad stored
         scores = matrix.scores[np.ix_(new, micro.items)] if micro is not None else None
+        source_raw_line = np.quantile(matrix.scores[np.ix_(rest, micro.items)].mean(axis=1), 0.9) if micro is not None else np.nan
+        if micro is None:  # an adaptive test: share right of the items asked, against the calibration targets' 90th percentile
+            raw, source_raw_line = final_raw[(method, k)][0], np.quantile(np.concatenate(cal_raw[(method, k)]), 0.9)
+        else:
+            raw = scores.mean(axis=1)
         row = {"dataset": name, "method": method, "size": k, "rep": rep, "new_models": n_new}
         own = {"dataset": name, "method": f"{method} (own interval)", "size": k, "rep": rep, "new_models": n_new}
         for level in LEVELS:
@@ -151,6 +160,10 @@ def one_repetition(
                             "estimate": np.clip(est, 0.0, 1.0),
                             "low": low,
                             "high": high,
+                            # the design-free check of the off-population guard: the model's raw accuracy on the
+                            # chosen items against the sources' 90th percentile of theirs (NaN: adaptive test)
+                            "raw": raw,
+                            "raw_line": source_raw_line,
                         }
                     )
                 )
@@ -179,6 +192,8 @@ def one_repetition(
                     "p": p,
                     "held": held,
                     "p_gap_only": p_gap,
+                    "first": new[first],
+                    "second": new[second],
                     "level": np.minimum(est[first], est[second]),
                 }
             )

@@ -115,7 +115,8 @@ def test_every_printed_estimate_lies_inside_its_printed_interval(small_sim, meth
 
 def test_models_estimated_among_the_best_sources_get_a_marked_interval_in_table_csv_and_python():
     """Off-population: the best models held out as new ones. A calibrated interval of a model estimated at or above
-    the sources' 90th percentile is marked (Python result, CSV frame, table cell and a note); a random design's
+    the sources' 90th percentile is marked (Python result, CSV frame, table cell and a note), and so is the order
+    probability of every pair with a marked model (table, pairs CSV frame, Python result); a random design's
     interval, which does not rest on the sources, is not."""
     from mdad.micro.estimation import estimate_report
     from mdad.micro.trust import OFF_POPULATION_MARK
@@ -138,5 +139,10 @@ def test_models_estimated_among_the_best_sources_get_a_marked_interval_in_table_
     orders = next(c for c in report.columns if c.name == "P(order holds)")
     pair_marked = [bool(expected[ranked[p]] or expected[ranked[p + 1]]) for p in range(len(ranked) - 1)]
     assert [cell.endswith(" !") for cell in orders.cells[:-1]] == pair_marked
+    pairs = report.orders.to_frame()
+    assert (pairs["mark"] != "").tolist() == pair_marked
+    for mark, first, second in zip(pairs["mark"], pairs["first"], pairs["second"], strict=True):
+        assert not mark or (mark.startswith("order probability not valid: model ") and (f" {first}'s" in mark or f" {second}'s" in mark))
     exact = estimate_report(mdad.select(sources, "random", 20, seed=1), new)
     assert exact.intervals.mark is None and "mark" not in exact.intervals.to_frame()
+    assert exact.orders.mark is None and "mark" not in exact.orders.to_frame()

@@ -57,6 +57,7 @@ class OrderProbabilities:
     probability: np.ndarray
     calibration: str
     tied: np.ndarray | None = None
+    mark: np.ndarray | None = None  # per pair: why its probability may not hold ("" where nothing is known against it)
 
     @property
     def ties(self) -> np.ndarray:
@@ -64,8 +65,11 @@ class OrderProbabilities:
         return np.zeros(len(self.gap), dtype=bool) if self.tied is None else self.tied
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per pair: first, second, gap (points), probability (NaN for a tie), and tied when some pair is."""
+        """One row per pair: first, second, gap (points), probability (NaN for a tie), tied when some pair is, and the
+        mark when some pair has one."""
         frame = pd.DataFrame({"first": self.first, "second": self.second, "gap": self.gap, "probability": self.probability})
         if self.ties.any():
             frame["tied"] = self.ties
+        if self.mark is not None and any(self.mark):
+            frame["mark"] = self.mark
         return frame

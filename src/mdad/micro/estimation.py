@@ -220,7 +220,7 @@ def _notes(
         marked = int(sum(bool(m) for m in intervals.mark))
         notes.append(
             Note(
-                f"{plural(marked, 'interval')} marked '!': {intervals.mark[np.flatnonzero(intervals.mark)[0]]}. "
+                f"{plural(marked, 'interval')} marked '!': {'. Or: '.join(dict.fromkeys(m for m in intervals.mark if m))}. "
                 "The order probabilities of their pairs rest on the same calibration and are marked too.",
                 warning=True,
             )

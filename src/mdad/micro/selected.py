@@ -22,7 +22,7 @@ from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.micro import file_format, harness
 from mdad.micro.comparison import Comparison, mcnemar_mid_p
-from mdad.micro.trust import Strata, design_estimates, design_strata, estimate_intervals, neighbour_orders, pair_orders
+from mdad.micro.trust import Strata, calibrated_marks, design_estimates, design_strata, estimate_intervals, neighbour_orders, pair_orders
 from mdad.seeding import rng_for
 from mdad.wording import plural
 
@@ -142,12 +142,24 @@ class SelectedMicroBenchmark:
         scores, estimates = self._scores_and_estimates(matrix)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
         orders = neighbour_orders(
-            scores, estimates, np.asarray(matrix.models), method=self.method, strata=self._strata(), calibration=calibration, prior=self.pair_prior
+            scores,
+            estimates,
+            np.asarray(matrix.models),
+            method=self.method,
+            strata=self._strata(),
+            calibration=calibration,
+            prior=self.pair_prior,
+            marks=self._marks(scores, estimates),
         )
         rows = pd.Index(matrix.models)
         first_only, second_only = self._discordant(scores, rows.get_indexer(orders.first), rows.get_indexer(orders.second))
         tied = self._whole_pool(scores) & (first_only == second_only)
         return replace(orders, probability=np.where(tied, np.nan, orders.probability), tied=tied)
+
+    def _marks(self, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray | None:
+        """Per model, the off-population mark of its calibrated interval (mdad.micro.trust.calibrated_marks)."""
+        calibration = self.assessment.interval_calibration if self.assessment is not None else None
+        return calibrated_marks(scores, estimates, strata=self._strata(), calibration=calibration, prior=self.accuracy_prior)
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them

@@ -148,6 +148,18 @@ def off_population_marks(estimates: np.ndarray, prior: AccuracyPrior | None) -> 
     return marks
 
 
+def pair_marks(marks: np.ndarray | None, first: np.ndarray, second: np.ndarray, models: np.ndarray) -> np.ndarray | None:
+    """Per pair (rows ``first``, ``second``): the mark of an order probability that rests on a marked interval
+    (the same calibration), naming the marked model; None when no model is marked."""
+    if marks is None or not any(marks):
+        return None
+    marks = np.asarray(marks, dtype=object)
+    on_first = marks[first] != ""
+    which = np.where(on_first, first, second)
+    named = "order probability not valid: model " + np.asarray(models, dtype=str)[which].astype(object) + "'s " + marks[which]
+    return np.where(on_first | (marks[second] != ""), named, "").astype(object)
+
+
 def neighbour_orders(
     scores: np.ndarray,
     estimates: np.ndarray,
@@ -157,12 +169,26 @@ def neighbour_orders(
     strata: Strata | None,
     calibration: OrderCalibration | None,
     prior: PairPrior | None,
+    marks: np.ndarray | None = None,
 ) -> OrderProbabilities:
     """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds).
 
-    ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs."""
+    ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs;
+    ``marks``: per model, the mark of its interval (``calibrated_marks``), which its pairs carry."""
     order = np.argsort(-design_estimates(strata, scores, estimates), kind="stable")
-    return pair_orders(scores, estimates, models, order[:-1], order[1:], method=method, strata=strata, calibration=calibration, prior=prior)
+    return pair_orders(
+        scores, estimates, models, order[:-1], order[1:], method=method, strata=strata, calibration=calibration, prior=prior, marks=marks
+    )
+
+
+def calibrated_marks(
+    scores: np.ndarray, estimates: np.ndarray, *, strata: Strata | None, calibration: ConformalCalibration | None, prior: AccuracyPrior | None
+) -> np.ndarray | None:
+    """Per model, the off-population mark of its calibrated interval (``off_population_marks``); None when its
+    answers are the exact ones of a random design (which do not rest on the sources) or nothing is calibrated."""
+    if _exact_strata(strata, scores) is not None or calibration is None:
+        return None
+    return off_population_marks(_design_estimates(None, scores, estimates), prior)
 
 
 def design_estimates(strata: Strata | None, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray:
@@ -181,6 +207,7 @@ def pair_orders(
     strata: Strata | None,
     calibration: OrderCalibration | None,
     prior: PairPrior | None,
+    marks: np.ndarray | None = None,
 ) -> OrderProbabilities:
     """For the pairs of rows (``first``, ``second``), any two models: gap (first minus second) and
     P(the full benchmark ranks ``first`` above ``second``); see ``neighbour_orders``."""
@@ -200,4 +227,4 @@ def pair_orders(
     else:
         probability = np.full(len(gap), np.nan)
         how = _why_not(method, strata, scores).replace("no interval", "no order probability")
-    return OrderProbabilities(models[first], models[second], gap, probability, how)
+    return OrderProbabilities(models[first], models[second], gap, probability, how, mark=pair_marks(marks, first, second, models))
