@@ -146,3 +146,28 @@ def test_models_estimated_among_the_best_sources_get_a_marked_interval_in_table_
     exact = estimate_report(mdad.select(sources, "random", 20, seed=1), new)
     assert exact.intervals.mark is None and "mark" not in exact.intervals.to_frame()
     assert exact.orders.mark is None and "mark" not in exact.orders.to_frame()
+
+
+def test_an_ability_estimate_is_also_marked_where_its_90_interval_reaches_the_best_twentieth_of_the_sources():
+    """tinyBenchmarks' gp-IRT reads its estimate off an IRT ability, which pulls models better than every source down
+    until they look ordinary: besides the models estimated among the sources' best tenth, those whose 90% interval
+    (whatever level is printed) reaches the sources' 95th percentile are marked, and so are their pairs."""
+    from mdad.micro.estimation import estimate_report
+    from mdad.micro.trust import OFF_POPULATION_MARK, OFF_POPULATION_REACH_MARK
+
+    sim = mdad.simulate(seed=3, n_models=120, n_items=400, n_subtasks=4)
+    order = np.argsort(sim.scores.mean(axis=1), kind="stable")
+    sources, new = sim.take(models=order[:100]), sim.take(models=np.sort(np.concatenate([order[100:], order[:100:4]])))
+    line, reach = np.quantile(sources.scores.mean(axis=1), [0.9, 0.95])
+    method = "tinybenchmarks-gpirt"
+    chosen = mdad.select(sources, method, 20, seed=1).with_assessment(mdad.assess(sources, method, 20, runs=4, seed=1))
+    report = estimate_report(chosen, new, level=0.8)
+    estimated = report.intervals.estimate >= line - 1e-12
+    reaches = ~estimated & (chosen.intervals(new, level=0.9).high >= reach - 1e-12)
+    assert estimated.any() and reaches.any() and not (estimated | reaches).all()
+    np.testing.assert_array_equal(report.intervals.mark == OFF_POPULATION_MARK, estimated)
+    np.testing.assert_array_equal(report.intervals.mark == OFF_POPULATION_REACH_MARK, reaches)
+    assert any(OFF_POPULATION_REACH_MARK in note.text and OFF_POPULATION_MARK in note.text for note in report.notes)
+    ranked = np.argsort(-report.intervals.estimate, kind="stable")
+    marked = estimated | reaches
+    assert (report.orders.to_frame()["mark"] != "").tolist() == [bool(marked[ranked[p]] or marked[ranked[p + 1]]) for p in range(len(ranked) - 1)]

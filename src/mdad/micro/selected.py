@@ -159,7 +159,7 @@ class SelectedMicroBenchmark:
     def _marks(self, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray | None:
         """Per model, the off-population mark of its calibrated interval (mdad.micro.trust.calibrated_marks)."""
         calibration = self.assessment.interval_calibration if self.assessment is not None else None
-        return calibrated_marks(scores, estimates, strata=self._strata(), calibration=calibration, prior=self.accuracy_prior)
+        return calibrated_marks(scores, estimates, method=self.method, strata=self._strata(), calibration=calibration, prior=self.accuracy_prior)
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them
