@@ -36,7 +36,7 @@ from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import UNIFORM_WEIGHT, AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
 from mdad.methods.base import SourceView
-from mdad.micro.trust import design_of
+from mdad.micro.trust import OFF_POPULATION_MARK, design_of, off_population_marks
 from mdad.seeding import rng_for
 
 DATA = Path(os.environ.get("MDAD_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -121,6 +121,7 @@ def one_repetition(
     final, final_raw = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
     prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
     accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 else None
+    source_accuracies = AccuracyPrior.from_scores(matrix.scores[rest])  # what select stores for the off-population mark
     i, j = np.triu_indices(n_new, k=1)
     rows, pairs, per_model = [], [], []
     for (method, k), [(micro, est)] in final.items():
@@ -147,6 +148,12 @@ def one_repetition(
             )
             _score(row, level, low, high, truth[new])
             if level == LEVELS[0]:
+                marks = (
+                    np.full(n_new, "", dtype=object)
+                    if exact
+                    else off_population_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method)
+                )
+                mark_kind = np.where(marks == OFF_POPULATION_MARK, "estimated", np.where(marks != "", "reach", ""))
                 per_model.append(
                     pd.DataFrame(
                         {
@@ -162,6 +169,7 @@ def one_repetition(
                             "high": high,
                             # the design-free check of the off-population guard: the model's raw accuracy on the
                             # chosen items against the sources' 90th percentile of theirs (NaN: adaptive test)
+                            "mark": mark_kind,  # the off-population mark estimate prints: "", "estimated" or "reach"
                             "raw": raw,
                             "raw_line": source_raw_line,
                         }
@@ -208,6 +216,40 @@ def accuracy_fifths(truth: np.ndarray) -> np.ndarray:
 
 
 STRATA = {0: "bottom 20%", 1: "middle 60%", 2: "middle 60%", 3: "middle 60%", 4: "top 20%"}
+
+
+def _cluster_share(part: pd.DataFrame, column: str) -> tuple[float, float]:
+    """Share of rows where ``column`` holds and its cluster-robust SE over (dataset, repetition)."""
+    clusters = part.groupby(["dataset", "rep"])[column].agg(["sum", "size"])
+    share = clusters["sum"].sum() / clusters["size"].sum()
+    m = len(clusters)
+    se = np.sqrt(m / max(m - 1, 1) * ((clusters["sum"] - share * clusters["size"]) ** 2).sum()) / clusters["size"].sum()
+    return float(share), float(se)
+
+
+def guard_table(models: pd.DataFrame) -> pd.DataFrame:
+    """Per method and size, the off-population mark of ``estimate`` at work on the new models (90% intervals, %, ±
+    cluster-robust SE over (dataset, repetition)): covered, marked (by either rule), covered or marked (the promise:
+    at least 85% when the new models are better than every source), the coverage of the unmarked ones, and the
+    mean estimate - truth (points). In a random split "marked" is the false-alarm rate on ordinary new models."""
+    models = models.assign(
+        cover=(models["low"] <= models["truth"] + 1e-12) & (models["truth"] <= models["high"] + 1e-12),
+        marked=models["mark"] != "",
+        bias=100 * (models["estimate"] - models["truth"]),
+    )
+    models["either"] = models["cover"] | models["marked"]
+    rows = []
+    for (method, size), part in models.groupby(["method", "size"]):
+        row = {"method": method, "size": size}
+        for column, name in (("cover", "covered"), ("marked", "marked"), ("either", "covered or marked")):
+            share, se = _cluster_share(part, column)
+            row[name] = f"{100 * share:.1f}±{100 * se:.1f}"
+        unmarked = part[~part["marked"]]
+        row["unmarked covered"] = f"{100 * unmarked['cover'].mean():.1f}" if len(unmarked) else ""
+        row["bias"] = round(part["bias"].mean(), 1)
+        row["new models"] = len(part)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def stratum_table(models: pd.DataFrame) -> pd.DataFrame:
@@ -372,6 +414,9 @@ def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[s
     if models is not None and len(models):
         print("\n90% coverage (%) by the new model's fifth of the leaderboard by true accuracy, ± cluster-robust SE\n")
         print(markdown(stratum_table(models)))
+        if "mark" in models:
+            print("\nThe off-population mark on the new models (90% intervals, %, ± cluster-robust SE; bias: estimate - truth, points)\n")
+            print(markdown(guard_table(models), index=False))
     summary = coverage_summary(frame)
     marks = lambda r, level: "**" if _z(r, level) > 3 else "*" if _z(r, level) > 2 else ""  # noqa: E731
     cells = summary.apply(
