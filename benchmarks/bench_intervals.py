@@ -252,6 +252,16 @@ def guard_table(models: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def unmarked_pairs(pairs: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """The pairs whose two models both got an interval without the off-population mark (the others carry it)."""
+    key = ["dataset", "method", "size", "rep"]
+    marked = models.loc[models["mark"] != "", [*key, "model"]].assign(marked=True)
+    out = pairs
+    for side in ("first", "second"):
+        out = out.merge(marked.rename(columns={"model": side, "marked": f"{side}_marked"}), on=[*key, side], how="left")
+    return out[out["first_marked"].isna() & out["second_marked"].isna()].drop(columns=["first_marked", "second_marked"])
+
+
 def stratum_table(models: pd.DataFrame) -> pd.DataFrame:
     """Per method and size: 90% coverage (%) of the new models in the bottom 20%, middle 60% and top 20% of the
     leaderboard by true accuracy, pooled over datasets, ± cluster-robust SE over (dataset, repetition);
@@ -417,6 +427,11 @@ def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[s
         if "mark" in models:
             print("\nThe off-population mark on the new models (90% intervals, %, ± cluster-robust SE; bias: estimate - truth, points)\n")
             print(markdown(guard_table(models), index=False))
+            if {"first", "second"} <= set(pair_frame.columns):
+                unmarked = unmarked_pairs(pair_frame, models)
+                table = calibration_table(unmarked, min_pairs=50)
+                print("\nOrder probabilities of the pairs of new models neither of which is marked (bins of at least 50 pairs; se cluster-robust)\n")
+                print(markdown(table.round(3).drop(columns="bin"), index=False) if len(table) else "none")
     summary = coverage_summary(frame)
     marks = lambda r, level: "**" if _z(r, level) > 3 else "*" if _z(r, level) > 2 else ""  # noqa: E731
     cells = summary.apply(
