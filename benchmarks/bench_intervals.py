@@ -230,8 +230,8 @@ def _cluster_share(part: pd.DataFrame, column: str) -> tuple[float, float]:
 def guard_table(models: pd.DataFrame) -> pd.DataFrame:
     """Per method and size, the off-population mark of ``estimate`` at work on the new models (90% intervals, %, ±
     cluster-robust SE over (dataset, repetition)): covered, marked (by either rule), covered or marked (the promise:
-    at least 85% when the new models are better than every source), the coverage of the unmarked ones, and the
-    mean estimate - truth (points). In a random split "marked" is the false-alarm rate on ordinary new models."""
+    at least 85% when the new models are better than every source), the coverage of the unmarked and of the marked
+    ones, and the mean estimate - truth (points). In a random split "marked" is the false-alarm rate on ordinary new models."""
     models = models.assign(
         cover=(models["low"] <= models["truth"] + 1e-12) & (models["truth"] <= models["high"] + 1e-12),
         marked=models["mark"] != "",
@@ -246,6 +246,7 @@ def guard_table(models: pd.DataFrame) -> pd.DataFrame:
             row[name] = f"{100 * share:.1f}±{100 * se:.1f}"
         unmarked = part[~part["marked"]]
         row["unmarked covered"] = f"{100 * unmarked['cover'].mean():.1f}" if len(unmarked) else ""
+        row["marked covered"] = f"{100 * part.loc[part['marked'], 'cover'].mean():.1f}" if part["marked"].any() else ""
         row["bias"] = round(part["bias"].mean(), 1)
         row["new models"] = len(part)
         rows.append(row)
