@@ -109,6 +109,13 @@ def check_fields(fields: dict[str, Any], stated_size: int | None = None) -> str 
         return problem
     if stated_size is not None and stated_size != micro.size:
         return f"the field 'size' says {stated_size} items, but the estimator asks each model {micro.size}"
+    audit = fields.get("audit")
+    if audit is not None:
+        if adaptive:
+            return "an adaptive test has no audit items (each model answers its own items)"
+        problem = audit.problem(item_ids, micro.items, pool)
+        if problem:
+            return problem
     assessment = fields["assessment"]
     if assessment is not None:
         return _assessment_problem(assessment, fields["method"], micro.size)

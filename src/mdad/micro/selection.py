@@ -85,6 +85,16 @@ class Selection:
                 )
         else:
             notes = [Note(f"{method}: {size} of {matrix.n_items} items from {matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}.")]
+        if chosen.audit is not None:
+            m = chosen.audit.size
+            notes.append(
+                Note(
+                    f"Plus {plural(m, 'audit item')} drawn at random from the {matrix.n_items - size} items not chosen: each new model "
+                    f"answers {size} + {m} = {size + m} items; 'mdad estimate' corrects the estimate with them, with an interval "
+                    "that holds whatever the source models are"
+                    + (" (the commands below include them)." if self.lm_eval_samples is not None or self.inspect else ".")
+                )
+            )
         if chosen.assessment is not None:
             notes.append(Note(describe_assessment(chosen.assessment)))
         if self.lm_eval_samples is not None and samples_path is not None:
@@ -124,11 +134,13 @@ def build_selection(
     workers: int = 1,
     lm_eval_samples: bool = False,
     inspect: bool = False,
+    audit_items: int = 0,
     on_selected: Callable[[], None] | None = None,
     on_runs: Callable[[float], None] | None = None,
 ) -> Selection:
     """Choose ``size`` items of ``matrix`` with ``method`` (``mdad.select``), write-ready sample lists when asked
-    for, and its assessment on ``runs`` held-out splits (``mdad.assess``; skipped with too few models).
+    for, and its assessment on ``runs`` held-out splits (``mdad.assess``; skipped with too few models);
+    ``audit_items``: uniformly drawn items on top (``mdad.select``).
 
     The sample lists are made, and the runs checked against memory as ``mdad run``'s are, before the
     assessment, so a request that cannot be met is refused before the long part. For a progress
@@ -138,7 +150,7 @@ def build_selection(
     made = assessment_runs(matrix.n_models, runs, targets)
     if made:  # the rule that bounds 'mdad run --runs' (draws and pairs of targets), before the selection
         require_runs_memory(made, matrix.n_models, matrix.n_items, targets or default_targets(matrix.n_models))
-    chosen = select(matrix, method, size, seed=seed)
+    chosen = select(matrix, method, size, seed=seed, audit_items=audit_items)
     samples = chosen.lm_eval_samples() if lm_eval_samples else None
     if inspect and harness_of(chosen.tasks, chosen.subtasks.tolist()) != "inspect":  # before the assessment
         raise MdadError(
