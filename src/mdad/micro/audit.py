@@ -156,7 +156,7 @@ def audit_sentences(frame: pd.DataFrame) -> list[tuple[str, bool]]:
             )
         )
     elif len(lacking):
-        names = ", ".join(f"{model} ({row.audit_answered} of {m})" for model, row in lacking.iterrows())
+        names = ", ".join(f"{model} ({int(row.audit_answered)} of {m})" for model, row in lacking.iterrows())
         out.append(
             (
                 f"No corrected estimate for {plural(len(lacking), 'model')} that did not answer every audit item: {names}; "
