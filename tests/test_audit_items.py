@@ -164,7 +164,7 @@ def test_select_prints_the_price_and_estimate_the_corrected_column(tmp_path):
     [
         (["--method", "random", "--size", "6", "--audit-items", "1"], "between 2 and the 18 pool items"),
         (["--method", "random", "--size", "6", "--audit-items", "19"], "between 2 and the 18 pool items"),
-        (["--method", "adaptive-1d", "--size", "10", "--audit-items", "4"], "no items left out to audit"),
+        (["--method", "adaptive-1d", "--size", "10", "--audit-items", "25"], "between 2 and the 24 pool items"),
     ],
 )
 def test_bad_audit_requests_are_one_sentence(tmp_path, args, message):
@@ -175,3 +175,54 @@ def test_bad_audit_requests_are_one_sentence(tmp_path, args, message):
     assert result.exit_code != 0
     assert message in " ".join(result.output.split()) and "Traceback" not in result.output
     assert not (tmp_path / "m.json").exists()
+
+
+def test_an_adaptive_tests_estimate_ignores_the_audit_answers_it_did_not_ask(matrix):
+    """The audit of an adaptive test is drawn from the whole pool; a model answers its test and the audit items.
+    The learned estimate is the test's on the items the test asked, whatever the audit answers are."""
+    micro = mdad.select(matrix, "adaptive-1d", 12, seed=1, audit_items=20)
+    audit = micro.audit
+    assert audit.size == 20 and set(audit.item_ids.tolist()) <= set(micro.item_ids.tolist())
+    column = {item: j for j, item in enumerate(matrix.items)}
+    cols = np.array([column[item] for item in micro.item_ids])
+    full = matrix.scores[:, cols].astype(np.float64)
+    test, rows = micro.micro, np.arange(matrix.n_models)
+    asked = np.full(full.shape, np.nan)
+    for _ in range(12):  # the test given by hand: its next item, answered, twelve times
+        nxt = test.next_items(asked)
+        asked[rows, nxt] = full[rows, nxt]
+    is_audit = np.isin(micro.item_ids, audit.item_ids)
+    answered = np.where(is_audit[None, :], full, asked)  # the test's items and every audit item
+    scores = np.full(matrix.scores.shape, np.nan, dtype=np.float32)
+    scores[:, cols] = answered
+    given = replace(matrix, scores=scores)
+    details = micro.details(given)
+    assert np.allclose(details["estimate"], np.round(test.estimate(asked), 10), atol=1e-9)
+    flipped = scores.copy()
+    unasked = is_audit[None, :] & np.isnan(asked)
+    flipped[:, cols] = np.where(unasked, 1 - answered, answered)
+    assert np.allclose(micro.details(replace(matrix, scores=flipped))["estimate"], details["estimate"])
+    report = estimate_report(micro, given)
+    assert report.audit["corrected"].notna().all() and "corrected" in [c.name for c in report.columns]
+
+
+def test_an_adaptive_select_prints_the_audit_command_beside_the_first_item(tmp_path):
+    data = FIXTURES / "lm_eval_loop" / "sources"
+    out = tmp_path / "micro.json"
+    result = runner.invoke(
+        app,
+        ["select", "--data", str(data), "--method", "adaptive-1d", "--size", "10", "--audit-items", "5", "--assess-runs", "0", "--out", str(out)],
+        env={"COLUMNS": "300"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "drawn at random from the 24 pool items" in result.output
+    micro = SelectedMicroBenchmark.load(out)
+    lead = result.output.splitlines().index("Ask every new model the audit items too with this command, into the same folder (NEW):")
+    asked = {
+        f"{task}/{doc}"
+        for line in result.output.splitlines()[lead + 1 :]
+        if line.strip().startswith("lm-eval run")
+        for task, docs in json.loads(shlex.split(line)[shlex.split(line).index("--samples") + 1]).items()
+        for doc in docs
+    }
+    assert asked == set(micro.audit.item_ids.tolist())

@@ -16,6 +16,7 @@ import pandas as pd
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.estimators.audit import MIN_AUDIT_ITEMS, AuditEstimate, ItemCurves, audit_estimate, draw_audit_items
+from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.seeding import rng_for
 from mdad.wording import plural
 
@@ -97,6 +98,24 @@ class AuditItems:
         return None
 
 
+def without_unasked_audit(test: AdaptiveBenchmark, answers: np.ndarray, is_audit: np.ndarray) -> np.ndarray:
+    """``answers`` (models x pool, NaN: none) without the audit items' answers (``is_audit``: per pool item) that the
+    adaptive test did not ask. The test is replayed from its first item on the model's answers: the items it asks
+    depend on those answers alone, so the learned estimate does not depend on which audit items were drawn."""
+    revealed = np.full(answers.shape, np.nan)
+    active = np.ones(len(answers), dtype=bool)
+    for _ in range(test.length):
+        rows = np.flatnonzero(active)
+        if not rows.size:
+            break
+        nxt = test.next_items(revealed[rows])
+        have = nxt >= 0
+        have[have] = ~np.isnan(answers[rows[have], nxt[have]])
+        revealed[rows[have], nxt[have]] = answers[rows[have], nxt[have]]
+        active[rows[~have]] = False
+    return np.where(is_audit[None, :] & np.isnan(revealed), np.nan, answers)
+
+
 def audit_frame(estimate: AuditEstimate, models: np.ndarray, answered: np.ndarray, m: int) -> pd.DataFrame:
     """One row per model: learned and corrected estimate, the corrected interval, and the audit items it answered
     (the corrected numbers are NaN for a model that did not answer all ``m``)."""
@@ -169,7 +188,7 @@ def audit_sentences(frame: pd.DataFrame) -> list[tuple[str, bool]]:
         out.append(
             (
                 f"Corrected: the learned estimate plus the mean error of the learned predictions on the {plural(m, 'audit item')} drawn "
-                f"at random from the items not chosen; its {100 * level:g}% interval holds whatever the source models are.",
+                f"at random; its {100 * level:g}% interval holds whatever the source models are.",
                 False,
             )
         )

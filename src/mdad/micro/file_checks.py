@@ -111,9 +111,8 @@ def check_fields(fields: dict[str, Any], stated_size: int | None = None) -> str 
         return f"the field 'size' says {stated_size} items, but the estimator asks each model {micro.size}"
     audit = fields.get("audit")
     if audit is not None:
-        if adaptive:
-            return "an adaptive test has no audit items (each model answers its own items)"
-        problem = audit.problem(item_ids, micro.items, pool)
+        fixed = (np.empty(0, dtype=str), np.empty(0, dtype=np.int64)) if adaptive else (item_ids, micro.items)
+        problem = audit.problem(*fixed, pool)
         if problem:
             return problem
     assessment = fields["assessment"]

@@ -21,7 +21,7 @@ from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.micro import file_format, harness
-from mdad.micro.audit import AuditItems, audited
+from mdad.micro.audit import AuditItems, audited, without_unasked_audit
 from mdad.micro.comparison import Comparison, mcnemar_mid_p
 from mdad.micro.trust import Strata, design_estimates, design_strata, estimate_intervals, neighbour_orders, pair_orders
 from mdad.seeding import rng_for
@@ -141,13 +141,13 @@ class SelectedMicroBenchmark:
             return None
         if learned is None:
             learned = self.intervals(matrix, level=level).estimate
-        scores = self.item_scores(matrix)[0]
+        scores = np.empty((matrix.n_models, 0)) if self.adaptive else self.item_scores(matrix)[0]
         return audited(
             self.audit,
             np.asarray(learned, dtype=np.float64),
             scores,
             self.audit_scores(matrix),
-            self.micro.items,
+            self.fixed_positions,
             self.n_pool,
             np.asarray(matrix.models),
             level,
@@ -301,6 +301,8 @@ class SelectedMicroBenchmark:
         self._check_same_tasks(matrix, cols, present)
         answers = np.full((matrix.n_models, len(self.item_ids)), np.nan)
         answers[:, present] = matrix.scores[:, cols]
+        if self.audit is not None:  # an audit answer the test did not ask stays out of its estimate (mdad.micro.audit)
+            answers = without_unasked_audit(self._adaptive_test(), answers, np.isin(self.item_ids, self.audit.item_ids))
         nxt = self._adaptive_test().next_items(answers)
         frame = pd.DataFrame(
             {
@@ -340,14 +342,19 @@ class SelectedMicroBenchmark:
             )
 
     @property
+    def fixed_positions(self) -> np.ndarray:
+        """The pool positions every new model answers besides the audit items (none for an adaptive test)."""
+        return np.empty(0, dtype=np.int64) if self.adaptive else self.micro.items
+
+    @property
     def all_item_ids(self) -> np.ndarray:
-        """Every item a new model answers: the chosen items, then the audit items."""
-        return self.item_ids if self.audit is None else np.concatenate([self.item_ids, self.audit.item_ids])
+        """Every item a new model may answer: the chosen items (an adaptive test's pool), then the audit items."""
+        return self.item_ids if self.audit is None or self.adaptive else np.concatenate([self.item_ids, self.audit.item_ids])
 
     @property
     def all_subtasks(self) -> np.ndarray:
         """The subtask of each of ``all_item_ids``."""
-        return self.subtasks if self.audit is None else np.concatenate([self.subtasks, self.audit.subtasks])
+        return self.subtasks if self.audit is None or self.adaptive else np.concatenate([self.subtasks, self.audit.subtasks])
 
     def items_by_task(self) -> dict[str, list[str]]:
         """The item ids per harness task, audit items included (mdad.micro.harness.items_by_task)."""
@@ -441,16 +448,13 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, aud
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     chosen = method_registry.get(method)
     check_size(size, matrix.n_items)
-    if audit_items and chosen.adaptive:
-        raise MdadError(
-            f"{method} asks each new model its own items, so there are no items left out to audit; use --audit-items with a fixed micro-benchmark."
-        )
     view = SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtask_codes, matrix.has_option_probs)
     key = chosen.preparation or f"method:{method}"
     prepared = chosen.prepare(view, rng_for(seed, "prepare", key, "all"))
     micro = chosen.select(view, size, rng_for(seed, "select", method, size, "all"), prepared)
     binary = bool(np.isin(matrix.scores, (0.0, 1.0)).all())
-    audit = AuditItems.draw(matrix, micro.items, audit_items, seed=seed, method=method, size=size) if audit_items else None
+    fixed = np.empty(0, dtype=np.int64) if chosen.adaptive else micro.items  # an adaptive test's audit is drawn from the whole pool
+    audit = AuditItems.draw(matrix, fixed, audit_items, seed=seed, method=method, size=size) if audit_items else None
     asked = matrix.subtasks[micro.items] if audit is None else np.concatenate([matrix.subtasks[micro.items], audit.subtasks])
     return SelectedMicroBenchmark(
         method=method,

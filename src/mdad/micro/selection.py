@@ -89,12 +89,24 @@ class Selection:
             m = chosen.audit.size
             notes.append(
                 Note(
-                    f"Plus {plural(m, 'audit item')} drawn at random from the {matrix.n_items - size} items not chosen: each new model "
-                    f"answers {size} + {m} = {size + m} items; 'mdad estimate' corrects the estimate with them, with an interval "
+                    f"Plus {plural(m, 'audit item')} drawn at random from the "
+                    + (
+                        f"{matrix.n_items} pool items: each new model answers its test of up to {size} items and these {m} (at most {size + m}); "
+                        if chosen.adaptive
+                        else f"{matrix.n_items - size} items not chosen: each new model answers {size} + {m} = {size + m} items; "
+                    )
+                    + "'mdad estimate' corrects the estimate with them, with an interval "
                     "that holds whatever the source models are"
                     + (" (the commands below include them)." if self.lm_eval_samples is not None or self.inspect else ".")
                 )
             )
+            if chosen.adaptive and harness_of(chosen.tasks, chosen.audit.subtasks.tolist()) in ("lm-eval", "inspect"):
+                notes.extend(
+                    command_notes(
+                        chosen.harness_commands(list(chosen.audit.item_ids), near=[matrix.source]),
+                        "Ask every new model the audit items too with this command, into the same folder (NEW):",
+                    )
+                )
         if chosen.assessment is not None:
             notes.append(Note(describe_assessment(chosen.assessment)))
         if self.lm_eval_samples is not None and samples_path is not None:
