@@ -23,13 +23,33 @@ import numpy as np
 from bench_beyond_sources import cell, ratio
 
 import mdad
-from mdad.micro.audit import AuditItems
+from mdad.micro.audit import AuditItems, without_unasked_audit
 
 DATASETS = ("gpqa", "musr", "math-hard")
-METHODS = ("anchor-points", "tinybenchmarks-gpirt", "stratified-confidence")
+METHODS = ("anchor-points", "tinybenchmarks-gpirt", "stratified-confidence", "adaptive-1d")
 SIZES = (50, 100)
 AUDITS = (10, 25, 50)
 LEVEL = 0.9
+
+
+def asked_only(micro, new):
+    """The new models' results as they would come back: an adaptive test's answers on the items it asks only
+    (the test replayed on their full answers); a fixed micro-benchmark's whole results."""
+    if not micro.adaptive:
+        return new
+    column = {item: j for j, item in enumerate(new.items)}
+    cols = np.array([column[item] for item in micro.item_ids])
+    kept = without_unasked_audit(micro.micro, new.scores[:, cols].astype(np.float64), np.ones(len(cols), dtype=bool))
+    scores = np.full(new.scores.shape, np.nan, dtype=np.float32)
+    scores[:, cols] = kept
+    return replace(new, scores=scores)
+
+
+def with_audit(answered, new, positions):
+    """``answered`` with the new models' answers on the audit items (pool positions) added."""
+    scores = np.array(answered.scores)
+    scores[:, positions] = new.scores[:, positions]
+    return replace(answered, scores=scores)
 
 
 def main() -> None:
@@ -63,14 +83,16 @@ def main() -> None:
                 for rep in range(args.reps):
                     micro = mdad.select(sources, method, k, seed=rep)
                     micro = micro.with_assessment(mdad.assess(sources, method, k, runs=args.assess_runs, seed=rep))
-                    intervals = micro.intervals(new, level=LEVEL)
+                    answered = asked_only(micro, new)
+                    intervals = micro.intervals(answered, level=LEVEL)
                     hit = (intervals.low <= truth) & (truth <= intervals.high)
                     learned["covered"][:, rep] = hit.sum(), len(truth)
                     width.extend(100 * (intervals.high - intervals.low))
                     error.extend(100 * (intervals.estimate - truth))
                     for m in AUDITS:
-                        audit = AuditItems.draw(sources, micro.micro.items, m, seed=rep, method=method, size=k)
-                        frame = replace(micro, audit=audit).audited(new, level=LEVEL, learned=intervals.estimate)
+                        audit = AuditItems.draw(sources, micro.fixed_positions, m, seed=rep, method=method, size=k)
+                        given = answered if not micro.adaptive else with_audit(answered, new, audit.positions)
+                        frame = replace(micro, audit=audit).audited(given, level=LEVEL, learned=intervals.estimate)
                         low, high, corrected = (frame[c].to_numpy() for c in ("low", "high", "corrected"))
                         audited[m]["covered"][:, rep] = ((low <= truth) & (truth <= high)).sum(), len(truth)
                         audited[m]["width"].extend(100 * (high - low))
