@@ -1,9 +1,9 @@
 """A micro-benchmark's audit items: which they are, how they are stored, and what they say of each new model.
 
-``mdad select --audit-items m`` tops a fixed (non-adaptive) micro-benchmark up with m items drawn
-uniformly at random from the pool items it did not choose; ``mdad estimate`` corrects the learned
-estimate with the models' answers on them (mdad.estimators.audit) and says when the learned
-estimate is off by more than the audit's noise (docs/intervals.md#audit-items).
+``mdad select --audit-items m`` tops a micro-benchmark up with m items drawn uniformly at random
+from the pool items it did not choose (from the whole pool for an adaptive test); ``mdad estimate``
+corrects the learned estimate with the models' answers on them (mdad.estimators.audit) and says
+when the learned estimate is off by more than the audit's noise (docs/intervals.md#audit-items).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ class AuditItems:
 
     @classmethod
     def draw(cls, matrix: ResponseMatrix, chosen: np.ndarray, m: int, *, seed: int, method: str, size: int) -> AuditItems:
-        """``m`` items of ``matrix`` drawn uniformly from those not ``chosen`` (seeded by what the micro-benchmark is),
-        with the item curves fitted on every model of ``matrix``."""
+        """``m`` items of ``matrix`` drawn uniformly from those not ``chosen`` (pool positions; none for an adaptive
+        test), seeded by what the micro-benchmark is, with the item curves fitted on every model of ``matrix``."""
         positions = draw_audit_items(matrix.n_items, chosen, m, rng_for(seed, "audit", method, size, m))
         return cls(
             item_ids=matrix.items[positions],

@@ -427,9 +427,10 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, aud
     seed : int
         Seed of the selection.
     audit_items : int
-        Items drawn uniformly at random from those not chosen, on top of them (0: none; at least 2): each
-        new model answers them too, and they correct the estimate with an interval that holds whatever
-        the source models are (``SelectedMicroBenchmark.audited``; docs/intervals.md#audit-items).
+        Items drawn uniformly at random from those not chosen (from the whole pool for an adaptive test), on
+        top of them (0: none; at least 2): each new model answers them too, and they correct the estimate
+        with an interval that holds whatever the source models are (``SelectedMicroBenchmark.audited``;
+        docs/intervals.md#audit-items).
 
     Returns
     -------
