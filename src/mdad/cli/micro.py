@@ -74,6 +74,14 @@ def select_command(
     inspect: Annotated[
         bool, typer.Option("--inspect", help=("Also print the 'inspect eval --sample-id' commands that run new models on the items only."))
     ] = False,
+    audit_items: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Also draw this many items at random from those not chosen (at least 2; 0: none): new models answer "
+            "them too, and 'mdad estimate' corrects the estimate with them, with an interval that holds for models unlike the sources.",
+        ),
+    ] = 0,
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
     how reliable the choice is on held-out models."""
@@ -107,6 +115,7 @@ def select_command(
             workers=workers or os.cpu_count() or 1,
             lm_eval_samples=samples_path is not None,
             inspect=inspect,
+            audit_items=audit_items,
             on_selected=selected,
             on_runs=lambda done: progress.advance(held_out, done),
         )
@@ -128,7 +137,13 @@ def print_report(notes: list[Note]) -> None:
 def estimate_command(
     micro: Annotated[Path, typer.Argument(help="A micro-benchmark written by 'mdad select'.")],
     results: Annotated[Path, typer.Argument(help="New models' results on (at least) the micro-benchmark's items.")],
-    csv: Annotated[str | None, typer.Option(help="Also write one row per model (model, estimate, low, high, level) to this CSV file.")] = None,
+    csv: Annotated[
+        str | None,
+        typer.Option(
+            help="Also write one row per model (model, estimate, low, high, level; with audit items also corrected, "
+            "corrected_low, corrected_high) to this CSV file."
+        ),
+    ] = None,
     pairs_csv: Annotated[
         str | None, typer.Option(help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")
     ] = None,
@@ -196,7 +211,7 @@ def estimate_command(
     print_report(report.notes)
     print_comparisons(report.comparisons)
     if paths["the CSV file"] is not None:
-        write_csv(report.intervals.to_frame(), paths["the CSV file"])
+        write_csv(report.to_frame(), paths["the CSV file"])
     if paths["the pairs CSV file"] is not None:
         write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
     if paths["the comparisons CSV file"] is not None:

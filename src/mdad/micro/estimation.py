@@ -18,6 +18,7 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.micro.audit import audit_sentences
 from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.harness import harness_of, output_folder
 from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment
@@ -44,7 +45,9 @@ class EstimateReport:
 
     ``details``: per model, what the estimator adds (``SelectedMicroBenchmark.details``);
     ``intervals``/``orders``: mdad.micro.trust's answers; ``threshold``: the probability below
-    which an order counts as unreliable (the assessment's, else the default)."""
+    which an order counts as unreliable (the assessment's, else the default); ``audit``: per model,
+    the learned and the audit-corrected estimate with its interval (``SelectedMicroBenchmark.audited``;
+    None without audit items)."""
 
     details: pd.DataFrame
     intervals: EstimateIntervals
@@ -55,6 +58,15 @@ class EstimateReport:
     columns: list[Column]
     notes: list[Note]
     comparisons: list[Comparison] = field(default_factory=list)
+    audit: pd.DataFrame | None = None
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per model: the intervals' frame, with the audit-corrected estimate and interval when there are audit items."""
+        frame = self.intervals.to_frame()
+        if self.audit is not None:
+            audit = self.audit.loc[frame["model"].to_numpy()]
+            frame["corrected"], frame["corrected_low"], frame["corrected_high"] = (audit[c].to_numpy() for c in ("corrected", "low", "high"))
+        return frame
 
     @property
     def unreliable_orders(self) -> int:
@@ -89,15 +101,36 @@ def estimate_report(
     intervals = chosen.intervals(matrix, level=level, population=population, mid_p=mid_p)
     orders = chosen.order_probabilities(matrix)
     own = chosen.own_intervals(matrix)
+    audit = chosen.audited(matrix, level=level, learned=intervals.estimate)
     threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
     size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
     title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%), gap to the next model (points)"
-    columns = _columns(chosen, details, intervals, orders, own, threshold, level)
+    columns = _columns(chosen, details, intervals, orders, own, threshold, level) + _audit_columns(audit, intervals, level)
     notes = _notes(chosen, details, intervals, orders, threshold)
+    if audit is not None:
+        notes.extend(Note(text, warning=warning) for text, warning in audit_sentences(audit))
     if chosen.adaptive and results is not None:
         notes.extend(next_item_commands(chosen, details, Path(results), near))
     comparisons = chosen.comparisons(matrix, pairs)
-    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons)
+    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons, audit)
+
+
+def _audit_columns(audit: pd.DataFrame | None, intervals: EstimateIntervals, level: float) -> list[Column]:
+    """The audit-corrected estimate and its interval, rows as the table's (best learned estimate first);
+    a cell warned where the learned estimate lies outside the corrected interval."""
+    if audit is None or audit["corrected"].isna().all():
+        return []
+    ranked = np.argsort(-intervals.estimate, kind="stable")
+    rows = audit.iloc[ranked]
+    off = ((rows["learned"] < rows["low"]) | (rows["learned"] > rows["high"])).tolist()
+    return [
+        Column("corrected", ["" if np.isnan(v) else f"{100 * v:.1f}" for v in rows["corrected"]], warned=off, numeric=True),
+        Column(
+            f"audit {100 * level:g}% interval",
+            ["" if np.isnan(lo) else f"{100 * lo:.1f} - {100 * hi:.1f}" for lo, hi in zip(rows["low"], rows["high"], strict=True)],
+            numeric=True,
+        ),
+    ]
 
 
 def next_item_commands(chosen: SelectedMicroBenchmark, details: pd.DataFrame, results: Path, near: Sequence[str | Path] = ()) -> list[Note]:

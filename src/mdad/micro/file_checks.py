@@ -109,6 +109,12 @@ def check_fields(fields: dict[str, Any], stated_size: int | None = None) -> str 
         return problem
     if stated_size is not None and stated_size != micro.size:
         return f"the field 'size' says {stated_size} items, but the estimator asks each model {micro.size}"
+    audit = fields.get("audit")
+    if audit is not None:
+        fixed = (np.empty(0, dtype=str), np.empty(0, dtype=np.int64)) if adaptive else (item_ids, micro.items)
+        problem = audit.problem(*fixed, pool)
+        if problem:
+            return problem
     assessment = fields["assessment"]
     if assessment is not None:
         return _assessment_problem(assessment, fields["method"], micro.size)

@@ -20,6 +20,7 @@ from mdad.errors import MdadError
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.base import MicroBenchmark
+from mdad.micro.audit import AuditItems
 from mdad.micro.file_checks import check_fields, check_json
 from mdad.outputs import writing
 
@@ -39,6 +40,7 @@ def encode(fields: dict[str, Any]) -> dict:
         "pair_prior": fields["pair_prior"],
         "accuracy_prior": fields["accuracy_prior"],
         "assessment": fields["assessment"],
+        "audit": fields["audit"],
     }
     return {
         "format": FORMAT,
@@ -135,6 +137,7 @@ def decode(data: dict) -> dict[str, Any]:
         "pool_subtasks": _pool_subtasks(data.get("pool_subtasks")),
         "pair_prior": PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
         "accuracy_prior": AccuracyPrior.from_json(data["accuracy_prior"]) if data.get("accuracy_prior") else None,
+        "audit": AuditItems.from_json(data["audit"]) if data.get("audit") is not None else None,
     }
 
 

@@ -21,6 +21,7 @@ from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.micro import file_format, harness
+from mdad.micro.audit import AuditItems, audited, without_unasked_audit
 from mdad.micro.comparison import Comparison, mcnemar_mid_p
 from mdad.micro.trust import Strata, calibrated_marks, design_estimates, design_strata, estimate_intervals, neighbour_orders, pair_orders
 from mdad.seeding import rng_for
@@ -47,13 +48,15 @@ class SelectedMicroBenchmark:
     pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
     pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
     accuracy_prior: AccuracyPrior | None = None  # the source models' pool counts (0/1 data; None: older file)
+    audit: AuditItems | None = None  # uniformly drawn items that check and correct the estimate (None: none)
 
     def __repr__(self) -> str:
         """One short line (the fields hold thousands of numbers)."""
         kind = "adaptive test" if self.adaptive else "micro-benchmark"
         assessed = f", assessed on {self.assessment.runs} runs" if self.assessment is not None else ""
+        audit = f" plus {self.audit.size} audit items" if self.audit is not None else ""
         return (
-            f"<SelectedMicroBenchmark {self.method}: {kind} of {self.size} items from a pool of {self.n_pool} "
+            f"<SelectedMicroBenchmark {self.method}: {kind} of {self.size} items{audit} from a pool of {self.n_pool} "
             f"of {self.data_source or 'unnamed data'}, seed {self.seed}{assessed}>"
         )
 
@@ -129,6 +132,39 @@ class SelectedMicroBenchmark:
             population=population,
             mid_p=mid_p,
         )
+
+    def audited(self, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL, learned: np.ndarray | None = None) -> pd.DataFrame | None:
+        """Per model of ``matrix``: the learned estimate (``learned``, default: the printed one of ``intervals``),
+        the estimate corrected by the audit items and its design-based interval at ``level``, and how many audit
+        items it answered (mdad.micro.audit; NaN corrections for a model lacking some); None without audit items."""
+        if self.audit is None:
+            return None
+        if learned is None:
+            learned = self.intervals(matrix, level=level).estimate
+        scores = np.empty((matrix.n_models, 0)) if self.adaptive else self.item_scores(matrix)[0]
+        return audited(
+            self.audit,
+            np.asarray(learned, dtype=np.float64),
+            scores,
+            self.audit_scores(matrix),
+            self.fixed_positions,
+            self.n_pool,
+            np.asarray(matrix.models),
+            level,
+        )
+
+    def audit_scores(self, matrix: ResponseMatrix) -> np.ndarray:
+        """The models' scores on the audit items (models x m), NaN where an item is absent or unanswered."""
+        if self.audit is None:
+            return np.empty((matrix.n_models, 0))
+        lookup = {item: j for j, item in enumerate(matrix.items)}
+        present = np.array([j for j, item in enumerate(self.audit.item_ids) if item in lookup], dtype=np.int64)
+        out = np.full((matrix.n_models, self.audit.size), np.nan)
+        if present.size:
+            cols = np.array([lookup[self.audit.item_ids[j]] for j in present])
+            self._check_same_tasks(matrix, cols, present, audit=True)
+            out[:, present] = matrix.scores[:, cols]
+        return out
 
     def own_intervals(self, matrix: ResponseMatrix) -> EstimateIntervals | None:
         """The interval the estimator itself gives every model of ``matrix`` (AIPW's; ``MicroBenchmark.own_intervals``),
@@ -277,6 +313,8 @@ class SelectedMicroBenchmark:
         self._check_same_tasks(matrix, cols, present)
         answers = np.full((matrix.n_models, len(self.item_ids)), np.nan)
         answers[:, present] = matrix.scores[:, cols]
+        if self.audit is not None:  # an audit answer the test did not ask stays out of its estimate (mdad.micro.audit)
+            answers = without_unasked_audit(self._adaptive_test(), answers, np.isin(self.item_ids, self.audit.item_ids))
         nxt = self._adaptive_test().next_items(answers)
         frame = pd.DataFrame(
             {
@@ -288,10 +326,13 @@ class SelectedMicroBenchmark:
         )
         return _with_flags(frame, self.micro.flags(answers))
 
-    def _check_same_tasks(self, matrix: ResponseMatrix, cols: np.ndarray, positions: np.ndarray | None = None) -> None:
+    def _check_same_tasks(self, matrix: ResponseMatrix, cols: np.ndarray, positions: np.ndarray | None = None, *, audit: bool = False) -> None:
         """Refuse another task version; ``cols`` are the matrix columns of the items at ``positions``
-        of ``item_ids`` (default: all of them, in order)."""
-        for subtask in dict.fromkeys(self.subtasks.tolist()):
+        of ``item_ids`` (default: all of them, in order), or of the audit items' ids with ``audit``."""
+        ids_all, hashes_all, subtasks = self.item_ids, self.item_hashes, self.subtasks
+        if audit and self.audit is not None:
+            ids_all, hashes_all, subtasks = self.audit.item_ids, self.audit.item_hashes, self.audit.subtasks
+        for subtask in dict.fromkeys(subtasks.tolist()):
             built, new = self.tasks.get(subtask, {}), matrix.tasks.get(subtask, {})
             for key in TASK_IDENTITY:
                 if key in built and key in new and built[key] != new[key]:
@@ -299,11 +340,11 @@ class SelectedMicroBenchmark:
                         f"Task {subtask!r} in {matrix.source} has {key.replace('_', '-')} {new[key]}, but the "
                         f"micro-benchmark was built on {key.replace('_', '-')} {built[key]}; its estimates do not apply."
                     )
-        if self.item_hashes is None or matrix.item_hashes is None:
+        if hashes_all is None or matrix.item_hashes is None:
             return
         new = matrix.item_hashes[cols]
-        own = self.item_hashes if positions is None else self.item_hashes[positions]
-        ids = self.item_ids if positions is None else self.item_ids[positions]
+        own = hashes_all if positions is None else hashes_all[positions]
+        ids = ids_all if positions is None else ids_all[positions]
         differ = (own != "") & (new != "") & (own != new)
         if differ.any():
             item = str(ids[np.argmax(differ)])
@@ -312,26 +353,42 @@ class SelectedMicroBenchmark:
                 f"was built ({int(differ.sum())} of {len(differ)} items differ): the task changed; its estimates do not apply."
             )
 
+    @property
+    def fixed_positions(self) -> np.ndarray:
+        """The pool positions every new model answers besides the audit items (none for an adaptive test)."""
+        return np.empty(0, dtype=np.int64) if self.adaptive else self.micro.items
+
+    @property
+    def all_item_ids(self) -> np.ndarray:
+        """Every item a new model may answer: the chosen items (an adaptive test's pool), then the audit items."""
+        return self.item_ids if self.audit is None or self.adaptive else np.concatenate([self.item_ids, self.audit.item_ids])
+
+    @property
+    def all_subtasks(self) -> np.ndarray:
+        """The subtask of each of ``all_item_ids``."""
+        return self.subtasks if self.audit is None or self.adaptive else np.concatenate([self.subtasks, self.audit.subtasks])
+
     def items_by_task(self) -> dict[str, list[str]]:
-        """The item ids per harness task (mdad.micro.harness.items_by_task)."""
-        return harness.items_by_task(self.item_ids, self.subtasks)
+        """The item ids per harness task, audit items included (mdad.micro.harness.items_by_task)."""
+        return harness.items_by_task(self.all_item_ids, self.all_subtasks)
 
     def lm_eval_samples(self) -> dict[str, list[int]]:
-        """The items as lm-evaluation-harness ``--samples`` wants them: task name -> document indices."""
-        return harness.lm_eval_samples(self.item_ids, self.subtasks)
+        """The items, audit items included, as lm-evaluation-harness ``--samples`` wants them: task name -> document indices."""
+        return harness.lm_eval_samples(self.all_item_ids, self.all_subtasks)
 
     def harness_commands(
         self, items: Sequence[str] | None = None, *, output: str = "NEW", samples_file: str | None = None, near: Sequence[str | Path] = ()
     ) -> harness.HarnessCommands:
-        """The lm-eval or inspect commands that run a new model on ``items`` (default: every item) only,
+        """The lm-eval or inspect commands that run a new model on ``items`` (default: every item, audit items included) only,
         with the options the source logs recorded, its logs going to ``output`` (mdad.micro.harness.commands;
         ``near``: paths around which an inspect task file is looked for, beside the data's)."""
-        chosen = list(self.item_ids) if items is None else list(items)
-        position = {str(item): j for j, item in enumerate(self.item_ids)}
+        every, every_subtask = self.all_item_ids, self.all_subtasks
+        chosen = list(every) if items is None else list(items)
+        position = {str(item): j for j, item in enumerate(every)}
         unknown = [item for item in chosen if str(item) not in position]
         if unknown:
             raise MdadError(f"Item {unknown[0]!r} is not an item of this micro-benchmark.")
-        subtasks = [str(self.subtasks[position[str(item)]]) for item in chosen]
+        subtasks = [str(every_subtask[position[str(item)]]) for item in chosen]
         return harness.commands(chosen, subtasks, self.tasks, output=output, samples_file=samples_file, near=[*near, self.data_source])
 
     def to_json(self) -> dict:
@@ -368,7 +425,7 @@ def _with_flags(frame: pd.DataFrame, flags) -> pd.DataFrame:
     return frame
 
 
-def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> SelectedMicroBenchmark:
+def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, audit_items: int = 0) -> SelectedMicroBenchmark:
     """Choose ``size`` items of ``matrix`` with ``method``, using every model as a source model.
 
     Parameters
@@ -381,6 +438,11 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
         Items to choose.
     seed : int
         Seed of the selection.
+    audit_items : int
+        Items drawn uniformly at random from those not chosen (from the whole pool for an adaptive test), on
+        top of them (0: none; at least 2): each new model answers them too, and they correct the estimate
+        with an interval that holds whatever the source models are (``SelectedMicroBenchmark.audited``;
+        docs/intervals.md#audit-items).
 
     Returns
     -------
@@ -404,6 +466,9 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
     prepared = chosen.prepare(view, rng_for(seed, "prepare", key, "all"))
     micro = chosen.select(view, size, rng_for(seed, "select", method, size, "all"), prepared)
     binary = bool(np.isin(matrix.scores, (0.0, 1.0)).all())
+    fixed = np.empty(0, dtype=np.int64) if chosen.adaptive else micro.items  # an adaptive test's audit is drawn from the whole pool
+    audit = AuditItems.draw(matrix, fixed, audit_items, seed=seed, method=method, size=size) if audit_items else None
+    asked = matrix.subtasks[micro.items] if audit is None else np.concatenate([matrix.subtasks[micro.items], audit.subtasks])
     return SelectedMicroBenchmark(
         method=method,
         item_ids=matrix.items[micro.items],
@@ -413,11 +478,12 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0) -> 
         data_source=matrix.source,
         data_fingerprint=fingerprint(matrix),
         n_pool=matrix.n_items,
-        tasks={s: matrix.tasks[s] for s in dict.fromkeys(matrix.subtasks[micro.items].tolist()) if s in matrix.tasks},
+        tasks={s: matrix.tasks[s] for s in dict.fromkeys(asked.tolist()) if s in matrix.tasks},
         item_hashes=None if matrix.item_hashes is None else matrix.item_hashes[micro.items],
         pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True), strict=True)},
         pair_prior=PairPrior.from_scores(matrix.scores) if binary and matrix.n_models >= 2 else None,
         accuracy_prior=AccuracyPrior.from_scores(matrix.scores) if binary else None,
+        audit=audit,
     )
 
 

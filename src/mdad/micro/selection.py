@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from mdad import methods as method_registry
@@ -18,8 +19,10 @@ from mdad.defaults import DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.experiment.grid import default_targets
 from mdad.experiment.splits import MIN_MODELS, require_runs_memory
+from mdad.metrics import analytic
+from mdad.metrics.pairwise import AgreementCurve
 from mdad.micro.harness import harness_of
-from mdad.micro.notes import Note, command_notes, describe_assessment
+from mdad.micro.notes import Note, command_notes, describe_assessment, describe_exact
 from mdad.micro.selected import SelectedMicroBenchmark, select
 from mdad.wording import plural
 
@@ -50,6 +53,16 @@ class Selection:
     lm_eval_samples: dict[str, list[int]] | None = None
     inspect: bool = False
     runs_asked: int = 0
+
+    @cached_property
+    def exact_curve(self) -> AgreementCurve | None:
+        """For uniform random sampling: the agreement curve of a ``size``-item draw over every pair of the
+        data's models, exactly (docs/protocol.md#exact-answers): no held-out runs, so none of their
+        noise. None for the other methods (and for fewer than two models)."""
+        chosen = self.chosen
+        if chosen.adaptive or method_registry.get(chosen.method).design != "uniform" or self.matrix.n_models < 2:
+            return None
+        return analytic.streamed_curve(self.matrix, chosen.size, "random", seed=chosen.seed)
 
     @property
     def too_few_models(self) -> bool:
@@ -85,8 +98,33 @@ class Selection:
                 )
         else:
             notes = [Note(f"{method}: {size} of {matrix.n_items} items from {matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}.")]
+        if chosen.audit is not None:
+            m = chosen.audit.size
+            notes.append(
+                Note(
+                    f"Plus {plural(m, 'audit item')} drawn at random from the "
+                    + (
+                        f"{matrix.n_items} pool items: each new model answers its test of up to {size} items and these {m} (at most {size + m}); "
+                        if chosen.adaptive
+                        else f"{matrix.n_items - size} items not chosen: each new model answers {size} + {m} = {size + m} items; "
+                    )
+                    + "'mdad estimate' corrects the estimate with them, with an interval "
+                    "that holds whatever the source models are"
+                    + (" (the commands below include them)." if self.lm_eval_samples is not None or self.inspect else ".")
+                )
+            )
+            if chosen.adaptive and harness_of(chosen.tasks, chosen.audit.subtasks.tolist()) in ("lm-eval", "inspect"):
+                notes.extend(
+                    command_notes(
+                        chosen.harness_commands(list(chosen.audit.item_ids), near=[matrix.source]),
+                        "Ask every new model the audit items too with this command, into the same folder (NEW):",
+                    )
+                )
         if chosen.assessment is not None:
             notes.append(Note(describe_assessment(chosen.assessment)))
+        if self.exact_curve is not None:
+            threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
+            notes.append(Note(describe_exact(self.exact_curve, size, threshold, self.matrix.n_models)))
         if self.lm_eval_samples is not None and samples_path is not None:
             notes.extend(
                 command_notes(
@@ -124,11 +162,13 @@ def build_selection(
     workers: int = 1,
     lm_eval_samples: bool = False,
     inspect: bool = False,
+    audit_items: int = 0,
     on_selected: Callable[[], None] | None = None,
     on_runs: Callable[[float], None] | None = None,
 ) -> Selection:
     """Choose ``size`` items of ``matrix`` with ``method`` (``mdad.select``), write-ready sample lists when asked
-    for, and its assessment on ``runs`` held-out splits (``mdad.assess``; skipped with too few models).
+    for, and its assessment on ``runs`` held-out splits (``mdad.assess``; skipped with too few models);
+    ``audit_items``: uniformly drawn items on top (``mdad.select``).
 
     The sample lists are made, and the runs checked against memory as ``mdad run``'s are, before the
     assessment, so a request that cannot be met is refused before the long part. For a progress
@@ -138,7 +178,7 @@ def build_selection(
     made = assessment_runs(matrix.n_models, runs, targets)
     if made:  # the rule that bounds 'mdad run --runs' (draws and pairs of targets), before the selection
         require_runs_memory(made, matrix.n_models, matrix.n_items, targets or default_targets(matrix.n_models))
-    chosen = select(matrix, method, size, seed=seed)
+    chosen = select(matrix, method, size, seed=seed, audit_items=audit_items)
     samples = chosen.lm_eval_samples() if lm_eval_samples else None
     if inspect and harness_of(chosen.tasks, chosen.subtasks.tolist()) != "inspect":  # before the assessment
         raise MdadError(
