@@ -141,7 +141,7 @@ def test_estimate_command_prints_and_writes_intervals_and_pair_probabilities(ass
     assert result.exit_code == 0, result.output
     assert "80% interval" in result.output and "Intervals: split-conformal" in " ".join(result.output.split())
     rows = pd.read_csv(tmp_path / "e.csv")
-    assert list(rows.columns) == ["model", "estimate", "low", "high", "level"] and (rows["level"] == 0.8).all()
+    assert list(rows.columns) == ["model", "estimate", "low", "high", "level", "p_best"] and (rows["level"] == 0.8).all()
     assert ((rows["low"] <= rows["high"]) & (rows["level"] == 0.8)).all() and len(rows) == 3
     expected = assessed.intervals(small_sim.take(models=np.arange(3)), level=0.8)
     np.testing.assert_allclose(rows["low"], expected.low)

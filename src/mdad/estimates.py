@@ -69,3 +69,30 @@ class OrderProbabilities:
         if self.ties.any():
             frame["tied"] = self.ties
         return frame
+
+
+@dataclass(frozen=True, eq=False)
+class BestProbabilities:
+    """For models estimated together: P(each is the true best of them on the full benchmark, strictly above every other).
+
+    ``calibration`` says in words where the probabilities come from; ``probability`` is NaN when the
+    micro-benchmark carries nothing to compute them from (and ``calibration`` says why)."""
+
+    models: np.ndarray
+    estimate: np.ndarray
+    probability: np.ndarray
+    calibration: str
+
+    @property
+    def best(self) -> int:
+        """Row of the estimated best model: the first of the ranking by estimate (ties kept in the data's order)."""
+        return int(np.argsort(-np.asarray(self.estimate, dtype=np.float64), kind="stable")[0])
+
+    @property
+    def available(self) -> bool:
+        """Whether the probabilities could be computed."""
+        return bool(np.isfinite(self.probability).all())
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per model: model and P(it is the true best), as the estimate CSV's column ``p_best``."""
+        return pd.DataFrame({"model": self.models, "p_best": self.probability})

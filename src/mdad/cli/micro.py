@@ -128,7 +128,9 @@ def print_report(notes: list[Note]) -> None:
 def estimate_command(
     micro: Annotated[Path, typer.Argument(help="A micro-benchmark written by 'mdad select'.")],
     results: Annotated[Path, typer.Argument(help="New models' results on (at least) the micro-benchmark's items.")],
-    csv: Annotated[str | None, typer.Option(help="Also write one row per model (model, estimate, low, high, level) to this CSV file.")] = None,
+    csv: Annotated[
+        str | None, typer.Option(help="Also write one row per model (model, estimate, low, high, level, p_best) to this CSV file.")
+    ] = None,
     pairs_csv: Annotated[
         str | None, typer.Option(help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")
     ] = None,
@@ -196,7 +198,7 @@ def estimate_command(
     print_report(report.notes)
     print_comparisons(report.comparisons)
     if paths["the CSV file"] is not None:
-        write_csv(report.intervals.to_frame(), paths["the CSV file"])
+        write_csv(report.model_frame(), paths["the CSV file"])
     if paths["the pairs CSV file"] is not None:
         write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
     if paths["the comparisons CSV file"] is not None:

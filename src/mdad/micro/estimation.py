@@ -17,7 +17,7 @@ import pandas as pd
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
-from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbabilities, EstimateIntervals, OrderProbabilities
 from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.harness import harness_of, output_folder
 from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment
@@ -43,7 +43,7 @@ class EstimateReport:
     """Estimates of new models with a micro-benchmark: the numbers, the table and the notes below it.
 
     ``details``: per model, what the estimator adds (``SelectedMicroBenchmark.details``);
-    ``intervals``/``orders``: mdad.micro.trust's answers; ``threshold``: the probability below
+    ``intervals``/``orders``/``best``: mdad.micro.trust's answers; ``threshold``: the probability below
     which an order counts as unreliable (the assessment's, else the default)."""
 
     details: pd.DataFrame
@@ -55,6 +55,15 @@ class EstimateReport:
     columns: list[Column]
     notes: list[Note]
     comparisons: list[Comparison] = field(default_factory=list)
+    best: BestProbabilities | None = None
+
+    def model_frame(self) -> pd.DataFrame:
+        """One row per model: the intervals' columns (``EstimateIntervals.to_frame``) and ``p_best``, P(it is the true
+        best of the models estimated; NaN when not available)."""
+        frame = self.intervals.to_frame()
+        if self.best is not None:
+            frame["p_best"] = self.best.probability
+        return frame
 
     @property
     def unreliable_orders(self) -> int:
@@ -88,16 +97,36 @@ def estimate_report(
     details = chosen.details(matrix)
     intervals = chosen.intervals(matrix, level=level, population=population, mid_p=mid_p)
     orders = chosen.order_probabilities(matrix)
+    best = chosen.best_probabilities(matrix)
     own = chosen.own_intervals(matrix)
     threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
     size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
     title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%), gap to the next model (points)"
     columns = _columns(chosen, details, intervals, orders, own, threshold, level)
-    notes = _notes(chosen, details, intervals, orders, threshold)
+    notes = _notes(chosen, details, intervals, orders, threshold, best)
     if chosen.adaptive and results is not None:
         notes.extend(next_item_commands(chosen, details, Path(results), near))
     comparisons = chosen.comparisons(matrix, pairs)
-    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons)
+    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons, best)
+
+
+def best_note(best: BestProbabilities, threshold: float) -> Note:
+    """The sentence under the table: P(the estimated best model is the true best of the models estimated)."""
+    n, name = len(best.models), str(best.models[best.best])
+    if not best.available:
+        return Note(f"P(the estimated best is the true best of the {n} models): {best.calibration}.")
+    p = float(best.probability[best.best])
+    verdict = (
+        "more likely than not another of them is the true best"
+        if p < 0.5
+        else "the first place is not reliable"
+        if p < threshold
+        else "the first place is reliable"
+    )
+    return Note(
+        f"P({name}, the estimated best, is the true best of the {n} models on the full benchmark) = "
+        f"{format_probability(p)}: {verdict} ({best.calibration})."
+    )
 
 
 def next_item_commands(chosen: SelectedMicroBenchmark, details: pd.DataFrame, results: Path, near: Sequence[str | Path] = ()) -> list[Note]:
@@ -195,7 +224,12 @@ def _columns(
 
 
 def _notes(
-    chosen: SelectedMicroBenchmark, details: pd.DataFrame, intervals: EstimateIntervals, orders: OrderProbabilities, threshold: float
+    chosen: SelectedMicroBenchmark,
+    details: pd.DataFrame,
+    intervals: EstimateIntervals,
+    orders: OrderProbabilities,
+    threshold: float,
+    best: BestProbabilities,
 ) -> list[Note]:
     """The lines below the table: where the numbers come from, what they do not promise, what to do next."""
     notes = [Note(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.")]
@@ -209,6 +243,8 @@ def _notes(
                 + f"keep their order on the full benchmark with probability below {100 * threshold:g}%: those orders are not reliable."
             )
         )
+    if len(best.models) > 1:
+        notes.append(best_note(best, threshold))
     if ties:
         notes.append(
             Note(

@@ -14,7 +14,7 @@ from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
-from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbabilities, EstimateIntervals, OrderProbabilities
 from mdad.exact import on_estimate_grid
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
@@ -22,7 +22,7 @@ from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.micro import file_format, harness
 from mdad.micro.comparison import Comparison, mcnemar_mid_p
-from mdad.micro.trust import Strata, design_estimates, design_strata, estimate_intervals, neighbour_orders, pair_orders
+from mdad.micro.trust import Strata, best_of_ranking, design_estimates, design_strata, estimate_intervals, neighbour_orders, pair_orders
 from mdad.seeding import rng_for
 from mdad.wording import plural
 
@@ -148,6 +148,21 @@ class SelectedMicroBenchmark:
         first_only, second_only = self._discordant(scores, rows.get_indexer(orders.first), rows.get_indexer(orders.second))
         tied = self._whole_pool(scores) & (first_only == second_only)
         return replace(orders, probability=np.where(tied, np.nan, orders.probability), tied=tied)
+
+    def best_probabilities(self, matrix: ResponseMatrix) -> BestProbabilities:
+        """P(each model of ``matrix`` is the true best of them on the full benchmark); the estimated best is
+        ``.best`` (mdad.micro.trust.best_of_ranking)."""
+        scores, estimates = self._scores_and_estimates(matrix)
+        calibration = self.assessment.order_calibration if self.assessment is not None else None
+        return best_of_ranking(
+            scores,
+            estimates,
+            np.asarray(matrix.models),
+            method=self.method,
+            strata=self._strata(),
+            calibration=calibration,
+            prior=self.accuracy_prior,
+        )
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them

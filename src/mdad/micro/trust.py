@@ -19,13 +19,14 @@ from __future__ import annotations
 import numpy as np
 
 from mdad.defaults import DEFAULT_LEVEL
-from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbabilities, EstimateIntervals, OrderProbabilities
 from mdad.exact import on_estimate_grid
 from mdad.intervals.conformal import ConformalCalibration
 from mdad.intervals.finite import check_level, stratified_estimate
 from mdad.intervals.order import OrderCalibration, PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities, per_stratum
+from mdad.intervals.ranking import best_probabilities, count_posteriors, normal_posteriors
 from mdad.memory import require_memory
 from mdad.methods.names import parse
 
@@ -201,3 +202,38 @@ def pair_orders(
         probability = np.full(len(gap), np.nan)
         how = _why_not(method, strata, scores).replace("no interval", "no order probability")
     return OrderProbabilities(models[first], models[second], gap, probability, how)
+
+
+def best_of_ranking(
+    scores: np.ndarray,
+    estimates: np.ndarray,
+    models: np.ndarray,
+    *,
+    method: str,
+    strata: Strata | None,
+    calibration: OrderCalibration | None,
+    prior: AccuracyPrior | None,
+) -> BestProbabilities:
+    """P(each model is the true best of the models estimated together) (mdad.intervals.ranking).
+
+    Random designs on 0/1 scores with the source models' accuracies (``prior``): the empirical-Bayes
+    posterior of each model's pool count (a stratified design: the uniform design's posterior for as
+    many correct of its items as its own estimate gives). Otherwise, with the held-out residual spread
+    of ``calibration``: a normal posterior around each estimate. Neither: NaN and the reason."""
+    exact = _exact_strata(strata, scores)
+    estimates = _design_estimates(exact, scores, estimates)
+    if exact is not None and prior is not None and prior.pool_items == int(exact[0].sum()):
+        k = scores.shape[1]
+        correct = scores.sum(axis=1) if len(exact[0]) == 1 else np.rint(estimates * k)
+        probability = best_probabilities(count_posteriors(prior, k, correct.astype(np.int64)))
+        how = "each model's posterior given its answers, the source models' accuracies as prior (empirical Bayes)"
+    elif calibration is not None and calibration.spread is not None:
+        probability = best_probabilities(normal_posteriors(estimates, calibration.spread_at(estimates) / 100.0))
+        how = "each model's true accuracy normal around its estimate with the held-out residual spread there"
+    else:
+        probability = np.full(len(estimates), np.nan)
+        how = (
+            "not available: it needs the source models' accuracies (random designs on 0/1 scores) or a held-out "
+            "assessment with the residual spread (select it again with assessment runs)"
+        )
+    return BestProbabilities(models, estimates, probability, how)
