@@ -72,27 +72,30 @@ class OrderProbabilities:
 
 
 @dataclass(frozen=True, eq=False)
-class BestProbabilities:
-    """For models estimated together: P(each is the true best of them on the full benchmark, strictly above every other).
+class BestProbability:
+    """For models estimated together: P(the estimated best, the first of the ranking by estimate, is the true best of
+    them on the full benchmark, strictly above every other).
 
-    ``calibration`` says in words where the probabilities come from; ``probability`` is NaN when the
-    micro-benchmark carries nothing to compute them from (and ``calibration`` says why)."""
+    ``row``: the estimated best's row; ``probability`` NaN when the micro-benchmark carries nothing to compute it
+    from (``calibration`` then says why, else where the probability comes from)."""
 
     models: np.ndarray
-    estimate: np.ndarray
-    probability: np.ndarray
+    row: int
+    probability: float
     calibration: str
 
     @property
-    def best(self) -> int:
-        """Row of the estimated best model: the first of the ranking by estimate (ties kept in the data's order)."""
-        return int(np.argsort(-np.asarray(self.estimate, dtype=np.float64), kind="stable")[0])
+    def model(self) -> str:
+        """The estimated best model's name."""
+        return str(self.models[self.row])
 
     @property
     def available(self) -> bool:
-        """Whether the probabilities could be computed."""
-        return bool(np.isfinite(self.probability).all())
+        """Whether the probability could be computed."""
+        return bool(np.isfinite(self.probability))
 
-    def to_frame(self) -> pd.DataFrame:
-        """One row per model: model and P(it is the true best), as the estimate CSV's column ``p_best``."""
-        return pd.DataFrame({"model": self.models, "p_best": self.probability})
+    def column(self) -> np.ndarray:
+        """One value per model: the probability on the estimated best's row, NaN elsewhere (the CSV's ``p_best``)."""
+        out = np.full(len(self.models), np.nan)
+        out[self.row] = self.probability
+        return out

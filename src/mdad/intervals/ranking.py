@@ -20,11 +20,14 @@ correction for the choice of the best. Where the posteriors come from:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import ndtr
 
 from mdad.errors import MdadError
 from mdad.intervals.posterior import AccuracyPrior, posterior_count_pmf
+from mdad.seeding import rng_for
 
 ACCURACY_GRID = 2000  # cells of [0, 1] for the calibrated methods' normal posteriors
 
@@ -61,3 +64,117 @@ def normal_posteriors(estimates: np.ndarray, spread: np.ndarray, cells: int = AC
     cuts = np.linspace(0.0, 1.0, cells + 1)[None, 1:-1]
     cdf = np.concatenate([np.zeros((len(e), 1)), ndtr((cuts - e) / s), np.ones((len(e), 1))], axis=1)
     return np.diff(cdf, axis=1)
+
+
+RANK_SIZES = (2, 3, 5, 10, 20, 50)  # numbers of models estimated together that the held-out rankings have
+RANK_SETS = 200  # random sets of each size drawn over all held-out runs (at least one per run), to bound the work
+FIT_GRID = 500  # cells of the normal posteriors in the held-out fit (the estimate uses ACCURACY_GRID)
+LOGIT_CLIP = 1e-4  # the raw P(best) is kept within [LOGIT_CLIP, 1 - LOGIT_CLIP] before its logit
+RIDGE = 1e-6  # relative ridge of the logistic fits (keeps separable data finite)
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    q = np.clip(np.asarray(p, dtype=np.float64), LOGIT_CLIP, 1.0 - LOGIT_CLIP)
+    return np.log(q / (1.0 - q))
+
+
+def logistic_fit(features: np.ndarray, held: np.ndarray, iterations: int = 50) -> np.ndarray:
+    """Coefficients of the binomial logistic regression of ``held`` (0/1) on an intercept and ``features`` (rows x
+    columns), by Newton steps with a small ridge (finite on separable data)."""
+    x = np.column_stack([np.ones(len(features)), np.asarray(features, dtype=np.float64)])
+    y = np.asarray(held, dtype=np.float64)
+    beta = np.zeros(x.shape[1])
+    ridge = RIDGE * len(y) * np.eye(x.shape[1])
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
+        step = np.linalg.solve(x.T @ (x * (p * (1.0 - p))[:, None]) + ridge, x.T @ (y - p) - ridge @ beta)
+        beta += step
+        if np.abs(step).max() < 1e-10:
+            break
+    return beta
+
+
+def _sigmoid(t: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-t))
+
+
+@dataclass(frozen=True, eq=False)
+class RankingCalibration:
+    """Logistic fits made on held-out rankings of ``RANK_SIZES`` models (random sets of each held-out run's targets).
+
+    ``adjacent`` (4): P(a neighbouring pair's order holds) = sigmoid(a + b z + c L + d z L), z the pair's
+    scaled gap (``OrderCalibration.scaled_gap``), L = log(number of models ranked): fitted on the
+    neighbouring pairs of the held-out rankings, so a pair printed because it is adjacent is judged
+    among pairs chosen the same way. ``best`` (3): P(the estimated best is the true best) =
+    sigmoid(a + b logit(raw) + c L), raw the probability from normal posteriors with the held-out
+    spread (:func:`best_probabilities`), fitted on the estimated best of the same rankings. L is
+    capped at log(``largest``), the largest ranking fitted."""
+
+    adjacent: np.ndarray
+    best: np.ndarray
+    largest: int
+    rankings: int  # held-out rankings the fits were made on
+
+    @classmethod
+    def fit(cls, estimates: np.ndarray, truths: np.ndarray, scaled_gap, spread_at, *, seed: int = 0) -> RankingCalibration | None:
+        """From held-out runs (runs x targets, accuracies), ``scaled_gap(e1, e2)`` and ``spread_at(e)`` (points) of the
+        order calibration; None when the runs hold fewer than 3 targets or no ranking has a non-tied pair."""
+        est, tru = np.atleast_2d(estimates), np.atleast_2d(truths)
+        z, size_pair, held_pair, raw, size_best, held_best = [], [], [], [], [], []
+        largest = 0
+        for r in range(est.shape[0]):
+            ok = np.flatnonzero(np.isfinite(est[r]) & np.isfinite(tru[r]))
+            for s in sorted({min(s, len(ok)) for s in RANK_SIZES if len(ok) >= 2}):
+                largest = max(largest, s)
+                rng = rng_for(seed, "ranking-calibration", s, r)
+                for _ in range(1 if s == len(ok) else -(-RANK_SETS // est.shape[0])):
+                    pick = ok if s == len(ok) else rng.choice(ok, size=s, replace=False)
+                    e, t = est[r, pick], tru[r, pick]
+                    order = np.argsort(-e, kind="stable")
+                    a, b = order[:-1], order[1:]
+                    differ = e[a] != e[b]
+                    z.append(scaled_gap(e[a][differ], e[b][differ]))
+                    held_pair.append(t[a][differ] > t[b][differ])
+                    size_pair.append(np.full(int(differ.sum()), s))
+                    ec = np.clip(e, 0.0, 1.0)
+                    raw.append(best_probabilities(normal_posteriors(ec, spread_at(ec) / 100.0, FIT_GRID))[order[0]])
+                    held_best.append(t[order[0]] > np.delete(t, order[0]).max())
+                    size_best.append(s)
+        if largest < 3 or not sum(len(x) for x in z):
+            return None
+        zz, lp = np.concatenate(z), np.log(np.concatenate(size_pair))
+        adjacent = logistic_fit(np.column_stack([zz, lp, zz * lp]), np.concatenate(held_pair))
+        lb = np.log(np.array(size_best, dtype=np.float64))
+        best = logistic_fit(np.column_stack([_logit(np.array(raw)), lb]), np.array(held_best))
+        return cls(adjacent, best, largest, len(raw))
+
+    def _log_size(self, models: int) -> float:
+        return float(np.log(min(max(models, 2), self.largest)))
+
+    def adjacent_probability(self, z: np.ndarray, models: int) -> np.ndarray:
+        """P(the order of neighbouring pairs of scaled gap ``z`` holds) in a ranking of ``models``."""
+        a, b, c, d = self.adjacent
+        zz, ls = np.asarray(z, dtype=np.float64), self._log_size(models)
+        return _sigmoid(a + b * zz + c * ls + d * zz * ls)
+
+    def best_probability(self, raw: np.ndarray, models: int) -> np.ndarray:
+        """P(the estimated best is the true best) from the raw probability ``raw`` in a ranking of ``models``."""
+        a, b, c = self.best
+        return _sigmoid(a + b * _logit(raw) + c * self._log_size(models))
+
+    def to_json(self) -> dict:
+        """The fits as JSON-ready numbers, as micro.json stores them (inside the order calibration)."""
+        return {"adjacent": self.adjacent.tolist(), "best": self.best.tolist(), "largest": self.largest, "rankings": self.rankings}
+
+    @classmethod
+    def from_json(cls, data: dict) -> RankingCalibration:
+        """Read :meth:`to_json`'s output; a malformed fit is one error sentence."""
+        try:
+            adjacent = np.asarray(data["adjacent"], dtype=np.float64).reshape(-1)
+            best = np.asarray(data["best"], dtype=np.float64).reshape(-1)
+            largest, rankings = int(data["largest"]), int(data["rankings"])
+        except (KeyError, TypeError, ValueError):
+            raise MdadError("The micro-benchmark's ranking calibration is malformed (adjacent, best, largest, rankings).") from None
+        if len(adjacent) != 4 or len(best) != 3 or not np.isfinite(adjacent).all() or not np.isfinite(best).all() or largest < 3:
+            raise MdadError("The micro-benchmark's ranking calibration needs 4 and 3 finite coefficients and rankings of 3 models or more.")
+        return cls(adjacent, best, largest, rankings)

@@ -17,7 +17,7 @@ import pandas as pd
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
-from mdad.estimates import BestProbabilities, EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
 from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.harness import harness_of, output_folder
 from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment
@@ -55,14 +55,14 @@ class EstimateReport:
     columns: list[Column]
     notes: list[Note]
     comparisons: list[Comparison] = field(default_factory=list)
-    best: BestProbabilities | None = None
+    best: BestProbability | None = None
 
     def model_frame(self) -> pd.DataFrame:
-        """One row per model: the intervals' columns (``EstimateIntervals.to_frame``) and ``p_best``, P(it is the true
-        best of the models estimated; NaN when not available)."""
+        """One row per model: the intervals' columns (``EstimateIntervals.to_frame``) and ``p_best``: on the estimated
+        best's row, P(it is the true best of the models estimated), empty elsewhere."""
         frame = self.intervals.to_frame()
         if self.best is not None:
-            frame["p_best"] = self.best.probability
+            frame["p_best"] = self.best.column()
         return frame
 
     @property
@@ -97,7 +97,7 @@ def estimate_report(
     details = chosen.details(matrix)
     intervals = chosen.intervals(matrix, level=level, population=population, mid_p=mid_p)
     orders = chosen.order_probabilities(matrix)
-    best = chosen.best_probabilities(matrix)
+    best = chosen.best_probability(matrix)
     own = chosen.own_intervals(matrix)
     threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
     size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
@@ -110,12 +110,12 @@ def estimate_report(
     return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons, best)
 
 
-def best_note(best: BestProbabilities, threshold: float) -> Note:
+def best_note(best: BestProbability, threshold: float) -> Note:
     """The sentence under the table: P(the estimated best model is the true best of the models estimated)."""
-    n, name = len(best.models), str(best.models[best.best])
+    n, name = len(best.models), best.model
     if not best.available:
         return Note(f"P(the estimated best is the true best of the {n} models): {best.calibration}.")
-    p = float(best.probability[best.best])
+    p = best.probability
     verdict = (
         "more likely than not another of them is the true best"
         if p < 0.5
@@ -229,7 +229,7 @@ def _notes(
     intervals: EstimateIntervals,
     orders: OrderProbabilities,
     threshold: float,
-    best: BestProbabilities,
+    best: BestProbability,
 ) -> list[Note]:
     """The lines below the table: where the numbers come from, what they do not promise, what to do next."""
     notes = [Note(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.")]

@@ -14,7 +14,7 @@ from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
-from mdad.estimates import BestProbabilities, EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
 from mdad.exact import on_estimate_grid
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
@@ -149,9 +149,9 @@ class SelectedMicroBenchmark:
         tied = self._whole_pool(scores) & (first_only == second_only)
         return replace(orders, probability=np.where(tied, np.nan, orders.probability), tied=tied)
 
-    def best_probabilities(self, matrix: ResponseMatrix) -> BestProbabilities:
-        """P(each model of ``matrix`` is the true best of them on the full benchmark); the estimated best is
-        ``.best`` (mdad.micro.trust.best_of_ranking)."""
+    def best_probability(self, matrix: ResponseMatrix) -> BestProbability:
+        """P(the estimated best model of ``matrix`` is the true best of them on the full benchmark)
+        (mdad.micro.trust.best_of_ranking)."""
         scores, estimates = self._scores_and_estimates(matrix)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
         return best_of_ranking(
