@@ -22,7 +22,8 @@ residuals' standard deviation in up to 4 bins of the estimate (conformal.estimat
 estimates in one bin z = |g| / (sqrt(2) s), across bins the spread is integrated along the
 way), and a logistic fit of "order held" on z (increasing in the gap at any fixed other
 estimate) gives P(order holds) for a new pair. Files of an older mdad hold a fit on |g| alone, which still
-loads and works.
+loads and works. Neighbouring pairs of a ranking of 3 or more models use the fit on held-out rankings stored
+beside it (mdad.intervals.ranking.RankingCalibration; docs/intervals.md#neighbouring-pairs-of-a-ranking).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@
   assessment (split-conformal residuals, logistic order fit on the gap over the residual spread
   at the two estimates), stored with the micro-benchmark.
 - Neither available: NaN, and the sentence says why.
+- P(the estimated best is the true best): ``best_of_ranking`` (docs/intervals.md#the-best-of-a-ranking).
 
 The functions take the fields of the micro-benchmark they need (mdad.micro.selected calls them).
 """
@@ -163,7 +164,9 @@ def neighbour_orders(
 ) -> OrderProbabilities:
     """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds).
 
-    ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs."""
+    ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs.
+    Random designs: the exact probability of each pair. Calibrated methods, 3 models or more: the fit on
+    neighbouring pairs of held-out rankings (docs/intervals.md#neighbouring-pairs-of-a-ranking), when the file has it."""
     design = design_estimates(strata, scores, estimates)
     order = np.argsort(-design, kind="stable")
     first, second = order[:-1], order[1:]
