@@ -120,4 +120,6 @@ def run_into_folder(
         experiment.run(workers=options.processes, on_cells=on_cells, extra_config=settings, scheduler=options.scheduler)
         from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
 
-        return build_outputs(options.out, options.threshold, figure_format=options.figures, workers=options.processes, on_phase=on_phase)
+        return build_outputs(
+            options.out, options.threshold, figure_format=options.figures, workers=options.processes, on_phase=on_phase, matrix=matrix
+        )

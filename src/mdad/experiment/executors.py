@@ -78,11 +78,15 @@ def ordered_map(func: Callable, items: Sequence, *, workers: int = 1) -> list:
 
     For the work after the cells (the summary's cells, the report's sections): the workers are
     forked with the data in memory, so ``func`` may be a closure over it; only the items' indices
-    go out and the results come back. Stopping and thread limits as for the cells.
+    go out and the results come back. Stopping and thread limits as for the cells. In this
+    process, BLAS runs on one thread: this work is many small products (bootstrap resamples,
+    Newton steps over a curve's bins), on which a second BLAS thread costs more than it gains
+    (the summary of the GPQA grid took 3.4x as long with two; benchmarks/README.md).
     """
     items = list(items)
     if workers <= 1 or len(items) <= 1 or multiprocessing.get_start_method() != "fork":
-        return [func(item) for item in items]  # closures reach workers only by forking
+        with threadpool_limits(limits=1, user_api="blas"):
+            return [func(item) for item in items]  # closures reach workers only by forking
     results: list = [None] * len(items)
     finished = _in_processes(_call_item, func, items, list(range(len(items))), min(workers, len(items)), None)
     with closing(finished):

@@ -137,20 +137,32 @@ def analytic_vs_simulated(
     return fig
 
 
-def analytic_figures(
-    out_dir: str | Path, curves: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD, matrix: ResponseMatrix | None = None
-) -> tuple[list[tuple[str, object]], str]:
-    """(title, figure) pairs setting exact and simulated curves side by side for the smallest and largest
-    size of a stored run (seen items), and why there are none when there are none (a sentence)."""
-    config = ResultStore(out_dir).read_config()
+def exact_curves_of_run(out_dir: str | Path, matrix: ResponseMatrix | None = None) -> tuple[pd.DataFrame, str]:
+    """The exact curves of a stored run's uniform random cells (:func:`analytic_curves_for_store`), computed
+    once for the report, the tables and the figures; with an empty frame, a sentence saying why there are none.
+    ``matrix`` is the run's data when the caller holds it; otherwise it is read again from the run's config."""
     reason = ""
     if matrix is None:
-        matrix, reason = matrix_of_run(config)
+        matrix, reason = matrix_of_run(ResultStore(out_dir).read_config())
     if matrix is None:
-        return [], reason
-    exact_curves = analytic_curves_for_store(out_dir, matrix, designs=REPORT_DESIGNS)
+        return pd.DataFrame(columns=CURVE_COLUMNS), reason
+    curves = analytic_curves_for_store(out_dir, matrix, designs=REPORT_DESIGNS)
+    return curves, "" if len(curves) else "the run has no uniform random cells"
+
+
+def analytic_figures(
+    out_dir: str | Path,
+    curves: pd.DataFrame,
+    threshold: float = DEFAULT_THRESHOLD,
+    matrix: ResponseMatrix | None = None,
+    exact: tuple[pd.DataFrame, str] | None = None,
+) -> tuple[list[tuple[str, object]], str]:
+    """(title, figure) pairs setting exact and simulated curves side by side for the smallest and largest
+    size of a stored run (seen items), and why there are none when there are none (a sentence).
+    ``exact`` is :func:`exact_curves_of_run`'s answer when the caller has it already."""
+    exact_curves, reason = exact if exact is not None else exact_curves_of_run(out_dir, matrix)
     if exact_curves.empty:
-        return [], "the run has no uniform random cells"
+        return [], reason
     sizes = sorted(exact_curves["size"].unique())
     return [
         (
@@ -161,15 +173,13 @@ def analytic_figures(
     ], ""
 
 
-def exact_mdads(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, matrix: ResponseMatrix | None = None) -> dict[tuple[str, int], float]:
+def exact_mdads(
+    out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, matrix: ResponseMatrix | None = None, exact_curves: pd.DataFrame | None = None
+) -> dict[tuple[str, int], float]:
     """(method, size) -> exact MDAD on the seen items (NaN: not reached) of every uniform random cell of a
     stored run: the same runs' targets and seen halves, no simulation. Empty when the run has no such
-    cells or its data cannot be read again."""
-    if matrix is None:
-        matrix, _ = matrix_of_run(ResultStore(out_dir).read_config())
-    if matrix is None:
-        return {}
-    exact = analytic_curves_for_store(out_dir, matrix, designs=REPORT_DESIGNS)
+    cells or its data cannot be read again. ``exact_curves``: :func:`exact_curves_of_run`'s frame, if at hand."""
+    exact = exact_curves if exact_curves is not None else exact_curves_of_run(out_dir, matrix)[0]
     if exact.empty:
         return {}
     seen = exact[(exact["view"] == "seen") & (exact["sources"] == exact["sources"].max())]

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, check_threshold, percent
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import evaluate_store
@@ -26,7 +27,7 @@ from mdad.experiment.store import ResultStore
 from mdad.methods.names import SUFFIX, parse
 from mdad.outputs import write_csv, writing
 from mdad.report import figures
-from mdad.report.analytic import analytic_figures, exact_mdad_table, exact_mdads
+from mdad.report.analytic import analytic_figures, exact_curves_of_run, exact_mdad_table, exact_mdads
 from mdad.report.group import group_differences, group_shares
 from mdad.report.tables import NOT_REACHED, format_mdad, group_table, headline, warnings, wide_summary
 from mdad.report.trust import coverage_table, decision_curves, trust_frames
@@ -39,6 +40,7 @@ class Outputs:
     curves: pd.DataFrame
     report: Path
     figure_files: tuple[Path, ...] = ()
+    exact: dict[tuple[str, int], float] = field(default_factory=dict)  # exact MDAD of the uniform random cells
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ class ReportData:
     curves: pd.DataFrame
     threshold: float
     curve_sizes: tuple[int, ...]
+    exact_curves: pd.DataFrame = field(default_factory=pd.DataFrame)  # the uniform random cells' exact curves
+    exact_reason: str = ""  # why exact_curves is empty, in words
+    exact_mdads: dict[tuple[str, int], float] = field(default_factory=dict)
 
     @property
     def n_seen(self) -> int | None:
@@ -112,13 +117,13 @@ def agreement_section(d: ReportData) -> Section:
 def exact_section(d: ReportData) -> Section | None:
     """Exact agreement of the random designs beside the simulated runs; when the run's data cannot be
     read again, a sentence saying why the section is empty (never a silent gap)."""
-    pairs, reason = analytic_figures(d.store.root, d.curves, d.threshold)
+    pairs, reason = analytic_figures(d.store.root, d.curves, d.threshold, exact=(d.exact_curves, d.exact_reason))
     title = "Exact agreement of uniform random sampling"
     if not pairs:
         if reason == "the run has no uniform random cells":
             return None
         return Section("exact", title, f"Not drawn: {reason}. The rest of this page comes from the stored results alone.")
-    table = exact_mdad_table(d.summary, exact_mdads(d.store.root, d.threshold))
+    table = exact_mdad_table(d.summary, d.exact_mdads)
     return Section(
         "exact",
         title,
@@ -356,6 +361,7 @@ def build_outputs(
     extra_sections: Sequence[Callable[[ReportData], Section | None]] = (),
     workers: int = 1,
     on_phase: Callable[[str], None] | None = None,
+    matrix: ResponseMatrix | None = None,
 ) -> Outputs:
     """Recompute the metrics of every stored cell; write summary/curves (parquet, CSV), table.csv and report.html.
 
@@ -363,7 +369,8 @@ def build_outputs(
     ``figure_format`` ('png', 'svg' or 'pdf') also writes every figure to OUT/figures/.
     ``workers`` > 1 evaluates the cells and builds the sections in that many local processes
     (the same page and numbers, sooner). ``on_phase`` is told each phase as it starts (``PHASES``),
-    for a progress display.
+    for a progress display. ``matrix``: the run's data when the caller holds it (else read again for
+    the exact curves of the uniform random cells, which are computed once for the page and the tables).
     """
     store = ResultStore(out_dir)
     config = store.read_config()
@@ -384,16 +391,28 @@ def build_outputs(
     sections: list[Section] = []
     if on_phase is not None:
         on_phase(PHASES[1])
+    exact: dict[tuple[str, int], float] = {}
     if not summary.empty:
         chosen = curve_sizes if curve_sizes else config.get("curve_sizes")
-        data = ReportData(store, config, summary, curves, threshold, _check_curve_sizes(chosen, summary) if chosen else _default_curve_sizes(summary))
+        exact_curves, exact_reason = exact_curves_of_run(root, matrix)
+        exact = exact_mdads(root, threshold, exact_curves=exact_curves)
+        data = ReportData(
+            store,
+            config,
+            summary,
+            curves,
+            threshold,
+            _check_curve_sizes(chosen, summary) if chosen else _default_curve_sizes(summary),
+            exact_curves,
+            exact_reason,
+            exact,
+        )
         formats = ("png",) if figure_format in (None, "png") else ("png", figure_format)
         built = ordered_map(lambda build: _rendered(build(data), formats), [*SECTIONS, *extra_sections], workers=workers)
         sections = [section for section in built if section is not None]
     files = _write_figures(sections, root, figure_format)
 
     methods = sorted(summary["method"].unique()) if not summary.empty else []
-    exact = exact_mdads(root, threshold) if not summary.empty else {}
     env = Environment(loader=PackageLoader("mdad.report"), autoescape=select_autoescape(["html"]))
     html = env.get_template("report.html").render(
         config=config,
@@ -415,7 +434,7 @@ def build_outputs(
     report = root / "report.html"
     with writing(report, "the report"):
         report.write_text(html, encoding="utf-8")
-    return Outputs(summary=summary, curves=curves, report=report, figure_files=tuple(files))
+    return Outputs(summary=summary, curves=curves, report=report, figure_files=tuple(files), exact=exact)
 
 
 def targets_text(config: dict) -> str:
