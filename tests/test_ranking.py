@@ -153,3 +153,19 @@ def test_ranking_calibration_is_stored_and_an_older_file_loads_without_it():
     with pytest.raises(MdadError, match="ranking calibration"):
         OrderCalibration.from_json(data)
     assert OrderCalibration.fit(*simulated_runs(rng, 3, 2, 0.05)).rankings is None  # rankings of 2 say nothing about neighbours
+
+
+def test_the_note_says_how_far_to_trust_the_first_place():
+    from mdad.estimates import BestProbability
+    from mdad.micro.estimation import best_note
+
+    models = np.array(["a", "b", "c"])
+    assert "more likely than not another" in best_note(BestProbability(models, 1, 0.3, "how"), 0.8).text
+    assert "not reliable" in best_note(BestProbability(models, 1, 0.6, "how"), 0.8).text
+    sure = best_note(BestProbability(models, 1, 0.995, "how"), 0.8)
+    assert sure.text.startswith(
+        "P(b, the estimated best, is the true best of the 3 models on the full benchmark) = > 0.99: the first place is reliable"
+    )
+    marked = best_note(BestProbability(models, 1, 0.9, "how"), 0.8, marked=True)
+    assert marked.warning and "marked '!'" in marked.text
+    assert "not available" in best_note(BestProbability(models, 0, float("nan"), "not available: why"), 0.8).text

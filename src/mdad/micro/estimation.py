@@ -110,8 +110,9 @@ def estimate_report(
     return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons, best)
 
 
-def best_note(best: BestProbability, threshold: float) -> Note:
-    """The sentence under the table: P(the estimated best model is the true best of the models estimated)."""
+def best_note(best: BestProbability, threshold: float, marked: bool = False) -> Note:
+    """The sentence under the table: P(the estimated best model is the true best of the models estimated); ``marked``:
+    the estimated best's interval is marked as possibly not valid, and this probability with it."""
     n, name = len(best.models), best.model
     if not best.available:
         return Note(f"P(the estimated best is the true best of the {n} models): {best.calibration}.")
@@ -123,10 +124,13 @@ def best_note(best: BestProbability, threshold: float) -> Note:
         if p < threshold
         else "the first place is reliable"
     )
-    return Note(
-        f"P({name}, the estimated best, is the true best of the {n} models on the full benchmark) = "
-        f"{format_probability(p)}: {verdict} ({best.calibration})."
-    )
+    head = f"P({name}, the estimated best, is the true best of the {n} models on the full benchmark)"
+    text = f"{head} = {format_probability(p)}: {verdict} ({best.calibration})."
+    if marked:  # the calibration does not hold for this model: say so where the number is
+        return Note(
+            f"{text} ! {name}'s interval is marked '!' (below): this probability rests on the same calibration and may not hold either.", warning=True
+        )
+    return Note(text)
 
 
 def next_item_commands(chosen: SelectedMicroBenchmark, details: pd.DataFrame, results: Path, near: Sequence[str | Path] = ()) -> list[Note]:
@@ -244,7 +248,7 @@ def _notes(
             )
         )
     if len(best.models) > 1:
-        notes.append(best_note(best, threshold))
+        notes.append(best_note(best, threshold, marked=bool(intervals.mark is not None and intervals.mark[best.row] and best.available)))
     if ties:
         notes.append(
             Note(
