@@ -92,7 +92,7 @@ def test_estimate_carries_the_learned_and_the_corrected_estimate(matrix, audited
     assert (audit["low"] <= audit["corrected"]).all() and (audit["corrected"] <= audit["high"]).all()
     names = [c.name for c in report.columns]
     assert "corrected" in names and "audit 90% interval" in names
-    frame = report.to_frame()
+    frame = report.model_frame()
     assert {"corrected", "corrected_low", "corrected_high"} <= set(frame.columns)
 
 

@@ -91,8 +91,10 @@ def test_learned_methods_use_the_stored_calibration_after_loading(assessed, smal
     orders = back.order_probabilities(small_sim)
     assert orders.calibration.startswith("calibrated") and "residual spread" in orders.calibration
     estimate = back.estimate(small_sim)
-    expected = assessed.assessment.order_calibration.probability(estimate[orders.first].to_numpy(), estimate[orders.second].to_numpy())
-    np.testing.assert_allclose(orders.probability, expected)
+    fit = assessed.assessment.order_calibration
+    expected = fit.rankings.adjacent_probability(fit.scaled_gap(estimate[orders.first].to_numpy(), estimate[orders.second].to_numpy()), 120)
+    np.testing.assert_allclose(orders.probability, expected)  # neighbours: the fit on held-out rankings (of 30, fewer than 120)
+    assert "held-out rankings of 30 models, fewer than the 120 here" in orders.calibration
 
 
 def test_an_order_fit_on_the_gap_alone_of_an_older_mdad_still_works(assessed, small_sim, tmp_path):
@@ -141,7 +143,7 @@ def test_estimate_command_prints_and_writes_intervals_and_pair_probabilities(ass
     assert result.exit_code == 0, result.output
     assert "80% interval" in result.output and "Intervals: split-conformal" in " ".join(result.output.split())
     rows = pd.read_csv(tmp_path / "e.csv")
-    assert list(rows.columns) == ["model", "estimate", "low", "high", "level"] and (rows["level"] == 0.8).all()
+    assert list(rows.columns) == ["model", "estimate", "low", "high", "level", "p_best"] and (rows["level"] == 0.8).all()
     assert ((rows["low"] <= rows["high"]) & (rows["level"] == 0.8)).all() and len(rows) == 3
     expected = assessed.intervals(small_sim.take(models=np.arange(3)), level=0.8)
     np.testing.assert_allclose(rows["low"], expected.low)

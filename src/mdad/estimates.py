@@ -73,3 +73,33 @@ class OrderProbabilities:
         if self.mark is not None and any(self.mark):
             frame["mark"] = self.mark
         return frame
+
+
+@dataclass(frozen=True, eq=False)
+class BestProbability:
+    """For models estimated together: P(the estimated best, the first of the ranking by estimate, is the true best of
+    them on the full benchmark, strictly above every other).
+
+    ``row``: the estimated best's row; ``probability`` NaN when the micro-benchmark carries nothing to compute it
+    from (``calibration`` then says why, else where the probability comes from)."""
+
+    models: np.ndarray
+    row: int
+    probability: float
+    calibration: str
+
+    @property
+    def model(self) -> str:
+        """The estimated best model's name."""
+        return str(self.models[self.row])
+
+    @property
+    def available(self) -> bool:
+        """Whether the probability could be computed."""
+        return bool(np.isfinite(self.probability))
+
+    def column(self) -> np.ndarray:
+        """One value per model: the probability on the estimated best's row, NaN elsewhere (the CSV's ``p_best``)."""
+        out = np.full(len(self.models), np.nan)
+        out[self.row] = self.probability
+        return out

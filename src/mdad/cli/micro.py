@@ -140,7 +140,7 @@ def estimate_command(
     csv: Annotated[
         str | None,
         typer.Option(
-            help="Also write one row per model (model, estimate, low, high, level; with audit items also corrected, "
+            help="Also write one row per model (model, estimate, low, high, level, p_best; with audit items also corrected, "
             "corrected_low, corrected_high) to this CSV file."
         ),
     ] = None,
@@ -211,7 +211,7 @@ def estimate_command(
     print_report(report.notes)
     print_comparisons(report.comparisons)
     if paths["the CSV file"] is not None:
-        write_csv(report.to_frame(), paths["the CSV file"])
+        write_csv(report.model_frame(), paths["the CSV file"])
     if paths["the pairs CSV file"] is not None:
         write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
     if paths["the comparisons CSV file"] is not None:

@@ -22,7 +22,8 @@ residuals' standard deviation in up to 4 bins of the estimate (conformal.estimat
 estimates in one bin z = |g| / (sqrt(2) s), across bins the spread is integrated along the
 way), and a logistic fit of "order held" on z (increasing in the gap at any fixed other
 estimate) gives P(order holds) for a new pair. Files of an older mdad hold a fit on |g| alone, which still
-loads and works.
+loads and works. Neighbouring pairs of a ranking of 3 or more models use the fit on held-out rankings stored
+beside it (mdad.intervals.ranking.RankingCalibration; docs/intervals.md#neighbouring-pairs-of-a-ranking).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 
 from mdad.errors import MdadError
 from mdad.intervals.conformal import estimate_bin_edges
+from mdad.intervals.ranking import RankingCalibration
 from mdad.metrics.exact import log_comb, log_factorials, unique_rows
 from mdad.metrics.pairwise import agreement_from_differences
 from mdad.metrics.robust import logistic_coefficients
@@ -326,6 +328,7 @@ class OrderCalibration:
     pairs: int  # calibration pairs it was fitted on
     edges: np.ndarray | None = None  # interior bin edges of the estimate (accuracies)
     spread: np.ndarray | None = None  # residual standard deviation per bin (points)
+    rankings: RankingCalibration | None = None  # fits on held-out rankings of several sizes (None: older file)
 
     @property
     def by_level(self) -> bool:
@@ -333,8 +336,10 @@ class OrderCalibration:
         return self.spread is not None
 
     @classmethod
-    def fit(cls, estimates: np.ndarray, truths: np.ndarray, *, by_level: bool = True) -> OrderCalibration:
-        """Fit on every pair of targets within each held-out run (runs x targets arrays, accuracies as fractions).
+    def fit(cls, estimates: np.ndarray, truths: np.ndarray, *, by_level: bool = True, rankings: bool = True) -> OrderCalibration:
+        """Fit on every pair of targets within each held-out run (runs x targets arrays, accuracies as fractions),
+        and with ``rankings`` the fits on held-out rankings (:class:`RankingCalibration`, under a second for 20 runs
+        of 50 targets) that neighbouring pairs and the best of a ranking use.
 
         ``by_level=False`` fits on the gap alone (as older mdad did; kept for comparison)."""
         est = np.atleast_2d(np.asarray(estimates, dtype=np.float64))
@@ -359,13 +364,14 @@ class OrderCalibration:
         fitted = cls(intercept=0.0, slope=0.0, pairs=int(keep.sum()), edges=edges, spread=spread)
         z = fitted.scaled_gap(first[keep], second[keep])
         intercept, slope = logistic_coefficients(z, held, np.ones_like(z))[0]
-        return replace(fitted, intercept=float(intercept), slope=float(slope))
+        ranked = RankingCalibration.fit(est, tru, fitted.scaled_gap, fitted.spread_at) if by_level and rankings else None
+        return replace(fitted, intercept=float(intercept), slope=float(slope), rankings=ranked)
 
     @classmethod
-    def fit_if_possible(cls, estimates: np.ndarray, truths: np.ndarray) -> OrderCalibration | None:
+    def fit_if_possible(cls, estimates: np.ndarray, truths: np.ndarray, *, rankings: bool = True) -> OrderCalibration | None:
         """:meth:`fit`, or None when no pair's estimates differ (nothing to calibrate on)."""
         try:
-            return cls.fit(estimates, truths)
+            return cls.fit(estimates, truths, rankings=rankings)
         except MdadError:
             return None
 
@@ -422,13 +428,16 @@ class OrderCalibration:
         """The fit as JSON-ready numbers, as micro.json stores it."""
         if self.spread is None or self.edges is None:  # both present or both absent
             return {"intercept": self.intercept, "slope_per_point": self.slope, "pairs": self.pairs}
-        return {
+        out = {
             "intercept": self.intercept,
             "slope_per_spread": self.slope,
             "pairs": self.pairs,
             "edges": self.edges.tolist(),
             "spread_points": self.spread.tolist(),
         }
+        if self.rankings is not None:
+            out["rankings"] = self.rankings.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> OrderCalibration:
@@ -439,10 +448,11 @@ class OrderCalibration:
             edges = np.asarray(data["edges"], dtype=np.float64).reshape(-1)
             spread = np.asarray(data["spread_points"], dtype=np.float64).reshape(-1)
             fit = cls(intercept=float(data["intercept"]), slope=float(data["slope_per_spread"]), pairs=int(data["pairs"]), edges=edges, spread=spread)
+            rankings = data.get("rankings")
         except (KeyError, TypeError, ValueError):
             raise MdadError(
                 "The micro-benchmark's order calibration is malformed (intercept, slope_per_spread, pairs, edges, spread_points)."
             ) from None
         if len(spread) != len(edges) + 1 or not np.all(spread > 0) or np.any(np.diff(edges) <= 0):
             raise MdadError("The micro-benchmark's order calibration needs increasing edges and one positive spread per bin.")
-        return fit
+        return fit if rankings is None else replace(fit, rankings=RankingCalibration.from_json(rankings))

@@ -17,7 +17,7 @@ import pandas as pd
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
-from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
 from mdad.micro.audit import audit_sentences
 from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.harness import harness_of, output_folder
@@ -44,7 +44,7 @@ class EstimateReport:
     """Estimates of new models with a micro-benchmark: the numbers, the table and the notes below it.
 
     ``details``: per model, what the estimator adds (``SelectedMicroBenchmark.details``);
-    ``intervals``/``orders``: mdad.micro.trust's answers; ``threshold``: the probability below
+    ``intervals``/``orders``/``best``: mdad.micro.trust's answers; ``threshold``: the probability below
     which an order counts as unreliable (the assessment's, else the default); ``audit``: per model,
     the learned and the audit-corrected estimate with its interval (``SelectedMicroBenchmark.audited``;
     None without audit items)."""
@@ -59,10 +59,15 @@ class EstimateReport:
     notes: list[Note]
     comparisons: list[Comparison] = field(default_factory=list)
     audit: pd.DataFrame | None = None
+    best: BestProbability | None = None
 
-    def to_frame(self) -> pd.DataFrame:
-        """One row per model: the intervals' frame, with the audit-corrected estimate and interval when there are audit items."""
+    def model_frame(self) -> pd.DataFrame:
+        """One row per model: the intervals' columns (``EstimateIntervals.to_frame``); ``p_best``: on the estimated
+        best's row, P(it is the true best of the models estimated), empty elsewhere; with audit items the
+        audit-corrected estimate and interval."""
         frame = self.intervals.to_frame()
+        if self.best is not None:
+            frame["p_best"] = self.best.column()
         if self.audit is not None:
             audit = self.audit.loc[frame["model"].to_numpy()]
             frame["corrected"], frame["corrected_low"], frame["corrected_high"] = (audit[c].to_numpy() for c in ("corrected", "low", "high"))
@@ -100,19 +105,20 @@ def estimate_report(
     details = chosen.details(matrix)
     intervals = chosen.intervals(matrix, level=level, population=population, mid_p=mid_p)
     orders = chosen.order_probabilities(matrix)
+    best = chosen.best_probability(matrix)
     own = chosen.own_intervals(matrix)
     audit = chosen.audited(matrix, level=level, learned=intervals.estimate)
     threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
     size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
     title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%), gap to the next model (points)"
     columns = _columns(chosen, details, intervals, orders, own, threshold, level) + _audit_columns(audit, intervals, level)
-    notes = _notes(chosen, details, intervals, orders, threshold)
+    notes = _notes(chosen, details, intervals, orders, threshold, best)
     if audit is not None:
         notes.extend(Note(text, warning=warning) for text, warning in audit_sentences(audit))
     if chosen.adaptive and results is not None:
         notes.extend(next_item_commands(chosen, details, Path(results), near))
     comparisons = chosen.comparisons(matrix, pairs)
-    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons, audit)
+    return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons, audit, best)
 
 
 def _audit_columns(audit: pd.DataFrame | None, intervals: EstimateIntervals, level: float) -> list[Column]:
@@ -131,6 +137,29 @@ def _audit_columns(audit: pd.DataFrame | None, intervals: EstimateIntervals, lev
             numeric=True,
         ),
     ]
+
+
+def best_note(best: BestProbability, threshold: float, marked: bool = False) -> Note:
+    """The sentence under the table: P(the estimated best model is the true best of the models estimated); ``marked``:
+    the estimated best's interval is marked as possibly not valid, and this probability with it."""
+    n, name = len(best.models), best.model
+    if not best.available:
+        return Note(f"P(the estimated best is the true best of the {n} models): {best.calibration}.")
+    p = best.probability
+    verdict = (
+        "more likely than not another of them is the true best"
+        if p < 0.5
+        else "the first place is not reliable"
+        if p < threshold
+        else "the first place is reliable"
+    )
+    head = f"P({name}, the estimated best, is the true best of the {n} models on the full benchmark)"
+    text = f"{head} = {format_probability(p)}: {verdict} ({best.calibration})."
+    if marked:  # the calibration does not hold for this model: say so where the number is
+        return Note(
+            f"{text} ! {name}'s interval is marked '!' (below): this probability rests on the same calibration and may not hold either.", warning=True
+        )
+    return Note(text)
 
 
 def next_item_commands(chosen: SelectedMicroBenchmark, details: pd.DataFrame, results: Path, near: Sequence[str | Path] = ()) -> list[Note]:
@@ -228,7 +257,12 @@ def _columns(
 
 
 def _notes(
-    chosen: SelectedMicroBenchmark, details: pd.DataFrame, intervals: EstimateIntervals, orders: OrderProbabilities, threshold: float
+    chosen: SelectedMicroBenchmark,
+    details: pd.DataFrame,
+    intervals: EstimateIntervals,
+    orders: OrderProbabilities,
+    threshold: float,
+    best: BestProbability,
 ) -> list[Note]:
     """The lines below the table: where the numbers come from, what they do not promise, what to do next."""
     notes = [Note(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.")]
@@ -242,6 +276,8 @@ def _notes(
                 + f"keep their order on the full benchmark with probability below {100 * threshold:g}%: those orders are not reliable."
             )
         )
+    if len(best.models) > 1:
+        notes.append(best_note(best, threshold, marked=bool(intervals.mark is not None and intervals.mark[best.row] and best.available)))
     if ties:
         notes.append(
             Note(

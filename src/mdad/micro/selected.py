@@ -14,7 +14,7 @@ from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
-from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
 from mdad.exact import on_estimate_grid
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
@@ -23,7 +23,16 @@ from mdad.methods.base import MicroBenchmark, SourceView, check_size
 from mdad.micro import file_format, harness
 from mdad.micro.audit import AuditItems, audited, without_unasked_audit
 from mdad.micro.comparison import Comparison, mcnemar_mid_p
-from mdad.micro.trust import Strata, calibrated_marks, design_estimates, design_strata, estimate_intervals, neighbour_orders, pair_orders
+from mdad.micro.trust import (
+    Strata,
+    best_of_ranking,
+    calibrated_marks,
+    design_estimates,
+    design_strata,
+    estimate_intervals,
+    neighbour_orders,
+    pair_orders,
+)
 from mdad.seeding import rng_for
 from mdad.wording import plural
 
@@ -196,6 +205,21 @@ class SelectedMicroBenchmark:
         """Per model, the off-population mark of its calibrated interval (mdad.micro.trust.calibrated_marks)."""
         calibration = self.assessment.interval_calibration if self.assessment is not None else None
         return calibrated_marks(scores, estimates, method=self.method, strata=self._strata(), calibration=calibration, prior=self.accuracy_prior)
+
+    def best_probability(self, matrix: ResponseMatrix) -> BestProbability:
+        """P(the estimated best model of ``matrix`` is the true best of them on the full benchmark)
+        (mdad.micro.trust.best_of_ranking)."""
+        scores, estimates = self._scores_and_estimates(matrix)
+        calibration = self.assessment.order_calibration if self.assessment is not None else None
+        return best_of_ranking(
+            scores,
+            estimates,
+            np.asarray(matrix.models),
+            method=self.method,
+            strata=self._strata(),
+            calibration=calibration,
+            prior=self.accuracy_prior,
+        )
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them

@@ -10,22 +10,26 @@
   assessment (split-conformal residuals, logistic order fit on the gap over the residual spread
   at the two estimates), stored with the micro-benchmark.
 - Neither available: NaN, and the sentence says why.
+- P(the estimated best is the true best): ``best_of_ranking`` (docs/intervals.md#the-best-of-a-ranking).
 
 The functions take the fields of the micro-benchmark they need (mdad.micro.selected calls them).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from mdad.defaults import DEFAULT_LEVEL
-from mdad.estimates import EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
 from mdad.exact import on_estimate_grid
 from mdad.intervals.conformal import ConformalCalibration
 from mdad.intervals.finite import check_level, stratified_estimate
 from mdad.intervals.order import OrderCalibration, PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities, per_stratum
+from mdad.intervals.ranking import best_probabilities, count_posteriors, normal_posteriors
 from mdad.memory import require_memory
 from mdad.methods.names import parse
 
@@ -197,11 +201,22 @@ def neighbour_orders(
     """For each neighbouring pair of the ranking by estimate (best first): gap and P(the order holds).
 
     ``calibration``: the held-out assessment's order calibration; ``prior``: the source models' pairs;
-    ``marks``: per model, the mark of its interval (``calibrated_marks``), which its pairs carry."""
-    order = np.argsort(-design_estimates(strata, scores, estimates), kind="stable")
-    return pair_orders(
-        scores, estimates, models, order[:-1], order[1:], method=method, strata=strata, calibration=calibration, prior=prior, marks=marks
+    ``marks``: per model, the mark of its interval (``calibrated_marks``), which its pairs carry.
+    Random designs: the exact probability of each pair. Calibrated methods, 3 models or more: the fit on
+    neighbouring pairs of held-out rankings (docs/intervals.md#neighbouring-pairs-of-a-ranking), when the file has it."""
+    design = design_estimates(strata, scores, estimates)
+    order = np.argsort(-design, kind="stable")
+    first, second = order[:-1], order[1:]
+    orders = pair_orders(scores, estimates, models, first, second, method=method, strata=strata, calibration=calibration, prior=prior, marks=marks)
+    rankings = calibration.rankings if calibration is not None else None
+    if _exact_strata(strata, scores) is not None or calibration is None or rankings is None or len(design) < 3:
+        return orders
+    n = len(design)
+    probability = rankings.adjacent_probability(calibration.scaled_gap(design[first], design[second]), n)
+    how = f"{calibration.describe()}; for neighbouring pairs, fitted on the neighbouring pairs of held-out rankings of " + (
+        f"{n} models" if n <= rankings.largest else f"{rankings.largest} models, fewer than the {n} here"
     )
+    return replace(orders, probability=probability, calibration=how)
 
 
 def calibrated_marks(
@@ -257,3 +272,45 @@ def pair_orders(
         probability = np.full(len(gap), np.nan)
         how = _why_not(method, strata, scores).replace("no interval", "no order probability")
     return OrderProbabilities(models[first], models[second], gap, probability, how, mark=pair_marks(marks, first, second, models))
+
+
+def best_of_ranking(
+    scores: np.ndarray,
+    estimates: np.ndarray,
+    models: np.ndarray,
+    *,
+    method: str,
+    strata: Strata | None,
+    calibration: OrderCalibration | None,
+    prior: AccuracyPrior | None,
+) -> BestProbability:
+    """P(the estimated best is the true best of the models estimated together) (docs/intervals.md#the-best-of-a-ranking).
+
+    Random designs on 0/1 scores with the source models' accuracies (``prior``): from each model's
+    empirical-Bayes posterior of its pool count (a stratified design: the uniform design's posterior for
+    as many correct of its items as its own estimate gives). Other methods: the held-out fit on rankings
+    of as many models (``OrderCalibration.rankings``) of the probability from normal posteriors with the
+    held-out residual spread. Neither: NaN and the reason."""
+    exact = _exact_strata(strata, scores)
+    estimates = _design_estimates(exact, scores, estimates)
+    row = int(np.argsort(-estimates, kind="stable")[0])
+    n = len(estimates)
+    rankings = calibration.rankings if calibration is not None else None
+    if exact is not None and prior is not None and prior.pool_items == int(exact[0].sum()):
+        k = scores.shape[1]
+        correct = scores.sum(axis=1) if len(exact[0]) == 1 else np.rint(estimates * k)
+        probability = float(best_probabilities(count_posteriors(prior, k, correct.astype(np.int64)))[row])
+        how = "from each model's posterior given its answers, with the source models' accuracies as prior"
+    elif calibration is not None and rankings is not None:
+        raw = best_probabilities(normal_posteriors(estimates, calibration.spread_at(estimates) / 100.0))[row]
+        probability = float(rankings.best_probability(np.array([raw]), n)[0])
+        how = "calibrated on the estimated best of held-out rankings of " + (
+            f"{n} models" if n <= rankings.largest else f"{rankings.largest} models, fewer than the {n} here"
+        )
+    else:
+        probability = float("nan")
+        how = (
+            "not available: it needs the source models' accuracies (random designs on 0/1 scores) or a held-out "
+            "assessment of rankings (select it again with assessment runs)"
+        )
+    return BestProbability(models, row, probability, how)

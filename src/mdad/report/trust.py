@@ -40,7 +40,7 @@ def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[
         if half < 1:
             continue
         conformal = ConformalCalibration.fit(est[:half], truth[:half])
-        order = OrderCalibration.fit_if_possible(est[:half], truth[:half])
+        order = OrderCalibration.fit_if_possible(est[:half], truth[:half], rankings=False)  # pairs only
         test_est, test_truth = est[half:], truth[half:]
         for level in LEVELS:
             low, high = conformal.bounds(test_est, level=level)
