@@ -1,6 +1,6 @@
-"""The IRT fit now (start from the Gram matrix's eigenvectors, two matrix products fewer per
-covariance update, logits computed block by block) against a former mdad: CPU time, and the
-log-likelihood of the training cells and of held-out cells.
+"""The IRT fit now (start from the Gram matrix's eigenvectors, covariance updates on packed
+symmetric matrices with two products fewer, logits computed block by block) against a former mdad:
+CPU time, and the log-likelihood of the training cells and of held-out cells.
 
     python benchmarks/bench_irt_speed.py --former-src FORMER/src [--seeds 3] [--real DATA_DIR]
 
@@ -13,8 +13,9 @@ out at random: simulated 300 x 6,000 (``bench_irt.py``'s matrix, one per seed), 
 cell under the fitted probabilities, computed here in float64 (higher is better).
 
 ``--estimates`` adds, on the real matrices, the estimation error of the IRT methods by each
-version: ``mdad.assess`` at ``--size`` items, 10 held-out runs (mean absolute error of the
-targets' estimates, points, with its standard error over the runs).
+version: ``mdad.assess`` at ``--size`` items, ``--runs`` held-out runs (mean absolute error of the
+targets' estimates, points), and the difference now - former paired over the runs with its
+standard error (the same splits and targets; the anchors differ).
 """
 
 from __future__ import annotations
@@ -78,9 +79,8 @@ def child(spec: dict) -> None:
         from mdad.data.npz import read_npz
 
         matrix = read_npz(spec["path"])
-        found = assess(matrix, spec["method"], spec["size"], runs=10)
-        errors = np.abs(found.estimates - found.truths).mean(axis=1) * 100
-        print(json.dumps({"error": float(errors.mean()), "se": float(errors.std(ddof=1) / np.sqrt(len(errors)))}))
+        found = assess(matrix, spec["method"], spec["size"], runs=spec["runs"])
+        print(json.dumps({"errors": (np.abs(found.estimates - found.truths).mean(axis=1) * 100).tolist()}))
         return
     train, scores, held = load(spec)
     start = time.process_time()
@@ -105,6 +105,7 @@ def main() -> None:
     parser.add_argument("--real", type=Path, default=None, help="folder of the real datasets (oll2-gpqa, ...)")
     parser.add_argument("--estimates", action="store_true", help="also the IRT methods' estimation error on the real matrices")
     parser.add_argument("--size", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=20, help="held-out runs of each assessment (--estimates)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -121,14 +122,19 @@ def main() -> None:
         )
     if not args.estimates:
         return
-    print(f"\n{'matrix':16s} {'method':22s} {'error former (points)':>22s} {'now':>14s}")
+    print(f"\n{'matrix':16s} {'method':22s} {'error former':>12s} {'now':>7s} {'now - former (paired over runs)':>32s}")
     for label, spec in matrices(0, args.real):
         if spec["kind"] != "real":
             continue
         for method in ESTIMATE_METHODS:
-            task = {"kind": "assess", "path": spec["path"], "method": method, "size": args.size}
-            before, after = run(args.former_src, task), run(now, task)
-            print(f"{label:16s} {method:22s} {before['error']:13.3f} +- {before['se']:.3f} {after['error']:7.3f} +- {after['se']:.3f}", flush=True)
+            task = {"kind": "assess", "path": spec["path"], "method": method, "size": args.size, "runs": args.runs}
+            before, after = np.array(run(args.former_src, task)["errors"]), np.array(run(now, task)["errors"])
+            diff = after - before
+            se = diff.std(ddof=1) / np.sqrt(len(diff))
+            print(
+                f"{label:16s} {method:22s} {before.mean():12.3f} {after.mean():7.3f} {diff.mean():+21.3f} +- {se:.3f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

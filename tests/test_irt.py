@@ -269,3 +269,31 @@ def test_top_singular_triplets_match_the_full_svd(shape):
     u, s, vt = _top_singular(np.outer(np.arange(1.0, 7.0), np.ones(9)), 3)
     assert np.isfinite(u).all() and np.isfinite(vt).all()
     np.testing.assert_allclose(s[1:], 0.0, atol=1e-6)
+
+
+def test_spread_matches_its_formulas_written_matrix_by_matrix():
+    """The covariance update works on packed upper triangles; written out with full matrices, model
+    by model and item by item, its covariances and penalties are the same."""
+    from mdad.irt.model import _Posterior, sigmoid
+
+    y, theta, a, b, priors = tiny(seed=9, n=7, m=9, d=3)
+    x = np.concatenate([theta.ravel(), a.ravel(), b])
+    spread = _Posterior(y, 9, 3).spread(x, priors)
+    w = np.where(np.isnan(y), 0.0, sigmoid(theta @ a.T - b) * (1 - sigmoid(theta @ a.T - b)))
+    first = [np.linalg.inv(sum(w[i, j] * np.outer(a[j], a[j]) for j in range(9)) + np.eye(3)) for i in range(7)]
+    prior = np.diag(np.append(1 / priors.a_scale**2, 1 / priors.b_scale**2))
+    design = np.column_stack([theta, -np.ones(7)])
+    items = []
+    for j in range(9):
+        total = prior.copy()
+        for i in range(7):
+            second = np.outer(design[i], design[i])
+            second[:3, :3] += first[i]
+            total += w[i, j] * second
+        items.append(np.linalg.inv(total))
+    thetas = [np.linalg.inv(sum(w[i, j] * (np.outer(a[j], a[j]) + items[j][:3, :3]) for j in range(9)) + np.eye(3)) for i in range(7)]
+    np.testing.assert_allclose(spread.cov_item, np.array(items), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(spread.cov_theta, np.array(thetas), rtol=1e-10, atol=1e-12)
+    p_theta, q_a = spread.penalties()
+    np.testing.assert_allclose(p_theta, [sum(w[i, j] * items[j][:3, :3] for j in range(9)) for i in range(7)], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(q_a, [sum(w[i, j] * thetas[i] for i in range(7)) for j in range(9)], rtol=1e-10, atol=1e-12)

@@ -164,23 +164,23 @@ class _Posterior:
         S_i^-1 = sum_j w_ij E[a_j a_j'] + I.
         """
         theta, a, b = self.split(x)
-        n, m, d = self.n_models, self.n_items, self.dims
+        n, d = self.n_models, self.dims
         w = self.likelihood(x).resid + self.y  # P(correct) (0 where missing: the residual is masked)
         w *= 1.0 - w
         eye = np.eye(d)
-        second_a = w @ _outer(a)  # sum_j w_ij a_j a_j', flattened
-        cov_theta = np.linalg.inv(second_a.reshape(n, d, d) + eye)
-        design = np.column_stack([theta, -np.ones(n)])
-        second = _outer(design).reshape(n, d + 1, d + 1)
-        second[:, :d, :d] += cov_theta
-        hess = (w.T @ second.reshape(n, -1)).reshape(m, d + 1, d + 1)
+        # every sum over models or items of symmetric matrices is taken on their upper triangles only
+        second_a = w @ _outer(a)  # sum_j w_ij a_j a_j'
+        cov_theta = np.linalg.inv(_unpacked(second_a, d) + eye)
+        second = _outer(np.column_stack([theta, -np.ones(n)]))  # x_i x_i', x_i = (theta_i, -1)
+        second[:, _within(d)] += _packed(cov_theta)
+        hess = _unpacked(w.T @ second, d + 1)
         idx = np.arange(d)
         hess[:, idx, idx] += 1.0 / priors.a_scale**2
         hess[:, d, d] += 1.0 / priors.b_scale**2
         cov_item = np.linalg.inv(hess)
-        spread_a = w @ np.ascontiguousarray(cov_item[:, :d, :d]).reshape(m, -1)  # sum_j w_ij V_j: P_i, and part of S_i^-1
-        cov_theta = np.linalg.inv((second_a + spread_a).reshape(n, d, d) + eye)
-        return _Spread(w, cov_theta, cov_item, spread_a.reshape(n, d, d))
+        spread_a = w @ _packed(cov_item[:, :d, :d])  # sum_j w_ij V_j: P_i, and part of S_i^-1
+        cov_theta = np.linalg.inv(_unpacked(second_a + spread_a, d) + eye)
+        return _Spread(w, cov_theta, cov_item, _unpacked(spread_a, d))
 
     def likelihood(self, x: np.ndarray) -> _Likelihood:
         """The negative log-likelihood part of the objective at ``x``, kept for the last ``x``.
@@ -260,8 +260,31 @@ def _loss_and_residual(eta: np.ndarray, y: np.ndarray, loss: np.ndarray, resid: 
 
 
 def _outer(v: np.ndarray) -> np.ndarray:
-    """Row-wise outer products, flattened: rows x (cols * cols)."""
-    return (v[:, :, None] * v[:, None, :]).reshape(len(v), -1)
+    """Row-wise outer products, packed (their upper triangles, ``_packed``): rows x cols (cols + 1) / 2."""
+    upper, right = np.triu_indices(v.shape[1])
+    return v[:, upper] * v[:, right]
+
+
+def _packed(matrices: np.ndarray) -> np.ndarray:
+    """The upper triangles (diagonal included, row by row) of symmetric rows x k x k matrices:
+    rows x k (k + 1) / 2. A sum of symmetric matrices needs no more (55 of 100 entries at D = 10)."""
+    upper, right = np.triu_indices(matrices.shape[-1])
+    return matrices[:, upper, right]
+
+
+def _unpacked(packed: np.ndarray, k: int) -> np.ndarray:
+    """The symmetric rows x k x k matrices whose upper triangles ``packed`` holds."""
+    upper, right = np.triu_indices(k)
+    out = np.empty((len(packed), k, k))
+    out[:, upper, right] = packed
+    out[:, right, upper] = packed
+    return out
+
+
+def _within(k: int) -> np.ndarray:
+    """Where the packed upper triangle of a (k + 1) x (k + 1) matrix holds that of its top-left k x k block."""
+    upper, right = np.triu_indices(k + 1)
+    return np.flatnonzero(right < k)
 
 
 @dataclass(frozen=True)
@@ -282,9 +305,7 @@ class _Spread:
     theta_penalty: np.ndarray  # P (models x D x D), computed on the way to the covariances
 
     def penalties(self) -> tuple[np.ndarray, np.ndarray]:
-        n, d = self.cov_theta.shape[:2]
-        m = self.cov_item.shape[0]
-        return self.theta_penalty, (self.w.T @ self.cov_theta.reshape(n, -1)).reshape(m, d, d)
+        return self.theta_penalty, _unpacked(self.w.T @ _packed(self.cov_theta), self.cov_theta.shape[1])
 
     def item_variances(self) -> tuple[np.ndarray, np.ndarray]:
         """Posterior variances of a_jd (items x D) and of b_j."""
