@@ -15,7 +15,9 @@ cell under the fitted probabilities, computed here in float64 (higher is better)
 ``--estimates`` adds, on the real matrices, the estimation error of the IRT methods by each
 version: ``mdad.assess`` at ``--size`` items, ``--runs`` held-out runs (mean absolute error of the
 targets' estimates, points), and the difference now - former paired over the runs with its
-standard error (the same splits and targets; the anchors differ).
+standard error (the same splits and targets; the anchors differ). ``--yardstick`` adds the same
+difference for this version with the signs of the start's singular vectors flipped: another start
+of the same quality, so its difference shows how far another start alone moves the error.
 """
 
 from __future__ import annotations
@@ -79,6 +81,11 @@ def child(spec: dict) -> None:
         from mdad.data.npz import read_npz
 
         matrix = read_npz(spec["path"])
+        if spec.get("flipped"):  # the yardstick: the same fit from another, equally good start
+            from mdad.irt import model
+
+            top = model._top_singular
+            model._top_singular = lambda matrix, count: tuple(part * sign for part, sign in zip(top(matrix, count), (-1, 1, -1), strict=True))
         found = assess(matrix, spec["method"], spec["size"], runs=spec["runs"])
         print(json.dumps({"errors": (np.abs(found.estimates - found.truths).mean(axis=1) * 100).tolist()}))
         return
@@ -105,6 +112,8 @@ def main() -> None:
     parser.add_argument("--real", type=Path, default=None, help="folder of the real datasets (oll2-gpqa, ...)")
     parser.add_argument("--estimates", action="store_true", help="also the IRT methods' estimation error on the real matrices")
     parser.add_argument("--size", type=int, default=50)
+    parser.add_argument("--yardstick", action="store_true", help="--estimates also from the start's signs flipped (another equally good start)")
+    parser.add_argument("--methods", default=",".join(ESTIMATE_METHODS), help="methods of --estimates")
     parser.add_argument("--runs", type=int, default=20, help="held-out runs of each assessment (--estimates)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -126,13 +135,18 @@ def main() -> None:
     for label, spec in matrices(0, args.real):
         if spec["kind"] != "real":
             continue
-        for method in ESTIMATE_METHODS:
+        for method in args.methods.split(","):
             task = {"kind": "assess", "path": spec["path"], "method": method, "size": args.size, "runs": args.runs}
             before, after = np.array(run(args.former_src, task)["errors"]), np.array(run(now, task)["errors"])
             diff = after - before
             se = diff.std(ddof=1) / np.sqrt(len(diff))
+            if args.yardstick:
+                other = np.array(run(now, task | {"flipped": True})["errors"]) - before
+                yardstick = f"   start's signs flipped - former: {other.mean():+.3f} +- {other.std(ddof=1) / np.sqrt(len(other)):.3f}"
+            else:
+                yardstick = ""
             print(
-                f"{label:16s} {method:22s} {before.mean():12.3f} {after.mean():7.3f} {diff.mean():+21.3f} +- {se:.3f}",
+                f"{label:16s} {method:22s} {before.mean():12.3f} {after.mean():7.3f} {diff.mean():+21.3f} +- {se:.3f}{yardstick}",
                 flush=True,
             )
 
