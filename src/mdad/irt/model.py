@@ -32,9 +32,9 @@ HYPER_MEAN_SCALE = 10.0  # sd of the N(0, .) hyperprior on mu_a and mu_b
 IG_SHAPE, IG_RATE = 1.0, 1.0  # inverse-gamma hyperprior on s_a^2 and s_b^2
 VARIATIONAL_SCHEDULE = (36, 12)  # L-BFGS iterations in all, rounds (covariance and prior updates)
 MODE_SCHEDULE = (160, 8)
-# Cells per block of the objective's element-wise work (float64: 128 KB per array, which with
-# the block's few arrays stays in a core's cache; benchmarks/README.md).
-BLOCK_CELLS = 16_384
+# Cells per block of the objective's logits and element-wise work (float64: 512 KB per array, which
+# with the block's few arrays stays in a core's cache; benchmarks/README.md).
+BLOCK_CELLS = 65_536
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,50 +164,49 @@ class _Posterior:
         S_i^-1 = sum_j w_ij E[a_j a_j'] + I.
         """
         theta, a, b = self.split(x)
-        n, m, d = self.n_models, self.n_items, self.dims
-        eta = self.likelihood(x).eta
-        w = np.empty_like(eta)
-        rows = max(1, BLOCK_CELLS // m)
-        for start in range(0, n, rows):  # blocks of rows that stay in the CPU cache
-            p = sigmoid(eta[start : start + rows])
-            np.multiply(p, 1.0 - p, out=w[start : start + rows])
-        if self.mask is not None:
-            w *= self.mask
+        n, d = self.n_models, self.dims
+        w = self.likelihood(x).resid + self.y  # P(correct) (0 where missing: the residual is masked)
+        w *= 1.0 - w
         eye = np.eye(d)
-        cov_theta = np.linalg.inv((w @ _outer(a)).reshape(n, d, d) + eye)
-        design = np.column_stack([theta, -np.ones(n)])
-        second = _outer(design).reshape(n, d + 1, d + 1)
-        second[:, :d, :d] += cov_theta
-        hess = (w.T @ second.reshape(n, -1)).reshape(m, d + 1, d + 1)
+        # every sum over models or items of symmetric matrices is taken on their upper triangles only
+        second_a = w @ _outer(a)  # sum_j w_ij a_j a_j'
+        cov_theta = np.linalg.inv(_unpacked(second_a, d) + eye)
+        second = _outer(np.column_stack([theta, -np.ones(n)]))  # x_i x_i', x_i = (theta_i, -1)
+        second[:, _within(d)] += _packed(cov_theta)
+        hess = _unpacked(w.T @ second, d + 1)
         idx = np.arange(d)
         hess[:, idx, idx] += 1.0 / priors.a_scale**2
         hess[:, d, d] += 1.0 / priors.b_scale**2
         cov_item = np.linalg.inv(hess)
-        cov_a = cov_item[:, :d, :d]
-        cov_theta = np.linalg.inv((w @ (_outer(a) + cov_a.reshape(m, -1))).reshape(n, d, d) + eye)
-        return _Spread(w, cov_theta, cov_item)
+        spread_a = w @ _packed(cov_item[:, :d, :d])  # sum_j w_ij V_j: P_i, and part of S_i^-1
+        cov_theta = np.linalg.inv(_unpacked(second_a + spread_a, d) + eye)
+        return _Spread(w, cov_theta, cov_item, _unpacked(spread_a, d))
 
     def likelihood(self, x: np.ndarray) -> _Likelihood:
         """The negative log-likelihood part of the objective at ``x``, kept for the last ``x``.
 
         A round of the fit starts where the last one ended, with other priors and spread penalties
-        but the same likelihood; the spread update between rounds needs the same logits too. So
+        but the same likelihood; the spread update between rounds needs the same probabilities too. So
         each is computed once per point (the same arithmetic, hence the same numbers)."""
         last = self._last
         if last is not None and np.array_equal(last.x, x):
             return last
         theta, a, b = self.split(x)
-        eta = theta @ a.T
-        eta -= b
-        loss, resid = np.empty_like(eta), np.empty_like(eta)
-        rows = max(1, BLOCK_CELLS // eta.shape[1])
-        for start in range(0, eta.shape[0], rows):  # blocks of rows that stay in the CPU cache
+        n, m = self.n_models, self.n_items
+        loss, resid = np.empty((n, m)), np.empty((n, m))
+        rows = max(1, BLOCK_CELLS // m)
+        by_item = np.ascontiguousarray(a.T)
+        logits = np.empty((min(rows, n), m))
+        for start in range(0, n, rows):  # blocks of rows that stay in the CPU cache: the logits never reach memory
             block = slice(start, start + rows)
-            _loss_and_residual(eta[block], self.y[block], loss[block], resid[block])
+            eta = np.matmul(theta[block], by_item, out=logits[: len(resid[block])])
+            eta -= b
+            _loss_and_residual(eta, self.y[block], loss[block], resid[block])
         if self.mask is not None:
             loss *= self.mask
             resid *= self.mask
-        self._last = _Likelihood(x.copy(), eta, float(loss.sum()), resid @ a, resid.T @ theta, resid.sum(axis=0))
+        value = float(loss.sum())
+        self._last = _Likelihood(x.copy(), resid, value, resid @ a, resid.T @ theta, resid.sum(axis=0))
         return self._last
 
     def __call__(self, x: np.ndarray, priors: Priors, spread=None) -> tuple[float, np.ndarray]:
@@ -233,7 +232,7 @@ class _Likelihood:
     """The negative log-likelihood at ``x`` (``value``), its gradient in theta, a and (negated) b, and the logits."""
 
     x: np.ndarray
-    eta: np.ndarray  # models x items logits
+    resid: np.ndarray  # models x items: sigmoid(eta) - y (0 where missing)
     value: float
     g_theta: np.ndarray
     g_a: np.ndarray
@@ -261,8 +260,31 @@ def _loss_and_residual(eta: np.ndarray, y: np.ndarray, loss: np.ndarray, resid: 
 
 
 def _outer(v: np.ndarray) -> np.ndarray:
-    """Row-wise outer products, flattened: rows x (cols * cols)."""
-    return (v[:, :, None] * v[:, None, :]).reshape(len(v), -1)
+    """Row-wise outer products, packed (their upper triangles, ``_packed``): rows x cols (cols + 1) / 2."""
+    upper, right = np.triu_indices(v.shape[1])
+    return v[:, upper] * v[:, right]
+
+
+def _packed(matrices: np.ndarray) -> np.ndarray:
+    """The upper triangles (diagonal included, row by row) of symmetric rows x k x k matrices:
+    rows x k (k + 1) / 2. A sum of symmetric matrices needs no more (55 of 100 entries at D = 10)."""
+    upper, right = np.triu_indices(matrices.shape[-1])
+    return matrices[:, upper, right]
+
+
+def _unpacked(packed: np.ndarray, k: int) -> np.ndarray:
+    """The symmetric rows x k x k matrices whose upper triangles ``packed`` holds."""
+    upper, right = np.triu_indices(k)
+    out = np.empty((len(packed), k, k))
+    out[:, upper, right] = packed
+    out[:, right, upper] = packed
+    return out
+
+
+def _within(k: int) -> np.ndarray:
+    """Where the packed upper triangle of a (k + 1) x (k + 1) matrix holds that of its top-left k x k block."""
+    upper, right = np.triu_indices(k + 1)
+    return np.flatnonzero(right < k)
 
 
 @dataclass(frozen=True)
@@ -280,12 +302,10 @@ class _Spread:
     w: np.ndarray
     cov_theta: np.ndarray
     cov_item: np.ndarray
+    theta_penalty: np.ndarray  # P (models x D x D), computed on the way to the covariances
 
     def penalties(self) -> tuple[np.ndarray, np.ndarray]:
-        n, d = self.cov_theta.shape[:2]
-        m = self.cov_item.shape[0]
-        cov_a = self.cov_item[:, :d, :d].reshape(m, -1)
-        return (self.w @ cov_a).reshape(n, d, d), (self.w.T @ self.cov_theta.reshape(n, -1)).reshape(m, d, d)
+        return self.theta_penalty, _unpacked(self.w.T @ _packed(self.cov_theta), self.cov_theta.shape[1])
 
     def item_variances(self) -> tuple[np.ndarray, np.ndarray]:
         """Posterior variances of a_jd (items x D) and of b_j."""
@@ -302,14 +322,36 @@ def _initial(responses: np.ndarray, dims: int, rng: np.random.Generator) -> np.n
     acc = (np.where(observed, responses, 0.0).sum(axis=0) + 0.5) / (observed.sum(axis=0) + 1.0)
     b = -np.log(acc / (1 - acc))
     centred = np.where(observed, responses - acc, 0.0)
-    u, s, vt = np.linalg.svd(centred, full_matrices=False)
-    r = min(dims, len(s))
+    u, s, vt = _top_singular(centred, dims)
+    r = len(s)
     theta = rng.normal(0.0, 0.01, size=(n, dims))
     a = rng.normal(0.0, 0.01, size=(m, dims))
     theta[:, :r] += u[:, :r] * np.sqrt(n)
     # the slope of the logit at the item's accuracy turns a linear loading into a logit one
     a[:, :r] += vt[:r].T * (s[:r] / np.sqrt(n)) / (acc * (1 - acc))[:, None]
     return np.concatenate([theta.ravel(), a.ravel(), b])
+
+
+def _top_singular(matrix: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The top ``count`` singular triplets (u, s, vt) of ``matrix``, from the eigenvectors of its
+    Gram matrix on the smaller side (a start needs no more accuracy, and a full SVD of 350 x 12,000
+    costs 25 times as much). Each pair's sign is fixed: the largest entry of u in magnitude (the
+    first among equals) is positive, so the start does not depend on the LAPACK kernel's signs."""
+    n, m = matrix.shape
+    by_rows = n <= m
+    values, vectors = np.linalg.eigh(matrix @ matrix.T if by_rows else matrix.T @ matrix)
+    top = np.arange(len(values) - 1, len(values) - 1 - min(count, len(values)), -1)
+    s = np.sqrt(np.maximum(values[top], 0.0))
+    known = vectors[:, top]  # u (by rows) or v
+    other = (known.T @ matrix if by_rows else matrix @ known).astype(np.float64)
+    scale = np.divide(1.0, s, out=np.zeros_like(s), where=s > 0)
+    if by_rows:
+        u, vt = known, other * scale[:, None]
+    else:
+        u, vt = other * scale[None, :], known.T
+    flip = np.sign(u[np.argmax(np.abs(u), axis=0), np.arange(u.shape[1])])
+    flip[flip == 0] = 1.0
+    return u * flip, s, vt * flip[:, None]
 
 
 def fit_irt(
