@@ -153,3 +153,39 @@ def test_assessment_runs_that_cannot_fit_are_refused_before_the_selection(data, 
     )
     assert result.exit_code == 2 and "100,000,000,000 held-out runs of" in " ".join(result.output.split())
     assert not (tmp_path / "m.json").exists()
+
+
+def test_select_gives_uniform_randoms_exact_mdad_as_plan_does(tmp_path):
+    """select's held-out runs estimate MDAD with their noise; for uniform random it also states the exact
+    MDAD over every pair of the data's models, the number `mdad plan --size` gives; other methods do not."""
+    from mdad.data import write_npz
+    from mdad.planning.exact import exact_mdad_at_size
+
+    matrix = mdad.simulate(seed=3, n_models=30, n_items=120)
+    path = tmp_path / "m.npz"
+    write_npz(matrix, path)
+    exact = exact_mdad_at_size(matrix, size=20).mdad
+    text = " ".join(
+        _mdad(
+            "select", "--data", str(path), "--method", "random", "--size", "20", "--assess-runs", "3", "--out", str(tmp_path / "r.json"), columns=200
+        ).split()
+    )
+    assert "Exactly, over all 435 pairs of the 30 models" in text
+    assert f"MDAD {exact:g} point" in text
+    plan = " ".join(_mdad("plan", "--data", str(path), "--size", "20", "--method", "random", columns=200).split())
+    assert f"MDAD = {exact:g} point" in plan
+    other = _mdad(
+        "select",
+        "--data",
+        str(path),
+        "--method",
+        "random-stratified-equal",
+        "--size",
+        "20",
+        "--assess-runs",
+        "3",
+        "--out",
+        str(tmp_path / "s.json"),
+        columns=200,
+    )
+    assert "Exactly, over all" not in other

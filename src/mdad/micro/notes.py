@@ -8,7 +8,7 @@ import numpy as np
 
 from mdad.assessment import Assessment
 from mdad.metrics.base import METRICS
-from mdad.metrics.pairwise import estimability_note
+from mdad.metrics.pairwise import AgreementCurve, estimability_note
 from mdad.micro.harness import HarnessCommands
 from mdad.wording import points
 
@@ -58,6 +58,20 @@ def describe_assessment(a: Assessment) -> str:
     elif warning:
         text += f" * {warning[0].upper()}{warning[1:]}"
     return text
+
+
+def describe_exact(curve: AgreementCurve, size: int, threshold: float, n_models: int) -> str:
+    """Uniform random's MDAD over every pair of the data's models, exactly: the number the held-out runs
+    estimate, without their noise (a few runs leave the bins of large differences nearly empty)."""
+    share = f"{100 * threshold:.0f}%"
+    head = f"Exactly, over all {int(curve.pairs.sum()):,} pairs of the {n_models} models (no held-out runs, so none of their noise), "
+    mdad = curve.crossing(threshold)
+    if mdad != mdad:  # NaN: not reached
+        return f"{head}no difference between two of these models is ordered correctly {share} of the time by {size} random items."
+    return (
+        f"{head}{size} random items order models {points(mdad)} apart correctly {share} of the time: MDAD {points(mdad)} "
+        f"(mdad plan --size {size} shows the curve and the other random designs)."
+    )
 
 
 BEYOND_SOURCES_COVERAGE = "41-98% (67% pooled; 77% with --clopper-pearson)"  # benchmarks/bench_beyond_sources.py

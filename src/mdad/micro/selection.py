@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from mdad import methods as method_registry
@@ -18,8 +19,10 @@ from mdad.defaults import DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.experiment.grid import default_targets
 from mdad.experiment.splits import MIN_MODELS, require_runs_memory
+from mdad.metrics import analytic
+from mdad.metrics.pairwise import AgreementCurve
 from mdad.micro.harness import harness_of
-from mdad.micro.notes import Note, command_notes, describe_assessment
+from mdad.micro.notes import Note, command_notes, describe_assessment, describe_exact
 from mdad.micro.selected import SelectedMicroBenchmark, select
 from mdad.wording import plural
 
@@ -50,6 +53,16 @@ class Selection:
     lm_eval_samples: dict[str, list[int]] | None = None
     inspect: bool = False
     runs_asked: int = 0
+
+    @cached_property
+    def exact_curve(self) -> AgreementCurve | None:
+        """For uniform random sampling: the agreement curve of a ``size``-item draw over every pair of the
+        data's models, exactly (docs/protocol.md#exact-answers): no held-out runs, so none of their
+        noise. None for the other methods (and for fewer than two models)."""
+        chosen = self.chosen
+        if chosen.adaptive or method_registry.get(chosen.method).design != "uniform" or self.matrix.n_models < 2:
+            return None
+        return analytic.streamed_curve(self.matrix, chosen.size, "random", seed=chosen.seed)
 
     @property
     def too_few_models(self) -> bool:
@@ -109,6 +122,9 @@ class Selection:
                 )
         if chosen.assessment is not None:
             notes.append(Note(describe_assessment(chosen.assessment)))
+        if self.exact_curve is not None:
+            threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
+            notes.append(Note(describe_exact(self.exact_curve, size, threshold, self.matrix.n_models)))
         if self.lm_eval_samples is not None and samples_path is not None:
             notes.extend(
                 command_notes(
