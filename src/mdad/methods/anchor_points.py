@@ -30,8 +30,6 @@ from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceVi
 # compares exact integer sums, and equal distances are equal on every machine.
 DISTANCE_BITS = 24
 BLOCK_ROWS = 512  # items per block of the correlation product (float64: 8 bytes per item and pool item)
-MIRROR_COLUMNS = 256  # columns per tile of the mirrored (transposed) copy: a strided copy of a whole block
-# row misses the cache on every element (half the time of the distances at 12,000 items)
 
 
 def item_correlations(values: np.ndarray) -> np.ndarray:
@@ -57,20 +55,18 @@ def item_distances(values: np.ndarray) -> np.ndarray:
     z[:, constant] = 0.0
     bits = product_bits(n_sources)
     q = np.rint(np.ldexp(z, bits))  # exact products: |q| <= 2**bits, n_sources terms
-    # 1 - q_i . q_j / 4**bits in units of 2**-DISTANCE_BITS, rounded once: an exact function of q.
-    # One factor is pre-scaled by a power of two, so the product is already in those units (exact).
-    scaled = np.ldexp(q, DISTANCE_BITS - 2 * bits)
+    # 1 - q_i . q_j / 4**bits in units of 2**-DISTANCE_BITS, rounded once: an exact function of q
+    shift = 2 * bits - DISTANCE_BITS
     distance = np.empty((n_items, n_items), dtype=np.int32)
     for start in range(0, n_items, BLOCK_ROWS):  # the upper triangle by blocks, mirrored: exact, so symmetric
         rows = slice(start, start + BLOCK_ROWS)
-        block = q[:, rows].T @ scaled[:, start:]
-        np.subtract(2.0**DISTANCE_BITS, block, out=block)
+        block = q[:, rows].T @ q[:, start:]
+        np.subtract(4.0**bits, block, out=block)
+        block *= 2.0**-shift  # a power of two: exact
         np.rint(block, out=block)
         np.clip(block, 0, 2 ** (DISTANCE_BITS + 1), out=block)
-        upper = block.astype(np.int32)
-        distance[rows, start:] = upper
-        for col in range(0, upper.shape[1], MIRROR_COLUMNS):  # the transposed copy by tiles that stay in cache
-            distance[start + col : start + col + MIRROR_COLUMNS, rows] = upper[:, col : col + MIRROR_COLUMNS].T
+        distance[rows, start:] = block
+        distance[start:, rows] = block.T
     idx = np.flatnonzero(constant)
     level = values[0, idx]
     same = level[:, None] == level[None, :]
