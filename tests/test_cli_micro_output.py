@@ -172,6 +172,8 @@ def test_select_gives_uniform_randoms_exact_mdad_as_plan_does(tmp_path):
     )
     assert "Exactly, over all 435 pairs of the 30 models" in text
     assert f"MDAD {exact:g} point" in text
+    in_bin = exact_mdad_at_size(matrix, size=20).curve.pairs_at(exact)
+    assert (f"bin holds {in_bin} pairs (fewer than 200)" in text) == (in_bin < 200)  # a sparse crossing bin says so
     plan = " ".join(_mdad("plan", "--data", str(path), "--size", "20", "--method", "random", columns=200).split())
     assert f"MDAD = {exact:g} point" in plan
     other = _mdad(

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mdad.assessment import Assessment
+from mdad.defaults import MIN_CROSSING_PAIRS
 from mdad.metrics.base import METRICS
-from mdad.metrics.pairwise import AgreementCurve, estimability_note
+from mdad.metrics.pairwise import AgreementCurve, count_pairs, estimability_note
 from mdad.micro.harness import HarnessCommands
 from mdad.wording import points
 
@@ -60,18 +61,27 @@ def describe_assessment(a: Assessment) -> str:
     return text
 
 
-def describe_exact(curve: AgreementCurve, size: int, threshold: float, n_models: int) -> str:
+def describe_exact(curve: AgreementCurve, size: int, threshold: float, n_models: int) -> str | None:
     """Uniform random's MDAD over every pair of the data's models, exactly: the number the held-out runs
-    estimate, without their noise (a few runs leave the bins of large differences nearly empty)."""
+    estimate, without their noise (a few runs leave the bins of large differences nearly empty). None
+    when the data hold fewer than MIN_CROSSING_PAIRS pairs in all: too few models for any MDAD; a
+    crossing bin that holds fewer says so beside the number (docs/protocol.md#when-mdad-is-noise)."""
+    total = int(curve.pairs.sum())
+    if total < MIN_CROSSING_PAIRS:
+        return None
     share = f"{100 * threshold:.0f}%"
-    head = f"Exactly, over all {int(curve.pairs.sum()):,} pairs of the {n_models} models (no held-out runs, so none of their noise), "
+    head = f"Exactly, over all {total:,} pairs of the {n_models} models (no held-out runs, so none of their noise), "
     mdad = curve.crossing(threshold)
     if mdad != mdad:  # NaN: not reached
         return f"{head}no difference between two of these models is ordered correctly {share} of the time by {size} random items."
-    return (
-        f"{head}{size} random items order models {points(mdad)} apart correctly {share} of the time: MDAD {points(mdad)} "
-        f"(mdad plan --size {size} shows the curve and the other random designs)."
-    )
+    text = f"{head}{size} random items order models {points(mdad)} apart correctly {share} of the time: MDAD {points(mdad)}"
+    in_bin = curve.pairs_at(mdad)
+    if in_bin < MIN_CROSSING_PAIRS:
+        text += (
+            f", but its {mdad:g}-point bin holds {count_pairs(in_bin)} (fewer than {MIN_CROSSING_PAIRS}): few of these models are "
+            "that far apart, so read it as approximate"
+        )
+    return f"{text} (mdad plan --size {size} shows the curve and the other random designs)."
 
 
 BEYOND_SOURCES_COVERAGE = "41-98% (67% pooled; 77% with --clopper-pearson)"  # benchmarks/bench_beyond_sources.py

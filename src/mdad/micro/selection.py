@@ -122,9 +122,11 @@ class Selection:
                 )
         if chosen.assessment is not None:
             notes.append(Note(describe_assessment(chosen.assessment)))
-        if self.exact_curve is not None:
-            threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
-            notes.append(Note(describe_exact(self.exact_curve, size, threshold, self.matrix.n_models)))
+        exact = self.exact_curve
+        threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
+        exact_text = describe_exact(exact, size, threshold, self.matrix.n_models) if exact is not None else None
+        if exact_text is not None:
+            notes.append(Note(exact_text))
         if self.lm_eval_samples is not None and samples_path is not None:
             notes.extend(
                 command_notes(
