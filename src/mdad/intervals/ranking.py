@@ -151,6 +151,10 @@ class RankingCalibration:
     def _log_size(self, models: int) -> float:
         return float(np.log(min(max(models, 2), self.largest)))
 
+    def fitted_on(self, n: int) -> str:
+        """Which held-out rankings answer a call of ``n`` models, in words."""
+        return f"{n} models" if n <= self.largest else f"{self.largest} models, fewer than the {n} here"
+
     def adjacent_probability(self, z: np.ndarray, models: int) -> np.ndarray:
         """P(the order of neighbouring pairs of scaled gap ``z`` holds) in a ranking of ``models``."""
         a, b, c, d = self.adjacent

@@ -213,9 +213,7 @@ def neighbour_orders(
         return orders
     n = len(design)
     probability = rankings.adjacent_probability(calibration.scaled_gap(design[first], design[second]), n)
-    how = f"{calibration.describe()}; for neighbouring pairs, fitted on the neighbouring pairs of held-out rankings of " + (
-        f"{n} models" if n <= rankings.largest else f"{rankings.largest} models, fewer than the {n} here"
-    )
+    how = f"{calibration.describe()}; for neighbouring pairs, fitted on the neighbouring pairs of held-out rankings of {rankings.fitted_on(n)}"
     return replace(orders, probability=probability, calibration=how)
 
 
@@ -304,9 +302,7 @@ def best_of_ranking(
     elif calibration is not None and rankings is not None:
         raw = best_probabilities(normal_posteriors(estimates, calibration.spread_at(estimates) / 100.0))[row]
         probability = float(rankings.best_probability(np.array([raw]), n)[0])
-        how = "calibrated on the estimated best of held-out rankings of " + (
-            f"{n} models" if n <= rankings.largest else f"{rankings.largest} models, fewer than the {n} here"
-        )
+        how = f"calibrated on the estimated best of held-out rankings of {rankings.fitted_on(n)}"
     else:
         probability = float("nan")
         how = (
