@@ -1,6 +1,8 @@
 """anchor-points with FasterPAM's swap passes capped (SWAP_PASSES) against the former run to convergence.
 
     python benchmarks/bench_anchor_passes.py [--speed-runs 3] [--runs 20] [--starts 20] [--data DIR]
+    python benchmarks/bench_anchor_passes.py --grid-runs 1      # the paper grid's anchor-points cells only
+    python benchmarks/bench_anchor_passes.py --start-kinds 3    # FasterPAM's passes from other starts only
 
 One process, one thread, the former way and now alternating (docs/deviations.md#anchor-points-swap-passes):
 
@@ -9,6 +11,13 @@ One process, one thread, the former way and now alternating (docs/deviations.md#
 - objective: the k-medoids objective (sum of distances to the nearest medoid) from the same random
   starts, capped against converged, on the simulated matrix and on real leaderboards (every model a
   source), as the mean relative difference with its standard error, beside the spread between starts;
+- grid (``--grid-runs R``): CPU seconds of R runs of anchor-points' cells of the paper's grid on
+  bench_paper_grid.py's simulated MMLU-Pro shape (400 x 12,032, seen half 6,016 items, sizes 10-1,000,
+  7 source counts), the former way and now;
+- starts (``--start-kinds R``): FasterPAM run to convergence at 350 x 12,000, k = 100, from a random
+  start, a k-medoids++ start (each next medoid drawn with probability proportional to its distance to
+  the nearest one drawn) and a LAB start (greedy BUILD on a random subsample of 10 + sqrt(n) items per
+  medoid): passes, swaps, CPU seconds and objective, R seeds each;
 - estimation error: the held-out runs of `mdad select`'s assessment (same splits both ways), the mean
   absolute error of the targets' accuracy estimates (points), paired by run: mean difference and its SE.
 """
@@ -19,6 +28,7 @@ import argparse
 import os
 import time
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from unittest import mock
 
@@ -34,6 +44,8 @@ DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard")
 SIZES = (10, 50, 100)
 CONVERGED = 100  # kmedoids' default max_iter: the former call ran FasterPAM to convergence
 METHOD = "anchor-points"
+GRID_SIZES = (10, 25, 50, 100, 250, 500, 1000)  # bench_paper_grid.py's sizes and source counts
+GRID_SOURCES = (10, 50, 100, 150, 200, 250, 300)
 
 
 @contextmanager
@@ -58,6 +70,75 @@ def speed(runs: int) -> None:
                 times[label].append(time.process_time() - start)
     before, now = np.mean(times["former"]), np.mean(times["now"])
     print(f"one held-out run, 350 x 12,000, k = 100: former {before:.2f} s CPU, now {now:.2f} s ({before / now:.2f}x)", flush=True)
+
+
+def grid(runs: int) -> None:
+    from mdad.experiment.grid import Experiment, ExperimentConfig
+
+    matrix = simulate(seed=0, n_models=400, n_items=12_032, n_subtasks=14)  # bench_paper_grid.py's MMLU-Pro shape
+    config = ExperimentConfig(methods=(METHOD,), sizes=GRID_SIZES, sources=GRID_SOURCES, runs=1, targets=50, seed=0)
+    times: dict[str, float] = {"former": 0.0, "now": 0.0}
+    for seed in range(runs):
+        for label in ("former", "now"):
+            with former() if label == "former" else nullcontext():
+                start = time.process_time()
+                Experiment(matrix, replace(config, seed=seed)).run(workers=1)
+                times[label] += time.process_time() - start
+            print(f"  grid run {seed} {label}: {times[label]:.1f} s CPU so far", flush=True)
+    print(
+        f"paper grid, anchor-points cells, MMLU-Pro shape: former {times['former'] / runs:.1f} s CPU per run, "
+        f"now {times['now'] / runs:.1f} s ({times['former'] / times['now']:.2f}x)",
+        flush=True,
+    )
+
+
+def kmedoids_plus_plus(distance: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    chosen = [int(rng.integers(distance.shape[0]))]
+    nearest = distance[chosen[0]].astype(np.int64)
+    for _ in range(k - 1):
+        cumulative = np.cumsum(nearest)
+        item = int(np.searchsorted(cumulative, rng.integers(cumulative[-1]), side="right"))
+        chosen.append(item)
+        nearest = np.minimum(nearest, distance[item])
+    return np.unique(chosen)
+
+
+def lab(distance: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    n = distance.shape[0]
+    sample = 10 + int(np.ceil(np.sqrt(n)))
+    chosen: list[int] = []
+    for _ in range(k):
+        subset = rng.choice(n, sample, replace=False)
+        near = distance[np.ix_(chosen, subset)].min(axis=0).astype(np.int64) if chosen else np.full(sample, 2**62)
+        cost = np.minimum(distance[np.ix_(subset, subset)].astype(np.int64), near[None, :]).sum(axis=1)
+        chosen.append(int(subset[np.argmin(cost)]))
+    return np.unique(chosen)
+
+
+def start_kinds(seeds: int) -> None:
+    import kmedoids
+
+    gold = np.asarray(simulated().gold_prob(), dtype=np.float64)[:350]
+    distance = anchor_points.item_distances(gold)
+    n, k = distance.shape[0], 100
+    kinds = {
+        "random": lambda rng: np.sort(rng.choice(n, size=k, replace=False)),
+        "k-medoids++": lambda rng: kmedoids_plus_plus(distance, k, rng),
+        "LAB": lambda rng: lab(distance, k, rng),
+    }
+    for seed in range(seeds):
+        for kind, draw in kinds.items():
+            begin = time.process_time()
+            start = draw(np.random.default_rng(seed))
+            drawn = time.process_time() - begin
+            begin = time.process_time()
+            fit = kmedoids.fasterpam(distance, start, max_iter=CONVERGED, n_cpu=1)
+            spent = time.process_time() - begin
+            print(
+                f"  seed {seed} {kind:12s} start {drawn:.2f} s, objective {distance[start].min(axis=0).astype(np.int64).sum() / 2**24:.1f}; "
+                f"FasterPAM {spent:.2f} s, {fit.n_iter} passes, {fit.n_swap} swaps, objective {fit.loss / 2**24:.2f}",
+                flush=True,
+            )
 
 
 def objective(name: str, gold: np.ndarray, starts: int) -> None:
@@ -104,10 +185,18 @@ def main() -> None:
     parser.add_argument("--speed-runs", type=int, default=3, help="held-out runs timed each way (0: skip)")
     parser.add_argument("--runs", type=int, default=20, help="held-out runs of the estimation error")
     parser.add_argument("--starts", type=int, default=20, help="random starts of the objective")
+    parser.add_argument("--grid-runs", type=int, default=0, help="only: R runs of the paper grid's anchor-points cells each way")
+    parser.add_argument("--start-kinds", type=int, default=0, help="only: FasterPAM from other starts, R seeds")
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("MDAD_DATA_DIR", "../shared/data")))
     args = parser.parse_args()
     threadpool_limits(1)
     print(f"load average {os.getloadavg()[0]:.1f}; SWAP_PASSES = {anchor_points.SWAP_PASSES}")
+    if args.grid_runs:
+        grid(args.grid_runs)
+    if args.start_kinds:
+        start_kinds(args.start_kinds)
+    if args.grid_runs or args.start_kinds:
+        return
     if args.speed_runs:
         speed(args.speed_runs)
     matrices = {"simulated 400 x 3,000": simulated(3_000)}
