@@ -141,14 +141,14 @@ def start_kinds(seeds: int) -> None:
             )
 
 
-def objective(name: str, gold: np.ndarray, starts: int) -> None:
+def objective(name: str, gold: np.ndarray, starts: int, sizes: tuple[int, ...]) -> None:
     """Capped against converged FasterPAM from the same random starts."""
     import kmedoids
 
     distance = anchor_points.item_distances(gold)
     n = distance.shape[0]
     rng = np.random.default_rng(0)
-    for k in SIZES:
+    for k in sizes:
         capped, converged = [], []
         for _ in range(starts):
             start = np.sort(rng.choice(n, size=k, replace=False))
@@ -164,12 +164,12 @@ def objective(name: str, gold: np.ndarray, starts: int) -> None:
         )
 
 
-def estimation(name: str, matrix, runs: int) -> None:
+def estimation(name: str, matrix, runs: int, sizes: tuple[int, ...]) -> None:
     """Paired by held-out run: mean absolute error of the targets' estimates, capped minus converged."""
     with former():
-        before = held_out_runs(matrix, METHOD, SIZES, runs=runs, seed=0, workers=1)
-    now = held_out_runs(matrix, METHOD, SIZES, runs=runs, seed=0, workers=1)
-    for k in SIZES:
+        before = held_out_runs(matrix, METHOD, sizes, runs=runs, seed=0, workers=1)
+    now = held_out_runs(matrix, METHOD, sizes, runs=runs, seed=0, workers=1)
+    for k in sizes:
         error_before = 100 * np.abs(before.estimates[k] - before.truths).mean(axis=1)
         error_now = 100 * np.abs(now.estimates[k] - now.truths).mean(axis=1)
         diff = error_now - error_before
@@ -185,6 +185,7 @@ def main() -> None:
     parser.add_argument("--speed-runs", type=int, default=3, help="held-out runs timed each way (0: skip)")
     parser.add_argument("--runs", type=int, default=20, help="held-out runs of the estimation error")
     parser.add_argument("--starts", type=int, default=20, help="random starts of the objective")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="sizes of the objective and the estimation error")
     parser.add_argument("--grid-runs", type=int, default=0, help="only: R runs of the paper grid's anchor-points cells each way")
     parser.add_argument("--start-kinds", type=int, default=0, help="only: FasterPAM from other starts, R seeds")
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("MDAD_DATA_DIR", "../shared/data")))
@@ -199,6 +200,7 @@ def main() -> None:
         return
     if args.speed_runs:
         speed(args.speed_runs)
+    sizes = tuple(int(k) for k in args.sizes.split(","))
     matrices = {"simulated 400 x 3,000": simulated(3_000)}
     for name in DATASETS:
         path = args.data / name / "responses.npz"
@@ -208,10 +210,11 @@ def main() -> None:
             print(f"  {name}: not found at {path}, skipped")
     print("k-medoids objective (every model a source):")
     for name, matrix in matrices.items():
-        objective(name, np.asarray(matrix.gold_prob(), dtype=np.float64), args.starts)
+        fits = tuple(k for k in sizes if k < matrix.n_items)
+        objective(name, np.asarray(matrix.gold_prob(), dtype=np.float64), args.starts, fits)
     print(f"held-out estimation error ({args.runs} runs, same splits both ways):")
     for name, matrix in matrices.items():
-        estimation(name, matrix, args.runs)
+        estimation(name, matrix, args.runs, tuple(k for k in sizes if k < matrix.n_items))
 
 
 if __name__ == "__main__":
