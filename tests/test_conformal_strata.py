@@ -148,6 +148,32 @@ def test_models_estimated_among_the_best_sources_get_a_marked_interval_in_table_
     assert exact.orders.mark is None and "mark" not in exact.orders.to_frame()
 
 
+def test_a_compared_pair_with_a_marked_model_carries_the_mark_in_text_csv_and_python():
+    """``estimate --compare``: a pair with a model whose interval is marked gets the mark its neighbouring pair
+    gets (Python result, the comparisons CSV row, the printed sentence); a pair of unmarked models gets none."""
+    from mdad.micro.estimation import estimate_report
+
+    sim = mdad.simulate(seed=3, n_models=120, n_items=400, n_subtasks=4)
+    order = np.argsort(sim.scores.mean(axis=1), kind="stable")
+    sources, new = sim.take(models=order[:100]), sim.take(models=np.sort(np.concatenate([order[100:], order[:5]])))
+    chosen = mdad.select(sources, "anchor-points", 20, seed=1).with_assessment(mdad.assess(sources, "anchor-points", 20, runs=4, seed=1))
+    intervals = chosen.intervals(new)
+    marked = [str(m) for m, mark in zip(new.models, intervals.mark, strict=True) if mark]
+    plain = [str(m) for m, mark in zip(new.models, intervals.mark, strict=True) if not mark]
+    assert marked and len(plain) >= 2
+    with_marked, unmarked = chosen.comparisons(new, [(plain[0], marked[0]), (plain[0], plain[1])])
+    named = f"order probability not valid: model {marked[0]}'s "
+    assert with_marked.mark.startswith(named) and with_marked.order_probability == with_marked.order_probability
+    assert f"! {named}" in with_marked.describe()
+    assert unmarked.mark == "" and " ! " not in unmarked.describe()
+    report = estimate_report(chosen, new, pairs=[(plain[0], marked[0]), (plain[0], plain[1])])
+    rows = [c.to_frame() for c in report.comparisons]
+    assert rows[0]["mark"].iloc[0].startswith(named) and rows[1]["mark"].iloc[0] == ""
+    neighbours = chosen.order_probabilities(new).to_frame()
+    first, second = neighbours["first"].iloc[0], neighbours["second"].iloc[0]
+    assert chosen.compare(new, str(first), str(second)).mark == neighbours["mark"].iloc[0]
+
+
 def test_an_ability_estimate_is_also_marked_where_its_90_interval_reaches_the_best_twentieth_of_the_sources():
     """tinyBenchmarks' gp-IRT reads its estimate off an IRT ability, which pulls models better than every source down
     until they look ordinary: besides the models estimated among the sources' best tenth, those whose 90% interval

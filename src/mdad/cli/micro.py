@@ -156,7 +156,12 @@ def estimate_command(
         ),
     ] = None,
     pairs: Annotated[str | None, typer.Option(help="'all': compare every pair of models (as --compare).")] = None,
-    compare_csv: Annotated[str | None, typer.Option(help="Also write one row per compared pair (--compare, --pairs) to this CSV file.")] = None,
+    compare_csv: Annotated[
+        str | None,
+        typer.Option(
+            help="Also write one row per compared pair (--compare, --pairs), with its mark when the order probability may not hold, to this CSV file."
+        ),
+    ] = None,
     level: Annotated[float, typer.Option(help="Confidence level of the intervals (between 0 and 1).")] = DEFAULT_LEVEL,
     clopper_pearson: Annotated[
         bool,

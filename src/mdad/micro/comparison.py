@@ -44,7 +44,8 @@ class Comparison:
     items only one of them got right (-1: not 0/1 scores, or an adaptive test); ``p_value``: the exact
     mid-p McNemar test on those items (NaN when it does not apply, or when no item separates them);
     ``whole_pool``: the micro-benchmark is every item of the pool (a random design drawn whole), so its counts
-    are the full benchmark's."""
+    are the full benchmark's; ``mark``: why the order probability may not hold for this pair ("" where nothing
+    is known against it; the pairs of a model whose interval is marked, docs/intervals.md#models-better-than-the-sources)."""
 
     first: str
     second: str
@@ -57,6 +58,7 @@ class Comparison:
     second_only: int
     p_value: float
     whole_pool: bool = False
+    mark: str = ""
 
     @property
     def tied(self) -> bool:
@@ -91,6 +93,8 @@ class Comparison:
             )
         else:
             order = "no order probability (" + self.order_how.removeprefix("no order probability: ") + ")"
+        if self.mark and self.order_probability == self.order_probability:
+            order = f"{order} ! {self.mark}"
         if not self.paired_test:
             return f"{head}; {order}; the paired test needs 0/1 scores on a fixed set of items."
         return (
@@ -99,7 +103,8 @@ class Comparison:
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row: first, second, both estimates, gap, order probability, discordant items, p-value."""
+        """One row: first, second, both estimates, gap, order probability, discordant items, p-value, tied and the mark
+        ("" when nothing is known against the order probability)."""
         return pd.DataFrame(
             [
                 {
@@ -113,6 +118,7 @@ class Comparison:
                     "second_only": self.second_only if self.paired_test else np.nan,
                     "p_value": self.p_value,
                     "tied": self.tied,
+                    "mark": self.mark,
                 }
             ]
         )

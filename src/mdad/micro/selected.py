@@ -248,6 +248,7 @@ class SelectedMicroBenchmark:
             strata=self._strata(),
             calibration=calibration,
             prior=self.pair_prior,
+            marks=self._marks(scores, raw),
         )
         paired = _paired(scores)
         first_only, second_only = self._discordant(scores, a, b)
@@ -268,6 +269,7 @@ class SelectedMicroBenchmark:
                     second_only=int(second_only[i]),
                     p_value=mcnemar_mid_p(int(first_only[i]), int(second_only[i])) if paired else float("nan"),
                     whole_pool=whole,
+                    mark="" if tied or orders.mark is None else str(orders.mark[i]),
                 )
             )
         return out
