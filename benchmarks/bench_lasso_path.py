@@ -1,7 +1,7 @@
 """Lasso's path followed only as far as the sizes need, against the whole path as it was (benchmarks/README.md).
 
     python benchmarks/bench_lasso_path.py speed [--per-run 1]
-    python benchmarks/bench_lasso_path.py real [--data ../shared/data] [--splits 20]
+    python benchmarks/bench_lasso_path.py real [--data ../shared/data] [--splits 20] [--sources 300,50]
 
 ``speed``: in this process, one thread, process CPU seconds of one ``fit_path`` and its items for
 size 100 (``select --size 100``) and for the paper grid's sizes 10-200, on bench_select.py's
@@ -11,10 +11,10 @@ bench_select.py's per-run estimate of the whole ``select`` (selection on all mod
 runs, and what 20 runs on two quiet cores would take), former and now.
 
 ``real``: on real matrices (oll2-gpqa, oll2-musr, oll2-math-hard; the experiment's splits: 50
-targets, up to 300 sources, the seen half of the items), per size 10-200 and split, whether the
+targets, 300 or 50 sources, the seen half of the items), per size 10-200 and split, whether the
 chosen items differ between the former rule (the smallest penalty of the whole path keeping at most
-k) and the first passage, and the targets' mean absolute error of the estimated pool accuracy,
-paired: the mean difference now - former and its standard error over the splits.
+k) and the first passage, and where they do, the targets' mean absolute error of the estimated
+pool accuracy, paired: now - former.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from mdad.methods import lasso
 from mdad.methods.ridge import filled, item_means, pool_accuracy, regression_on
 
 SIZES = (10, 25, 50, 100, 150, 200)
+EVERY_SIZE = range(10, 201)
 DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard")
 
 
@@ -123,38 +124,44 @@ def speed(per_run_runs: int) -> None:
             )
 
 
-def real(data: str, n_splits: int) -> None:
+def real(data: str, n_splits: int, source_counts: tuple[int, ...]) -> None:
     from mdad.data.datasets import load_dataset
     from mdad.experiment.splits import make_splits
 
     os.environ["MDAD_DATA_DIR"] = data
-    print(f"{n_splits} splits, sizes {', '.join(map(str, SIZES))}: splits whose items differ, and the paired change of the")
-    print("targets' mean absolute error (points of accuracy, now - former, mean +- standard error over the splits)")
-    print("| dataset | " + " | ".join(f"{k}" for k in SIZES) + " |")
-    print("|---|" + "---|" * len(SIZES))
+    print(f"{n_splits} splits x every size {EVERY_SIZE.start}-{EVERY_SIZE.stop - 1}: cells (split, size) whose items differ, of those at the")
+    print(f"sizes {', '.join(map(str, SIZES))}, and over the differing cells the paired change of the targets' mean absolute")
+    print("error (points of accuracy, now - former: mean +- standard error, and the largest either way)")
+    print("| dataset | sources | cells differing | at the sizes above | error change where they differ |")
+    print("|---|---|---|---|---|")
     with threadpool_limits(1):
         for name in DATASETS:
             matrix = load_dataset(name)
             splits = make_splits(matrix, n_splits)
-            n_sources = min(300, splits.source_pool.shape[1])
-            differ = np.zeros(len(SIZES), dtype=int)
-            change = np.zeros((n_splits, len(SIZES)))
-            for r in range(n_splits):
-                seen = splits.seen[r]
-                sources = matrix.scores[np.ix_(splits.sources(n_sources)[r], seen)]
-                targets = matrix.scores[np.ix_(splits.targets[r], seen)]
-                truth = pool_accuracy(targets)
-                old, new = former_fit_path(sources), lasso.fit_path(sources)
-                for j, k in enumerate(SIZES):
-                    a, b = old.items(k), new.items(k)
-                    if np.array_equal(a, b):
-                        continue
-                    differ[j] += 1
-                    errors = [np.abs(regression_on(sources, items).estimate(targets[:, items]) - truth).mean() for items in (a, b)]
-                    change[r, j] = 100 * (errors[1] - errors[0])
-            mean, se = change.mean(axis=0), change.std(axis=0, ddof=1) / np.sqrt(n_splits)
-            cells = [f"{d}/{n_splits}: {m:+.2f} +- {s:.2f}" if d else f"0/{n_splits}" for d, m, s in zip(differ, mean, se, strict=True)]
-            print(f"| {name} ({len(seen)} seen items, {n_sources} sources) | " + " | ".join(cells) + " |", flush=True)
+            for wanted in source_counts:
+                n_sources = min(wanted, splits.source_pool.shape[1])
+                changes, at_sizes = [], 0
+                for r in range(n_splits):
+                    seen = splits.seen[r]
+                    sources = matrix.scores[np.ix_(splits.sources(n_sources)[r], seen)]
+                    targets = matrix.scores[np.ix_(splits.targets[r], seen)]
+                    truth = pool_accuracy(targets)
+                    old, new = former_fit_path(sources), lasso.fit_path(sources)
+                    for k in EVERY_SIZE:
+                        a, b = old.items(k), new.items(k)
+                        if np.array_equal(a, b):
+                            continue
+                        at_sizes += k in SIZES
+                        errors = [np.abs(regression_on(sources, items).estimate(targets[:, items]) - truth).mean() for items in (a, b)]
+                        changes.append(100 * (errors[1] - errors[0]))
+                cells = n_splits * len(EVERY_SIZE)
+                if len(changes) > 1:
+                    c = np.array(changes)
+                    change = f"{c.mean():+.3f} +- {c.std(ddof=1) / np.sqrt(len(c)):.3f} (from {c.min():+.2f} to {c.max():+.2f})"
+                else:
+                    change = "-" if not changes else f"{changes[0]:+.3f} (one cell)"
+                row = f"| {name} ({len(seen)} seen) | {n_sources} | {len(changes)} of {cells} | {at_sizes} of {n_splits * len(SIZES)} | {change} |"
+                print(row, flush=True)
 
 
 def main() -> None:
@@ -163,11 +170,12 @@ def main() -> None:
     parser.add_argument("--per-run", type=int, default=0, metavar="R", help="speed: also bench_select.py's per-run estimate with R runs")
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--splits", type=int, default=20)
+    parser.add_argument("--sources", default="300,50", help="real: comma-separated numbers of source models")
     args = parser.parse_args()
     if args.what == "speed":
         speed(args.per_run)
     else:
-        real(args.data, args.splits)
+        real(args.data, args.splits, tuple(int(n) for n in args.sources.split(",")))
 
 
 if __name__ == "__main__":
