@@ -46,7 +46,8 @@ class LassoPath:
         self._alphas = alphas
         self._distinct = distinct
         self._coef = np.zeros(len(distinct), order="F")
-        self._active = np.zeros((n_items, 0), dtype=bool)
+        self._kept: list[np.ndarray] = []  # per penalty followed, the pool positions with a nonzero coefficient
+        self._first = np.full(n_items, len(alphas))  # the penalty at which each item entered (len(alphas): not yet)
         repeated = np.ones(n_items, dtype=bool)
         repeated[distinct] = False
         self._repeated = repeated
@@ -55,12 +56,12 @@ class LassoPath:
     @property
     def followed(self) -> int:
         """How many penalties of the path have been computed."""
-        return self._active.shape[1]
+        return len(self._kept)
 
     @property
     def counts(self) -> np.ndarray:
         """Per penalty followed, how many items have a nonzero coefficient."""
-        return self._active.sum(axis=0)
+        return np.array([len(kept) for kept in self._kept], dtype=np.int64)
 
     def _extend(self) -> None:
         """Compute the next PATH_CHUNK penalties, starting from the last coefficients."""
@@ -69,26 +70,28 @@ class LassoPath:
         alphas = self._alphas[self.followed : self.followed + PATH_CHUNK]
         _, coefs, _ = lasso_path(self._x, self._y, alphas=alphas, coef_init=self._coef, precompute=False, check_input=False)
         self._coef = np.asfortranarray(coefs[:, -1])
-        active = np.zeros((self._active.shape[0], len(alphas)), dtype=bool)
-        active[self._distinct] = coefs != 0
-        self._active = np.concatenate([self._active, active], axis=1)
+        for column in coefs.T:
+            kept = self._distinct[column != 0]
+            entering = kept[self._first[kept] == len(self._alphas)]
+            self._first[entering] = self.followed
+            self._kept.append(kept)
 
     def _passage(self, k: int) -> int:
         """The index of the last penalty before the path first keeps more than k items, following it that far."""
+        step = 0
         while True:
-            over = np.flatnonzero(self.counts > k)
-            if over.size:
-                return max(int(over[0]) - 1, 0)
-            if self.followed >= len(self._alphas):
-                return max(self.followed - 1, 0)
+            while step < self.followed:
+                if len(self._kept[step]) > k:
+                    return max(step - 1, 0)
+                step += 1
+            if step >= len(self._alphas):
+                return max(step - 1, 0)
             self._extend()
 
     def entry_order(self) -> np.ndarray:
         """The pool items in the order they enter the path followed so far (an item not yet entered
         counts as entering after it), then by rounded correlation with the pool accuracy, then position."""
-        active = self._active
-        first = np.where(active.any(axis=1), active.argmax(axis=1), self.followed)
-        return np.lexsort((np.arange(len(first)), -self._strength, first, self._repeated))
+        return np.lexsort((np.arange(len(self._first)), -self._strength, self._first, self._repeated))
 
     def items(self, k: int) -> np.ndarray:
         """The k items: those kept at the path's first passage through k, filled in entry order.
@@ -99,7 +102,7 @@ class LassoPath:
         entering later; penalties followed beyond it never change the result."""
         step = self._passage(k)
         # an empty path (no item moves with the pool accuracy) keeps nothing
-        kept = np.flatnonzero(self._active[:, step]) if self.followed else np.zeros(0, dtype=np.intp)
+        kept = self._kept[step] if self.followed else np.zeros(0, dtype=np.intp)
         order = self.entry_order()
         rest = order[~np.isin(order, kept)]
         return np.sort(np.concatenate([kept, rest[: k - len(kept)]]))
