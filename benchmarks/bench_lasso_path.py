@@ -4,7 +4,7 @@
     python benchmarks/bench_lasso_path.py real [--data ../shared/data] [--splits 20] [--sources 300,50]
 
 ``speed``: in this process, one thread, process CPU seconds of one ``fit_path`` and its items for
-size 100 (``select --size 100``) and for the paper grid's sizes 10-200, on bench_select.py's
+size 100 (``select --size 100``), for sizes 10-200 and for ``mdad run``'s default sizes 10-1,000, on bench_select.py's
 simulated 400 x 12,000 matrix and on its first 350 models (a held-out run's sources), the former
 whole path then the path followed as far as the sizes need. With ``--per-run R`` also
 bench_select.py's per-run estimate of the whole ``select`` (selection on all models, R held-out
@@ -102,14 +102,14 @@ def speed(per_run_runs: int) -> None:
     from bench_select import MODELS, SIZE, SUBTASKS, TEN_OPTIONS, per_run
 
     from mdad.data import simulate
-    from mdad.defaults import ASSESS_RUNS
+    from mdad.defaults import ASSESS_RUNS, EXPERIMENT_SIZES
 
     matrix = simulate(seed=0, n_models=MODELS, n_items=12_000, n_subtasks=SUBTASKS, params=TEN_OPTIONS)
     print(f"load average {os.getloadavg()[0]:.1f}; one thread, CPU seconds of fit_path and its items")
     with threadpool_limits(1):
         for models in (MODELS, 350):
             scores = matrix.scores[:models]
-            for sizes in ((SIZE,), SIZES):
+            for sizes in ((SIZE,), SIZES, EXPERIMENT_SIZES):
                 before, old = cpu_of(former_fit_path, scores, sizes)
                 now, new = cpu_of(lasso.fit_path, scores, sizes)
                 differ = sum(not np.array_equal(a, b) for a, b in zip(old, new, strict=True))
