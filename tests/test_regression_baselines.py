@@ -107,8 +107,9 @@ def test_lasso_chooses_the_items_scikit_learn_lasso_keeps(split):
     assert checked >= 3
 
 
-def full_path_items(scores: np.ndarray, sizes: range) -> dict[int, tuple[np.ndarray, bool]]:
-    """Lasso's k items from the whole path in one scikit-learn call, by brute force (docs/deviations.md#lasso-path):
+def full_path_items(scores: np.ndarray, sizes: range) -> tuple[np.ndarray, dict[int, tuple[np.ndarray, bool]]]:
+    """The whole path's counts of items kept, and lasso's k items from the whole path in one scikit-learn
+    call, by brute force (docs/deviations.md#lasso-path):
     kept at the path's first passage through k, filled by (repeated column, first penalty, -rounded
     correlation, position); and whether the former rule (the smallest penalty of the whole path keeping
     at most k) takes the same penalty."""
@@ -136,14 +137,14 @@ def full_path_items(scores: np.ndarray, sizes: range) -> dict[int, tuple[np.ndar
         kept = set(np.flatnonzero(active[:, step]).tolist())
         rest = [j for j in order if j not in kept]
         result[k] = (np.sort(np.array(sorted(kept) + rest[: k - len(kept)])), former == step)
-    return result
+    return counts, result
 
 
 @pytest.mark.parametrize(("models", "dips"), [(40, True), (150, False)])
 def test_lasso_path_followed_in_chunks_gives_the_whole_paths_items(models, dips, monkeypatch):
     scores = simulate(seed=0, n_models=models, n_items=models + 250, n_subtasks=2).scores.astype(np.float64)
     sizes = range(1, models + 20)
-    expected = full_path_items(scores, sizes)
+    counts, expected = full_path_items(scores, sizes)
     assert all(same for _, same in expected.values()) != dips  # a dip makes the former rule differ for some k
     # the path followed 1, 7 or all penalties at a time, the sizes asked of one path smallest or largest first
     for chunk, asked in ((1, sizes), (7, sizes[::-1]), (PATH_PENALTIES, sizes)):
@@ -151,6 +152,8 @@ def test_lasso_path_followed_in_chunks_gives_the_whole_paths_items(models, dips,
         path = lasso.fit_path(scores)
         for k in asked:
             np.testing.assert_array_equal(path.items(k), expected[k][0])
+        path.items(scores.shape[1])  # no count exceeds the number of items: the whole path
+        np.testing.assert_array_equal(path.counts, counts)
 
 
 def test_lasso_follows_the_path_only_as_far_as_the_size_needs():
