@@ -15,8 +15,9 @@ split-conformal residuals and the logistic order fit of (a).
 Prints markdown tables (coverage at 90% and 95% overall and by the new model's fifth of the
 leaderboard by true accuracy, with the estimates outside their own interval; mean width;
 order-probability calibration) and, with --out X.csv, writes the per-repetition rows as CSV,
-the pairs to X.pairs.parquet and every new model's estimate, 90% interval and accuracy to
-X.models.parquet.
+the pairs to X.pairs.parquet, every new model's estimate, 90% interval and accuracy to
+X.models.parquet and every calibration target's estimate and accuracy to X.cal.parquet (from which
+rebin_intervals.py rebuilds the calibrated intervals with another construction).
 """
 
 from __future__ import annotations
