@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_intervals import guard_table, load, markdown, split_models, stratum_table
+from bench_intervals import _cluster_share, guard_table, load, markdown, split_models, stratum_table
 
 from mdad.intervals import ConformalCalibration
 from mdad.intervals.conformal import ACCURACY_BINS, MIN_PER_ACCURACY_BIN, equal_count_edges, estimate_trend, rank_bounds
@@ -141,6 +141,19 @@ def rebuild(
     return pd.concat(out, ignore_index=True)
 
 
+def fifth_table(models: pd.DataFrame) -> pd.DataFrame:
+    """Per method and size: 90% coverage (%) in each fifth of the leaderboard by true accuracy, ± cluster-robust SE
+    over (dataset, repetition)."""
+    models = models.assign(cover=(models["low"] <= models["truth"] + 1e-12) & (models["truth"] <= models["high"] + 1e-12))
+    cells = {}
+    for (method, size, fifth), part in models.groupby(["method", "size", "fifth"]):
+        share, se = _cluster_share(part, "cover")
+        cells[(method, size, f"fifth {fifth + 1}")] = f"{100 * share:.1f}±{100 * se:.1f}"
+    table = pd.Series(cells).unstack()
+    table.index.names = ["method", "size"]
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tables", type=Path, nargs="+", help="--out files of bench_intervals.py (with their .cal and .models parquet).")
@@ -167,6 +180,8 @@ def main() -> None:
     )
     print(f"\n{args.bins} bins at most, {args.min_per_bin} residuals each at least; bins used: {sorted(set(models['bins']))}\n")
     print(markdown(stratum_table(models)))
+    print("\nBy fifth (1: the weakest 20%, 5: the best 20%)\n")
+    print(markdown(fifth_table(models)))
     print("\nThe off-population mark (90% intervals)\n")
     print(markdown(guard_table(models), index=False))
     summary = models.assign(
