@@ -161,6 +161,8 @@ def test_files_of_the_previous_mdad_binned_on_the_accuracy_without_a_trend_give_
         assert lo == pytest.approx(min(min(p[0] for p in pieces), e)) and hi == pytest.approx(max(max(p[1] for p in pieces), e))
     stored_again = ConformalCalibration.from_json(json.loads(json.dumps(ConformalCalibration.fit(est, tru).to_json())))
     assert stored_again.trend == ConformalCalibration.fit(est, tru).trend
+    assert "the level holds within each)" in previous.describe()
+    assert "estimates' line" in stored_again.describe() and "measured" in stored_again.describe()
     with pytest.raises(mdad.MdadError, match="trend"):
         ConformalCalibration.from_json({**stored, "trend": [0.1, -0.5]})
 

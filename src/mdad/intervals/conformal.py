@@ -161,7 +161,13 @@ class ConformalCalibration:
     def describe(self) -> str:
         """Where the intervals come from, in words."""
         if self.binned_on == "accuracy":
-            return f"split-conformal: {self.size} held-out residuals in {len(self.residuals)} bins of the true accuracy (the level holds within each)"
+            if self.trend == (0.0, 1.0):
+                bins = len(self.residuals)
+                return f"split-conformal: {self.size} held-out residuals in {bins} bins of the true accuracy (the level holds within each)"
+            return (
+                f"split-conformal: {self.size} held-out scores about the estimates' line on the true accuracy, in {len(self.residuals)} "
+                "bins of it (the level holds within each, for the line as fitted: measured)"
+            )
         return (
             f"split-conformal: {self.size} held-out residuals in {len(self.residuals)} bins of the estimate "
             "(a file of an older mdad: the level holds on average over models, not for the best or the weakest; select again)"
