@@ -14,6 +14,11 @@ Estimates (``--real``): tinybenchmarks, -pirt, -gpirt and aipw at k = 10, 50 and
 held-out runs of each real matrix (``mdad.assessment.held_out_runs``: the same splits and targets
 for both): mean absolute error of the targets' estimates (points), and the difference stopped -
 fixed paired over the runs with its standard error.
+
+``--select R``: what ``mdad select --size 100`` does at leaderboard scale (``bench_select.py``'s
+simulated 400 x 12,000 of MMLU-Pro's shape), per IRT method: CPU seconds of the selection on
+every model and of R held-out runs (seeds 0..R-1, one run each), fixed and stopped alternating, and
+what the command would take on two cores (the selection, then 20 runs shared by two workers).
 """
 
 from __future__ import annotations
@@ -91,6 +96,44 @@ def estimates(real: Path, runs: int) -> None:
                 )
 
 
+def select_costs(runs: int, methods: list[str]) -> None:
+    from bench_select import MODELS, SIZE, SUBTASKS, TEN_OPTIONS
+
+    from mdad.assessment import assess
+    from mdad.data import simulate
+    from mdad.defaults import ASSESS_RUNS
+    from mdad.micro.selected import select
+
+    matrix = simulate(seed=0, n_models=MODELS, n_items=12_000, n_subtasks=SUBTASKS, params=TEN_OPTIONS)
+    print(f"\n{'method':22s} {'selection fixed / stopped':>26s} {'per run fixed / stopped':>24s} {'2 cores fixed / stopped':>24s} {'ratio':>6s}")
+    for method in methods:
+        cpu: dict[str, list[float]] = {"fixed": [0.0, 0.0], "stopped": [0.0, 0.0]}
+        for label, tol in (("fixed", 0.0), ("stopped", model.STOP_TOLERANCE)):
+            saved, model.STOP_TOLERANCE = model.STOP_TOLERANCE, tol
+            try:
+                start = time.process_time()
+                select(matrix, method, SIZE, seed=0)
+                cpu[label][0] = time.process_time() - start
+            finally:
+                model.STOP_TOLERANCE = saved
+        for seed in range(runs):
+            for label, tol in (("fixed", 0.0), ("stopped", model.STOP_TOLERANCE)):
+                saved, model.STOP_TOLERANCE = model.STOP_TOLERANCE, tol
+                try:
+                    start = time.process_time()
+                    assess(matrix, method, SIZE, runs=1, seed=seed, workers=1)
+                    cpu[label][1] += (time.process_time() - start) / runs
+                finally:
+                    model.STOP_TOLERANCE = saved
+        total = {label: chosen + ASSESS_RUNS * run / 2 for label, (chosen, run) in cpu.items()}
+        (fs, fr), (ss, sr) = cpu["fixed"], cpu["stopped"]
+        print(
+            f"{method:22s} {fs:12.1f} / {ss:5.1f} s {fr:13.1f} / {sr:5.1f} s {total['fixed']:14.0f} / {total['stopped']:4.0f} s "
+            f"{total['fixed'] / total['stopped']:5.2f}x",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real", type=Path, default=None, help="folder of the real datasets (oll2-gpqa, ...)")
@@ -98,8 +141,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--fits-only", action="store_true")
     parser.add_argument("--estimates-only", action="store_true")
+    parser.add_argument("--select", type=int, default=0, metavar="R", help="only the cost of mdad select at 400 x 12,000, R held-out runs")
+    parser.add_argument("--methods", default=",".join((*METHODS, "metabench")), help="methods of --select")
     args = parser.parse_args()
     with threadpool_limits(1):
+        if args.select:
+            select_costs(args.select, args.methods.split(","))
+            return
         if not args.estimates_only:
             fits(args.seeds, args.real)
         if args.real is not None and not args.fits_only:

@@ -33,8 +33,9 @@ IG_SHAPE, IG_RATE = 1.0, 1.0  # inverse-gamma hyperprior on s_a^2 and s_b^2
 VARIATIONAL_SCHEDULE = (36, 12)  # L-BFGS iterations in all, rounds (covariance and prior updates)
 MODE_SCHEDULE = (160, 8)
 # A variational fit ends before its schedule once a round, from round STOP_MIN_ROUNDS on, moves the
-# fitted probabilities of the observed cells by less than STOP_TOLERANCE on average (docs/deviations.md#irt-fit-stopping).
-STOP_MIN_ROUNDS, STOP_TOLERANCE = 6, 2e-3
+# fitted probabilities of the observed cells by less than STOP_TOLERANCE on average and no hierarchical
+# scale by more than STOP_SCALE_TOLERANCE (relative) (docs/deviations.md#irt-fit-stopping).
+STOP_MIN_ROUNDS, STOP_TOLERANCE, STOP_SCALE_TOLERANCE = 6, 2e-3, 0.025
 # Cells per block of the objective's logits and element-wise work (float64: 512 KB per array, which
 # with the block's few arrays stays in a core's cache; benchmarks/README.md).
 BLOCK_CELLS = 65_536
@@ -445,11 +446,13 @@ def fit_irt(
                 if change < scale_tol and not variational:
                     break
                 current = updated
+            else:
+                change = 0.0
             if until is not None and until(_result(posterior, x, current, penalty, hierarchical, iterations)):
                 break
             if variational and stop_tol > 0 and STOP_MIN_ROUNDS - 1 <= done < rounds:
                 probs = posterior.likelihood(x).resid + posterior.y  # fitted P(correct) where observed, 0 elsewhere
-                if fitted is not None:
+                if fitted is not None and change < STOP_SCALE_TOLERANCE:
                     np.subtract(probs, fitted, out=fitted)
                     if float(np.abs(fitted, out=fitted).sum()) < stop_tol * posterior.observed:
                         break
