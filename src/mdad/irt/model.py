@@ -34,7 +34,7 @@ VARIATIONAL_SCHEDULE = (36, 12)  # L-BFGS iterations in all, rounds (covariance 
 MODE_SCHEDULE = (160, 8)
 # A variational fit ends before its schedule once a round, from round STOP_MIN_ROUNDS on, moves the
 # fitted probabilities of the observed cells by less than STOP_TOLERANCE on average and no hierarchical
-# scale by more than STOP_SCALE_TOLERANCE (relative) (docs/deviations.md#irt-fit-stopping).
+# scale by more than STOP_SCALE_TOLERANCE (|log ratio|) (docs/deviations.md#irt-fit-stopping).
 STOP_MIN_ROUNDS, STOP_TOLERANCE, STOP_SCALE_TOLERANCE = 6, 2e-3, 0.025
 # Cells per block of the objective's logits and element-wise work (float64: 512 KB per array, which
 # with the block's few arrays stays in a core's cache; benchmarks/README.md).
@@ -388,10 +388,11 @@ def fit_irt(
     against stale covariances (higher held-out likelihood at half the cost of 8 rounds of 20;
     benchmarks/README.md). They end earlier once a round, from round ``STOP_MIN_ROUNDS`` (6) on,
     moves the fitted probabilities of the observed cells by less than ``stop_tol`` on average
-    (default ``STOP_TOLERANCE``, 0.2 points; 0: every round): by then the held-out likelihood
-    has stopped moving (docs/deviations.md#irt-fit-stopping). Posterior modes default to 8 rounds of 20. The joint MAP of parameters and scales
-    would be degenerate (scales collapse to zero), hence the empirical-Bayes step, whose
-    expected squares include the posterior variances. A plain MAP with fixed priors is one
+    (default ``STOP_TOLERANCE``, 0.2 points; 0: every round) and no hierarchical scale by more
+    than ``STOP_SCALE_TOLERANCE`` (2.5%, as |log ratio|): by then the held-out likelihood has
+    stopped moving, while a fit still pruning dimensions runs on (docs/deviations.md#irt-fit-stopping).
+    Posterior modes default to 8 rounds of 20. The joint MAP of parameters and scales would be
+    degenerate (scales collapse to zero), hence the empirical-Bayes step, whose expected squares include the posterior variances. A plain MAP with fixed priors is one
     round. ``scale_tol`` ends a hierarchical MAP early once no scale moves by more than
     that (relative). ``until``, when given, sees the fit after each round (what a fit with
     that many rounds of the same length returns) and ends it early by returning True: a
