@@ -381,22 +381,22 @@ def fit_irt(
     scale of b, are estimated by empirical Bayes) or "fixed" (a_jd ~ N(a_prior[0],
     a_prior[1]^2), b_j ~ N(b_prior[0], b_prior[1]^2)). With ``variational`` (default) the
     estimates are approximate posterior means (module docstring), else the posterior mode.
-    The work is ``max_rounds`` rounds of L-BFGS-B sharing ``max_iter`` iterations, warm
-    started; between rounds the posterior covariances (variational) and the hierarchical
-    means and scales are updated in closed form. Variational fits default to at most 12 rounds
-    of 3 iterations: frequent covariance updates reach a better fixed point than long rounds
-    against stale covariances (higher held-out likelihood at half the cost of 8 rounds of 20;
-    benchmarks/README.md). They end earlier once a round, from round ``STOP_MIN_ROUNDS`` (6) on,
-    moves the fitted probabilities of the observed cells by less than ``stop_tol`` on average
-    (default ``STOP_TOLERANCE``, 0.2 points; 0: every round) and no hierarchical scale by more
-    than ``STOP_SCALE_TOLERANCE`` (2.5%, as |log ratio|): by then the held-out likelihood has
-    stopped moving, while a fit still pruning dimensions runs on (docs/deviations.md#irt-fit-stopping).
-    Posterior modes default to 8 rounds of 20. The joint MAP of parameters and scales would be
-    degenerate (scales collapse to zero), hence the empirical-Bayes step, whose expected squares include the posterior variances. A plain MAP with fixed priors is one
-    round. ``scale_tol`` ends a hierarchical MAP early once no scale moves by more than
-    that (relative). ``until``, when given, sees the fit after each round (what a fit with
-    that many rounds of the same length returns) and ends it early by returning True: a
-    caller whose quantity has stopped moving need not pay for the remaining rounds.
+    The work is ``max_rounds`` rounds of L-BFGS-B sharing ``max_iter`` iterations, warm started;
+    between rounds the posterior covariances (variational) and the hierarchical means and scales are
+    updated in closed form. Variational fits default to at most 12 rounds of 3 iterations: frequent
+    covariance updates reach a better fixed point than long rounds against stale covariances (higher
+    held-out likelihood at half the cost of 8 rounds of 20; benchmarks/README.md). They end earlier
+    once a round, from round ``STOP_MIN_ROUNDS`` (6) on, moves the fitted probabilities of the
+    observed cells by less than ``stop_tol`` on average (default ``STOP_TOLERANCE``, 0.2 points; 0:
+    every round) and no hierarchical scale by more than ``STOP_SCALE_TOLERANCE`` (2.5%, as |log
+    ratio|): by then the held-out likelihood has stopped moving, while a fit still pruning
+    dimensions runs on (docs/deviations.md#irt-fit-stopping). Posterior modes default to 8 rounds of
+    20 iterations. The joint MAP of parameters and scales would be degenerate (scales collapse to
+    zero), hence the empirical-Bayes step, whose expected squares include the posterior variances. A
+    plain MAP with fixed priors is one round. ``scale_tol`` ends a hierarchical MAP early once no
+    scale moves by more than that (relative). ``until``, when given, sees the fit after each round
+    (what a fit with that many rounds of the same length returns) and ends it early by returning
+    True: a caller whose quantity has stopped moving need not pay for the remaining rounds.
     The random start comes from ``rng``: the fit is a deterministic function of the data and
     the generator. ``threads`` caps the BLAS threads of the fit (None: leave as set): its
     matrix products are small (models x D x items), and on 2 cores a second thread costs
