@@ -99,16 +99,22 @@ def strata_of(matrix: ResponseMatrix, method: str, items: np.ndarray):
     return (np.bincount(codes, minlength=len(matrix.subtask_names)), np.bincount(codes[items], minlength=len(matrix.subtask_names)), codes[items])
 
 
-def one_repetition(
-    matrix: ResponseMatrix, name: str, rep: int, methods, sizes, cal_runs: int, new_top: float = 0.0, uniform_weight: float = UNIFORM_WEIGHT
-):
+def split_models(matrix: ResponseMatrix, name: str, rep: int, new_top: float = 0.0) -> tuple[np.random.Generator, np.ndarray, np.ndarray]:
+    """The repetition's new models and the rest (the user's models), and the generator that draws the calibration runs next."""
     rng = rng_for(0, "bench-intervals", name, rep)
     order = rng.permutation(matrix.n_models)
     n_new = max(3, round(NEW_SHARE * matrix.n_models))
     if new_top:  # off-population: the best models by full-benchmark accuracy are the new ones
         order = np.argsort(-matrix.scores.astype(np.float64).mean(axis=1), kind="stable")
         n_new = max(3, round(new_top * matrix.n_models))
-    new, rest = np.sort(order[:n_new]), order[n_new:]
+    return rng, np.sort(order[:n_new]), order[n_new:]
+
+
+def one_repetition(
+    matrix: ResponseMatrix, name: str, rep: int, methods, sizes, cal_runs: int, new_top: float = 0.0, uniform_weight: float = UNIFORM_WEIGHT
+):
+    rng, new, rest = split_models(matrix, name, rep, new_top)
+    n_new = len(new)
     n_cal_targets = min(50, len(rest) // 2)
     cal_targets, cal_sources = [], []
     for _ in range(cal_runs):
@@ -123,7 +129,7 @@ def one_repetition(
     accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 else None
     source_accuracies = AccuracyPrior.from_scores(matrix.scores[rest])  # what select stores for the off-population mark
     i, j = np.triu_indices(n_new, k=1)
-    rows, pairs, per_model = [], [], []
+    rows, pairs, per_model, cal_rows = [], [], [], []
     for (method, k), [(micro, est)] in final.items():
         exact = design_of(method) is not None
         if not exact:
@@ -132,6 +138,12 @@ def one_repetition(
             conformal = ConformalCalibration.fit(cal_est, cal_truth)
             order_fit = OrderCalibration.fit(cal_est, cal_truth)
             gap_only = OrderCalibration.fit(cal_est, cal_truth, by_level=False)  # what older mdad stored
+            runs = np.repeat(np.arange(cal_runs), cal_est.shape[1])
+            cal_rows.append(
+                pd.DataFrame(
+                    {"dataset": name, "method": method, "size": k, "rep": rep, "run": runs, "estimate": cal_est.ravel(), "truth": cal_truth.ravel()}
+                )
+            )
         scores = matrix.scores[np.ix_(new, micro.items)] if micro is not None else None
         source_raw_line = np.quantile(matrix.scores[np.ix_(rest, micro.items)].mean(axis=1), 0.9) if micro is not None else np.nan
         if micro is None:  # an adaptive test: share right of the items asked, against the calibration targets' 90th percentile
@@ -165,6 +177,7 @@ def one_repetition(
                             "truth": truth[new],
                             "fifth": fifth[new],
                             "estimate": np.clip(est, 0.0, 1.0),
+                            "unclipped": est,  # what the interval is built around (an AIPW estimate can pass 0 or 1)
                             "low": low,
                             "high": high,
                             # the design-free check of the off-population guard: the model's raw accuracy on the
@@ -206,7 +219,7 @@ def one_repetition(
                 }
             )
         )
-    return rows, pairs, per_model
+    return rows, pairs, per_model, cal_rows
 
 
 def accuracy_fifths(truth: np.ndarray) -> np.ndarray:
@@ -401,20 +414,25 @@ def main() -> None:
         print_tables(frame, pair_frame, [d for d in DATASETS if d in set(frame["dataset"])], models)
         return
     methods, sizes = args.methods.split(","), [int(s) for s in args.sizes.split(",")]
-    rows, pairs, models = [], [], []
+    rows, pairs, models, cal = [], [], [], []
     for name in args.datasets.split(","):
         matrix = load(name)
         start = time.perf_counter()
         for rep in range(args.first_rep, args.first_rep + args.reps):
-            r, p, m = one_repetition(matrix, name, rep, methods, sizes, args.cal_runs, args.new_top, args.uniform_weight if args.population else -1.0)
+            r, p, m, c = one_repetition(
+                matrix, name, rep, methods, sizes, args.cal_runs, args.new_top, args.uniform_weight if args.population else -1.0
+            )
             rows += r
             pairs += p
             models += m
+            cal += c
             print(f"{name}: repetition {rep} done after {time.perf_counter() - start:.0f} s", flush=True)
             if args.out is not None:  # after every repetition, so that an interrupted run keeps what it finished
                 pd.DataFrame(rows).to_csv(args.out, index=False)
                 pd.concat(pairs, ignore_index=True).to_parquet(args.out.with_suffix(".pairs.parquet"))
                 pd.concat(models, ignore_index=True).to_parquet(args.out.with_suffix(".models.parquet"))
+                if cal:  # the calibration targets' estimates and accuracies: rebin_intervals.py recomputes intervals from them
+                    pd.concat(cal, ignore_index=True).to_parquet(args.out.with_suffix(".cal.parquet"))
         print(
             f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True
         )

@@ -1,7 +1,7 @@
 """Where lasso's and anchor-points' selection time goes on bench_select.py's 400 x 12,000 matrix.
 
 One thread, process CPU seconds, in this process: anchor-points' item distances (twice) and its FasterPAM, and lasso's path (scikit-learn's coordinate
-descent) against the rest of its preparation. Run: python benchmarks/profile_select_phases.py
+descent, followed as far as size 100 needs) against the rest of its preparation. Run: python benchmarks/profile_select_phases.py
 """
 
 from __future__ import annotations
@@ -53,10 +53,20 @@ def main() -> None:
         original = sklearn.linear_model.lasso_path
         sklearn.linear_model.lasso_path = timed_path
         try:
-            _, total = cpu(lambda: lasso.fit_path(matrix.scores))
+            followed = []
+
+            def select_path():
+                path = lasso.fit_path(matrix.scores)
+                path.items(SIZE)
+                followed.append(path.followed)
+
+            _, total = cpu(select_path)
         finally:
             sklearn.linear_model.lasso_path = original
-        print(f"lasso: fit_path {total:.2f} s, of which lasso_path (coordinate descent, {lasso.PATH_PENALTIES} penalties) {sum(calls):.2f} s")
+        print(
+            f"lasso: fit_path and its {SIZE} items {total:.2f} s, of which lasso_path (coordinate descent, "
+            f"{followed[0]} of {lasso.PATH_PENALTIES} penalties) {sum(calls):.2f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -13,10 +13,11 @@ from mdad.intervals.conformal import rank_bounds
 from mdad.micro import SelectedMicroBenchmark
 
 
-def shrunk(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Estimates pulled most of the way towards 0.5, as learned estimators pull towards the sources' typical accuracy."""
+def shrunk(rng: np.random.Generator, n: int, pull: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
+    """Estimates pulled most of the way towards 0.5 (keeping ``pull`` of the distance), as learned estimators pull
+    towards the sources' typical accuracy."""
     truth = rng.uniform(0.05, 0.95, n)
-    return 0.5 + 0.3 * (truth - 0.5) + rng.normal(0.0, 0.05, n), truth
+    return 0.5 + pull * (truth - 0.5) + rng.normal(0.0, 0.05, n), truth
 
 
 def fifth_coverage(calibration: ConformalCalibration, estimate: np.ndarray, truth: np.ndarray, level: float) -> np.ndarray:
@@ -44,6 +45,29 @@ def test_every_fifth_of_accuracies_is_covered_at_the_level_where_the_older_bins_
         assert old[0] < level - 0.025 and old[-1] < level - 0.025, old
 
 
+def test_scores_about_the_estimates_line_stop_the_middle_fifths_from_being_covered_almost_always():
+    """Simulation with known truth (docs/intervals.md#conformal-intervals): with plain residuals truth - estimate,
+    a strongly shrunk estimator's residuals drift across each fifth, and the hull of what the fifths allow covered
+    the middle fifths 99-100% at 90%; scores about the fitted line of the estimate on the accuracy keep every fifth
+    at the level and the middle fifth within 2 points of it, with narrower intervals."""
+    rng = np.random.default_rng(11)
+    for level in (0.8, 0.9):
+        line, plain, width_line, width_plain = [], [], [], []
+        for _ in range(40):
+            est, tru = shrunk(rng, 1000, pull=0.3)
+            cal_est, cal_tru = shrunk(rng, 1000, pull=0.3)
+            fitted, residual = ConformalCalibration.fit(cal_est, cal_tru), ConformalCalibration.fit(cal_est, cal_tru, trend=False)
+            assert 0.25 < fitted.trend[1] < 0.35 and residual.trend == (0.0, 1.0)
+            line.append(fifth_coverage(fitted, est, tru, level))
+            plain.append(fifth_coverage(residual, est, tru, level))
+            width_line.append(np.subtract(*fitted.bounds(est, level=level)[::-1]).mean())
+            width_plain.append(np.subtract(*residual.bounds(est, level=level)[::-1]).mean())
+        line, plain = np.mean(line, axis=0), np.mean(plain, axis=0)
+        assert (line >= level - 0.01).all(), line
+        assert line[2] <= level + 0.02 and plain[2] >= level + 0.08, (line, plain)
+        assert np.mean(width_line) < np.mean(width_plain)
+
+
 def _estimate_binned(estimates: np.ndarray, truths: np.ndarray) -> dict:
     """A calibration as an older mdad stored it: up to 4 bins of equal counts of the estimate."""
     edges = np.quantile(estimates, [0.25, 0.5, 0.75])
@@ -51,27 +75,44 @@ def _estimate_binned(estimates: np.ndarray, truths: np.ndarray) -> dict:
     return {"edges": edges.tolist(), "residuals": [(truths - estimates)[which == b].tolist() for b in range(4)]}
 
 
-def test_bounds_are_the_hull_of_the_accuracies_each_bin_allows():
-    """Brute force: on a fine grid of accuracies t, keep t when the residual t - estimate lies within the
-    conformal ranks of t's own bin; the bounds are the smallest and largest kept t (or the estimate)."""
+@pytest.mark.parametrize("trend", [True, False])
+def test_bounds_are_the_hull_of_the_accuracies_each_bin_allows(trend):
+    """Brute force: on a fine grid of accuracies t, keep t when its score intercept + slope t - estimate lies within
+    the conformal ranks of t's own bin; the bounds are the smallest and largest kept t (or the estimate). Without
+    the trend the score is the plain residual t - estimate (files of the previous mdad)."""
     rng = np.random.default_rng(5)
     cal_est, cal_tru = shrunk(rng, 300)
-    calibration = ConformalCalibration.fit(cal_est, cal_tru)
+    calibration = ConformalCalibration.fit(cal_est, cal_tru, trend=trend)
     assert len(calibration.residuals) == 5 and calibration.binned_on == "accuracy"
+    intercept, slope = calibration.trend
+    assert (slope != 1.0) == trend
     grid = np.linspace(0.0, 1.0, 200_001)
     bins = np.searchsorted(calibration.edges, grid, side="right")
     for level in (0.8, 0.9, 0.95):
         ranks = np.array([rank_bounds(r, (1 - level) / 2) for r in calibration.residuals])
-        estimates = np.array([0.0, 0.3, 0.36, 0.42, 0.5, 0.58, 0.64, 0.7, 1.0])
+        estimates = np.array([-0.2, 0.0, 0.3, 0.36, 0.42, 0.5, 0.58, 0.64, 0.7, 1.0, 1.2])
         low, high = calibration.bounds(estimates, level=level)
         for e, lo, hi in zip(estimates, low, high, strict=True):
-            kept = grid[(grid - e >= ranks[bins, 0] - 1e-12) & (grid - e <= ranks[bins, 1] + 1e-12)]
-            if not kept.size:  # an estimate no bin allows (far outside the calibration's): every bin's residuals
-                assert (e in (0.0, 1.0)) and lo == pytest.approx(np.clip(min(e + ranks[:, 0].min(), e), 0, 1))
-                assert hi == pytest.approx(np.clip(max(e + ranks[:, 1].max(), e), 0, 1))
+            score = intercept + slope * grid - e
+            kept = grid[(score >= ranks[bins, 0] - 1e-12) & (score <= ranks[bins, 1] + 1e-12)]
+            if not kept.size:  # an estimate no bin allows (far outside the calibration's): every bin's scores
+                assert e <= 0.0 or e >= 1.0
+                assert lo == pytest.approx(np.clip(min((e + ranks[:, 0].min() - intercept) / slope, e), 0, 1))
+                assert hi == pytest.approx(np.clip(max((e + ranks[:, 1].max() - intercept) / slope, e), 0, 1))
                 continue
-            assert lo == pytest.approx(min(kept.min(), e), abs=1e-5)
-            assert hi == pytest.approx(max(kept.max(), e), abs=1e-5)
+            assert lo == pytest.approx(np.clip(min(kept.min(), e), 0, 1), abs=1e-5)
+            assert hi == pytest.approx(np.clip(max(kept.max(), e), 0, 1), abs=1e-5)
+
+
+def test_the_trend_is_the_least_squares_line_and_none_when_the_estimate_does_not_follow_the_accuracy():
+    """The line against numpy's least squares; a flat or falling estimate keeps the plain residuals (slope 1)."""
+    rng = np.random.default_rng(9)
+    est, tru = shrunk(rng, 500, pull=0.6)
+    slope, intercept = np.polyfit(tru, est, 1)
+    assert ConformalCalibration.fit(est, tru).trend == pytest.approx((intercept, slope), abs=1e-12)
+    flat = rng.uniform(0.4, 0.6, 500)
+    assert ConformalCalibration.fit(flat, tru).trend == (0.0, 1.0)
+    assert ConformalCalibration.fit(1.0 - tru, tru).trend == (0.0, 1.0)
 
 
 def test_an_estimate_always_lies_inside_its_interval_and_past_the_ends_it_is_clipped():
@@ -97,6 +138,31 @@ def test_old_files_keep_their_estimate_bins_and_say_so():
     np.testing.assert_array_equal(again.bounds([0.3, 0.6])[0], older.bounds([0.3, 0.6])[0])
     with pytest.raises(mdad.MdadError, match="binned on"):
         ConformalCalibration.from_json({**data, "binned_on": "colour"})
+
+
+def test_files_of_the_previous_mdad_binned_on_the_accuracy_without_a_trend_give_what_they_gave():
+    """A file stored before the trend (binned_on "accuracy", plain residuals, no "trend") reads as plain residuals
+    and gives the same bounds as before: the independent brute force of the previous construction, [e + r_lo,
+    e + r_hi] within each bin, hull, extended to the estimate."""
+    est, tru = shrunk(np.random.default_rng(4), 400)
+    edges = np.quantile(tru, [0.2, 0.4, 0.6, 0.8])
+    which = np.searchsorted(edges, tru, side="right")
+    stored = {"binned_on": "accuracy", "edges": edges.tolist(), "residuals": [(tru - est)[which == b].tolist() for b in range(5)]}
+    previous = ConformalCalibration.from_json(stored)
+    assert previous.trend == (0.0, 1.0)
+    estimates = np.array([0.3, 0.45, 0.5, 0.62])
+    low, high = previous.bounds(estimates, level=0.9)
+    ends = np.r_[0.0, edges, 1.0]
+    for e, lo, hi in zip(estimates, low, high, strict=True):
+        pieces = [
+            (max(ends[b], e + r[0]), min(ends[b + 1], e + r[1])) for b, r in enumerate(rank_bounds(np.sort(res), 0.05) for res in previous.residuals)
+        ]
+        pieces = [p for p in pieces if p[0] <= p[1]]
+        assert lo == pytest.approx(min(min(p[0] for p in pieces), e)) and hi == pytest.approx(max(max(p[1] for p in pieces), e))
+    stored_again = ConformalCalibration.from_json(json.loads(json.dumps(ConformalCalibration.fit(est, tru).to_json())))
+    assert stored_again.trend == ConformalCalibration.fit(est, tru).trend
+    with pytest.raises(mdad.MdadError, match="trend"):
+        ConformalCalibration.from_json({**stored, "trend": [0.1, -0.5]})
 
 
 @pytest.mark.parametrize("method", ["stratified-confidence", "anchor-points", "aipw", "random", "random-stratified-proportional"])

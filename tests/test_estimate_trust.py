@@ -44,12 +44,23 @@ def test_random_design_intervals_are_mid_p_or_posterior_and_orders_the_exact_one
     assert result.kind == "population"
     orders = chosen.order_probabilities(small_sim)
     ranked = np.argsort(-result.estimate, kind="stable")
-    a, b = scores[ranked[0]], scores[ranked[1]]
     np.testing.assert_allclose(chosen.pair_prior.mass, PairPrior.from_scores(small_sim.scores).mass)
-    expected = exact_order_probability(
-        [small_sim.n_items], [30], [((a == 1) & (b == 0)).sum()], [((a == 0) & (b == 1)).sum()], prior=chosen.pair_prior
-    )
-    assert orders.first[0] == small_sim.models[ranked[0]] and orders.probability[0] == pytest.approx(expected[0])
+    # a pair of models both estimated among the sources' best fifth takes the prior of the best fifth's pairs
+    accuracy = small_sim.scores.mean(axis=1)
+    line = np.quantile(accuracy, 0.8)
+    best_fifth = PairPrior.from_scores(small_sim.scores[accuracy >= line])
+    np.testing.assert_allclose(chosen.pair_prior.best_fifth.mass, best_fifth.mass)
+    assert chosen.pair_prior.best_fifth_line == line
+    took = []
+    for p in range(len(ranked) - 1):
+        a, b = scores[ranked[p]], scores[ranked[p + 1]]
+        both = min(result.estimate[ranked[p]], result.estimate[ranked[p + 1]]) >= line
+        prior = best_fifth if both else PairPrior.from_scores(small_sim.scores)
+        expected = exact_order_probability([small_sim.n_items], [30], [((a == 1) & (b == 0)).sum()], [((a == 0) & (b == 1)).sum()], prior=prior)
+        assert orders.first[p] == small_sim.models[ranked[p]] and orders.probability[p] == pytest.approx(expected[0])
+        took.append(both)
+    assert any(took) and not all(took)
+    assert "the pairs of its best fifth" in orders.calibration
     assert len(orders.gap) == small_sim.n_models - 1 and (orders.gap >= 0).all()
     # saved and loaded: the same; a file of an older mdad (no accuracy prior): the exact mid-p interval, said so
     chosen.save(tmp_path / "m.json")
@@ -85,7 +96,8 @@ def test_learned_methods_use_the_stored_calibration_after_loading(assessed, smal
     np.testing.assert_array_equal(fresh.low, loaded.low)
     np.testing.assert_array_equal(fresh.high, loaded.high)
     a = assessed.assessment
-    residuals = np.sort((a.truths - a.estimates).ravel())
+    intercept, slope = back.assessment.interval_calibration.trend  # scores about the estimates' line on the accuracy
+    residuals = np.sort((intercept + slope * a.truths - a.estimates).ravel())
     stored = np.sort(np.concatenate(back.assessment.interval_calibration.residuals))
     np.testing.assert_allclose(stored, residuals)
     orders = back.order_probabilities(small_sim)
@@ -233,6 +245,8 @@ def test_estimate_says_when_models_score_above_every_source(small_sim, tmp_path)
         ("accuracy_prior", {"pool_items": 10, "counts": "many"}),
         ("accuracy_prior", {"pool_items": 10, "counts": [3, 11]}),
         ("pair_prior", {"m_edges": [1, 2], "mass": [[1.0]]}),
+        ("pair_prior", {"m_edges": [1], "mass": [[1.0] * 50], "best_fifth": {"m_edges": [1], "mass": [[1.0] * 50], "line": 1.5}}),
+        ("pair_prior", {"m_edges": [1], "mass": [[1.0] * 50], "best_fifth": [1, 2]}),
     ],
 )
 def test_malformed_priors_in_a_file_get_one_sentence(small_sim, tmp_path, field, value):
@@ -241,6 +255,23 @@ def test_malformed_priors_in_a_file_get_one_sentence(small_sim, tmp_path, field,
     (tmp_path / "bad.json").write_text(json.dumps(data))
     with pytest.raises(mdad.MdadError, match="bad.json.*prior"):
         SelectedMicroBenchmark.load(tmp_path / "bad.json")
+
+
+def test_a_file_of_an_older_mdad_without_the_best_fifth_prior_uses_the_whole_table_for_every_pair(small_sim, tmp_path):
+    chosen = mdad.select(small_sim, "random", 30, seed=2)
+    data = chosen.to_json()
+    assert data["pair_prior"]["best_fifth"]["line"] == chosen.pair_prior.best_fifth_line
+    del data["pair_prior"]["best_fifth"]
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    old = SelectedMicroBenchmark.load(tmp_path / "old.json")
+    assert old.pair_prior.best_fifth is None
+    orders, now = old.order_probabilities(small_sim), chosen.order_probabilities(small_sim)
+    scores, _ = chosen.item_scores(small_sim)
+    rows = {name: i for i, name in enumerate(small_sim.models)}
+    a, b = scores[rows[orders.first[0]]], scores[rows[orders.second[0]]]
+    whole = exact_order_probability([small_sim.n_items], [30], [((a == 1) & (b == 0)).sum()], [((a == 0) & (b == 1)).sum()], prior=old.pair_prior)
+    assert orders.probability[0] == pytest.approx(whole[0]) and "best fifth" not in orders.calibration
+    assert not np.allclose(orders.probability, now.probability)  # the best models' pairs differ
 
 
 def test_the_clopper_pearson_interval_is_offered_where_each_model_needs_the_guarantee(small_sim):

@@ -166,6 +166,6 @@ def test_the_note_says_how_far_to_trust_the_first_place():
     assert sure.text.startswith(
         "P(b, the estimated best, is the true best of the 3 models on the full benchmark) = > 0.99: the first place is reliable"
     )
-    marked = best_note(BestProbability(models, 1, 0.9, "how"), 0.8, marked=True)
+    marked = best_note(BestProbability(models, 1, 0.9, "how", mark="interval not valid for this model: ..."), 0.8)
     assert marked.warning and "marked '!'" in marked.text
     assert "not available" in best_note(BestProbability(models, 0, float("nan"), "not available: why"), 0.8).text

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.linear_model import Lasso, RidgeCV
+from sklearn.linear_model import Lasso, RidgeCV, lasso_path
 
 from mdad import methods
+from mdad.data import simulate
 from mdad.errors import MdadError
-from mdad.methods import SourceView
+from mdad.exact import snap
+from mdad.methods import SourceView, lasso
 from mdad.methods.lasso import PATH_EPS, PATH_PENALTIES
 from mdad.methods.random_regression import FIT_SHARE, SEARCH_DRAWS
 from mdad.methods.ridge import ridge_cv
@@ -93,8 +95,8 @@ def test_lasso_chooses_the_items_scikit_learn_lasso_keeps(split):
     counts = np.array([len(items) for items in kept])
     checked = 0
     for k in (5, 10, 20, 40):
-        within = np.flatnonzero(counts <= k)
-        items = kept[within.max()]  # kept at the smallest penalty keeping at most k
+        over = np.flatnonzero(counts > k)
+        items = kept[over[0] - 1]  # kept at the last penalty before the path first keeps more than k
         if len(items) != k:
             continue  # filled: checked below
         micro = method.select(view, k, np.random.default_rng(0), prepared)
@@ -103,6 +105,63 @@ def test_lasso_chooses_the_items_scikit_learn_lasso_keeps(split):
         np.testing.assert_allclose(micro.estimate(targets[:, items]), np.clip(reference.predict(targets[:, items]), 0, 1), atol=1e-9)
         checked += 1
     assert checked >= 3
+
+
+def full_path_items(scores: np.ndarray, sizes: range) -> tuple[np.ndarray, dict[int, tuple[np.ndarray, bool]]]:
+    """The whole path's counts of items kept, and lasso's k items from the whole path in one scikit-learn
+    call, by brute force (docs/deviations.md#lasso-path):
+    kept at the path's first passage through k, filled by (repeated column, first penalty, -rounded
+    correlation, position); and whether the former rule (the smallest penalty of the whole path keeping
+    at most k) takes the same penalty."""
+    y = scores.mean(axis=1)
+    xc, yc = scores - scores.mean(axis=0), y - y.mean()
+    distinct = sorted({tuple(col): j for j, col in reversed(list(enumerate(scores.T)))}.values())
+    top = np.abs(xc.T @ yc).max() / len(y)
+    _, coefs, _ = lasso_path(xc[:, distinct], yc, alphas=np.geomspace(top, top * PATH_EPS, PATH_PENALTIES))
+    active = np.zeros((scores.shape[1], PATH_PENALTIES), dtype=bool)
+    active[distinct] = coefs != 0
+    counts = active.sum(axis=0)
+    norms = np.sqrt((xc * xc).sum(axis=0))
+    strength = snap(np.abs(xc.T @ yc) / np.where(norms > 0, norms, 1.0))
+    first = [int(np.argmax(row)) if row.any() else PATH_PENALTIES for row in active]
+    columns = set(distinct)
+    order = sorted(range(scores.shape[1]), key=lambda j: (j not in columns, first[j], -strength[j], j))
+    result = {}
+    for k in sizes:
+        step = PATH_PENALTIES - 1
+        for i, count in enumerate(counts):
+            if count > k:
+                step = i - 1
+                break
+        former = max(i for i, count in enumerate(counts) if count <= k)
+        kept = set(np.flatnonzero(active[:, step]).tolist())
+        rest = [j for j in order if j not in kept]
+        result[k] = (np.sort(np.array(sorted(kept) + rest[: k - len(kept)])), former == step)
+    return counts, result
+
+
+@pytest.mark.parametrize(("models", "dips"), [(40, True), (150, False)])
+def test_lasso_path_followed_in_chunks_gives_the_whole_paths_items(models, dips, monkeypatch):
+    scores = simulate(seed=0, n_models=models, n_items=models + 250, n_subtasks=2).scores.astype(np.float64)
+    sizes = range(1, models + 20)
+    counts, expected = full_path_items(scores, sizes)
+    assert all(same for _, same in expected.values()) != dips  # a dip makes the former rule differ for some k
+    # the path followed 1, 7 or all penalties at a time, the sizes asked of one path smallest or largest first
+    for chunk, asked in ((1, sizes), (7, sizes[::-1]), (PATH_PENALTIES, sizes)):
+        monkeypatch.setattr(lasso, "PATH_CHUNK", chunk)
+        path = lasso.fit_path(scores)
+        for k in asked:
+            np.testing.assert_array_equal(path.items(k), expected[k][0])
+        path.items(scores.shape[1])  # no count exceeds the number of items: the whole path
+        np.testing.assert_array_equal(path.counts, counts)
+
+
+def test_lasso_follows_the_path_only_as_far_as_the_size_needs():
+    scores = simulate(seed=0, n_models=150, n_items=400, n_subtasks=2).scores
+    path = lasso.fit_path(scores)
+    path.items(20)
+    assert path.followed < PATH_PENALTIES
+    assert path.counts[-1] > 20
 
 
 def test_lasso_fills_sizes_beyond_what_the_path_keeps(split):

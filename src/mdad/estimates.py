@@ -81,12 +81,14 @@ class BestProbability:
     them on the full benchmark, strictly above every other).
 
     ``row``: the estimated best's row; ``probability`` NaN when the micro-benchmark carries nothing to compute it
-    from (``calibration`` then says why, else where the probability comes from)."""
+    from (``calibration`` then says why, else where the probability comes from); ``mark``: why it may not hold
+    for this model (the estimated best's mark, mdad.micro.trust.order_marks; "" where nothing is known against it)."""
 
     models: np.ndarray
     row: int
     probability: float
     calibration: str
+    mark: str = ""
 
     @property
     def model(self) -> str:

@@ -7,17 +7,23 @@ full-benchmark accuracy. The residuals truth - estimate of those calibration tar
 far a new model's estimate can be off. They depend on the true accuracy: a learned estimate is
 pulled towards the sources' typical accuracy, so the best models' residuals are mostly positive
 and the weakest models' mostly negative. The calibration targets are therefore cut into up to
-``ACCURACY_BINS`` bins of their *true* accuracy, of equal counts (at least ``MIN_PER_BIN``
-residuals each), and the interval is the set of accuracies t that the residuals of t's own bin
-allow (label-conditional, or Mondrian, conformal prediction: a test inverted),
+``ACCURACY_BINS`` bins of their *true* accuracy, of equal counts (at least ``MIN_PER_ACCURACY_BIN``
+each). Within a bin the residual still drifts with the accuracy (by one minus the slope of the
+estimate on the accuracy), and the hull of what neighbouring bins allow then covers the middle
+bins almost always; so each target's score is taken about the least-squares line of the
+estimates on the true accuracy, s = a + b t - estimate (``trend`` = (a, b); b > 0), and the
+interval is the set of accuracies t that the scores of t's own bin allow (label-conditional, or
+Mondrian, conformal prediction: a test inverted),
 
-    {t : r_(lo)^b(t) <= t - estimate <= r_(hi)^b(t)},  lo = floor((n_b + 1) alpha/2), hi = ceil((n_b + 1)(1 - alpha/2)),
+    {t : s_(lo)^k(t) <= a + b t - estimate <= s_(hi)^k(t)},  lo = floor((n_k + 1) alpha/2), hi = ceil((n_k + 1)(1 - alpha/2)),
 
-with r_(i)^b the i-th smallest of bin b's n_b residuals (beyond the sample: unbounded), its hull
-taken, extended to hold the estimate, and clipped to [0, 1]. For a new model exchangeable with
-the calibration targets whose accuracy falls in bin b this covers at least 1 - alpha, for every
-bin: the promise holds in each fifth of accuracies, not only on average over them. The
-hull and the extension only widen it.
+with s_(i)^k the i-th smallest of bin k's n_k scores (beyond the sample: unbounded), its hull
+taken, extended to hold the estimate, and clipped to [0, 1]. For a line fixed in advance and a
+new model exchangeable with the calibration targets whose accuracy falls in bin k this covers at
+least 1 - alpha, for every bin; the line is fitted on the same targets (two numbers from
+hundreds), so that is an approximation, measured (docs/intervals.md#conformal-intervals). The
+hull and the extension only widen it. Files of the previous mdad have no trend: (0, 1), the
+plain residual truth - estimate, as before.
 
 Files of an older mdad hold residuals binned on the *estimate* (``binned_on="estimate"``);
 they are read and give the older interval [estimate + r_(lo), estimate + r_(hi)] of the
@@ -39,6 +45,7 @@ MAX_BINS = 4  # bins of the estimate (the order calibration's spreads; files of 
 MIN_PER_BIN = 200
 ACCURACY_BINS = 5  # bins of the true accuracy: the promise holds in each fifth
 MIN_PER_ACCURACY_BIN = 40  # the 95% interval's ranks stay inside the sample from 39 residuals on
+MIN_TREND_SLOPE = 0.05  # a flatter line of the estimates on the accuracy: scores about the identity line instead
 
 
 def estimate_bin_edges(estimates: np.ndarray) -> np.ndarray:
@@ -65,17 +72,38 @@ def rank_bounds(residuals: np.ndarray, alpha: float) -> tuple[float, float]:
     return low, high
 
 
+def estimate_trend(estimates: np.ndarray, truths: np.ndarray) -> tuple[float, float]:
+    """Intercept and slope of the least-squares line of the estimates on the true accuracies, (0, 1) (no trend:
+    the score is the residual) when the slope is not positive or the accuracies do not vary. Sums of elementwise
+    products, not a BLAS dot product, so that the line does not depend on the kernel."""
+    t_mean, e_mean = float(np.mean(truths)), float(np.mean(estimates))
+    spread = float(np.sum((truths - t_mean) ** 2))
+    slope = float(np.sum((truths - t_mean) * (estimates - e_mean))) / spread if spread > 0 else 0.0
+    if not slope > MIN_TREND_SLOPE:
+        return 0.0, 1.0
+    return e_mean - slope * t_mean, slope
+
+
 @dataclass(frozen=True, eq=False)
 class ConformalCalibration:
-    """Held-out residuals (truth - estimate) grouped by bins of the true accuracy (or, in older files, of the estimate)."""
+    """Held-out scores grouped by bins of the true accuracy (or, in older files, of the estimate).
+
+    A calibration target's score is ``intercept + slope * truth - estimate``: how far its estimate lies below the
+    line of the estimates on the true accuracy (``trend``; (0, 1), the plain residual truth - estimate, in files
+    of an older mdad)."""
 
     edges: np.ndarray  # interior bin edges (bins - 1)
-    residuals: tuple[np.ndarray, ...]  # sorted residuals per bin
+    residuals: tuple[np.ndarray, ...]  # sorted scores per bin
     binned_on: str = "accuracy"  # "accuracy": the targets' true accuracy; "estimate": their estimate (older files)
+    trend: tuple[float, float] = (0.0, 1.0)  # intercept and slope of the estimates' line on the true accuracy
 
     @classmethod
-    def fit(cls, estimates: np.ndarray, truths: np.ndarray) -> ConformalCalibration:
-        """Calibrate from calibration targets' estimates and full-benchmark accuracies (any matching shape)."""
+    def fit(
+        cls, estimates: np.ndarray, truths: np.ndarray, *, bins: int = ACCURACY_BINS, min_per_bin: int = MIN_PER_ACCURACY_BIN, trend: bool = True
+    ) -> ConformalCalibration:
+        """Calibrate from calibration targets' estimates and full-benchmark accuracies (any matching shape), in up to
+        ``bins`` bins of equal counts of the accuracy, ``min_per_bin`` scores each at least; ``trend=False``: scores
+        about the identity line (the plain residuals, as an older mdad did)."""
         est = np.asarray(estimates, dtype=np.float64).ravel()
         tru = np.asarray(truths, dtype=np.float64).ravel()
         if est.shape != tru.shape or not len(est):
@@ -84,10 +112,12 @@ class ConformalCalibration:
         est, tru = est[keep], tru[keep]
         if not len(est):
             raise MdadError("Calibration needs at least one finite estimate with its true accuracy.")
-        edges = equal_count_edges(tru, ACCURACY_BINS, MIN_PER_ACCURACY_BIN)
+        intercept, slope = estimate_trend(est, tru) if trend else (0.0, 1.0)
+        edges = equal_count_edges(tru, bins, min_per_bin)
         which = np.searchsorted(edges, tru, side="right")
-        residuals = tuple(np.sort(tru[which == b] - est[which == b]) for b in range(len(edges) + 1))
-        return cls(edges=edges, residuals=residuals)
+        scores = intercept + slope * tru - est
+        residuals = tuple(np.sort(scores[which == b]) for b in range(len(edges) + 1))
+        return cls(edges=edges, residuals=residuals, trend=(intercept, slope))
 
     @property
     def size(self) -> int:
@@ -102,17 +132,20 @@ class ConformalCalibration:
         if self.binned_on == "estimate":
             low, high = self._estimate_binned(est, alpha)
         else:
+            intercept, slope = self.trend
             low, high = np.full(est.shape, np.inf), np.full(est.shape, -np.inf)
             ends = np.concatenate([[0.0], self.edges, [1.0]])  # accuracies lie in [0, 1]
             ranks = [rank_bounds(res, alpha) for res in self.residuals]
-            for b, (r_low, r_high) in enumerate(ranks):
-                first, last = np.maximum(ends[b], est + r_low), np.minimum(ends[b + 1], est + r_high)
-                allowed = first <= last  # accuracies of bin b that its residuals allow
+            # t is allowed by bin b when r_low <= intercept + slope t - estimate <= r_high (slope > 0)
+            spans = [((est + r_low - intercept) / slope, (est + r_high - intercept) / slope) for r_low, r_high in ranks]
+            for b, (span_low, span_high) in enumerate(spans):
+                first, last = np.maximum(ends[b], span_low), np.minimum(ends[b + 1], span_high)
+                allowed = first <= last  # accuracies of bin b that its scores allow
                 low = np.where(allowed, np.minimum(low, first), low)
                 high = np.where(allowed, np.maximum(high, last), high)
-            empty = low > high  # no bin allows any accuracy: every bin's residuals around the estimate instead
-            low = np.where(empty, est + min(r for r, _ in ranks), low)
-            high = np.where(empty, est + max(r for _, r in ranks), high)
+            empty = low > high  # no bin allows any accuracy: every bin's scores around the estimate instead
+            low = np.where(empty, np.min([s for s, _ in spans], axis=0), low)
+            high = np.where(empty, np.max([s for _, s in spans], axis=0), high)
         inside = np.clip(est, 0.0, 1.0)
         return np.clip(np.minimum(low, inside), 0.0, 1.0), np.clip(np.maximum(high, inside), 0.0, 1.0)
 
@@ -135,21 +168,29 @@ class ConformalCalibration:
         )
 
     def to_json(self) -> dict:
-        """The calibration as JSON-ready lists (bin edges and each bin's residuals), as micro.json stores it."""
-        return {"binned_on": self.binned_on, "edges": self.edges.tolist(), "residuals": [r.tolist() for r in self.residuals]}
+        """The calibration as JSON-ready lists (bin edges, each bin's scores and the trend), as micro.json stores it."""
+        return {
+            "binned_on": self.binned_on,
+            "edges": self.edges.tolist(),
+            "residuals": [r.tolist() for r in self.residuals],
+            "trend": list(self.trend),
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> ConformalCalibration:
-        """Read :meth:`to_json`'s output (without ``binned_on``: an older file, binned on the estimate); a malformed
-        one is one error sentence."""
+        """Read :meth:`to_json`'s output (without ``binned_on``: an older file, binned on the estimate; without
+        ``trend``: plain residuals); a malformed one is one error sentence."""
         try:
             edges = np.asarray(data["edges"], dtype=np.float64)
             residuals = tuple(np.sort(np.asarray(r, dtype=np.float64)) for r in data["residuals"])
             binned_on = data.get("binned_on", "estimate")
+            intercept, slope = (float(v) for v in data.get("trend", (0.0, 1.0)))
         except (KeyError, TypeError, ValueError, AttributeError):
             raise MdadError("The micro-benchmark's interval calibration is malformed (edges and residuals per bin).") from None
+        if not (math.isfinite(intercept) and math.isfinite(slope) and slope > 0):
+            raise MdadError("The micro-benchmark's interval calibration has a trend that is not a finite line of positive slope.")
         if len(residuals) != len(edges) + 1:
             raise MdadError("The micro-benchmark's interval calibration needs one residual list per bin.")
         if binned_on not in ("accuracy", "estimate"):
             raise MdadError(f"The micro-benchmark's interval calibration is binned on {binned_on!r}; expected 'accuracy' or 'estimate'.")
-        return cls(edges=edges, residuals=residuals, binned_on=binned_on)
+        return cls(edges=edges, residuals=residuals, binned_on=binned_on, trend=(intercept, slope))

@@ -44,6 +44,8 @@ PRIOR_BINS = 50  # bins of the share M+/m
 PRIOR_FLOOR = 1e-3  # share of the prior spread uniformly, so that no (m, M+) is ruled out beforehand
 EXACT_M = 8  # m = 1..8 get a bin each; above, bins grow by GROWTH
 GROWTH = 1.25
+BEST_FIFTH = 0.8  # pairs of models both estimated at or above this quantile of the sources take the best fifth's prior
+BEST_FIFTH_MODELS = 5  # ... when the best fifth holds at least this many source models (10 pairs)
 SHRINK_PAIRS = 20  # a bin's share histogram borrows this many pairs' worth from its neighbouring bins
 EXACTNESS = 1e-10  # largest error of an order probability from the values of m left out (see _m_support)
 CHUNK = 500_000  # most hypergeometric probabilities evaluated at once (memory and cache)
@@ -65,10 +67,33 @@ class PairPrior:
     A table of probabilities over bins of m (``edges``: left edges; the last bin ends at the
     pool's size) and ``PRIOR_BINS`` equal bins of pi; symmetric (each pair counts in both orders).
     Each row's share histogram is smoothed towards its neighbours where the row has few pairs.
+    ``best_fifth``: the same table over the pairs of the sources' best fifth, for pairs of models both
+    estimated at or above ``best_fifth_line`` (the sources' 80th percentile of accuracy): the best
+    models are closer to each other than the typical pair (docs/intervals.md#models-better-than-the-sources).
     """
 
     edges: np.ndarray  # left edges of the bins of m, from 1
     mass: np.ndarray  # (bins of m, PRIOR_BINS) probabilities
+    best_fifth: PairPrior | None = None
+    best_fifth_line: float = np.inf  # accuracy (fraction) from which both models of a pair take ``best_fifth``
+
+    @classmethod
+    def of_sources(cls, scores: np.ndarray) -> PairPrior:
+        """The prior ``select`` stores: the table over every pair of source models (rows of complete 0/1
+        ``scores``) and, when the sources' best fifth holds at least ``BEST_FIFTH_MODELS`` models, the table
+        over their pairs with the line from which it applies."""
+        prior = cls.from_scores(scores)
+        accuracy = np.asarray(scores, dtype=np.float64).mean(axis=1)
+        line = float(np.quantile(accuracy, BEST_FIFTH))
+        best = accuracy >= line
+        if best.sum() < BEST_FIFTH_MODELS:
+            return prior
+        return replace(prior, best_fifth=cls.from_scores(np.asarray(scores)[best]), best_fifth_line=line)
+
+    def among_best(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """Per pair of estimates (accuracies), whether both are at or above the best fifth's line: those pairs
+        take ``best_fifth`` as their prior (all False without it)."""
+        return (np.asarray(first) >= self.best_fifth_line) & (np.asarray(second) >= self.best_fifth_line)
 
     @classmethod
     def uniform(cls) -> PairPrior:
@@ -159,8 +184,12 @@ class PairPrior:
         return (1.0 - PRIOR_FLOOR) * height + PRIOR_FLOOR / (m + 1)[:, None]
 
     def to_json(self) -> dict:
-        """The table as JSON-ready lists (share bins, left edges of the bins of m, probabilities), as micro.json stores it."""
-        return {"share_bins": PRIOR_BINS, "m_edges": self.edges.tolist(), "mass": self.mass.tolist()}
+        """The table as JSON-ready lists (share bins, left edges of the bins of m, probabilities), as micro.json stores it,
+        and the best fifth's table with its line when there is one."""
+        out = {"share_bins": PRIOR_BINS, "m_edges": self.edges.tolist(), "mass": self.mass.tolist()}
+        if self.best_fifth is not None:
+            out["best_fifth"] = {**self.best_fifth.to_json(), "line": self.best_fifth_line}
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> PairPrior:
@@ -186,7 +215,14 @@ class PairPrior:
             raise MdadError("The micro-benchmark's pair prior must be increasing bins of m from 1 and a non-negative table with one row per bin.")
         if mass.shape[1] != PRIOR_BINS:
             raise MdadError(f"The micro-benchmark's pair prior must have {PRIOR_BINS} share bins per row.")
-        return cls(edges, mass / mass.sum())
+        prior = cls(edges, mass / mass.sum())
+        best = data.get("best_fifth")  # absent from files of an older mdad: every pair takes the whole table
+        if best is None:
+            return prior
+        line = best.get("line") if isinstance(best, dict) else None
+        if not isinstance(line, int | float) or isinstance(line, bool) or not 0 <= line <= 1:
+            raise MdadError("The micro-benchmark's pair prior has a best fifth without a line between 0 and 1.")
+        return replace(prior, best_fifth=cls.from_json(best), best_fifth_line=float(line))
 
 
 def _share_bin(j: np.ndarray, m: np.ndarray) -> np.ndarray:

@@ -5,7 +5,9 @@ Each pool item is the vector of the source models' gold-option probabilities on 
 by k-medoids (FasterPAM from the ``kmedoids`` package, from k random items) on the
 distance 1 - Pearson correlation between items across source models. FasterPAM visits the
 swap candidates in its own order: as good a clustering as in the random order the reference's
-seeded call makes, at 2.5x less time (docs/deviations.md#anchor-points-swap-order). Every item joins
+seeded call makes, at 2.5x less time (docs/deviations.md#anchor-points-swap-order); it stops after two
+passes over the swap candidates, which bring nearly all of the objective's gain
+(docs/deviations.md#anchor-points-swap-passes). Every item joins
 the medoid it correlates with most (ties broken at random; a medoid is in its own
 cluster); a medoid's weight is its cluster's share of the pool. The estimate is the
 weighted sum of the target's gold-option probabilities on the medoids (its 0/1
@@ -30,6 +32,10 @@ from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceVi
 # compares exact integer sums, and equal distances are equal on every machine.
 DISTANCE_BITS = 24
 BLOCK_ROWS = 512  # items per block of the correlation product (float64: 8 bytes per item and pool item)
+# FasterPAM's passes over the swap candidates: the first two bring nearly all of the objective's gain from a
+# random start, each further pass re-reads the whole items x items matrix to find a few small swaps
+# (docs/deviations.md#anchor-points-swap-passes)
+SWAP_PASSES = 2
 
 
 def item_correlations(values: np.ndarray) -> np.ndarray:
@@ -131,7 +137,7 @@ class AnchorPoints(SelectionMethod):
         import kmedoids  # imported here: it loads scikit-learn, which costs a second at start-up
 
         start = np.sort(rng.choice(n, size=k, replace=False))
-        fit = kmedoids.fasterpam(distance, start, n_cpu=1)  # FasterPAM's own swap order from this start
+        fit = kmedoids.fasterpam(distance, start, max_iter=SWAP_PASSES, n_cpu=1)  # its own swap order from this start
         medoids = complete_medoids(fit.medoids.astype(np.int64), k, distance, rng)
         labels = assign(distance[medoids], medoids, rng)
         weights = np.bincount(labels, minlength=k) / n

@@ -139,9 +139,9 @@ def _audit_columns(audit: pd.DataFrame | None, intervals: EstimateIntervals, lev
     ]
 
 
-def best_note(best: BestProbability, threshold: float, marked: bool = False) -> Note:
-    """The sentence under the table: P(the estimated best model is the true best of the models estimated); ``marked``:
-    the estimated best's interval is marked as possibly not valid, and this probability with it."""
+def best_note(best: BestProbability, threshold: float) -> Note:
+    """The sentence under the table: P(the estimated best model is the true best of the models estimated), and,
+    when the estimated best is marked (``best.mark``), that this probability may not hold either."""
     n, name = len(best.models), best.model
     if not best.available:
         return Note(f"P(the estimated best is the true best of the {n} models): {best.calibration}.")
@@ -155,7 +155,7 @@ def best_note(best: BestProbability, threshold: float, marked: bool = False) -> 
     )
     head = f"P({name}, the estimated best, is the true best of the {n} models on the full benchmark)"
     text = f"{head} = {format_probability(p)}: {verdict} ({best.calibration})."
-    if marked:  # the calibration does not hold for this model: say so where the number is
+    if best.mark:  # the calibration does not hold for this model: say so where the number is
         return Note(
             f"{text} ! {name}'s interval is marked '!' (below): this probability rests on the same calibration and may not hold either.", warning=True
         )
@@ -229,8 +229,7 @@ def _columns(
     if np.isfinite(orders.probability).any() or orders.ties.any():
         probability = [orders.probability[p] if p < n_pairs else np.nan for p in range(len(ranked))]
         tied = [p < n_pairs and bool(orders.ties[p]) for p in range(len(ranked))]
-        marks = intervals.mark if intervals.mark is not None else np.full(len(ranked), "")
-        with_marked = [p < n_pairs and bool(marks[ranked[p]] or marks[ranked[p + 1]]) for p in range(len(ranked))]
+        with_marked = [p < n_pairs and orders.mark is not None and bool(orders.mark[p]) for p in range(len(ranked))]
         columns.append(
             Column(
                 "P(order holds)",
@@ -277,7 +276,7 @@ def _notes(
             )
         )
     if len(best.models) > 1:
-        notes.append(best_note(best, threshold, marked=bool(intervals.mark is not None and intervals.mark[best.row] and best.available)))
+        notes.append(best_note(best, threshold))
     if ties:
         notes.append(
             Note(

@@ -144,8 +144,9 @@ def _pool_problem(fields: dict[str, Any], pool: int) -> str | None:
         if not 0 <= prior.uniform_weight <= 1:
             return "the field 'accuracy_prior' has a uniform weight outside 0 to 1"
     pair = fields["pair_prior"]
-    if pair is not None and int(pair.edges[-1]) > pool:
-        return f"the field 'pair_prior' has bins of up to {int(pair.edges[-1])} differing items, beyond a pool of {pool}"
+    for table in (pair, pair.best_fifth) if pair is not None else ():
+        if table is not None and int(table.edges[-1]) > pool:
+            return f"the field 'pair_prior' has bins of up to {int(table.edges[-1])} differing items, beyond a pool of {pool}"
     return None
 
 

@@ -202,7 +202,8 @@ class SelectedMicroBenchmark:
         return replace(orders, probability=np.where(tied, np.nan, orders.probability), tied=tied)
 
     def _marks(self, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray | None:
-        """Per model, the off-population mark of its calibrated interval (mdad.micro.trust.calibrated_marks)."""
+        """Per model, the off-population mark of its calibrated interval, which its pairs and P(best) carry
+        (mdad.micro.trust.calibrated_marks)."""
         calibration = self.assessment.interval_calibration if self.assessment is not None else None
         return calibrated_marks(scores, estimates, method=self.method, strata=self._strata(), calibration=calibration, prior=self.accuracy_prior)
 
@@ -211,7 +212,7 @@ class SelectedMicroBenchmark:
         (mdad.micro.trust.best_of_ranking)."""
         scores, estimates = self._scores_and_estimates(matrix)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
-        return best_of_ranking(
+        best = best_of_ranking(
             scores,
             estimates,
             np.asarray(matrix.models),
@@ -220,6 +221,8 @@ class SelectedMicroBenchmark:
             calibration=calibration,
             prior=self.accuracy_prior,
         )
+        marks = self._marks(scores, estimates)
+        return best if marks is None or not best.available else replace(best, mark=str(marks[best.row]))
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them
@@ -507,7 +510,7 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, aud
         tasks={s: matrix.tasks[s] for s in dict.fromkeys(asked.tolist()) if s in matrix.tasks},
         item_hashes=None if matrix.item_hashes is None else matrix.item_hashes[micro.items],
         pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True), strict=True)},
-        pair_prior=PairPrior.from_scores(matrix.scores) if binary and matrix.n_models >= 2 else None,
+        pair_prior=PairPrior.of_sources(matrix.scores) if binary and matrix.n_models >= 2 else None,
         accuracy_prior=AccuracyPrior.from_scores(matrix.scores) if binary else None,
         audit=audit,
     )

@@ -259,8 +259,15 @@ def pair_orders(
     gap = 100.0 * (estimates[first] - estimates[second])
     if exact is not None:
         probability = exact_pair_probabilities(*exact, scores, first, second, prior=prior)
+        best_fifth = prior.best_fifth if prior is not None else None
+        if prior is not None and best_fifth is not None:  # both among the sources' best fifth: the prior of those pairs
+            best = prior.among_best(estimates[first], estimates[second])
+            probability[best] = exact_pair_probabilities(*exact, scores, first[best], second[best], prior=best_fifth)
         source = (
-            "the source leaderboard's pairs (how many items they differ on, how they split them) as prior" if prior is not None else "a uniform prior"
+            "the source leaderboard's pairs (how many items they differ on, how they split them) as prior"
+            + ("; for two models both estimated among its best fifth, the pairs of its best fifth" if best_fifth is not None else "")
+            if prior is not None
+            else "a uniform prior"
         )
         how = f"exact: from the items only one model of the pair got right (finite population), with {source}"
     elif calibration is not None:
