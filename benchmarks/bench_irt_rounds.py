@@ -4,8 +4,10 @@
 
 For each matrix, 80% of the models are the sources (350 of a simulated 400 x 12,000 of MMLU-Pro's
 shape) and the rest the targets. The fit on the sources, with 10% of their cells held out, runs the
-full fixed schedule (12 rounds of 3 L-BFGS-B iterations); after each round it prints the objective,
-its relative change over the round, the log-likelihood per cell of the training and held-out cells,
+full fixed schedule (12 rounds of 3 L-BFGS-B iterations, the stopping rule off); after each round it
+prints the objective, its relative change over the round, the mean |change| of the fitted
+probabilities of the training cells and the largest change of a hierarchical scale (|log ratio|) over
+the round (what the stopping rule of ``fit_irt`` tests), the log-likelihood per cell of the training and held-out cells,
 and what the fit feeds: the anchors of tinyBenchmarks at k = 10, 50 and 100 (the share that are
 also the last round's anchors) and the targets' mean absolute error of the tinyBenchmarks and p-IRT
 estimates at those anchors (points). One process, one BLAS thread.
