@@ -297,3 +297,40 @@ def test_spread_matches_its_formulas_written_matrix_by_matrix():
     p_theta, q_a = spread.penalties()
     np.testing.assert_allclose(p_theta, [sum(w[i, j] * items[j][:3, :3] for j in range(9)) for i in range(7)], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(q_a, [sum(w[i, j] * thetas[i] for i in range(7)) for j in range(9)], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("priors", ["hierarchical", "fixed"])
+def test_the_fit_stops_at_the_first_round_whose_probabilities_and_scales_settled(priors):
+    """docs/deviations.md#irt-fit-stopping: the full schedule's rounds, recorded one by one, give per
+    round the mean |change| of the observed cells' fitted probabilities and the largest relative change
+    of a hierarchical scale (computed here from each round's parameters and priors); the default fit must
+    stop at the first round from STOP_MIN_ROUNDS on where both are below their tolerances (else run every
+    round), and return that round's fit to the bit. Here the hierarchical fit's probabilities settle while
+    its scales still move (it runs every round); with fixed priors it stops early."""
+    from mdad.irt.model import STOP_MIN_ROUNDS, STOP_SCALE_TOLERANCE, STOP_TOLERANCE, VARIATIONAL_SCHEDULE, sigmoid
+
+    matrix, _ = simulate_with_truth(n_models=60, n_items=150, n_subtasks=3, dims=2, seed=5, with_option_probs=False, params=TEXTBOOK_2PL)
+    y = matrix.scores.astype(float)
+    y[np.random.default_rng(3).random(y.shape) < 0.1] = np.nan
+    observed = ~np.isnan(y)
+    rounds: list = []
+    full = fit_irt(y, dims=4, rng=np.random.default_rng(2), priors=priors, stop_tol=0.0, until=lambda fit: rounds.append(fit) or False)
+    assert len(rounds) == VARIATIONAL_SCHEDULE[1] and np.array_equal(full.theta, rounds[-1].theta)
+
+    def scales(fit):
+        return np.log(np.append(fit.priors.a_scale, fit.priors.b_scale))
+
+    pairs = list(zip(rounds[:-1], rounds[1:], strict=True))  # index r - 2: round r against round r - 1
+    moved = [np.abs(sigmoid(now.logits()) - sigmoid(before.logits()))[observed].mean() for before, now in pairs]
+    rescaled = [np.abs(scales(now) - scales(before)).max() for before, now in pairs]
+    candidates = range(STOP_MIN_ROUNDS, len(rounds))
+    stop = next((r for r in candidates if moved[r - 2] < STOP_TOLERANCE and rescaled[r - 2] < STOP_SCALE_TOLERANCE), len(rounds))
+    if priors == "fixed":
+        assert stop < len(rounds)  # an early stop
+    else:
+        assert stop == len(rounds) and any(moved[r - 2] < STOP_TOLERANCE for r in candidates)  # the scales held it
+    stopped = fit_irt(y, dims=4, rng=np.random.default_rng(2), priors=priors)
+    assert stopped.iterations == rounds[stop - 1].iterations
+    for got, want in ((stopped.theta, rounds[stop - 1].theta), (stopped.a, rounds[stop - 1].a), (stopped.b, rounds[stop - 1].b)):
+        assert np.array_equal(got, want)
+    assert stopped.objective == rounds[stop - 1].objective

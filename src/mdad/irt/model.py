@@ -32,6 +32,10 @@ HYPER_MEAN_SCALE = 10.0  # sd of the N(0, .) hyperprior on mu_a and mu_b
 IG_SHAPE, IG_RATE = 1.0, 1.0  # inverse-gamma hyperprior on s_a^2 and s_b^2
 VARIATIONAL_SCHEDULE = (36, 12)  # L-BFGS iterations in all, rounds (covariance and prior updates)
 MODE_SCHEDULE = (160, 8)
+# A variational fit ends before its schedule once a round, from round STOP_MIN_ROUNDS on, moves the
+# fitted probabilities of the observed cells by less than STOP_TOLERANCE on average and no hierarchical
+# scale by more than STOP_SCALE_TOLERANCE (|log ratio|) (docs/deviations.md#irt-fit-stopping).
+STOP_MIN_ROUNDS, STOP_TOLERANCE, STOP_SCALE_TOLERANCE = 6, 2e-3, 0.025
 # Cells per block of the objective's logits and element-wise work (float64: 512 KB per array, which
 # with the block's few arrays stays in a core's cache; benchmarks/README.md).
 BLOCK_CELLS = 65_536
@@ -46,7 +50,7 @@ class IRTFit:
     b: np.ndarray  # items difficulties
     priors: Priors  # the item priors used (estimated when hierarchical)
     objective: float  # the minimised objective (negative log posterior, plus the spread term)
-    iterations: int  # L-BFGS iterations in all rounds (the schedule fixes the count; see fit_irt)
+    iterations: int  # L-BFGS iterations in all rounds (the schedule and the stopping rule set the count; see fit_irt)
 
     @property
     def dims(self) -> int:
@@ -147,6 +151,7 @@ class _Posterior:
         missing = np.isnan(responses)
         self.mask = (~missing).astype(np.float64) if missing.any() else None
         self.y = np.where(missing, 0.0, responses)
+        self.observed = int(missing.size - missing.sum())
         self.n_models, self.n_items, self.dims = responses.shape[0], n_items, dims
         self._last: _Likelihood | None = None
 
@@ -368,6 +373,7 @@ def fit_irt(
     threads: int | None = 1,
     variational: bool = True,
     until: Callable[[IRTFit], bool] | None = None,
+    stop_tol: float | None = None,
 ) -> IRTFit:
     """The D-dimensional 2PL model fitted to a models x items 0/1 matrix (NaN = missing).
 
@@ -375,18 +381,22 @@ def fit_irt(
     scale of b, are estimated by empirical Bayes) or "fixed" (a_jd ~ N(a_prior[0],
     a_prior[1]^2), b_j ~ N(b_prior[0], b_prior[1]^2)). With ``variational`` (default) the
     estimates are approximate posterior means (module docstring), else the posterior mode.
-    The work is ``max_rounds`` rounds of L-BFGS-B sharing ``max_iter`` iterations, warm
-    started; between rounds the posterior covariances (variational) and the hierarchical
-    means and scales are updated in closed form. Variational fits default to 12 rounds of 3
-    iterations: frequent covariance updates reach a better fixed point than long rounds
-    against stale covariances (higher held-out likelihood at half the cost of 8 rounds of 20;
-    benchmarks/README.md). Posterior modes default to 8 rounds of 20. The joint MAP of parameters and scales
-    would be degenerate (scales collapse to zero), hence the empirical-Bayes step, whose
-    expected squares include the posterior variances. A plain MAP with fixed priors is one
-    round. ``scale_tol`` ends a hierarchical MAP early once no scale moves by more than
-    that (relative). ``until``, when given, sees the fit after each round (what a fit with
-    that many rounds of the same length returns) and ends it early by returning True: a
-    caller whose quantity has stopped moving need not pay for the remaining rounds.
+    The work is ``max_rounds`` rounds of L-BFGS-B sharing ``max_iter`` iterations, warm started;
+    between rounds the posterior covariances (variational) and the hierarchical means and scales are
+    updated in closed form. Variational fits default to at most 12 rounds of 3 iterations: frequent
+    covariance updates reach a better fixed point than long rounds against stale covariances (higher
+    held-out likelihood at half the cost of 8 rounds of 20; benchmarks/README.md). They end earlier
+    once a round, from round ``STOP_MIN_ROUNDS`` (6) on, moves the fitted probabilities of the
+    observed cells by less than ``stop_tol`` on average (default ``STOP_TOLERANCE``, 0.2 points; 0:
+    every round) and no hierarchical scale by more than ``STOP_SCALE_TOLERANCE`` (2.5%, as |log
+    ratio|): by then the held-out likelihood has stopped moving, while a fit still pruning
+    dimensions runs on (docs/deviations.md#irt-fit-stopping). Posterior modes default to 8 rounds of
+    20 iterations. The joint MAP of parameters and scales would be degenerate (scales collapse to
+    zero), hence the empirical-Bayes step, whose expected squares include the posterior variances. A
+    plain MAP with fixed priors is one round. ``scale_tol`` ends a hierarchical MAP early once no
+    scale moves by more than that (relative). ``until``, when given, sees the fit after each round
+    (what a fit with that many rounds of the same length returns) and ends it early by returning
+    True: a caller whose quantity has stopped moving need not pay for the remaining rounds.
     The random start comes from ``rng``: the fit is a deterministic function of the data and
     the generator. ``threads`` caps the BLAS threads of the fit (None: leave as set): its
     matrix products are small (models x D x items), and on 2 cores a second thread costs
@@ -413,9 +423,10 @@ def fit_irt(
         posterior = _Posterior(values, values.shape[1], dims)
         x = _initial(values, dims, rng)
         current = Priors(np.full(dims, float(a_prior[0])), np.full(dims, float(a_prior[1])), float(b_prior[0]), float(b_prior[1]))
-        iterations, penalty = 0, None
+        iterations, penalty, fitted = 0, None, None
+        stop_tol = STOP_TOLERANCE if stop_tol is None else stop_tol
         rounds = max(1, max_rounds) if (hierarchical or variational) else 1
-        for _ in range(rounds):
+        for done in range(1, rounds + 1):  # rounds done once this one ends
             result = minimize(
                 posterior,
                 x,
@@ -436,8 +447,17 @@ def fit_irt(
                 if change < scale_tol and not variational:
                     break
                 current = updated
+            else:
+                change = 0.0
             if until is not None and until(_result(posterior, x, current, penalty, hierarchical, iterations)):
                 break
+            if variational and stop_tol > 0 and STOP_MIN_ROUNDS - 1 <= done < rounds:
+                probs = posterior.likelihood(x).resid + posterior.y  # fitted P(correct) where observed, 0 elsewhere
+                if fitted is not None and change < STOP_SCALE_TOLERANCE:
+                    np.subtract(probs, fitted, out=fitted)
+                    if float(np.abs(fitted, out=fitted).sum()) < stop_tol * posterior.observed:
+                        break
+                fitted = probs
         return _result(posterior, x, current, penalty, hierarchical, iterations)
 
 
