@@ -34,9 +34,8 @@ from bench_intervals import load, markdown, run_block
 from mdad.intervals import OrderCalibration
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
-from mdad.intervals.random_designs import exact_pair_probabilities
 from mdad.intervals.ranking import best_probabilities, count_posteriors, normal_posteriors
-from mdad.micro.trust import design_of
+from mdad.micro.trust import design_of, pair_orders
 from mdad.seeding import rng_for
 
 DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard")
@@ -57,7 +56,9 @@ def one_call(matrix, method, k, micro, est, new_rows, call, truth, fit, pair_pri
     n = len(call)
     if design_of(method) is not None:
         scores = matrix.scores[np.ix_(new_rows[call], micro.items)].astype(np.float64)
-        p = exact_pair_probabilities(np.array([matrix.n_items]), np.array([k]), np.zeros(k, np.int64), scores, a, b, prior=pair_prior)
+        strata = (np.array([matrix.n_items]), np.array([k]), np.zeros(k, np.int64))  # a uniform draw
+        models = np.arange(n).astype(str)
+        p = pair_orders(scores, e, models, a, b, method=method, strata=strata, calibration=None, prior=pair_prior).probability  # as estimate does
         p_pairs = p
         best = best_probabilities(count_posteriors(accuracy_prior, k, scores.sum(axis=1).astype(np.int64)))[order[0]]
         raw = best
@@ -82,7 +83,7 @@ def one_repetition(matrix, name, rep, methods, sizes, cal_runs, calls):
     truth = matrix.scores.astype(np.float64).mean(axis=1)
     calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
     final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
-    pair_prior = PairPrior.from_scores(matrix.scores[rest])
+    pair_prior = PairPrior.of_sources(matrix.scores[rest])  # as select stores it
     accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest])
     draws = [np.arange(NEW)] + [np.sort(rng.choice(NEW, size=s, replace=False)) for s in SMALL_CALLS for _ in range(calls)]
     pairs, best = [], []
