@@ -81,8 +81,8 @@ def one_repetition(matrix, name, rep, methods, sizes, cal_runs, calls):
         cal_targets.append(np.sort(shuffled[:NEW]))
         cal_sources.append(shuffled[NEW:])
     truth = matrix.scores.astype(np.float64).mean(axis=1)
-    calibration = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
-    final = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
+    calibration, _ = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
+    final, _ = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
     pair_prior = PairPrior.of_sources(matrix.scores[rest])  # as select stores it
     accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest])
     draws = [np.arange(NEW)] + [np.sort(rng.choice(NEW, size=s, replace=False)) for s in SMALL_CALLS for _ in range(calls)]
