@@ -111,7 +111,7 @@ def reliability(frame: pd.DataFrame, column: str, bins: np.ndarray, by: list[str
         rows.append(
             {**dict(zip([*by, "bin"], key, strict=True)), "n": len(part), "p": part[column].mean(), "held": part["held"].mean(), "off": off, "se": se}
         )
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows, columns=[*by, "bin", "n", "p", "held", "off", "se"])  # no rows: no method of that kind asked
     out["bin"] = [f"{bins[b]:.2f}-{min(bins[b + 1], 1.0):.2f}" for b in out["bin"]]
     out["beyond"] = np.where((out["off"].abs() - 0.05) > 2 * out["se"], "*", "")
     return out[out["n"] >= min_n].round(3)
