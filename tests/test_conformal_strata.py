@@ -211,6 +211,10 @@ def test_models_estimated_among_the_best_sources_get_a_marked_interval_in_table_
     assert (pairs["mark"] != "").tolist() == pair_marked
     for mark, first, second in zip(pairs["mark"], pairs["first"], pairs["second"], strict=True):
         assert not mark or (mark.startswith("order probability not valid: model ") and (f" {first}'s" in mark or f" {second}'s" in mark))
+    # P(the estimated best is the best) rests on the same calibration: it carries the estimated best's mark
+    assert report.best.mark == (OFF_POPULATION_MARK if expected[ranked[0]] else "")
+    best_note = next(note for note in report.notes if note.text.startswith(f"P({report.best.model}, the estimated best"))
+    assert best_note.warning == bool(expected[ranked[0]])
     exact = estimate_report(mdad.select(sources, "random", 20, seed=1), new)
     assert exact.intervals.mark is None and "mark" not in exact.intervals.to_frame()
     assert exact.orders.mark is None and "mark" not in exact.orders.to_frame()

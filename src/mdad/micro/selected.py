@@ -212,7 +212,7 @@ class SelectedMicroBenchmark:
         (mdad.micro.trust.best_of_ranking)."""
         scores, estimates = self._scores_and_estimates(matrix)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
-        best = best_of_ranking(
+        return best_of_ranking(
             scores,
             estimates,
             np.asarray(matrix.models),
@@ -220,9 +220,8 @@ class SelectedMicroBenchmark:
             strata=self._strata(),
             calibration=calibration,
             prior=self.accuracy_prior,
+            marks=self._marks(scores, estimates),
         )
-        marks = self._marks(scores, estimates)
-        return best if marks is None or not best.available else replace(best, mark=str(marks[best.row]))
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them

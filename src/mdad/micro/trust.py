@@ -288,8 +288,10 @@ def best_of_ranking(
     strata: Strata | None,
     calibration: OrderCalibration | None,
     prior: AccuracyPrior | None,
+    marks: np.ndarray | None = None,
 ) -> BestProbability:
-    """P(the estimated best is the true best of the models estimated together) (docs/intervals.md#the-best-of-a-ranking).
+    """P(the estimated best is the true best of the models estimated together) (docs/intervals.md#the-best-of-a-ranking);
+    ``marks``: per model, the mark of its interval (``calibrated_marks``), which the estimated best's probability carries.
 
     Random designs on 0/1 scores with the source models' accuracies (``prior``): from each model's
     empirical-Bayes posterior of its pool count (a stratified design: the uniform design's posterior for
@@ -316,4 +318,5 @@ def best_of_ranking(
             "not available: it needs the source models' accuracies (random designs on 0/1 scores) or a held-out "
             "assessment of rankings (select it again with assessment runs)"
         )
-    return BestProbability(models, row, probability, how)
+    mark = str(marks[row]) if marks is not None and np.isfinite(probability) else ""
+    return BestProbability(models, row, probability, how, mark=mark)
