@@ -109,3 +109,23 @@ def test_snap_is_symmetric_and_idempotent():
     np.testing.assert_array_equal(snap(snapped), snapped)
     assert np.abs(snapped - values).max() <= 2.0**-21 * power_of_two_above(np.abs(values).max())
     assert power_of_two_above(4.0) == 4.0 and power_of_two_above(4.5) == 8.0 and power_of_two_above(0.0) == 1.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pruned_lloyd_passes_give_the_full_passes_clusters(seed, monkeypatch):
+    # Hamerly's bounds only skip points that cannot change cluster: with many centres (pruned) the
+    # clusters, centres and distances are those of full passes, duplicates and ties included
+    import mdad.methods.kmeans as module
+
+    rng = np.random.default_rng(seed)
+    points = np.concatenate([rng.normal(loc, 0.4, size=(40, 5)) for loc in rng.normal(0, 3, size=(15, 5))])
+    points[300:] = points[:300]  # exact duplicates: equal distances, ties broken by index
+    k = 2 * module.PRUNE_CENTRES
+    pruned = kmeans(points, k, np.random.default_rng(seed), n_init=2)
+    monkeypatch.setattr(module, "PRUNE_CENTRES", 10**9)
+    full = kmeans(points, k, np.random.default_rng(seed), n_init=2)
+    np.testing.assert_array_equal(pruned.labels, full.labels)
+    np.testing.assert_array_equal(pruned.centres, full.centres)
+    np.testing.assert_array_equal(pruned.distance, full.distance)
+    squared = ((points[:, None, :] - pruned.centres[None, :, :]) ** 2).sum(axis=2)
+    assert (squared[np.arange(len(points)), pruned.labels] <= squared.min(axis=1) * (1 + 1e-6)).all()

@@ -9,7 +9,8 @@ distances computed in floating point by the machine's BLAS kernel, so near-equal
 rounding noise that differs between CPUs. Here the points are rounded to 2**-16 of their
 largest magnitude and the centres to a grid of ``product_bits`` bits, on which every squared
 distance is an exact integer below 2**53, whichever kernel computes the products. Ties go to
-the lowest index (docs/reproducibility.md).
+the lowest index (docs/reproducibility.md). With many centres, Lloyd's passes skip the points
+that cannot change cluster (Hamerly's bounds), which changes the cost, not the result.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from mdad.exact import power_of_two_above, product_bits
 POINT_BITS = 16  # resolution of the points: 2**-16 of their largest magnitude
 MAX_ITER = 300
 TOL = 1e-4  # centre movement (squared, summed) relative to the mean variance of the features
-BLOCK_ROWS = 2048  # points per block of the distance product
+BLOCK_CELLS = 2**17  # points x centres per block of the distance product (1 MB: stays in the cache)
+PRUNE_CENTRES = 32  # from this many centres on, Lloyd's passes skip the points that cannot change cluster
+BOUND_MARGIN = 1e-12  # relative slack of the bounds of Lloyd's pruning for the rounding of square roots
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,33 +51,50 @@ class _Grid:
         if points.ndim != 2 or not np.isfinite(points).all():
             raise MdadError("k-means needs a finite points x features array.")
         d = points.shape[1]
-        # |x|, |c| <= 2**bits with 4 d 4**bits <= 2**53: every partial sum of |x|^2 - 2 x.c + |c|^2 is exact
+        # |x|, |c| <= 2**bits with 4 d 4**bits <= 2**53: every partial sum of |x|^2 - 2 x.c + |c|^2,
+        # in any order, is an integer below 2**53, so exact (whatever the kernel's order or FMA)
         self.bits = product_bits(d) - 1
         coarse = min(POINT_BITS, self.bits)
         self.unit = power_of_two_above(float(np.max(np.abs(points), initial=0.0))) * 2.0**-self.bits
         step = 2.0 ** (self.bits - coarse)  # the points' resolution, in grid units
         self.x = np.rint(points / self.unit / step) * step
         self.norms = np.einsum("ij,ij->i", self.x, self.x)  # exact: integers below 2**53
+        # [x, 1]: one product with [-2 c, |c|^2] gives |c|^2 - 2 x.c, exactly
+        self.x1 = np.hstack([self.x, np.ones((len(self.x), 1))])
+        # [x, 1, |x|^2] times [-2 x, |x|^2, 1] by feature gives |x - y|^2, exactly
+        self.x1_norms = np.hstack([self.x1, self.norms[:, None]])
+        self.by_feature = np.vstack([-2.0 * self.x.T, self.norms[None, :], np.ones((1, len(self.x)))])
 
-    def distances(self, centres: np.ndarray, rows: slice | np.ndarray = slice(None)) -> np.ndarray:
-        """Exact squared distances (points ``rows`` x centres), centres being integers on the grid."""
-        x = self.x[rows]
-        return self.norms[rows][:, None] - 2.0 * (x @ centres.T) + np.einsum("ij,ij->i", centres, centres)[None, :]
+    def to_points(self, points: np.ndarray) -> np.ndarray:
+        """Exact squared distances, the points of index ``points`` x all points."""
+        return self.x1_norms[points] @ self.by_feature
 
-    def nearest(self, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each point's nearest centre (the lowest index among equal distances) and its distance."""
-        n = len(self.x)
-        labels, best = np.empty(n, dtype=np.int64), np.empty(n)
-        centre_norms = np.einsum("ij,ij->i", centres, centres)
-        by_feature = np.ascontiguousarray(centres.T)
-        for start in range(0, n, BLOCK_ROWS):
-            block = slice(start, start + BLOCK_ROWS)
-            dist = self.x[block] @ by_feature  # |c|^2 - 2 x.c: each step exact; |x|^2 added to the minimum only
-            dist *= -2.0
-            dist += centre_norms
-            labels[block] = np.argmin(dist, axis=1)
-            best[block] = dist[np.arange(len(dist)), labels[block]] + self.norms[block]
-        return labels, best
+    def nearest(self, centres: np.ndarray, rows: np.ndarray | None = None, *, second: bool = False) -> tuple[np.ndarray, ...]:
+        """Each point's (of ``rows``; all by default) nearest centre (the lowest index among equal
+        distances) and its squared distance; with ``second``, also the squared distance to the
+        second nearest (inf with one centre)."""
+        x1 = self.x1 if rows is None else self.x1[rows]
+        norms = self.norms if rows is None else self.norms[rows]
+        n = len(x1)
+        labels, best, runner_up = np.empty(n, dtype=np.int64), np.empty(n), np.full(n, np.inf)
+        by_feature = np.vstack([-2.0 * centres.T, np.einsum("ij,ij->i", centres, centres)[None, :]])
+        rows_per_block = max(1, BLOCK_CELLS // len(centres))
+        for start in range(0, n, rows_per_block):
+            block = slice(start, start + rows_per_block)
+            dist = x1[block] @ by_feature  # |c|^2 - 2 x.c, exact; |x|^2 added to the minima only
+            here = np.argmin(dist, axis=1)
+            at = np.arange(len(dist))
+            labels[block] = here
+            best[block] = dist[at, here] + norms[block]
+            if second and dist.shape[1] > 1:
+                dist[at, here] = np.inf
+                runner_up[block] = dist.min(axis=1) + norms[block]
+        return (labels, best, runner_up) if second else (labels, best)
+
+    def own(self, centres: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Each point's exact squared distance to its own centre (integers below 2**53)."""
+        diff = self.x - centres[labels]
+        return np.einsum("ij,ij->i", diff, diff)
 
     def means(self, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The members' mean of every cluster, rounded to the grid, and the cluster sizes."""
@@ -112,8 +132,7 @@ def _plus_plus(grid: _Grid, k: int, rng: np.random.Generator) -> np.ndarray:
     n = len(grid.x)
     trials = 2 + int(math.log(k))
     chosen = [int(rng.integers(n))]
-    closest = grid.distances(grid.x[chosen])[:, 0]
-    points_by_feature = np.ascontiguousarray(grid.x.T)
+    closest = grid.to_points(np.array(chosen))[0]
     for _ in range(1, k):
         cumulative = np.cumsum(closest)
         if cumulative[-1] > 0:
@@ -121,11 +140,7 @@ def _plus_plus(grid: _Grid, k: int, rng: np.random.Generator) -> np.ndarray:
             candidates = np.minimum(candidates, n - 1)
         else:  # every point sits on a centre: any point will do
             candidates = rng.integers(n, size=trials)
-        # candidates x points squared distances, each step exact (integers below 2**53), in place
-        to_candidates = grid.x[candidates] @ points_by_feature
-        to_candidates *= -2.0
-        to_candidates += grid.norms
-        to_candidates += grid.norms[candidates][:, None]
+        to_candidates = grid.to_points(candidates)  # candidates x points, exact
         np.minimum(to_candidates, closest, out=to_candidates)
         pick = int(np.argmin(to_candidates.sum(axis=1)))
         chosen.append(int(candidates[pick]))
@@ -135,9 +150,20 @@ def _plus_plus(grid: _Grid, k: int, rng: np.random.Generator) -> np.ndarray:
 
 def _lloyd(grid: _Grid, centres: np.ndarray, max_iter: int, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Lloyd's algorithm from ``centres`` (updated in place) until the labels settle or the centres
-    move by at most ``tol`` (squared, summed); each point's final cluster and squared distance."""
+    move by at most ``tol`` (squared, summed); each point's final cluster and squared distance.
+
+    Hamerly's bounds skip the points that cannot change cluster: a lower bound on the distance to
+    any other centre, lowered by the other centres' largest move; a point whose exact distance to
+    its own centre is below it keeps its cluster. The bounds only decide which points are checked
+    against every centre (with a margin for the square roots' rounding); the labels and distances
+    are the exact ones of a full pass."""
     k = len(centres)
-    labels, distance = grid.nearest(centres)
+    prune = k >= PRUNE_CENTRES
+    if prune:
+        labels, distance, second = grid.nearest(centres, second=True)
+        lower = np.sqrt(second) * (1.0 - BOUND_MARGIN)
+    else:
+        labels, distance = grid.nearest(centres)
     for _ in range(max_iter):
         means, counts = grid.means(labels, k)
         empty = np.flatnonzero(counts == 0)
@@ -145,8 +171,20 @@ def _lloyd(grid: _Grid, centres: np.ndarray, max_iter: int, tol: float) -> tuple
             far = np.argsort(-distance, kind="stable")[: empty.size]
             means[empty] = grid.x[far]
         shift = float(np.sum((means - centres) ** 2))
+        if prune:
+            moved = np.sqrt(np.einsum("ij,ij->i", means - centres, means - centres))
+            top = int(np.argmax(moved))
+            drop = np.where(labels == top, np.delete(moved, top).max(), moved[top])  # the other centres' largest move
+            lower -= drop + BOUND_MARGIN * (lower + drop)
         centres[:] = means
-        new_labels, distance = grid.nearest(centres)
+        if not prune:
+            new_labels, distance = grid.nearest(centres)
+        else:
+            new_labels, distance = labels.copy(), grid.own(centres, labels)
+            check = np.flatnonzero(np.sqrt(distance) * (1.0 + BOUND_MARGIN) >= lower)
+            if check.size:
+                new_labels[check], distance[check], second = grid.nearest(centres, check, second=True)
+                lower[check] = np.sqrt(second) * (1.0 - BOUND_MARGIN)
         settled = np.array_equal(new_labels, labels)
         labels = new_labels
         if settled or shift <= tol:
