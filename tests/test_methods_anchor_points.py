@@ -12,7 +12,7 @@ from mdad.data import ResponseMatrix, simulate, simulate_with_truth
 from mdad.experiment.evaluate import evaluate_cell
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.methods import REGISTRY, SourceView, get
-from mdad.methods.anchor_points import SWAP_PASSES, AnchorPoints, item_correlations, item_distances
+from mdad.methods.anchor_points import SWAP_PASSES, AnchorPoints, assign, item_correlations, item_distances
 from mdad.metrics import agreement_curve, mdad_from_curve, pairwise_agreement
 from mdad.seeding import rng_for
 
@@ -115,6 +115,19 @@ def test_constant_items_form_their_own_cluster_when_it_pays():
     to_medoids = corr[np.searchsorted(varying_items, varying_medoids)]
     joiners = np.sum(to_medoids.max(axis=0) < 0)
     assert micro.weights[micro.items == constant[0]][0] == pytest.approx((45 + joiners) / 80)
+
+
+def test_assignment_is_the_nearest_medoid_ties_by_the_generators_draws():
+    # the definition written out: per item, the tied nearest medoid with the largest draw of
+    # rng.random((k, items)); ties are common (few distance levels)
+    rng = np.random.default_rng(3)
+    distance = rng.integers(0, 4, size=(6, 200)).astype(np.int32)
+    medoids = np.array([7, 30, 61, 99, 150, 180])
+    labels = assign(distance, medoids, np.random.default_rng(8))
+    draws = np.random.default_rng(8).random(distance.shape)
+    for item in range(200):
+        tied = np.flatnonzero(distance[:, item] == distance[:, item].min())
+        assert labels[item] == (list(medoids).index(item) if item in medoids else tied[np.argmax(draws[tied, item])])
 
 
 def test_reproducible_from_seed(sim_view):

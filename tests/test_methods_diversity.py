@@ -15,7 +15,7 @@ from mdad.experiment.evaluate import evaluate_cell
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.methods import REGISTRY, SourceView, get
 from mdad.methods.diversity import HALF_WIDTH, Diversity, diversity_features, pca_scores
-from mdad.methods.dpp import graded_exponents, ope_basis, sample_projection_dpp, vandermonde
+from mdad.methods.dpp import graded_exponents, ope_bases, ope_basis, sample_projection_dpp, vandermonde
 from mdad.seeding import rng_for
 
 
@@ -96,6 +96,39 @@ def test_rank_deficient_monomials_give_their_rank():
     np.testing.assert_allclose(basis.T @ basis, np.eye(3), atol=1e-10)
     full = ope_basis(np.random.default_rng(1).uniform(-1, 1, (20, 2)), 7)
     np.testing.assert_allclose(full.T @ full, np.eye(7), atol=1e-10)
+
+
+def test_one_qr_gives_every_sizes_basis():
+    # the first k columns of the largest size's Q span the first k monomials, as a QR of those alone
+    points = np.random.default_rng(3).uniform(-0.99, 0.99, (400, 4))
+    sizes = (10, 25, 60, 150)
+    bases = ope_bases(points, sizes)
+    for k in sizes:
+        alone = ope_basis(points, k)
+        assert bases[k].shape == alone.shape
+        np.testing.assert_allclose(bases[k] @ bases[k].T, alone @ alone.T, atol=1e-9)  # the same DPP kernel
+    # sizes beyond the independent monomials get their own rank-limited basis
+    few = np.repeat([[-0.5, 0.2], [0.1, -0.3], [0.9, 0.4], [0.3, 0.3]], 5, axis=0)
+    bases = ope_bases(few, (3, 4, 6))
+    assert [bases[k].shape[1] for k in (3, 4, 6)] == [3, 4, 4]
+    for k in (3, 4, 6):
+        np.testing.assert_allclose(bases[k] @ bases[k].T, ope_basis(few, k) @ ope_basis(few, k).T, atol=1e-9)
+    # distinct points on a line: the third monomial (x) repeats the second (y), the smaller size still shares
+    line = np.linspace(-0.9, 0.9, 30)[:, None] * np.ones(2)
+    bases = ope_bases(line, (2, 3, 8))
+    for k in (2, 3, 8):
+        alone = ope_basis(line, k)
+        assert bases[k].shape == alone.shape
+        np.testing.assert_allclose(bases[k] @ bases[k].T, alone @ alone.T, atol=1e-9)
+
+
+def test_sizes_chosen_together_are_the_sizes_chosen_alone(sim_view):
+    method = Diversity()
+    features = method.prepare(sim_view, np.random.default_rng(0))
+    sizes = (5, 20, 60, 120)
+    together = method.choose_sizes(sim_view, sizes, lambda k: np.random.default_rng(k), features)
+    for k in sizes:
+        np.testing.assert_array_equal(together[k].items, method.choose(sim_view, k, np.random.default_rng(k), features).items)
 
 
 @pytest.mark.parametrize("shape", [(40, 300), (300, 40), (50, 3)])

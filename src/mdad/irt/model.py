@@ -278,12 +278,11 @@ def _packed(matrices: np.ndarray) -> np.ndarray:
 
 
 def _unpacked(packed: np.ndarray, k: int) -> np.ndarray:
-    """The symmetric rows x k x k matrices whose upper triangles ``packed`` holds."""
+    """The symmetric rows x k x k matrices whose upper triangles ``packed`` holds (one gather)."""
     upper, right = np.triu_indices(k)
-    out = np.empty((len(packed), k, k))
-    out[:, upper, right] = packed
-    out[:, right, upper] = packed
-    return out
+    where = np.empty((k, k), dtype=np.intp)  # each entry's place in the packed triangle
+    where[upper, right] = where[right, upper] = np.arange(len(upper))
+    return np.take(packed, where.ravel(), axis=1).reshape(len(packed), k, k)
 
 
 def _within(k: int) -> np.ndarray:

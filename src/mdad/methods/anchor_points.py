@@ -111,7 +111,12 @@ def assign(distance_to_medoids: np.ndarray, medoids: np.ndarray, rng: np.random.
     joins its own cluster.
     """
     best = distance_to_medoids == distance_to_medoids.min(axis=0)
-    labels = np.argmax(best * rng.random(best.shape), axis=0)
+    draws = rng.random(best.shape)
+    # argmax(best * draws): an item's only nearest medoid, unless it ties or draws 0.0 there (then the
+    # argmax itself); the product over every (medoid, item) would cost four times as much
+    labels = np.argmax(best, axis=0)
+    redo = np.flatnonzero((np.count_nonzero(best, axis=0) > 1) | (draws[labels, np.arange(best.shape[1])] == 0.0))
+    labels[redo] = np.argmax(best[:, redo] * draws[:, redo], axis=0)
     labels[medoids] = np.arange(len(medoids))
     return labels
 

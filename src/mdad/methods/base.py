@@ -222,14 +222,20 @@ class SelectionMethod(ABC):
         items per target from its answers, one pass serving every size.
         """
         out = {}
-        for k in sizes:
-            micro = self.select(view, k, rng_of(k), prepared)
+        for k, micro in self.choose_sizes(view, sizes, rng_of, prepared).items():
             on_items = scores[:, micro.items]
             flags = micro.flags(on_items)
             out[k] = Outcome(
                 micro.estimate(on_items, gold_prob[:, micro.items]), None if flags is None else flags.flagged, items=np.asarray(micro.items)
             )
         return out
+
+    def choose_sizes(
+        self, view: SourceView, sizes: Sequence[int], rng_of: Callable[[int], np.random.Generator], prepared: Any
+    ) -> dict[int, MicroBenchmark]:
+        """The micro-benchmark of every size (``select`` with ``rng_of(k)``); a method whose sizes
+        can share work overrides this, choosing the same items."""
+        return {k: self.select(view, k, rng_of(k), prepared) for k in sizes}
 
     def __call__(self, view: SourceView, k: int, rng: np.random.Generator) -> MicroBenchmark:
         """Prepare and select in one step (for single use outside the experiment grid)."""

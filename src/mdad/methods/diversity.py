@@ -19,14 +19,16 @@ Degenerate cases, each defined rather than left to fail:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from mdad.exact import integer_grid, product_bits, snap
 from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView, plain_mean
-from mdad.methods.dpp import ope_basis, sample_projection_dpp
+from mdad.methods.dpp import ope_bases, ope_basis, sample_projection_dpp
 
 N_COMPONENTS = 4
 TRIM = 0.01
@@ -99,9 +101,11 @@ def diversity_features(gold_prob: np.ndarray) -> DiversityFeatures:
     return DiversityFeatures(trimmed=np.flatnonzero(keep), trimmed_points=rescale(scores[keep]), all_points=rescale(scores))
 
 
-def dpp_items(candidates: np.ndarray, points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k distinct candidates: a DPP draw on their points, topped up uniformly if the monomials span fewer."""
-    chosen = candidates[sample_projection_dpp(ope_basis(points, k), rng)]
+def dpp_items(candidates: np.ndarray, points: np.ndarray, k: int, rng: np.random.Generator, basis: np.ndarray | None = None) -> np.ndarray:
+    """k distinct candidates: a DPP draw on their points, topped up uniformly if the monomials span fewer.
+
+    ``basis`` is ``ope_basis(points, k)`` when already computed (``ope_bases``)."""
+    chosen = candidates[sample_projection_dpp(ope_basis(points, k) if basis is None else basis, rng)]
     missing = k - len(chosen)
     if missing:
         rest = np.setdiff1d(candidates, chosen)
@@ -122,6 +126,22 @@ class Diversity(SelectionMethod):
             return diversity_features(view.gold_prob)
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, features) -> MicroBenchmark:
+        return self._choose(view, k, rng, features, None)
+
+    def choose_sizes(
+        self, view: SourceView, sizes: Sequence[int], rng_of: Callable[[int], np.random.Generator], prepared: Any
+    ) -> dict[int, MicroBenchmark]:
+        """Every size as ``choose`` would, the sizes drawn from the trimmed items sharing one QR
+        (``ope_bases``): most of the cost of the smaller sizes."""
+        features = self.prepare(view, rng_of(min(sizes))) if prepared is None else prepared
+        trimmed = [k for k in sizes if k != view.n_items and len(features.trimmed) >= k]
+        bases = {}
+        if len(trimmed) > 1:
+            with _BLAS.limit(limits=1):
+                bases = ope_bases(features.trimmed_points, trimmed)
+        return {k: self._choose(view, k, rng_of(k), features, bases.get(k)) for k in sizes}
+
+    def _choose(self, view: SourceView, k: int, rng: np.random.Generator, features, basis: np.ndarray | None) -> MicroBenchmark:
         if k == view.n_items:
             return plain_mean(np.arange(k))
         if len(features.trimmed) >= k:
@@ -129,4 +149,4 @@ class Diversity(SelectionMethod):
         else:
             candidates, points = np.arange(view.n_items), features.all_points
         with _BLAS.limit(limits=1):
-            return plain_mean(np.sort(dpp_items(candidates, points, k, rng)))
+            return plain_mean(np.sort(dpp_items(candidates, points, k, rng, basis)))

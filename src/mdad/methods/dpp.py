@@ -14,6 +14,8 @@ squared norms updated in blocks and the draws made exact by rejection.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 # A monomial column whose part independent of the previous columns is below this
@@ -68,6 +70,33 @@ def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
     u, s, _ = np.linalg.svd(columns / np.where(norms > 0, norms, 1.0), full_matrices=False)
     rank = int(np.sum(s > RANK_TOLERANCE * s[0])) if s.size and s[0] > 0 else 0
     return u[:, :rank]
+
+
+def ope_bases(points: np.ndarray, sizes: Sequence[int]) -> dict[int, np.ndarray]:
+    """``ope_basis(points, k)`` for every k of ``sizes``, from one QR of the largest size's monomials.
+
+    The monomials of a smaller size are the first columns of a larger size's (the graded order is
+    the same), and the first k columns of Q in a QR are an orthonormal basis of the first k
+    columns: one Householder QR serves every size whose columns are independent in it (the same
+    test as ``ope_basis``). A size whose monomials are rank-deficient gets its own ``ope_basis``.
+    The bases agree with separate QRs to rounding, which moves a DPP draw only when a uniform
+    number lands within rounding of a cumulative probability (docs/reproducibility.md)."""
+    largest = max(sizes)
+    columns = vandermonde(points, largest)
+    norms = np.linalg.norm(columns, axis=0)
+    distinct = len(np.unique(points, axis=0))
+    bases: dict[int, np.ndarray] = {}
+    if largest <= distinct:
+        q, r = np.linalg.qr(columns)
+        independent = np.abs(np.diag(r)) > RANK_TOLERANCE * norms
+        first_dependent = int(np.argmin(independent)) if not independent.all() else largest
+        for k in sizes:
+            if k <= first_dependent:
+                bases[k] = q if k == largest else np.ascontiguousarray(q[:, :k])
+    for k in sizes:
+        if k not in bases:
+            bases[k] = ope_basis(points, k)
+    return bases
 
 
 def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.ndarray:
