@@ -156,6 +156,8 @@ def main() -> None:
         for near in (True, False):
             print(f"pairs {'with' if near else 'without'} such a model:\n")
             print(markdown(calibration(part[part["near top"] == near])), "\n")
+        print("every pair (what a user of the split sees, whatever the estimates say):\n")
+        print(markdown(calibration(part)), "\n")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import UNIFORM_WEIGHT, AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
 from mdad.methods.base import SourceView
-from mdad.micro.trust import OFF_POPULATION_MARK, design_of, off_population_marks
+from mdad.micro.trust import OFF_POPULATION_MARK, design_of, off_population_marks, order_marks
 from mdad.seeding import rng_for
 
 DATA = Path(os.environ.get("MDAD_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -167,6 +167,9 @@ def one_repetition(
                     else off_population_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method)
                 )
                 mark_kind = np.where(marks == OFF_POPULATION_MARK, "estimated", np.where(marks != "", "reach", ""))
+                pair_marked = (
+                    np.zeros(n_new, dtype=bool) if exact else order_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method) != ""
+                )
                 per_model.append(
                     pd.DataFrame(
                         {
@@ -184,6 +187,7 @@ def one_repetition(
                             # the design-free check of the off-population guard: the model's raw accuracy on the
                             # chosen items against the sources' 90th percentile of theirs (NaN: adaptive test)
                             "mark": mark_kind,  # the off-population mark estimate prints: "", "estimated" or "reach"
+                            "order_marked": pair_marked,  # the mark the model's order probabilities carry (mdad.micro.trust.order_marks)
                             "raw": raw,
                             "raw_line": source_raw_line,
                         }
@@ -268,9 +272,11 @@ def guard_table(models: pd.DataFrame) -> pd.DataFrame:
 
 
 def unmarked_pairs(pairs: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """The pairs whose two models both got an interval without the off-population mark (the others carry it)."""
+    """The pairs neither of whose models' order probabilities carry the off-population mark (``order_marked``; runs of
+    an older script: the interval's mark)."""
     key = ["dataset", "method", "size", "rep"]
-    marked = models.loc[models["mark"] != "", [*key, "model"]].assign(marked=True)
+    marked_models = models["order_marked"].astype(bool) if "order_marked" in models else models["mark"] != ""
+    marked = models.loc[marked_models, [*key, "model"]].assign(marked=True)
     out = pairs
     for side in ("first", "second"):
         out = out.merge(marked.rename(columns={"model": side, "marked": f"{side}_marked"}), on=[*key, side], how="left")

@@ -9,6 +9,9 @@ and the widths, without running a single selection again.
     python benchmarks/rebin_intervals.py rand-*.csv --no-trend                    # what mdad did before
     python benchmarks/rebin_intervals.py rand-*.csv                               # mdad's default now
     python benchmarks/rebin_intervals.py top-*.csv --new-top 0.1                  # the best tenth as new models
+
+With the runs' .pairs.parquet beside them it also prints which order probabilities carry a mark and how
+the unmarked ones held (the interval's mark alone, then with the order mark of mdad.micro.trust.order_marks).
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_intervals import _cluster_share, guard_table, load, markdown, split_models, stratum_table
+from bench_intervals import _cluster_share, calibration_table, guard_table, load, markdown, split_models, stratum_table, unmarked_pairs
 
 from mdad.intervals import ConformalCalibration
 from mdad.intervals.conformal import ACCURACY_BINS, MIN_PER_ACCURACY_BIN, equal_count_edges, estimate_trend, rank_bounds
 from mdad.intervals.posterior import AccuracyPrior
-from mdad.micro.trust import OFF_POPULATION_MARK, off_population_marks
+from mdad.micro import trust
+from mdad.micro.trust import OFF_POPULATION_MARK, off_population_marks, order_marks
 
 LEVEL = 0.9
 
@@ -129,8 +133,10 @@ def rebuild(
             n_bins = len(calibration.residuals)
         low, high = calibration.bounds(est, level=LEVEL)
         marks = off_population_marks(np.clip(est, 0.0, 1.0), sources[(dataset, rep)], calibration, method=k[1])
+        pair_marked = order_marks(np.clip(est, 0.0, 1.0), sources[(dataset, rep)], calibration, method=k[1]) != ""
         out.append(
             part.assign(
+                order_marked=pair_marked,
                 low=low,
                 high=high,
                 allowed=allowed,
@@ -164,7 +170,15 @@ def main() -> None:
     parser.add_argument("--split-trend", action="store_true", help="Experiment: the line fitted on the even runs, the scores of the odd ones.")
     parser.add_argument("--runs", type=int, default=None, help="Use only the first RUNS held-out runs of each calibration.")
     parser.add_argument("--new-top", type=float, default=0.0, help="As the runs were made (the best tenth as new models: 0.1).")
+    parser.add_argument(
+        "--order-reach",
+        type=float,
+        default=None,
+        help="Experiment: mark the order probabilities of a model whose 90%% interval reaches the sources' best SHARE (mdad: 0, the best source).",
+    )
     args = parser.parse_args()
+    if args.order_reach is not None:
+        trust.OFF_POPULATION_ORDER_REACH = args.order_reach
     models = pd.concat([pd.read_parquet(p.with_suffix(".models.parquet")) for p in args.tables], ignore_index=True)
     cal = pd.concat([pd.read_parquet(p.with_suffix(".cal.parquet")) for p in args.tables], ignore_index=True)
     models = rebuild(
@@ -180,6 +194,9 @@ def main() -> None:
     )
     print(f"\n{args.bins} bins at most, {args.min_per_bin} residuals each at least; bins used: {sorted(set(models['bins']))}\n")
     print(markdown(stratum_table(models)))
+    exact = np.isclose(models["estimate"], models["truth"], rtol=0.0, atol=1e-9)
+    print(f"\nWithout the {int(exact.sum())} models estimated exactly at their accuracy (any interval holding its estimate covers them)\n")
+    print(markdown(stratum_table(models[~exact])))
     print("\nBy fifth (1: the weakest 20%, 5: the best 20%)\n")
     print(markdown(fifth_table(models)))
     print("\nThe off-population mark (90% intervals)\n")
@@ -190,6 +207,32 @@ def main() -> None:
     per = summary.groupby(["method", "size"]).agg(width=("width", "mean"), covered=("cover", "mean"), allowed=("allowed", "mean"))
     print("\nMean 90% width (points); covered by the printed hull and by the set before its hull (%)\n")
     print(markdown(per.assign(covered=100 * per["covered"], allowed=100 * per["allowed"]).round(1)))
+    pair_files = [p.with_suffix(".pairs.parquet") for p in args.tables]
+    if all(f.exists() for f in pair_files):
+        pair_tables(pd.concat([pd.read_parquet(f) for f in pair_files], ignore_index=True), models)
+
+
+def pair_tables(pairs: pd.DataFrame, models: pd.DataFrame) -> None:
+    """The order probabilities of the pairs of new models: the share of pairs marked, and the calibration of those
+    left unmarked, with the interval's mark alone (before) and with the order mark (``order_marks``, now)."""
+    pairs = pairs[pairs["method"].isin(models["method"].unique())]
+    before, now = unmarked_pairs(pairs, models.drop(columns="order_marked")), unmarked_pairs(pairs, models)
+    share = pd.DataFrame(
+        {
+            "before": 100 - 100 * before.groupby(["method", "size"]).size() / pairs.groupby(["method", "size"]).size(),
+            "now": 100 - 100 * now.groupby(["method", "size"]).size() / pairs.groupby(["method", "size"]).size(),
+        }
+    ).fillna(100.0)
+    print("\nPairs of new models whose order probability carries a mark (%): the interval's mark alone -> with the order mark\n")
+    print(markdown(share.round(1)))
+    for name, unmarked in (("the interval's mark alone", before), ("with the order mark", now)):
+        table = calibration_table(unmarked, min_pairs=50)
+        table["beyond"] = np.where(table["off"].abs() - 0.05 > 2 * table["se"], "*", "")
+        print(
+            f"\nUnmarked pairs, {name}: held - printed per probability bin, at least 50 pairs; "
+            "se cluster-robust over (dataset, rep); * beyond 0.05 by more than 2 SE\n"
+        )
+        print(markdown(table.round(3).drop(columns="bin"), index=False) if len(table) else "none")
 
 
 if __name__ == "__main__":

@@ -205,7 +205,9 @@ def test_models_estimated_among_the_best_sources_get_a_marked_interval_in_table_
     assert any("marked '!'" in note.text and "random design" in note.text for note in report.notes)
     ranked = np.argsort(-report.intervals.estimate, kind="stable")
     orders = next(c for c in report.columns if c.name == "P(order holds)")
-    pair_marked = [bool(expected[ranked[p]] or expected[ranked[p + 1]]) for p in range(len(ranked) - 1)]
+    # ... and the pairs of a model whose 90% interval reaches the best source (the order mark)
+    order_marked = expected | (chosen.intervals(new, level=0.9).high >= sources.scores.mean(axis=1).max() - 1e-12)
+    pair_marked = [bool(order_marked[ranked[p]] or order_marked[ranked[p + 1]]) for p in range(len(ranked) - 1)]
     assert [cell.endswith(" !") for cell in orders.cells[:-1]] == pair_marked
     pairs = report.orders.to_frame()
     assert (pairs["mark"] != "").tolist() == pair_marked
@@ -269,3 +271,42 @@ def test_an_ability_estimate_is_also_marked_where_its_90_interval_reaches_the_be
     ranked = np.argsort(-report.intervals.estimate, kind="stable")
     marked = estimated | reaches
     assert (report.orders.to_frame()["mark"] != "").tolist() == [bool(marked[ranked[p]] or marked[ranked[p + 1]]) for p in range(len(ranked) - 1)]
+
+
+@pytest.mark.parametrize("method", ["aipw", "stratified-confidence"])
+def test_pairs_of_a_model_whose_interval_reaches_the_best_source_carry_the_order_mark_alone(method):
+    """Off-population pairs of unmarked models were overconfident (aipw printed 0.74, held 0.45): the order
+    probabilities of a model whose 90% interval reaches the best source's accuracy are marked, naming it, while its
+    interval and P(best) keep only the interval's own mark; a pair with a marked interval names that model."""
+    from mdad.micro.estimation import estimate_report
+    from mdad.micro.trust import OFF_POPULATION_ORDER_MARK
+
+    sim = mdad.simulate(seed=3, n_models=120, n_items=400, n_subtasks=4)
+    order = np.argsort(sim.scores.mean(axis=1), kind="stable")
+    sources, new = sim.take(models=order[:100]), sim.take(models=np.sort(np.concatenate([order[100:], order[:100:5]])))
+    best_source = sources.scores.mean(axis=1).max()
+    chosen = mdad.select(sources, method, 20, seed=1).with_assessment(mdad.assess(sources, method, 20, runs=4, seed=1))
+    report = estimate_report(chosen, new, level=0.8)
+    interval_marked = report.intervals.mark != ""
+    reaches = chosen.intervals(new, level=0.9).high >= best_source - 1e-12
+    order_only = reaches & ~interval_marked
+    assert order_only.any() and not (reaches | interval_marked).all()
+    assert not any(OFF_POPULATION_ORDER_MARK in m for m in report.intervals.mark)  # the interval is not marked by it
+    models = np.asarray(new.models, dtype=str)
+    ranked = np.argsort(-report.intervals.estimate, kind="stable")
+    frame = report.orders.to_frame()
+    for p, mark in enumerate(frame["mark"]):
+        a, b = ranked[p], ranked[p + 1]
+        if interval_marked[a] or interval_marked[b]:
+            named = a if interval_marked[a] else b
+            assert mark.startswith(f"order probability not valid: model {models[named]}'s interval not valid")
+        elif order_only[a] or order_only[b]:
+            named = a if order_only[a] else b
+            assert mark == f"order probability not valid: model {models[named]}'s {OFF_POPULATION_ORDER_MARK}"
+        else:
+            assert mark == ""
+    pairs = sum(m.endswith(OFF_POPULATION_ORDER_MARK) for m in frame["mark"])
+    assert pairs and any(note.text.startswith(f"{pairs} neighbouring pair") and "neither interval is" in note.text for note in report.notes)
+    assert OFF_POPULATION_ORDER_MARK not in report.best.mark
+    a, b = (str(m) for m in models[np.flatnonzero(order_only)[:1].tolist() + np.flatnonzero(~reaches & ~interval_marked)[:1].tolist()])
+    assert chosen.compare(new, a, b).mark == f"order probability not valid: model {a}'s {OFF_POPULATION_ORDER_MARK}"

@@ -164,11 +164,13 @@ def held_out_runs(
     workers: int = 1,
     on_runs: Callable[[float], None] | None = None,
     sources: int | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> HeldOutRuns:
     """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run);
     ``on_runs`` receives the number of runs finished as they finish (for a progress bar). ``sources``
     keeps only the first that many non-target models of each run as sources (default: all of them);
-    the targets and their truths do not depend on it, so fewer sources are nested in more."""
+    the targets and their truths do not depend on it, so fewer sources are nested in more. ``meanwhile``:
+    work for this process while worker processes run the runs (mdad.experiment.executors.execute)."""
     n_targets = targets if targets is not None else default_targets(matrix.n_models)
     halves = make_splits(matrix, runs, n_targets, seed)
     whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
@@ -179,7 +181,7 @@ def held_out_runs(
     config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
     tasks = plan_tasks(config, runs_per_task=1 if workers > 1 else None)  # one run per task: the workers stay busy to the end
     on_cells = None if on_runs is None else (lambda cells: on_runs(cells * runs / len(config.sizes)))
-    with closing(execute(run_task, matrix, splits, tasks, workers, on_cells=on_cells)) as finished:
+    with closing(execute(run_task, matrix, splits, tasks, workers, on_cells=on_cells, meanwhile=meanwhile)) as finished:
         blocks = {task.first_run: {cell.size: out["estimate"] for cell, out in result.items()} for task, result in finished}
     estimates = {k: np.concatenate([blocks[start][k] for start in sorted(blocks)]) for k in sizes}
     truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
@@ -198,6 +200,7 @@ def assess(
     threshold: float = DEFAULT_THRESHOLD,
     on_runs: Callable[[float], None] | None = None,
     sources: int | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> Assessment:
     """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).
 
@@ -222,6 +225,9 @@ def assess(
         Receives the number of runs finished as they finish (for a progress bar).
     sources : int, optional
         Source models per run (default: every model that is not a target).
+    meanwhile : callable, optional
+        Work for this process while worker processes run the held-out runs (``mdad select`` chooses
+        the items meanwhile); with one worker it is done first. Its error stops the runs.
 
     Returns
     -------
@@ -238,7 +244,9 @@ def assess(
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     check_threshold(threshold)
     check_size(size, matrix.n_items)
-    runs_out = held_out_runs(matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs, sources=sources)
+    runs_out = held_out_runs(
+        matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs, sources=sources, meanwhile=meanwhile
+    )
     estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)
     metrics, _ = view_metrics(

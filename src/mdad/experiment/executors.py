@@ -27,26 +27,40 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 
 def execute(
-    run_task: Callable, matrix, splits, tasks: list, workers: int = 1, on_cells: Callable[[float], None] | None = None, scheduler: str | None = None
+    run_task: Callable,
+    matrix,
+    splits,
+    tasks: list,
+    workers: int = 1,
+    on_cells: Callable[[float], None] | None = None,
+    scheduler: str | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> Generator[tuple, None, None]:
     """Run ``run_task(matrix, splits, task)`` for every task; yield (task, result) as each finishes.
 
     ``on_cells`` receives progress in cells (a task over r of R runs with c cells counts c r / R).
+    ``meanwhile``: work for this process, done once the tasks are handed to worker processes or a
+    cluster (before them in this process); its error stops them.
     """
     if scheduler:
-        yield from _on_dask(run_task, matrix, splits, tasks, scheduler, on_cells)
+        yield from _on_dask(run_task, matrix, splits, tasks, scheduler, on_cells, meanwhile)
     elif workers <= 1 or len(tasks) <= 1:
+        if meanwhile is not None:
+            meanwhile()
         for task in tasks:
             per_run = len(task.cells) / splits.n_runs
             yield task, run_task(matrix, splits, task, on_run=partial(on_cells, per_run) if on_cells else None)
     else:
-        yield from _in_processes(run_task, matrix, splits, tasks, workers, on_cells)
+        yield from _in_processes(run_task, matrix, splits, tasks, workers, on_cells, meanwhile)
 
 
-def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int, on_cells) -> Generator[tuple, None, None]:
+def _in_processes(
+    run_task: Callable, matrix, splits, tasks: list, workers: int, on_cells, meanwhile: Callable[[], None] | None = None
+) -> Generator[tuple, None, None]:
     """Local worker processes. The parent alone handles Ctrl-C (workers ignore it): on any
-    interruption or error it cancels what has not started and stops the workers at once,
-    instead of waiting for every submitted task."""
+    interruption or error (``meanwhile``'s too) it cancels what has not started and stops the
+    workers at once, instead of waiting for every submitted task. Every task is submitted, and so
+    every worker forked, before ``meanwhile`` runs here on one BLAS thread (the workers hold the cores)."""
     threads = max(1, (os.cpu_count() or 1) // workers)
     others = {child.pid for child in multiprocessing.active_children()}  # not ours to stop
     # the data go to each worker once, with its start-up, not with every task (a 400 x 12,000
@@ -54,6 +68,9 @@ def _in_processes(run_task: Callable, matrix, splits, tasks: list, workers: int,
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid(), run_task, matrix, splits))
     try:
         futures = {pool.submit(_run_in_worker, task): task for task in tasks}
+        if meanwhile is not None:
+            with threadpool_limits(limits=1):
+                meanwhile()
         for future in as_completed(futures):
             yield _done(futures[future], future.result(), splits, on_cells)
     except BaseException:
@@ -144,7 +161,7 @@ def task_data(matrix):
     return dataclasses.replace(matrix, option_probs=matrix.gold_prob()[:, :, None], gold=np.zeros(matrix.n_items, np.int64))
 
 
-def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Generator[tuple, None, None]:
+def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells, meanwhile=None) -> Generator[tuple, None, None]:
     try:
         from distributed import Client, KilledWorker
         from distributed import as_completed as dask_completed
@@ -158,6 +175,8 @@ def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells) -> Gener
         # sent once to every worker, not with every task; a lost worker's replacement fetches it from another
         shared_matrix, shared_splits = client.scatter([task_data(matrix), splits], broadcast=True)
         futures = {client.submit(run_task, shared_matrix, shared_splits, task, pure=False): task for task in tasks}
+        if meanwhile is not None:
+            meanwhile()
         for future in dask_completed(list(futures)):
             try:
                 result = future.result()

@@ -23,6 +23,7 @@ from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.harness import harness_of, output_folder
 from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark, model_rows
+from mdad.micro.trust import OFF_POPULATION_ORDER_MARK
 from mdad.wording import plural
 
 
@@ -290,6 +291,14 @@ def _notes(
             Note(
                 f"{plural(marked, 'interval')} marked '!': {'. Or: '.join(dict.fromkeys(m for m in intervals.mark if m))}. "
                 "The order probabilities of their pairs rest on the same calibration and are marked too.",
+                warning=True,
+            )
+        )
+    reaching = sum(bool(m) and m.endswith(OFF_POPULATION_ORDER_MARK) for m in (orders.mark if orders.mark is not None else ()))
+    if reaching:
+        notes.append(
+            Note(
+                f"{plural(reaching, 'neighbouring pair')} marked '!' although neither interval is: the named model's {OFF_POPULATION_ORDER_MARK}.",
                 warning=True,
             )
         )

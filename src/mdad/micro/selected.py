@@ -194,18 +194,20 @@ class SelectedMicroBenchmark:
             strata=self._strata(),
             calibration=calibration,
             prior=self.pair_prior,
-            marks=self._marks(scores, estimates),
+            marks=self._marks(scores, estimates, pairs=True),
         )
         rows = pd.Index(matrix.models)
         first_only, second_only = self._discordant(scores, rows.get_indexer(orders.first), rows.get_indexer(orders.second))
         tied = self._whole_pool(scores) & (first_only == second_only)
         return replace(orders, probability=np.where(tied, np.nan, orders.probability), tied=tied)
 
-    def _marks(self, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray | None:
-        """Per model, the off-population mark of its calibrated interval, which its pairs and P(best) carry
-        (mdad.micro.trust.calibrated_marks)."""
+    def _marks(self, scores: np.ndarray, estimates: np.ndarray, *, pairs: bool) -> np.ndarray | None:
+        """Per model, the off-population mark its order probabilities carry (``pairs``) or its calibrated interval's,
+        which P(best) carries (mdad.micro.trust.calibrated_marks)."""
         calibration = self.assessment.interval_calibration if self.assessment is not None else None
-        return calibrated_marks(scores, estimates, method=self.method, strata=self._strata(), calibration=calibration, prior=self.accuracy_prior)
+        return calibrated_marks(
+            scores, estimates, method=self.method, strata=self._strata(), calibration=calibration, prior=self.accuracy_prior, pairs=pairs
+        )
 
     def best_probability(self, matrix: ResponseMatrix) -> BestProbability:
         """P(the estimated best model of ``matrix`` is the true best of them on the full benchmark)
@@ -220,7 +222,7 @@ class SelectedMicroBenchmark:
             strata=self._strata(),
             calibration=calibration,
             prior=self.accuracy_prior,
-            marks=self._marks(scores, estimates),
+            marks=self._marks(scores, estimates, pairs=False),
         )
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
@@ -250,7 +252,7 @@ class SelectedMicroBenchmark:
             strata=self._strata(),
             calibration=calibration,
             prior=self.pair_prior,
-            marks=self._marks(scores, raw),
+            marks=self._marks(scores, raw, pairs=True),
         )
         paired = _paired(scores)
         first_only, second_only = self._discordant(scores, a, b)

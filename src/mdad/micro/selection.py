@@ -172,24 +172,35 @@ def build_selection(
     for, and its assessment on ``runs`` held-out splits (``mdad.assess``; skipped with too few models);
     ``audit_items``: uniformly drawn items on top (``mdad.select``).
 
-    The sample lists are made, and the runs checked against memory as ``mdad run``'s are, before the
-    assessment, so a request that cannot be met is refused before the long part. For a progress
-    display, ``on_selected`` is called once the items are chosen and ``on_runs`` with the number of
-    held-out runs finished as they finish."""
+    The runs are checked against memory as ``mdad run``'s are before anything else, so a request that
+    cannot be met is refused before the long part. The items are chosen, and the sample lists made,
+    in this process while worker processes run the held-out runs (one worker: first); an error there
+    stops the runs. For a progress display, ``on_selected`` is called once the items are chosen and
+    ``on_runs`` with the number of held-out runs finished as they finish."""
     check_sample_lists(method, lm_eval_samples=lm_eval_samples, inspect=inspect)
     made = assessment_runs(matrix.n_models, runs, targets)
     if made:  # the rule that bounds 'mdad run --runs' (draws and pairs of targets), before the selection
         require_runs_memory(made, matrix.n_models, matrix.n_items, targets or default_targets(matrix.n_models))
-    chosen = select(matrix, method, size, seed=seed, audit_items=audit_items)
-    samples = chosen.lm_eval_samples() if lm_eval_samples else None
-    if inspect and harness_of(chosen.tasks, chosen.subtasks.tolist()) != "inspect":  # before the assessment
-        raise MdadError(
-            f"--inspect prints 'inspect eval' commands, but {matrix.source} is not inspect logs alone; "
-            "for lm-eval logs write the items with --lm-eval-samples."
-        )
-    if on_selected is not None:
-        on_selected()
-    if made:
-        found = assess(matrix, method, size, runs=made, targets=targets, seed=seed, workers=workers, threshold=threshold, on_runs=on_runs)
-        chosen = chosen.with_assessment(found)
-    return Selection(chosen, matrix, samples, inspect, runs)
+    found: list[tuple[SelectedMicroBenchmark, dict[str, list[int]] | None]] = []
+
+    def choose() -> None:
+        chosen = select(matrix, method, size, seed=seed, audit_items=audit_items)
+        samples = chosen.lm_eval_samples() if lm_eval_samples else None
+        if inspect and harness_of(chosen.tasks, chosen.subtasks.tolist()) != "inspect":
+            raise MdadError(
+                f"--inspect prints 'inspect eval' commands, but {matrix.source} is not inspect logs alone; "
+                "for lm-eval logs write the items with --lm-eval-samples."
+            )
+        found.append((chosen, samples))
+        if on_selected is not None:
+            on_selected()
+
+    if not made:
+        choose()
+        chosen, samples = found[0]
+        return Selection(chosen, matrix, samples, inspect, runs)
+    assessment = assess(
+        matrix, method, size, runs=made, targets=targets, seed=seed, workers=workers, threshold=threshold, on_runs=on_runs, meanwhile=choose
+    )
+    chosen, samples = found[0]
+    return Selection(chosen.with_assessment(assessment), matrix, samples, inspect, runs)
