@@ -59,6 +59,7 @@ class _Grid:
         step = 2.0 ** (self.bits - coarse)  # the points' resolution, in grid units
         self.x = np.rint(points / self.unit / step) * step
         self.norms = np.einsum("ij,ij->i", self.x, self.x)  # exact: integers below 2**53
+        self.columns = np.ascontiguousarray(self.x.T)  # features x points, for the clusters' sums
         # [x, 1]: one product with [-2 c, |c|^2] gives |c|^2 - 2 x.c, exactly
         self.x1 = np.hstack([self.x, np.ones((len(self.x), 1))])
         # [x, 1, |x|^2] times [-2 x, |x|^2, 1] by feature gives |x - y|^2, exactly
@@ -99,7 +100,7 @@ class _Grid:
     def means(self, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The members' mean of every cluster, rounded to the grid, and the cluster sizes."""
         counts = np.bincount(labels, minlength=k)
-        sums = np.stack([np.bincount(labels, weights=column, minlength=k) for column in self.x.T], axis=1)
+        sums = np.stack([np.bincount(labels, weights=column, minlength=k) for column in self.columns], axis=1)
         return np.rint(sums / np.maximum(counts, 1)[:, None]), counts
 
 
