@@ -47,10 +47,14 @@ def vandermonde(points: np.ndarray, k: int) -> np.ndarray:
     """The n x k matrix of the first k graded monomials evaluated at the points (n x d)."""
     points = np.asarray(points, dtype=np.float64)
     exponents = graded_exponents(k, points.shape[1])
-    powers = points[:, :, None] ** np.arange(exponents.max(initial=0) + 1)  # n x d x degree
+    degrees = np.arange(exponents.max(initial=0) + 1)
     columns = np.ones((len(points), len(exponents)))
-    for dim in range(points.shape[1]):
-        columns *= powers[:, dim, exponents[:, dim]]
+    for dim in range(points.shape[1]):  # one contiguous gather per dimension: the products of 1 * x_1^e_1 * ...
+        powers = points[:, dim, None] ** degrees  # points x degree
+        if dim == 0:
+            columns = np.take(powers, exponents[:, 0], axis=1)  # 1 * x is x: the same numbers
+        else:
+            columns *= np.take(powers, exponents[:, dim], axis=1)
     return columns
 
 
