@@ -57,15 +57,17 @@ def test_this_process_works_meanwhile_while_the_workers_run_the_tasks(tmp_path):
     assert found == {1: 10, 2: 20, 3: 30}
 
 
-def test_an_error_meanwhile_stops_the_workers_and_reaches_the_caller(tmp_path):
-    """The tasks wait for a go that never comes; the error of the work done meanwhile ends them at once."""
+@pytest.mark.parametrize("error", [MdadError("the selection failed"), KeyboardInterrupt()], ids=["error", "interrupt"])
+def test_an_error_meanwhile_stops_the_workers_and_reaches_the_caller(tmp_path, error):
+    """The tasks wait for a go that never comes; an error or an interrupt (Ctrl-C, SIGTERM) of the work
+    done meanwhile ends them at once and reaches the caller."""
     before = {child.pid for child in multiprocessing.active_children()}
 
     def meanwhile():
         wait_until(lambda: list(tmp_path.glob("started-*")), "a worker to start a task")
-        raise MdadError("the selection failed")
+        raise error
 
-    with pytest.raises(MdadError, match="the selection failed"):
+    with pytest.raises(type(error)):
         list(execute(_wait_for_go, tmp_path, None, [1, 2], workers=2, meanwhile=meanwhile))
     assert {child.pid for child in multiprocessing.active_children()} <= before
 
