@@ -44,18 +44,34 @@ def graded_exponents(k: int, d: int) -> np.ndarray:
 
 
 def vandermonde(points: np.ndarray, k: int) -> np.ndarray:
-    """The n x k matrix of the first k graded monomials evaluated at the points (n x d)."""
+    """The n x k matrix of the first k graded monomials evaluated at the points (n x d).
+
+    Built column by column (Fortran order), the layout LAPACK's QR works in, so that ``orthonormal_columns``
+    needs no copy of it."""
     points = np.asarray(points, dtype=np.float64)
     exponents = graded_exponents(k, points.shape[1])
     degrees = np.arange(exponents.max(initial=0) + 1)
-    columns = np.ones((len(points), len(exponents)))
+    rows = np.ones((len(exponents), len(points)))  # the transpose: one monomial a row
     for dim in range(points.shape[1]):  # one contiguous gather per dimension: the products of 1 * x_1^e_1 * ...
-        powers = points[:, dim, None] ** degrees  # points x degree
+        powers = np.ascontiguousarray((points[:, dim, None] ** degrees).T)  # degree x points
         if dim == 0:
-            columns = np.take(powers, exponents[:, 0], axis=1)  # 1 * x is x: the same numbers
+            rows = np.take(powers, exponents[:, 0], axis=0)  # 1 * x is x: the same numbers
         else:
-            columns *= np.take(powers, exponents[:, dim], axis=1)
-    return columns
+            rows *= np.take(powers, exponents[:, dim], axis=0)
+    return rows.T
+
+
+def orthonormal_columns(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The thin QR (Householder, LAPACK) of ``columns`` (n x k): Q (n x k, C order) and R (k x k).
+
+    SciPy's ``qr`` runs LAPACK's geqrf and orgqr as ``numpy.linalg.qr`` does (on one thread the same bits, on
+    every OpenBLAS kernel tried), in about a third less time at the sizes of the paper's grid
+    (benchmarks/README.md). ``columns`` is overwritten: a Fortran-ordered array from ``vandermonde`` is not
+    copied."""
+    from scipy.linalg import qr  # imported on first use: scipy.linalg costs start-up time of every command
+
+    q, r = qr(columns, mode="economic", overwrite_a=True, check_finite=False)
+    return np.ascontiguousarray(q), r
 
 
 def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
@@ -68,9 +84,11 @@ def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
     columns = vandermonde(points, k)
     norms = np.linalg.norm(columns, axis=0)
     if columns.shape[1] <= len(np.unique(points, axis=0)):  # else surely rank-deficient
-        q, r = np.linalg.qr(columns)
+        q, r = orthonormal_columns(columns)
         if np.all(np.abs(np.diag(r)) > RANK_TOLERANCE * norms):
             return q
+    columns = np.ascontiguousarray(vandermonde(points, k))  # afresh (the QR overwrites it), in row order
+    norms = np.linalg.norm(columns, axis=0)  # summed row after row: the SVD's input as ever
     u, s, _ = np.linalg.svd(columns / np.where(norms > 0, norms, 1.0), full_matrices=False)
     rank = int(np.sum(s > RANK_TOLERANCE * s[0])) if s.size and s[0] > 0 else 0
     return u[:, :rank]
@@ -91,7 +109,7 @@ def ope_bases(points: np.ndarray, sizes: Sequence[int]) -> dict[int, np.ndarray]
     distinct = len(np.unique(points, axis=0))
     bases: dict[int, np.ndarray] = {}
     if largest <= distinct:
-        q, r = np.linalg.qr(columns)
+        q, r = orthonormal_columns(columns)  # ``columns`` is overwritten
         independent = np.abs(np.diag(r)) > RANK_TOLERANCE * norms
         first_dependent = int(np.argmin(independent)) if not independent.all() else largest
         for k in sizes:
