@@ -24,6 +24,8 @@ RANK_TOLERANCE = 1e-9
 # The sampler brings the conditional variances up to date when what is left of them falls below
 # this share of the proposal it draws from (the mean number of proposals per step stays below 1 / it).
 UPDATE_SHARE = 0.5
+# Directions of the sampler multiplied by every row of the basis together (one matrix-matrix product).
+CHUNK = 256
 
 
 def graded_exponents(k: int, d: int) -> np.ndarray:
@@ -135,6 +137,13 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
     total (r minus the step of the last update: counts, so that rounding cannot move the
     schedule), so a step needs at most two proposals on average and there are about log2(r)
     updates; the cost stays O(n r^2) but in matrix-matrix products (benchmarks/README.md).
+
+    Every row's products with the directions are kept (``products``), computed CHUNK directions at
+    a time: a chosen row's coordinates on the earlier directions are then read, not computed, and
+    its new direction is orthogonalised once against all directions and a second time only against
+    the directions of the chunk not yet multiplied; the chunk is orthogonalised a second time
+    against the earlier directions all at once, before its products. The Gram-Schmidt of a step
+    thus reads the directions once instead of four times (the same projections up to rounding).
     """
     basis = np.asarray(basis, dtype=np.float64)
     n, rank = basis.shape
@@ -143,29 +152,45 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
     chosen = np.empty(rank, dtype=np.int64)
     taken = np.zeros(n, dtype=bool)
     directions = np.zeros((rank, rank))  # orthonormal directions spanned by the chosen rows
-    fresh = 0  # directions[:fresh] are accounted for in ``proposal``
+    products = np.empty((n, rank))  # products[:, :done] = basis @ directions[:done].T
+    fresh = done = 0  # directions[:fresh] are accounted for in ``proposal``; fresh <= done <= step
     for step in range(rank):
         # the variances left sum to rank - step, the proposal's to rank - fresh (exactly, for an
         # orthonormal basis): the schedule is decided on those counts, not on rounded sums
         if step > fresh and rank - step < UPDATE_SHARE * (rank - fresh):
-            block = basis @ directions[fresh:step].T
+            done = _multiply(basis, directions, products, done, step)
+            block = products[:, fresh:step]
             proposal -= np.einsum("ij,ij->i", block, block)
             np.maximum(proposal, 0.0, out=proposal)  # rounding can leave tiny negatives
             proposal[taken] = 0.0
             np.cumsum(proposal, out=cumulative)
             fresh = step
+        pending = directions[done:step]  # not yet multiplied by every row
         while True:
             j = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
             if j >= n:  # the (rounding) case u * total == total: the last item with mass
                 j = int(np.flatnonzero(proposal)[-1])
-            recent = directions[fresh:step] @ basis[j]
-            current = proposal[j] - recent @ recent
+            tail = pending @ basis[j]
+            current = proposal[j] - products[j, fresh:done] @ products[j, fresh:done] - tail @ tail
             if not taken[j] and rng.random() * proposal[j] < current:
                 break
         chosen[step] = j
         taken[j] = True
-        v = basis[j] - directions[:step].T @ np.concatenate([directions[:fresh] @ basis[j], recent])
-        v -= directions[:step].T @ (directions[:step] @ v)  # Gram-Schmidt twice keeps the directions orthonormal
+        v = basis[j] - directions[:step].T @ np.concatenate([products[j, :done], tail])
+        v -= pending.T @ (pending @ v)  # twice against the pending directions; the others at _multiply
         v /= np.linalg.norm(v)
         directions[step] = v
+        if step + 1 - done == CHUNK and step + 1 < rank:
+            done = _multiply(basis, directions, products, done, step + 1)
     return chosen
+
+
+def _multiply(basis: np.ndarray, directions: np.ndarray, products: np.ndarray, done: int, upto: int) -> int:
+    """Directions done..upto orthogonalised a second time against the earlier ones, then multiplied by
+    every row of the basis (products[:, done:upto]); returns ``upto``."""
+    if upto > done:
+        new = directions[done:upto]
+        if done:
+            new -= (new @ directions[:done].T) @ directions[:done]
+        products[:, done:upto] = basis @ new.T
+    return upto
