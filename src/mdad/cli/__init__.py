@@ -59,6 +59,6 @@ def main() -> None:
     allocator.tune()
     try:
         app = _commands(sys.argv)
+        app()  # a command ends its own interrupts with its sentence; one before it starts (parsing) ends here
     except KeyboardInterrupt:
         interrupts.end()
-    app()

@@ -89,11 +89,25 @@ def _in_processes(
             child.kill()
         for child in workers_alive:
             child.join()
+        _close_result_pipe(pool)
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
         gc.unfreeze()
     pool.shutdown()
+
+
+def _close_result_pipe(pool: ProcessPoolExecutor) -> None:
+    """Close this process's writing end of the pool's result pipe, once its workers are stopped.
+
+    A worker killed in the middle of sending a result leaves part of a message in the pipe, and the
+    pool's manager thread would wait for the rest forever (and with it the shutdown that joins it:
+    a run that hangs after Ctrl-C). With no writer left, its read ends and the thread stops. The
+    pipe is the pool's own (``_result_queue``, a SimpleQueue, in Python 3.10-3.13); without it,
+    nothing is done."""
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        writer.close()
 
 
 def ordered_map(func: Callable, items: Sequence, *, workers: int = 1, meanwhile: Callable[[], None] | None = None) -> list:
