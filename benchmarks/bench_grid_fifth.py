@@ -14,10 +14,12 @@ part). Each part also checks what it claims unchanged:
   the medoids and objective must be equal;
 - qr: the thin QR of the 5,900 x 1,000 Vandermonde matrix of uniform points in 4 dimensions by
   numpy.linalg.qr and by ``orthonormal_columns`` (SciPy): CPU and whether Q and R are the same bits;
+  and by Cholesky QR twice: CPU and how far its rows' squared norms are from Householder's;
 - sampler: ``sample_projection_dpp`` of commit ``--before`` (its dpp.py, extracted with git) and of this
   tree on the same bases (5,900 points, k = 100-1,000) and seeds: CPU and whether the draws are the same;
-- one-pass: bench_anchor_passes.py's objective (20 random starts, every model a source) with FasterPAM
-  capped at one pass and at two, against convergence.
+- one-pass: FasterPAM's CPU with one pass and two on the layout part's distances; bench_anchor_passes.py's
+  objective (20 random starts, every model a source) with FasterPAM capped at one pass and at two, against
+  convergence.
 """
 
 from __future__ import annotations
@@ -47,16 +49,24 @@ def cpu(task):
     return out, time.process_time() - start
 
 
+def grid_distances(rng: np.random.Generator) -> np.ndarray:
+    """anchor-points' distances for 300 of the 400 models and 6,016 of the 12,032 items of bench_paper_grid.py's
+    simulated MMLU-Pro shape (a run's sources and seen half)."""
+    from mdad.data import simulate
+    from mdad.methods.anchor_points import item_distances
+
+    matrix = simulate(seed=0, n_models=400, n_items=12_032, n_subtasks=14)
+    gold = np.asarray(matrix.gold_prob(), dtype=np.float64)
+    return item_distances(gold[np.ix_(rng.permutation(400)[:300], np.sort(rng.permutation(12_032)[:6016]))])
+
+
 def layout(repeats: int) -> None:
     import kmedoids
 
-    from mdad.data import simulate
-    from mdad.methods.anchor_points import SWAP_PASSES, item_distances
+    from mdad.methods.anchor_points import SWAP_PASSES
 
-    matrix = simulate(seed=0, n_models=400, n_items=12_032, n_subtasks=14)  # bench_paper_grid.py's MMLU-Pro shape
     rng = np.random.default_rng(0)
-    gold = np.asarray(matrix.gold_prob(), dtype=np.float64)
-    distance = item_distances(gold[np.ix_(rng.permutation(400)[:300], np.sort(rng.permutation(12_032)[:6016]))])
+    distance = grid_distances(rng)
     print(f"FasterPAM ({SWAP_PASSES} passes), 300 sources x 6,016 items, CPU s per call (mean of {repeats}):")
     for k in SIZES:
         times = {"rows": 0.0, "transposed": 0.0}
@@ -86,6 +96,23 @@ def qr(repeats: int) -> None:
         f"QR of the 5,900 x 1,000 Vandermonde matrix (with building it), median of {repeats}: numpy.linalg.qr "
         f"{np.median(numpy_s):.3f} s, orthonormal_columns {np.median(scipy_s):.3f} s; Q and R the same bits: {same}"
     )
+    cholesky_s = []
+    for _ in range(repeats):
+        q3, spent = cpu(lambda: cholesky_qr2(vandermonde(points, 1000)))
+        cholesky_s.append(spent)
+    leverage = np.abs(np.einsum("ij,ij->i", q, q) - np.einsum("ij,ij->i", q3, q3)).max()
+    print(f"Cholesky QR twice: {np.median(cholesky_s):.3f} s; rows' squared norms (K_jj) differ from Householder's by up to {leverage:.1e}")
+
+
+def cholesky_qr2(columns: np.ndarray) -> np.ndarray:
+    """Q of the Cholesky QR repeated once (CholeskyQR2): R from the Cholesky factor of the Gram matrix."""
+    from scipy.linalg import cholesky, solve_triangular
+
+    q = columns
+    for _ in range(2):
+        r = cholesky(q.T @ q, lower=False)
+        q = solve_triangular(r, q.T, trans="T", lower=False).T
+    return q
 
 
 def former_dpp(ref: str):
@@ -132,6 +159,15 @@ def one_pass(starts: int, data: Path) -> None:
             golds[name] = read_npz(path, source=name).gold_prob()
         else:
             print(f"  {name}: not found at {path}, skipped")
+    import kmedoids
+
+    rng = np.random.default_rng(0)
+    distance = grid_distances(rng)
+    print("FasterPAM on 300 sources x 6,016 items, CPU s per call, 1 pass / 2 passes (same random start):")
+    for k in SIZES:
+        start = np.sort(rng.choice(len(distance), size=k, replace=False))
+        spent = [cpu(lambda passes=passes, start=start: kmedoids.fasterpam(distance.T, start, max_iter=passes, n_cpu=1))[1] for passes in (1, 2)]
+        print(f"  k = {k:4d}: {spent[0]:.3f} / {spent[1]:.3f}")
     for capped in (1, 2):
         print(f"FasterPAM capped at {capped} pass(es):")
         with mock.patch.object(anchor_points, "SWAP_PASSES", capped):
