@@ -17,6 +17,7 @@ part). Each part also checks what it claims unchanged:
   and by Cholesky QR twice: CPU and how far its rows' squared norms are from Householder's;
 - sampler: ``sample_projection_dpp`` of commit ``--before`` (its dpp.py, extracted with git) and of this
   tree on the same bases (5,900 points, k = 100-1,000) and seeds: CPU and whether the draws are the same;
+  at k = 1,000 also this sampler with other numbers of directions multiplied at a time (``--chunks``);
 - one-pass: FasterPAM's CPU with one pass and two on the layout part's distances; bench_anchor_passes.py's
   objective (20 random starts, every model a source) with FasterPAM capped at one pass and at two, against
   convergence.
@@ -127,7 +128,7 @@ def former_dpp(ref: str):
     return module
 
 
-def sampler(ref: str, repeats: int) -> None:
+def sampler(ref: str, repeats: int, chunks: tuple[int, ...]) -> None:
     from mdad.methods import dpp
 
     former = former_dpp(ref)
@@ -144,6 +145,14 @@ def sampler(ref: str, repeats: int) -> None:
             now += spent / repeats
             differ += not np.array_equal(a, b)
         print(f"  k = {k:4d}: {before:.4f} / {now:.4f} ({before / now:.2f}x); draws that differ: {differ} of {repeats}")
+        if k == 1000 and chunks:
+            spent = dict.fromkeys(chunks, 0.0)
+            for seed in range(repeats):
+                for chunk in chunks:  # alternating, in this process
+                    with mock.patch.object(dpp, "CHUNK", chunk):
+                        _, took = cpu(lambda seed=seed, basis=basis: dpp.sample_projection_dpp(basis, np.random.default_rng(seed)))
+                    spent[chunk] += took / repeats
+            print("    directions multiplied at a time (CHUNK): " + ", ".join(f"{c}: {t:.4f}" for c, t in spent.items()))
 
 
 def one_pass(starts: int, data: Path) -> None:
@@ -179,6 +188,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", choices=("layout", "qr", "sampler", "one-pass"))
     parser.add_argument("--before", default="da801aa", help="sampler: the commit whose sampler is compared")
+    parser.add_argument("--chunks", default="64,128,256", help="sampler: CHUNK values timed at k = 1,000 ('' for none)")
     parser.add_argument("--repeats", type=int, default=3, help="calls per size (layout, qr, sampler)")
     parser.add_argument("--starts", type=int, default=20, help="one-pass: random starts per size")
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("MDAD_DATA_DIR", "../shared/data")), help="one-pass: the datasets' folder")
@@ -189,7 +199,7 @@ def main() -> None:
     elif args.part == "qr":
         qr(args.repeats)
     elif args.part == "sampler":
-        sampler(args.before, args.repeats)
+        sampler(args.before, args.repeats, tuple(int(c) for c in args.chunks.split(",") if c))
     else:
         one_pass(args.starts, args.data)
 
