@@ -53,13 +53,16 @@ def vandermonde(points: np.ndarray, k: int) -> np.ndarray:
     points = np.asarray(points, dtype=np.float64)
     exponents = graded_exponents(k, points.shape[1])
     degrees = np.arange(exponents.max(initial=0) + 1)
-    rows = np.ones((len(exponents), len(points)))  # the transpose: one monomial a row
+    if points.shape[1] == 0:
+        return np.ones((len(points), len(exponents)), order="F")
+    rows = gathered = np.empty(0)  # the transpose: one monomial a row
     for dim in range(points.shape[1]):  # one contiguous gather per dimension: the products of 1 * x_1^e_1 * ...
         powers = np.ascontiguousarray((points[:, dim, None] ** degrees).T)  # degree x points
         if dim == 0:
             rows = np.take(powers, exponents[:, 0], axis=0)  # 1 * x is x: the same numbers
+            gathered = np.empty_like(rows)
         else:
-            rows *= np.take(powers, exponents[:, dim], axis=0)
+            rows *= np.take(powers, exponents[:, dim], axis=0, out=gathered)
     return rows.T
 
 
