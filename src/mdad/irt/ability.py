@@ -70,9 +70,9 @@ def estimate_items(responses: np.ndarray, theta: np.ndarray, priors: Priors, ste
     theta = np.asarray(theta, dtype=np.float64)
     if theta.ndim != 2 or theta.shape[0] != values.shape[0]:
         raise MdadError(f"Abilities for {theta.shape[0] if theta.ndim == 2 else '?'} models do not match answers of {values.shape[0]} models.")
-    observed = ~np.isnan(values).T  # items x models
-    mask = observed.astype(np.float64) if not observed.all() else None
-    y = np.where(observed, values.T, 0.0)
+    missing = np.isnan(values)
+    mask = None if not missing.any() else (~missing).astype(np.float64)
+    y = np.where(missing, 0.0, values)  # models x items, as given: the products below take it transposed
     n, d = theta.shape
     x = np.column_stack([theta, -np.ones(n)])  # logit = (a_j, b_j) . x_i
     mean = np.append(priors.a_mean, priors.b_mean)
@@ -82,19 +82,20 @@ def estimate_items(responses: np.ndarray, theta: np.ndarray, priors: Priors, ste
     where[upper, right] = where[right, upper] = np.arange(len(upper))
     outer = x[:, upper] * x[:, right]  # models x (d + 1)(d + 2) / 2
 
-    answered = observed.sum(axis=1)
-    accuracy = (y.sum(axis=1) + 0.5) / (answered + 1.0)
-    fitted = np.zeros((len(y), d + 1))
+    answered = n - missing.sum(axis=0)
+    accuracy = (y.sum(axis=0) + 0.5) / (answered + 1.0)
+    fitted = np.zeros((values.shape[1], d + 1))
     fitted[:, d] = np.log((1.0 - accuracy) / accuracy)  # b at the item's smoothed accuracy, a = 0
     diagonal = np.arange(d + 1)
     for _ in range(steps):
-        p = sigmoid(fitted @ x.T)
-        resid, weight = p - y, p * (1.0 - p)
+        p = sigmoid(x @ fitted.T)  # models x items
+        resid = p - y
+        p *= 1.0 - p
         if mask is not None:
             resid *= mask
-            weight *= mask
-        grad = resid @ x + prec * (fitted - mean)
-        hess = np.take(weight @ outer, where.ravel(), axis=1).reshape(len(y), d + 1, d + 1)
+            p *= mask
+        grad = resid.T @ x + prec * (fitted - mean)
+        hess = np.take(p.T @ outer, where.ravel(), axis=1).reshape(len(fitted), d + 1, d + 1)
         hess[:, diagonal, diagonal] += prec
         fitted -= np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
     return fitted[:, :d], fitted[:, d]

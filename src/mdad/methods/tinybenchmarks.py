@@ -49,11 +49,11 @@ BIAS_FIRST_CHECK, BIAS_TOLERANCE = 3, 2e-4
 # On a pool of more than VALIDATION_ITEMS items the held-out fit runs on that many of them (a seeded
 # random subset; the whole schedule, as a check of the error would need every item's parameters) and
 # the other items' parameters are estimated from the training sources' answers with their fitted
-# abilities held fixed (ITEM_NEWTON_STEPS Newton steps: converged to 0.002 points of the error). The
+# abilities held fixed (ITEM_NEWTON_STEPS Newton steps: within 0.002 points of the error with three). The
 # error is still measured on halves of the whole pool, so its expectation, which includes the sampling
-# noise of the observed accuracy on half the pool, does not change; the fit costs about a third as much
+# noise of the observed accuracy on half the pool, does not change; the fit costs about a quarter as much
 # at 12,000 items (docs/deviations.md#gp-irt-lambda).
-VALIDATION_ITEMS, ITEM_NEWTON_STEPS = 1000, 3
+VALIDATION_ITEMS, ITEM_NEWTON_STEPS = 1000, 2
 
 
 class TinyPreparation:
