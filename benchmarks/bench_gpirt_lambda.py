@@ -2,7 +2,7 @@
 parameters given the training sources' abilities, against the held-out fit on the whole pool.
 
     python benchmarks/bench_gpirt_lambda.py --bias 6 [--real DATA_DIR]
-    python benchmarks/bench_gpirt_lambda.py --estimates 20 [--real DATA_DIR]
+    python benchmarks/bench_gpirt_lambda.py --estimates 20 [--real DATA_DIR [--force 250]]
     python benchmarks/bench_gpirt_lambda.py --cost 3
 
 "Before" is the same code with ``VALIDATION_ITEMS`` at least the pool size (the whole-pool fit, with
@@ -20,7 +20,9 @@ real pools above 1,000 items (GSM8K, 41 x 1,319; MMLU-Pro, 31 x 12,032 with miss
 (``mdad.assessment.held_out_runs``, every model but the targets as sources, the same splits for
 both) of the simulated matrix and, with ``--real``, the real ones: the mean absolute error of the
 targets' pool accuracy (points), the difference now - before paired over the runs with its
-standard error, and lambda (mean over the runs) before and now.
+standard error, and lambda (mean over the runs) before and now. The real pools under 1,000 items
+do not change; ``--force N`` runs them again with ``VALIDATION_ITEMS`` = N to see the new path on
+them, and GSM8K (1,319 items, 41 models) takes it as it is.
 
 ``--cost R``: ``mdad select --size 100``'s work at 400 x 12,000: CPU seconds of the selection on
 every model and per held-out run (seeds 0..R-1), before and now, and what the command takes on two
@@ -142,16 +144,20 @@ def lambdas_and_errors(matrix, runs: int, **values) -> tuple[dict[int, np.ndarra
     return errors, {k: float(np.mean(v)) for k, v in seen.items()}
 
 
-def estimates(runs: int, data: Path | None) -> None:
-    print(f"\n{'matrix':24s} {'k':>4s} {'error before':>12s} {'now':>7s} {'now - before (paired)':>22s} {'lambda before / now':>20s}")
-    for label, matrix in [("simulated 400 x 12,000", simulated()), *real(data)]:
+def estimates(runs: int, data: Path | None, force: int, with_simulated: bool = True) -> None:
+    print(f"\n{'matrix':32s} {'k':>4s} {'error before':>12s} {'now':>7s} {'now - before (paired)':>22s} {'lambda before / now':>20s}")
+    cases = [("simulated 400 x 12,000", simulated(), {})] if with_simulated else []
+    cases += [(name, matrix, {}) for name, matrix in real(data, (*REAL, "gsm8k-zeroeval"))]
+    if force:
+        cases += [(f"{name}, subset of {force}", matrix, {"VALIDATION_ITEMS": force}) for name, matrix in real(data)]
+    for label, matrix, values in cases:
         before, lam_before = lambdas_and_errors(matrix, runs, **BEFORE)
-        now, lam_now = lambdas_and_errors(matrix, runs)
+        now, lam_now = lambdas_and_errors(matrix, runs, **values)
         for k in SIZES:
             diff = now[k] - before[k]
             se = diff.std(ddof=1) / np.sqrt(len(diff))
             print(
-                f"{label:24s} {k:4d} {before[k].mean():12.3f} {now[k].mean():7.3f} {diff.mean():+13.3f} +- {se:.3f} "
+                f"{label:32s} {k:4d} {before[k].mean():12.3f} {now[k].mean():7.3f} {diff.mean():+13.3f} +- {se:.3f} "
                 f"{lam_before[k]:10.4f} / {lam_now[k]:.4f}",
                 flush=True,
             )
@@ -192,12 +198,14 @@ def main() -> None:
     parser.add_argument("--bias", type=int, default=0, metavar="S")
     parser.add_argument("--estimates", type=int, default=0, metavar="R")
     parser.add_argument("--cost", type=int, default=0, metavar="R")
+    parser.add_argument("--real-only", action="store_true", help="with --estimates: the real matrices only")
+    parser.add_argument("--force", type=int, default=0, metavar="N", help="with --estimates: the real matrices again with VALIDATION_ITEMS = N")
     args = parser.parse_args()
     with threadpool_limits(1):
         if args.bias:
             biases(args.bias, args.real)
         if args.estimates:
-            estimates(args.estimates, args.real)
+            estimates(args.estimates, args.real, args.force, not args.real_only)
         if args.cost:
             cost(args.cost)
 
