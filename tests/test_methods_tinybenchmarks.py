@@ -141,14 +141,17 @@ def test_lighter_validation_fit_gives_the_bias_of_a_full_fit(prepared, monkeypat
 
 
 def test_bias_on_a_large_pool_fits_a_subset_and_extends_it_to_every_item(prepared, monkeypatch):
-    """Above VALIDATION_ITEMS items the held-out fit runs on a random subset and the other items'
-    parameters are each item's MAP given the training sources' fitted abilities; the error is still
-    measured on halves of the whole pool (docs/deviations.md#gp-irt-lambda). Written again with
-    per-item scipy fits, in the same order of draws."""
+    """Above VALIDATION_ITEMS items, with at least VALIDATION_MIN_SOURCES training sources, the held-out
+    fit runs on a random subset and the other items' parameters are each item's MAP given the training
+    sources' fitted abilities; the error is still measured on halves of the whole pool
+    (docs/deviations.md#gp-irt-lambda). Written again with per-item scipy fits, in the same order of draws."""
     view, prep = prepared
     scores = view.scores.astype(float)
     n, m = scores.shape
+    whole = tb.pirt_bias(scores, tb.DIMS, np.random.default_rng(5))
     monkeypatch.setattr(tb, "VALIDATION_ITEMS", 120)
+    assert tb.pirt_bias(scores, tb.DIMS, np.random.default_rng(5)) == whole  # 80 training sources: too few
+    monkeypatch.setattr(tb, "VALIDATION_MIN_SOURCES", 80)
     monkeypatch.setattr(tb, "ITEM_NEWTON_STEPS", 30)  # converged, to compare with the per-item fits
     found = tb.pirt_bias(scores, tb.DIMS, np.random.default_rng(5))
 
@@ -176,8 +179,7 @@ def test_bias_on_a_large_pool_fits_a_subset_and_extends_it_to_every_item(prepare
     assert found == pytest.approx(expected, abs=1e-6)
     # and it estimates what the whole-pool fit does: within the spread of another start of that fit
     monkeypatch.setattr(tb, "VALIDATION_ITEMS", m)
-    whole = [tb.pirt_bias(scores, tb.DIMS, np.random.default_rng(seed)) for seed in (5, 6)]
-    assert abs(found - np.mean(whole)) < 0.01
+    assert abs(found - np.mean([whole, tb.pirt_bias(scores, tb.DIMS, np.random.default_rng(6))])) < 0.01
 
 
 def test_the_three_estimators_on_one_selection(sim, prepared):
