@@ -9,7 +9,7 @@ from sim_params import TEXTBOOK_2PL
 
 from mdad.data import simulate_with_truth
 from mdad.errors import MdadError
-from mdad.irt import Priors, estimate_ability, fit_irt, neg_log_posterior, predict_correct
+from mdad.irt import Priors, estimate_ability, estimate_items, fit_irt, neg_log_posterior, predict_correct
 
 
 def tiny(seed: int = 0, n: int = 6, m: int = 8, d: int = 3, missing: bool = True):
@@ -242,6 +242,46 @@ def test_ability_with_missing_answers_equals_ability_on_the_answered_items():
     y[0, [2, 5]] = np.nan
     keep = ~np.isnan(y[0])
     np.testing.assert_allclose(estimate_ability(y, a, b), estimate_ability(y[:, keep], a[keep], b[keep]), atol=1e-10)
+
+
+def test_item_parameters_match_per_item_scipy_optimisation():
+    """estimate_items, run to convergence, is each item's MAP under the priors (a brute-force fit per item)."""
+    rng = np.random.default_rng(8)
+    theta = rng.normal(size=(40, 3))
+    priors = Priors(a_mean=np.array([0.3, 0.0, -0.2]), a_scale=np.array([1.0, 0.7, 0.4]), b_mean=0.5, b_scale=2.0)
+    y = (rng.random((40, 6)) < 0.6).astype(float)
+    y[:, 0] = 1.0  # answered correctly by every model: only the prior keeps it finite
+    y[:7, 1] = np.nan
+    y[:, 2] = np.nan  # no answers: the prior's mean
+    a, b = estimate_items(y, theta, priors, steps=30)
+    x = np.column_stack([theta, -np.ones(len(theta))])
+    mean, scale = np.append(priors.a_mean, priors.b_mean), np.append(priors.a_scale, priors.b_scale)
+    for j in range(y.shape[1]):
+        seen = ~np.isnan(y[:, j])
+
+        def objective(c, j=j, seen=seen):
+            z = x[seen] @ c
+            return np.sum(np.logaddexp(0, z) - y[seen, j] * z) + 0.5 * np.sum(((c - mean) / scale) ** 2)
+
+        reference = minimize(objective, mean, method="BFGS", options={"gtol": 1e-10}).x
+        np.testing.assert_allclose(np.append(a[j], b[j]), reference, atol=1e-5)
+    np.testing.assert_allclose(np.append(a[2], b[2]), mean, atol=1e-12)
+
+
+def test_item_parameters_recover_the_simulated_ones():
+    """With many models of known ability the estimated items predict the true probabilities."""
+    rng = np.random.default_rng(9)
+    theta, a_true, b_true = rng.normal(size=(3000, 2)), rng.normal(0.0, 0.8, size=(50, 2)), rng.normal(size=50)
+    y = (rng.random((3000, 50)) < predict_correct(theta, a_true, b_true)).astype(float)
+    priors = Priors(a_mean=np.zeros(2), a_scale=np.ones(2), b_mean=0.0, b_scale=3.0)
+    a, b = estimate_items(y, theta, priors, steps=8)
+    error = np.abs(predict_correct(theta, a, b) - predict_correct(theta, a_true, b_true)).mean()
+    assert error < 0.02
+
+
+def test_item_parameters_reject_mismatched_abilities():
+    with pytest.raises(MdadError, match="do not match"):
+        estimate_items(np.zeros((2, 3)), np.zeros((4, 2)), Priors(np.zeros(2), np.ones(2), 0.0, 1.0), steps=1)
 
 
 def test_ability_rejects_mismatched_items():

@@ -140,6 +140,48 @@ def test_lighter_validation_fit_gives_the_bias_of_a_full_fit(prepared, monkeypat
     assert prep.bias == pytest.approx(full, abs=0.001)
 
 
+def test_bias_on_a_large_pool_fits_a_subset_and_extends_it_to_every_item(prepared, monkeypatch):
+    """Above VALIDATION_ITEMS items, with at least VALIDATION_MIN_SOURCES training sources, the held-out
+    fit runs on a random subset and the other items' parameters are each item's MAP given the training
+    sources' fitted abilities; the error is still measured on halves of the whole pool
+    (docs/deviations.md#gp-irt-lambda). Written again with per-item scipy fits, in the same order of draws."""
+    view, prep = prepared
+    scores = view.scores.astype(float)
+    n, m = scores.shape
+    whole = tb.pirt_bias(scores, tb.DIMS, np.random.default_rng(5))
+    monkeypatch.setattr(tb, "VALIDATION_ITEMS", 120)
+    assert tb.pirt_bias(scores, tb.DIMS, np.random.default_rng(5)) == whole  # 80 training sources: too few
+    monkeypatch.setattr(tb, "VALIDATION_MIN_SOURCES", 80)
+    monkeypatch.setattr(tb, "ITEM_NEWTON_STEPS", 30)  # converged, to compare with the per-item fits
+    found = tb.pirt_bias(scores, tb.DIMS, np.random.default_rng(5))
+
+    rng = np.random.default_rng(5)
+    order = rng.permutation(n)
+    n_val = round(0.2 * n)
+    val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
+    subset = np.sort(rng.permutation(m)[:120])
+    fit = tb.fit_irt(scores[np.ix_(train, subset)], dims=tb.DIMS, rng=rng, max_iter=tb.VALIDATION_ITERATIONS, max_rounds=tb.VALIDATION_ROUNDS)
+    a, b = np.empty((m, tb.DIMS)), np.empty(m)
+    a[subset], b[subset] = fit.a, fit.b
+    x = np.column_stack([fit.theta, -np.ones(len(train))])
+    mean = np.append(fit.priors.a_mean, fit.priors.b_mean)
+    scale = np.append(fit.priors.a_scale, fit.priors.b_scale)
+    for j in np.setdiff1d(np.arange(m), subset):
+
+        def objective(c, j=j):
+            z = x @ c
+            return np.sum(np.logaddexp(0, z) - scores[train, j] * z) + 0.5 * np.sum(((c - mean) / scale) ** 2)
+
+        c = minimize(objective, mean, method="BFGS", options={"gtol": 1e-9}).x
+        a[j], b[j] = c[:-1], c[-1]
+    perm = rng.permutation(m)
+    expected = tb.held_out_error(scores[val], np.sort(perm[: m // 2]), np.sort(perm[m // 2 :]), a, b)
+    assert found == pytest.approx(expected, abs=1e-6)
+    # and it estimates what the whole-pool fit does: within the spread of another start of that fit
+    monkeypatch.setattr(tb, "VALIDATION_ITEMS", m)
+    assert abs(found - np.mean([whole, tb.pirt_bias(scores, tb.DIMS, np.random.default_rng(6))])) < 0.01
+
+
 def test_the_three_estimators_on_one_selection(sim, prepared):
     matrix, _ = sim
     view, prep = prepared

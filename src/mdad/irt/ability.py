@@ -1,8 +1,10 @@
-"""Ability of new models from their answers on some items, the item parameters held fixed.
+"""Ability of new models from their answers on some items, the item parameters held fixed; and
+the reverse, parameters of new items from the answers of models whose abilities are held fixed.
 
 MAP under theta ~ N(0, prior_scale^2 I): the negative log posterior of each model is
 strictly convex, so damped Newton steps (batched D x D solves, step halving until the
-objective decreases) converge for all models at once in a handful of iterations.
+objective decreases) converge for all models at once in a handful of iterations. An item's
+(a_j, b_j) under the fit's Gaussian priors is the same problem with the roles swapped.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mdad.errors import MdadError
-from mdad.irt.model import check_binary, sigmoid
+from mdad.irt.model import Priors, check_binary, sigmoid
 
 
 def _objective(theta, a, b, y, mask, prior_prec) -> np.ndarray:
@@ -52,6 +54,51 @@ def estimate_ability(
         return grad, hess
 
     return damped_newton(np.zeros((n, d)), objective, derivatives, max_iter=max_iter, tol=tol)
+
+
+def estimate_items(responses: np.ndarray, theta: np.ndarray, priors: Priors, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """MAP item parameters (a: items x D, b: items) from 0/1 ``responses`` (models x items, NaN = not
+    answered) of models with abilities ``theta`` (models x D) held fixed, under ``priors``
+    (a_jd ~ N(a_mean[d], a_scale[d]^2), b_j ~ N(b_mean, b_scale^2)).
+
+    Each item is a logistic regression on x_i = (theta_i, -1) with a Gaussian prior (strictly
+    convex), taken ``steps`` plain Newton steps (iteratively reweighted least squares, all items at
+    once) from a = 0 and b at the item's smoothed accuracy: no step halving, whose objective
+    evaluations would cost as much again, so the caller chooses a count that has converged for its
+    use. The Hessians are summed over models on their upper triangles only (one matrix product)."""
+    values = check_binary(np.atleast_2d(responses), "The answers used to estimate item parameters")
+    theta = np.asarray(theta, dtype=np.float64)
+    if theta.ndim != 2 or theta.shape[0] != values.shape[0]:
+        raise MdadError(f"Abilities for {theta.shape[0] if theta.ndim == 2 else '?'} models do not match answers of {values.shape[0]} models.")
+    missing = np.isnan(values)
+    mask = None if not missing.any() else (~missing).astype(np.float64)
+    y = np.where(missing, 0.0, values)  # models x items, as given: the products below take it transposed
+    n, d = theta.shape
+    x = np.column_stack([theta, -np.ones(n)])  # logit = (a_j, b_j) . x_i
+    mean = np.append(priors.a_mean, priors.b_mean)
+    prec = 1.0 / np.append(priors.a_scale, priors.b_scale) ** 2
+    upper, right = np.triu_indices(d + 1)
+    where = np.empty((d + 1, d + 1), dtype=np.intp)  # each entry's place in the packed triangle
+    where[upper, right] = where[right, upper] = np.arange(len(upper))
+    outer = x[:, upper] * x[:, right]  # models x (d + 1)(d + 2) / 2
+
+    answered = n - missing.sum(axis=0)
+    accuracy = (y.sum(axis=0) + 0.5) / (answered + 1.0)
+    fitted = np.zeros((values.shape[1], d + 1))
+    fitted[:, d] = np.log((1.0 - accuracy) / accuracy)  # b at the item's smoothed accuracy, a = 0
+    diagonal = np.arange(d + 1)
+    for _ in range(steps):
+        p = sigmoid(x @ fitted.T)  # models x items
+        resid = p - y
+        p *= 1.0 - p
+        if mask is not None:
+            resid *= mask
+            p *= mask
+        grad = resid.T @ x + prec * (fitted - mean)
+        hess = np.take(p.T @ outer, where.ravel(), axis=1).reshape(len(fitted), d + 1, d + 1)
+        hess[:, diagonal, diagonal] += prec
+        fitted -= np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+    return fitted[:, :d], fitted[:, d]
 
 
 def damped_newton(theta: np.ndarray, objective, derivatives, *, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
