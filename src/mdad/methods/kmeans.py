@@ -104,7 +104,16 @@ class _Grid:
         return np.rint(sums / np.maximum(counts, 1)[:, None]), counts
 
 
-def kmeans(points: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int = 1, max_iter: int = MAX_ITER, tol: float = TOL) -> KMeansResult:
+def kmeans(
+    points: np.ndarray,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    n_init: int = 1,
+    max_iter: int = MAX_ITER,
+    tol: float = TOL,
+    trials: int | None = None,
+) -> KMeansResult:
     """k clusters of the rows of ``points``: the best of ``n_init`` greedy k-means++ starts, each
     refined by Lloyd's algorithm (module docstring). Every cluster has at least one point: with
     fewer distinct points than k, the points farthest from their centres (the lowest index
@@ -117,7 +126,7 @@ def kmeans(points: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int 
     best: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     best_inertia = np.inf
     for _ in range(max(1, n_init)):
-        centres = _plus_plus(grid, k, rng)
+        centres = _plus_plus(grid, k, rng, trials)
         labels, distance = _lloyd(grid, centres, max_iter, tol * spread)
         inertia = float(distance.sum())
         if inertia < best_inertia:
@@ -127,11 +136,11 @@ def kmeans(points: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int 
     return KMeansResult(labels=labels, centres=centres * grid.unit, distance=distance, inertia=float(distance.sum()))
 
 
-def _plus_plus(grid: _Grid, k: int, rng: np.random.Generator) -> np.ndarray:
+def _plus_plus(grid: _Grid, k: int, rng: np.random.Generator, trials: int | None) -> np.ndarray:
     """Greedy k-means++: each new centre is the best (least total squared distance) of
-    2 + ln k candidates drawn with probability proportional to the squared distance."""
+    ``trials`` (2 + ln k by default) candidates drawn with probability proportional to the squared distance."""
     n = len(grid.x)
-    trials = 2 + int(math.log(k))
+    trials = 2 + int(math.log(k)) if trials is None else trials
     chosen = [int(rng.integers(n))]
     closest = grid.to_points(np.array(chosen))[0]
     for _ in range(1, k):
