@@ -3,6 +3,7 @@
     python benchmarks/bench_kmeans_trials.py --inertia [--seeds 5]
     python benchmarks/bench_kmeans_trials.py --errors --real DATA_DIR [--runs 20] [--simulated]
     python benchmarks/bench_kmeans_trials.py --speed [--seeds 3]
+    python benchmarks/bench_kmeans_trials.py --select 2 --variants trials=3+tol=0.01
 
 Variants (``--variants``), each against ``greedy`` (2 + ln k local trials per step, Lloyd's tolerance
 1e-4: scikit-learn's defaults and mdad's before; mdad's now is ``trials=3+tol=0.01``), always the best of 5 starts: ``trials=T`` (T local
@@ -21,6 +22,9 @@ the targets' pool accuracy (points) and the difference variant - greedy with its
 the runs. ``--simulated`` adds the simulated 400 x 12,032 MMLU-Pro shape at k up to 1,000.
 
 --speed: one-thread CPU seconds of the seven sizes' k-means on the simulated runs' embeddings.
+
+--select R: one-thread CPU seconds of ``mdad select --size 100`` for tinybenchmarks at 400 x 12,000:
+the selection on every model and a held-out run (mean of R), each variant in turn.
 """
 
 from __future__ import annotations
@@ -164,6 +168,32 @@ def variant(name: str | None):
     return functools.partial(greedy, **{key: int(value) if key == "trials" else float(value) for key, value in settings.items()})
 
 
+def select_costs(runs: int, trials: list[str | None]) -> None:
+    """CPU of ``mdad select --size 100`` at 400 x 12,000 (bench_select.py's matrix): the selection on
+    every model and one held-out run (mean of ``runs``), each variant in turn, one thread."""
+    from bench_select import MODELS, SIZE, SUBTASKS, TEN_OPTIONS
+
+    from mdad.assessment import assess
+    from mdad.micro.selected import select
+
+    matrix = simulate(seed=0, n_models=MODELS, n_items=12_000, n_subtasks=SUBTASKS, params=TEN_OPTIONS)
+    cpu = {t: [0.0, 0.0] for t in trials}
+    for seed in range(-1, runs):  # -1: the selection on every model
+        for t in trials:
+            tiny.kmeans = variant(t)
+            try:
+                start = time.process_time()
+                if seed < 0:
+                    select(matrix, "tinybenchmarks", SIZE, seed=0)
+                else:
+                    assess(matrix, "tinybenchmarks", SIZE, runs=1, seed=seed, workers=1)
+                cpu[t][seed >= 0] += (time.process_time() - start) / (1 if seed < 0 else runs)
+            finally:
+                tiny.kmeans = kmeans
+    for t in trials:
+        print(f"select --size {SIZE} tinybenchmarks, {label(t):18s} selection {cpu[t][0]:6.2f} s, per held-out run {cpu[t][1]:6.2f} s", flush=True)
+
+
 def label(name: str | None) -> str:
     return "greedy" if name is None else name
 
@@ -173,6 +203,7 @@ def main() -> None:
     parser.add_argument("--inertia", action="store_true")
     parser.add_argument("--errors", action="store_true")
     parser.add_argument("--speed", action="store_true")
+    parser.add_argument("--select", type=int, metavar="R", help="the CPU of select --size 100 at 400 x 12,000, R held-out runs")
     parser.add_argument("--real", type=Path, help="folder of the real datasets (oll2-gpqa, ...)")
     parser.add_argument("--simulated", action="store_true", help="--errors also on the simulated MMLU-Pro shape")
     parser.add_argument("--runs", type=int, default=20)
@@ -185,6 +216,8 @@ def main() -> None:
             inertia(args.real, args.seeds, trials)
         if args.speed:
             speed(args.seeds, trials)
+        if args.select:
+            select_costs(args.select, trials)
         if args.errors:
             if args.real is None:
                 sys.exit("--errors needs --real DATA_DIR")
