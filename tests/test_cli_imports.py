@@ -48,3 +48,11 @@ def test_every_command_has_its_module():
 
     assert set(typer.main.get_command(app).commands) == set(COMMANDS)  # type: ignore[attr-defined]
     assert set(COMMANDS.values()) == set(MODULES)
+
+
+def test_run_starts_its_workers_before_the_report_is_imported():
+    """`mdad run` imports the report (matplotlib) while the workers run the cells, not before they start."""
+    modules, shown = imported("run", "--help")
+    assert "--methods" in shown
+    assert "mdad.cli.run" in modules and "mdad.experiment.grid" in modules
+    assert not modules & {"mdad.report.figures", "mdad.report.html", "mdad.report.analytic"}

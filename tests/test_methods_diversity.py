@@ -13,7 +13,7 @@ from scipy.stats import chisquare
 from mdad.data import ResponseMatrix, simulate_with_truth
 from mdad.experiment.evaluate import evaluate_cell
 from mdad.experiment.grid import Experiment, ExperimentConfig
-from mdad.methods import REGISTRY, SourceView, get
+from mdad.methods import REGISTRY, SourceView, dpp, get
 from mdad.methods.diversity import HALF_WIDTH, Diversity, diversity_features, pca_scores
 from mdad.methods.dpp import graded_exponents, ope_bases, ope_basis, sample_projection_dpp, vandermonde
 from mdad.seeding import rng_for
@@ -54,8 +54,10 @@ def _dpp_probabilities(basis: np.ndarray) -> dict[tuple[int, ...], float]:
     return {s: np.linalg.det(kernel[np.ix_(s, s)]) for s in itertools.combinations(range(len(basis)), r)}
 
 
-@pytest.mark.parametrize("n, k", [(6, 3), (5, 2)])
-def test_sampler_matches_brute_force_dpp_probabilities(n, k):
+@pytest.mark.parametrize("n, k, chunk", [(6, 3, None), (5, 2, None), (6, 3, 1)])
+def test_sampler_matches_brute_force_dpp_probabilities(n, k, chunk, monkeypatch):
+    if chunk is not None:  # the directions multiplied by every row one at a time (CHUNK at work)
+        monkeypatch.setattr(dpp, "CHUNK", chunk)
     rng = np.random.default_rng(n * 10 + k)
     basis = ope_basis(rng.uniform(-0.99, 0.99, (n, 2)), k)
     exact = _dpp_probabilities(basis)
@@ -87,6 +89,18 @@ def test_sampler_inclusion_probabilities_are_the_kernel_diagonal():
     z = (counts - draws * inclusion) / np.sqrt(draws * inclusion * (1 - inclusion))
     assert np.abs(z).max() < 4.5
     assert np.mean(z**2) == pytest.approx(1.0, abs=0.35)  # chi-square / 150 degrees of freedom
+
+
+def test_chunked_products_draw_the_same_items(monkeypatch):
+    """The sampler's products of every row with the directions, computed a few directions at a time
+    (with their second orthogonalisation deferred to then), give the draws of computing them only at
+    the variances' updates: the same projections up to rounding."""
+    basis = ope_basis(np.random.default_rng(4).uniform(-0.99, 0.99, (300, 4)), 70)
+    once = [sample_projection_dpp(basis, np.random.default_rng(seed)) for seed in range(20)]
+    monkeypatch.setattr(dpp, "CHUNK", 3)
+    chunked = [sample_projection_dpp(basis, np.random.default_rng(seed)) for seed in range(20)]
+    for a, b in zip(once, chunked, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_rank_deficient_monomials_give_their_rank():

@@ -261,6 +261,30 @@ def test_trust_section_checks_calibration_on_runs_it_did_not_see(built_report):
     assert "Trust in single estimates" in (built_report / "report.html").read_text()
 
 
+def test_the_report_checks_calibration_from_the_evaluations_reading_of_each_cell(built_report):
+    """The report computes the trust section's frames beside the evaluation, in its worker processes, from one
+    reading of each cell: the same frames as reading the cells again, the same summary as the evaluation alone,
+    and the work done meanwhile in this process."""
+    import os
+
+    from mdad.experiment.evaluate import evaluate_store, evaluate_store_with
+    from mdad.experiment.store import ResultStore
+    from mdad.report.trust import cell_trust, combine_trust, trust_frames
+
+    store = ResultStore(built_report)
+    here: list[int] = []
+    summary, curves, parts = evaluate_store_with(store, cell_trust, workers=2, meanwhile=lambda: here.append(os.getpid()))
+    assert here == [os.getpid()]
+    alone_summary, alone_curves = evaluate_store(store)
+    pd.testing.assert_frame_equal(summary, alone_summary)
+    pd.testing.assert_frame_equal(curves, alone_curves)
+    coverage, decision = combine_trust([parts[cell] for cell in store.cells() if cell.sources == 60])
+    direct_coverage, direct_decision = trust_frames(store, 60)
+    assert len(direct_coverage) and len(direct_decision)
+    pd.testing.assert_frame_equal(coverage, direct_coverage)
+    pd.testing.assert_frame_equal(decision, direct_decision)
+
+
 def test_report_rebuilds_the_same_page_from_another_folder_and_says_when_the_data_is_gone(small_sim, tmp_path, monkeypatch):
     """The run records the absolute path of its data and its reading options; `mdad report` reads the data
     again from any folder and checks its fingerprint; when the data has changed or gone, the page says so."""

@@ -117,9 +117,14 @@ def run_into_folder(
         experiment.open_store(settings)
         if on_start is not None:
             on_start(experiment)
-        experiment.run(workers=options.processes, on_cells=on_cells, extra_config=settings, scheduler=options.scheduler)
-        from mdad.report.html import build_outputs  # matplotlib: imported when a report is drawn
+        experiment.run(workers=options.processes, on_cells=on_cells, extra_config=settings, scheduler=options.scheduler, meanwhile=_load_report)
+        from mdad.report.html import build_outputs
 
         return build_outputs(
             options.out, options.threshold, figure_format=options.figures, workers=options.processes, on_phase=on_phase, matrix=matrix
         )
+
+
+def _load_report() -> None:
+    """Import the report's modules (matplotlib among them: about a third of a second) while the workers run the cells."""
+    import mdad.report.html  # noqa: F401

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from mdad.cli import interrupts
+from mdad.cli import allocator, interrupts
 
 if TYPE_CHECKING:
     from mdad.cli.common import app
@@ -56,6 +56,7 @@ def __getattr__(name: str):
 def main() -> None:
     """Run the command line: interrupts first, then the commands."""
     interrupts.install()
+    allocator.tune()
     try:
         app = _commands(sys.argv)
     except KeyboardInterrupt:

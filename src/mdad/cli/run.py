@@ -46,7 +46,6 @@ from mdad.methods.names import STOP_SE
 from mdad.methods.names import parse as parse_method
 from mdad.metrics.pairwise import count_pairs
 from mdad.outputs import check_output_folder, check_outputs_apart
-from mdad.report.analytic import exact_mdad_table
 from mdad.report.tables import NOT_ESTIMABLE, NOT_REACHED, format_mdad, warnings, wide_summary
 from mdad.workflow import RunOptions, run_into_folder
 
@@ -203,6 +202,8 @@ def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOpt
     finally:
         stop()
     print_table(outputs.summary, options.threshold)
+    from mdad.report.analytic import exact_mdad_table  # with matplotlib: imported by the report, not at start-up
+
     print_exact(exact_mdad_table(outputs.summary, outputs.exact))
     out = literal(options.out)
     console.print(f"Results, tables and report: {out}/ (report.html)", highlight=False)

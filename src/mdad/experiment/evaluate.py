@@ -8,6 +8,9 @@ mdad.metrics (docs/extending.md#a-metric).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import numpy as np
 import pandas as pd
 
@@ -26,9 +29,21 @@ from mdad.metrics.robust import robust_mdad
 from mdad.seeding import rng_for
 
 VIEWS = ("seen", "unseen")
+T = TypeVar("T")
 
 
-__all__ = ["METRICS", "VIEWS", "Metric", "ViewData", "cell_arrays", "evaluate_cell", "evaluate_frames", "evaluate_store", "view_metrics"]
+__all__ = [
+    "METRICS",
+    "VIEWS",
+    "Metric",
+    "ViewData",
+    "cell_arrays",
+    "evaluate_cell",
+    "evaluate_frames",
+    "evaluate_store",
+    "evaluate_store_with",
+    "view_metrics",
+]
 
 
 def cell_arrays(frame: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -143,9 +158,33 @@ def evaluate_store(store: ResultStore, *, threshold: float = DEFAULT_THRESHOLD, 
 
     With ``workers`` > 1 the cells are read and evaluated in that many local processes; every
     random draw is keyed by the cell, so the numbers do not depend on it."""
+    summary, curves, _ = evaluate_store_with(store, None, threshold=threshold, seed=seed, workers=workers)
+    return summary, curves
+
+
+def evaluate_store_with(
+    store: ResultStore,
+    each: Callable[[Cell, pd.DataFrame], T] | None,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    seed: int = 0,
+    workers: int = 1,
+    meanwhile: Callable[[], None] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[Cell, T]]:
+    """:func:`evaluate_store`, and ``each(cell, frame)`` of every cell from the same reading of its file, in
+    the same processes: other per-cell work (the report's calibration checks) then neither reads every
+    file again nor waits for the evaluation to end. ``meanwhile``: work for this process while worker
+    processes evaluate (before them without workers)."""
+
+    def evaluated(cell: Cell) -> tuple[list[dict], list[pd.DataFrame], T | None]:
+        frame = store.read(cell)
+        rows, curves = evaluate_cell(cell, frame, threshold=threshold, seed=seed)
+        return rows, curves, (each(cell, frame) if each is not None else None)
+
     cells = sorted(store.cells())
-    done = ordered_map(lambda cell: evaluate_cell(cell, store.read(cell), threshold=threshold, seed=seed), cells, workers=workers)
-    return _frames([rows for rows, _ in done], [curves for _, curves in done])
+    done = ordered_map(evaluated, cells, workers=workers, meanwhile=meanwhile)
+    summary, curves = _frames([rows for rows, _, _ in done], [curves for _, curves, _ in done])
+    return summary, curves, {cell: extra for cell, (_, _, extra) in zip(cells, done, strict=True) if each is not None}
 
 
 def _frames(rows: list[list[dict]], curves: list[list[pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import gc
 import multiprocessing
 import os
 import signal
@@ -65,6 +66,9 @@ def _in_processes(
     others = {child.pid for child in multiprocessing.active_children()}  # not ours to stop
     # the data go to each worker once, with its start-up, not with every task (a 400 x 12,000
     # matrix with option probabilities is 200 MB to pickle, send and unpickle per task)
+    # the objects alive now are the workers' too: kept out of the collector's passes, which would
+    # write to every one of them and so copy each worker's pages of the parent's memory
+    gc.freeze()
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads, os.getpid(), run_task, matrix, splits))
     try:
         futures = {pool.submit(_run_in_worker, task): task for task in tasks}
@@ -87,11 +91,14 @@ def _in_processes(
             child.join()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
+    finally:
+        gc.unfreeze()
     pool.shutdown()
 
 
-def ordered_map(func: Callable, items: Sequence, *, workers: int = 1) -> list:
-    """``[func(item) for item in items]``, in local worker processes when ``workers`` > 1.
+def ordered_map(func: Callable, items: Sequence, *, workers: int = 1, meanwhile: Callable[[], None] | None = None) -> list:
+    """``[func(item) for item in items]``, in local worker processes when ``workers`` > 1, and
+    ``meanwhile`` in this process while they run (before them without workers).
 
     For the work after the cells (the summary's cells, the report's sections): the workers are
     forked with the data in memory, so ``func`` may be a closure over it; only the items' indices
@@ -103,9 +110,11 @@ def ordered_map(func: Callable, items: Sequence, *, workers: int = 1) -> list:
     items = list(items)
     if workers <= 1 or len(items) <= 1 or multiprocessing.get_start_method() != "fork":
         with threadpool_limits(limits=1, user_api="blas"):
+            if meanwhile is not None:
+                meanwhile()
             return [func(item) for item in items]  # closures reach workers only by forking
     results: list = [None] * len(items)
-    finished = _in_processes(_call_item, func, items, list(range(len(items))), min(workers, len(items)), None)
+    finished = _in_processes(_call_item, func, items, list(range(len(items))), min(workers, len(items)), None, meanwhile)
     with closing(finished):
         for index, result in finished:
             results[index] = result

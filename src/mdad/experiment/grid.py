@@ -391,6 +391,7 @@ class Experiment:
         extra_config: dict | None = None,
         scheduler: str | None = None,
         runs_per_task: int | None = None,
+        meanwhile: Callable[[], None] | None = None,
     ) -> ExperimentResult:
         """Run every pending task; finished cells are stored as soon as their last block of runs ends.
 
@@ -407,6 +408,9 @@ class Experiment:
         runs_per_task : int, optional
             Runs per task (default 5): blocks run in parallel, and with a store every finished
             block is kept until its cell is complete, so an interruption loses no finished block.
+        meanwhile : callable, optional
+            Work for this process while worker processes or a cluster run the tasks (before them
+            without workers); its error stops them.
 
         Returns
         -------
@@ -415,9 +419,9 @@ class Experiment:
             Results are the same whatever the split and the executor.
         """
         with self.store.locked() if self.store is not None else nullcontext():
-            return self._run(workers, on_cells, extra_config, scheduler, runs_per_task)
+            return self._run(workers, on_cells, extra_config, scheduler, runs_per_task, meanwhile)
 
-    def _run(self, workers, on_cells, extra_config, scheduler, runs_per_task) -> ExperimentResult:
+    def _run(self, workers, on_cells, extra_config, scheduler, runs_per_task, meanwhile=None) -> ExperimentResult:
         block = runs_per_task or RUNS_PER_TASK
         store = self.store
         self.open_store(extra_config)
@@ -452,7 +456,7 @@ class Experiment:
             if on_cells is not None:
                 on_cells(len(task.cells) * (stop - task.first_run) / n_runs)
         # closing: an interruption between two results stops the workers now, not at interpreter exit
-        with closing(execute(run_task, self.matrix, self.splits, todo, workers, on_cells, scheduler)) as finished:
+        with closing(execute(run_task, self.matrix, self.splits, todo, workers, on_cells, scheduler, meanwhile)) as finished:
             for task, estimates in finished:
                 stop = task.runs(n_runs).stop
                 for cell, runs in estimates.items():

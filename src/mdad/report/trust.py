@@ -18,7 +18,7 @@ from matplotlib.lines import Line2D
 
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_LEVEL, DEFAULT_THRESHOLD, percent
 from mdad.experiment.evaluate import cell_arrays
-from mdad.experiment.store import ResultStore
+from mdad.experiment.store import Cell, ResultStore
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
 from mdad.report.figures import finish_figure, method_handles, method_styles, panel_grid, size_title, styled
@@ -28,56 +28,67 @@ BIN_WIDTH = DEFAULT_BIN_WIDTH
 MIN_PAIRS = 20
 
 
+CellTrust = tuple[list[dict], pd.DataFrame | None]  # a cell's coverage rows and decision-curve bins
+
+
 def trust_frames(store: ResultStore, sources: int, view: str = "seen") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(coverage, decision) frames of every cell with ``sources`` source models and at least 2 runs."""
-    coverage, decision = [], []
-    for cell in store.cells():
-        if cell.sources != sources:
-            continue
-        arrays = cell_arrays(store.read(cell))
-        est, truth = arrays["estimate"], arrays[view]
-        half = est.shape[0] // 2
-        if half < 1:
-            continue
-        conformal = ConformalCalibration.fit(est[:half], truth[:half])
-        order = OrderCalibration.fit_if_possible(est[:half], truth[:half], rankings=False)  # pairs only
-        test_est, test_truth = est[half:], truth[half:]
-        for level in LEVELS:
-            low, high = conformal.bounds(test_est, level=level)
-            coverage.append(
-                {
-                    "method": cell.method,
-                    "size": cell.size,
-                    "level": level,
-                    "coverage": float(np.mean((low <= test_truth) & (test_truth <= high))),
-                    "width": float(np.mean(high - low)) * 100,
-                    "runs": est.shape[0] - half,
-                }
-            )
-        i, j = np.triu_indices(test_est.shape[1], k=1)
-        first, second = test_est[:, i].ravel(), test_est[:, j].ravel()
-        de, dt = first - second, pair_differences(test_truth).ravel()
-        keep = de != 0
-        if order is None or not keep.any():
-            continue
-        gap = 100 * np.abs(de[keep])
-        held = agreement_from_differences(de[keep], dt[keep])
-        bins = bin_of(gap, BIN_WIDTH)
-        pairs = np.bincount(bins)
-        shown = np.flatnonzero(pairs)
-        decision.append(
-            pd.DataFrame(
-                {
-                    "method": cell.method,
-                    "size": cell.size,
-                    "gap_low": shown * BIN_WIDTH,
-                    "pairs": pairs[shown],
-                    "held": np.bincount(bins, weights=held)[shown] / pairs[shown],
-                    "fitted": np.bincount(bins, weights=order.probability(first[keep], second[keep]))[shown] / pairs[shown],
-                }
-            )
-        )
+    return combine_trust([cell_trust(cell, store.read(cell), view) for cell in store.cells() if cell.sources == sources])
+
+
+def combine_trust(parts: list[CellTrust]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The (coverage, decision) frames of cells' :func:`cell_trust`, in the order given."""
+    coverage = [row for rows, _ in parts for row in rows]
+    decision = [frame for _, frame in parts if frame is not None]
     return pd.DataFrame(coverage), (pd.concat(decision, ignore_index=True) if decision else pd.DataFrame())
+
+
+def cell_trust(cell: Cell, frame: pd.DataFrame, view: str = "seen") -> CellTrust:
+    """One cell's coverage rows (one per level; none with fewer than 2 runs) and decision-curve bins (None
+    when nothing could be calibrated): its first half of runs calibrates, the second half checks."""
+    arrays = cell_arrays(frame)
+    est, truth = arrays["estimate"], arrays[view]
+    half = est.shape[0] // 2
+    if half < 1:
+        return [], None
+    conformal = ConformalCalibration.fit(est[:half], truth[:half])
+    order = OrderCalibration.fit_if_possible(est[:half], truth[:half], rankings=False)  # pairs only
+    test_est, test_truth = est[half:], truth[half:]
+    coverage = []
+    for level in LEVELS:
+        low, high = conformal.bounds(test_est, level=level)
+        coverage.append(
+            {
+                "method": cell.method,
+                "size": cell.size,
+                "level": level,
+                "coverage": float(np.mean((low <= test_truth) & (test_truth <= high))),
+                "width": float(np.mean(high - low)) * 100,
+                "runs": est.shape[0] - half,
+            }
+        )
+    i, j = np.triu_indices(test_est.shape[1], k=1)
+    first, second = test_est[:, i].ravel(), test_est[:, j].ravel()
+    de, dt = first - second, pair_differences(test_truth).ravel()
+    keep = de != 0
+    if order is None or not keep.any():
+        return coverage, None
+    gap = 100 * np.abs(de[keep])
+    held = agreement_from_differences(de[keep], dt[keep])
+    bins = bin_of(gap, BIN_WIDTH)
+    pairs = np.bincount(bins)
+    shown = np.flatnonzero(pairs)
+    decision = pd.DataFrame(
+        {
+            "method": cell.method,
+            "size": cell.size,
+            "gap_low": shown * BIN_WIDTH,
+            "pairs": pairs[shown],
+            "held": np.bincount(bins, weights=held)[shown] / pairs[shown],
+            "fitted": np.bincount(bins, weights=order.probability(first[keep], second[keep]))[shown] / pairs[shown],
+        }
+    )
+    return coverage, decision
 
 
 def coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
