@@ -125,6 +125,8 @@ def kmeans(
     n = len(grid.x)
     if not 1 <= k <= n:
         raise MdadError(f"k-means needs between 1 and {n} clusters, got {k}.")
+    if trials < 1:
+        raise MdadError(f"k-means++ needs at least 1 candidate per centre, got {trials}.")
     spread = float(np.mean(np.var(grid.x, axis=0))) if n else 0.0
     best: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     best_inertia = np.inf
