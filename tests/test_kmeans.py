@@ -129,3 +129,17 @@ def test_pruned_lloyd_passes_give_the_full_passes_clusters(seed, monkeypatch):
     np.testing.assert_array_equal(pruned.distance, full.distance)
     squared = ((points[:, None, :] - pruned.centres[None, :, :]) ** 2).sum(axis=2)
     assert (squared[np.arange(len(points)), pruned.labels] <= squared.min(axis=1) * (1 + 1e-6)).all()
+
+
+def test_more_local_trials_give_a_lower_objective_on_average():
+    # greedy k-means++ keeps the best of its candidates: over many seeds, 3 candidates per centre
+    # seed better clusters than 1 (plain k-means++), the objective of the best of the starts
+    rng = np.random.default_rng(3)
+    points = np.concatenate([rng.normal(loc, 0.5, size=(30, 3)) for loc in rng.normal(0, 4, size=(20, 3))])
+    inertia = {t: np.mean([kmeans(points, 20, np.random.default_rng(s), trials=t, max_iter=1).inertia for s in range(20)]) for t in (1, 3)}
+    assert inertia[3] < inertia[1]
+
+
+def test_at_least_one_trial():
+    with pytest.raises(MdadError, match="at least 1 candidate"):
+        kmeans(np.zeros((10, 2)), 2, np.random.default_rng(0), trials=0)
