@@ -31,7 +31,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import stdtrit
 
 from mdad.errors import MdadError
 
@@ -90,6 +89,8 @@ def aipw(
         variance = finite * residual.var(axis=1, ddof=1) / k
         on_sample = predicted[fold, :, items].T
         implied = finite * np.mean(on_sample * (1.0 - on_sample), axis=1) / k
+        from scipy.special import stdtrit  # imported on first use: every command lists the methods, few run aipw
+
         half = stdtrit(k - 1, 0.5 + confidence / 2) * np.sqrt(np.maximum(variance, implied))
         low, high = np.clip(estimate - half, 0.0, 1.0), np.clip(estimate + half, 0.0, 1.0)
     else:
