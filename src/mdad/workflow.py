@@ -126,5 +126,7 @@ def run_into_folder(
 
 
 def _load_report() -> None:
-    """Import the report's modules (matplotlib among them: about a third of a second) while the workers run the cells."""
-    import mdad.report.html  # noqa: F401
+    """Import the report's heavy modules (matplotlib and scipy's: about a third of a second) while the workers run
+    the cells; the page's own module, light, is imported when the report starts."""
+    import mdad.report.analytic  # noqa: F401
+    import mdad.report.trust  # noqa: F401
