@@ -30,7 +30,7 @@ from mdad.report import figures
 from mdad.report.analytic import analytic_figures, exact_curves_of_run, exact_mdad_table, exact_mdads
 from mdad.report.group import group_differences, group_shares
 from mdad.report.tables import NOT_REACHED, format_mdad, group_table, headline, warnings, wide_summary
-from mdad.report.trust import cell_trust, combine_trust, coverage_table, decision_curves, trust_frames
+from mdad.report.trust import cell_trust, combine_trust, coverage_table, decision_curves
 from mdad.wording import plural
 
 
@@ -56,7 +56,7 @@ class ReportData:
     exact_curves: pd.DataFrame = field(default_factory=pd.DataFrame)  # the uniform random cells' exact curves
     exact_reason: str = ""  # why exact_curves is empty, in words
     exact_mdads: dict[tuple[str, int], float] = field(default_factory=dict)
-    trust: tuple[pd.DataFrame, pd.DataFrame] | None = None  # trust_frames of the headline cells, when computed with the summary
+    trust: tuple[pd.DataFrame, pd.DataFrame] | None = None  # trust_frames of the headline cells (None: fewer than 2 runs)
 
     @property
     def n_seen(self) -> int | None:
@@ -191,9 +191,9 @@ def group_section(d: ReportData) -> Section | None:
 
 def trust_section(d: ReportData) -> Section | None:
     """Decision curves and interval coverage on runs not used to calibrate them (mdad.report.trust)."""
-    if d.config.get("runs", 0) < 2:
+    if d.trust is None:  # fewer than 2 runs: nothing to calibrate on and check
         return None
-    coverage, decision = d.trust if d.trust is not None else trust_frames(d.store, d.headline_sources)
+    coverage, decision = d.trust
     if coverage.empty:
         return None
     return Section(
