@@ -20,7 +20,18 @@ centres refined by mdad's Lloyd (Hamerly's bounds) and by Yinyang's (centre c in
 number of groups, about GROUP_SIZE centres each; a point whose exact distance to its own centre is
 not below every group's bound is checked against every centre and all its bounds made exact), at
 10 and 25 centres per group: one-thread CPU seconds of the 5 starts and the mean number of points
-checked per pass, the results identical to the bit.
+checked per pass, the results identical to the bit; and the median over the points of the distance to
+the second-nearest centre over the distance to the nearest, after the first start's Lloyd (how alike
+the distances to several centres are, which decides how much any bound can prune).
+
+    python benchmarks/bench_kmeans_bounds.py --steps [--cache DIR]
+
+What one k-means++ step costs, by operation (microseconds, one thread, the MMLU-Pro shape's embedding,
+the closest distances after 250 centres): the exact product with the 3 candidates, the minimum with
+the closest distances, the candidates' sums, the cumulative sum the draw searches, and the gather and
+comparison a pruned step would need at least (each point's centre's distance to the candidates,
+against 4 times its closest distance: the triangle inequality's test); and the closest distances'
+total after 10, 250 and 1,000 centres (log2: the sums are exact integers only below 2**53).
 """
 
 from __future__ import annotations
@@ -171,7 +182,7 @@ def yinyang(cache: Path) -> None:
     print(
         f"{'shape':9s} {'k':>5s} {'Hamerly':>16s} "
         + " ".join(f"{f'Yinyang/{size}':>16s}" for size in (10, 25))
-        + "   (CPU s of 5 starts, points checked per pass)"
+        + " 2nd/1st   (CPU s of 5 starts, points checked per pass; median second-nearest / nearest distance)"
     )
     for shape in SHAPES:
         grid = now._Grid(embedding(shape, cache))
@@ -200,14 +211,48 @@ def yinyang(cache: Path) -> None:
                 if not all(np.array_equal(a, b) for x, y in zip(found, reference, strict=True) for a, b in zip(x, y, strict=True)):
                     raise SystemExit(f"{shape}, k = {k}: Yinyang/{size} gives other clusters")
                 row.append(f"{cpu:7.3f} {np.mean(checked) if checked else 0:8.0f}")
-            print(f"{shape:9s} {k:5d} " + " ".join(f"{cell:>16s}" for cell in row), flush=True)
+            final = starts[0].copy()
+            now._lloyd(grid, final, now.MAX_ITER, tol)
+            _, first, second = grid.nearest(final, second=True)
+            ratio = float(np.median(np.sqrt(second / np.maximum(first, 1.0))))
+            print(f"{shape:9s} {k:5d} " + " ".join(f"{cell:>16s}" for cell in row) + f" {ratio:7.2f}", flush=True)
     print("every result identical to the bit (labels, distances)")
+
+
+def steps(cache: Path, repeats: int = 3000) -> None:
+    """Microseconds per operation of one k-means++ step at 250 centres (module docstring)."""
+    grid = now._Grid(embedding("mmlu-pro", cache))
+    rng = np.random.default_rng(0)
+    centres = now._plus_plus(grid, 250, rng, now.TRIALS)
+    chosen = np.flatnonzero((grid.x[:, None, :] == centres[None, :, :]).all(axis=2).any(axis=1))[:250]
+    to_chosen = grid.to_points(chosen)
+    labels, closest = np.argmin(to_chosen, axis=0), to_chosen.min(axis=0)
+    candidates = rng.integers(len(grid.x), size=now.TRIALS)
+    rows = grid.to_points(candidates)
+    to_centres = grid.x1_norms[candidates] @ grid.by_feature[:, chosen]  # candidates x centres
+    operations = {
+        "product with the candidates": lambda: grid.to_points(candidates),
+        "minimum with the closest": lambda: np.minimum(rows, closest, out=rows),
+        "the candidates' sums": lambda: rows.sum(axis=1),
+        "cumulative sum": lambda: np.cumsum(closest),
+        "pruning test (gather, compare)": lambda: np.take(to_centres, labels, axis=1) < 4.0 * closest,
+    }
+    for name, operation in operations.items():
+        start = time.process_time()
+        for _ in range(repeats):
+            operation()
+        print(f"{name:32s} {1e6 * (time.process_time() - start) / repeats:6.1f} us", flush=True)
+    for k in (10, 250, 1000):  # the cumulative sum is exact only while its total is below 2**53
+        seeded = now._plus_plus(grid, k, np.random.default_rng([0, k]), now.TRIALS)
+        total = np.sum(grid.nearest(seeded)[1])
+        print(f"log2 of the closest distances' total after {k} centres: {np.log2(total):.1f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="the earlier commit (any git ref)")
     parser.add_argument("--yinyang", action="store_true", help="Lloyd with Hamerly's bounds against Yinyang's instead")
+    parser.add_argument("--steps", action="store_true", help="what one k-means++ step costs, by operation")
     parser.add_argument("--repeats", type=int, default=2, help="pairs per shape, alternating which goes first")
     parser.add_argument("--tuned-allocator", action="store_true", help="glibc's thresholds as the command line sets them (mdad.cli.allocator)")
     parser.add_argument("--cache", help="where the embeddings are kept (default: a new temporary folder)")
@@ -216,9 +261,9 @@ def main() -> None:
         parser.error("the allocator's thresholds can only be set with glibc")
     cache = Path(args.cache or tempfile.mkdtemp(prefix="mdad-kmeans-bounds-"))
     cache.mkdir(parents=True, exist_ok=True)
-    if args.yinyang:
+    if args.yinyang or args.steps:
         with threadpool_limits(1):
-            yinyang(cache)
+            (yinyang if args.yinyang else steps)(cache)
         return
     if not args.before:
         parser.error("--before is needed (or --yinyang)")
