@@ -87,7 +87,7 @@ class _Grid:
         by_feature = np.vstack([-2.0 * centres.T, np.einsum("ij,ij->i", centres, centres)[None, :]])
         rows_per_block = max(1, BLOCK_CELLS // len(centres))
         # one block's products, reused: with glibc's default thresholds a fresh 1 MB array per block is
-        # mapped and its pages faulted in anew, a quarter of Lloyd's time (benchmarks/README.md)
+        # mapped and its pages faulted in anew, a fifth to a quarter of Lloyd's time (benchmarks/README.md)
         buffer = np.empty((min(rows_per_block, n), len(centres)))
         for start in range(0, n, rows_per_block):
             block = slice(start, start + rows_per_block)
