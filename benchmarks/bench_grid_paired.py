@@ -8,8 +8,10 @@ counts, its sizes), the cells of ``--runs`` runs are selected and estimated in a
 process (``bench_paper_grid.py``'s cells phase), once with the source tree of ``--before`` (extracted
 with ``git archive``) and once with this working tree's, alternating which goes first, ``--repeats``
 times. Process CPU time is the measure (the machine may be shared); each pair is printed with the
-ratio, and the cells' CPU is extrapolated to the paper's 50 runs (x 50 / runs, as bench_paper_grid.py
-does). With ``--check-items`` the two trees' chosen items and estimates are also compared cell by cell
+ratio, and the cells' CPU is scaled to the paper's 50 runs (x 50 / runs: this counts each process's
+fixed part, imports and each task's preparation, 50 / runs times, which is fair to both sides of a
+ratio but overstates the totals; bench_paper_grid.py extrapolates from a 1-run and an R-run process).
+With ``--check-items`` the two trees' chosen items and estimates are also compared cell by cell
 (every cell of the runs; both computed again, outside the timing).
 """
 
