@@ -2,8 +2,8 @@
 
 ``main`` is the console entry: it takes charge of Ctrl-C and SIGTERM first and only then imports the
 commands (and with them numpy, pandas and the rest), so that an interrupt at any moment ends with
-one sentence, and of the commands only the module of the one asked for. ``app`` (every command) is
-imported on first use.
+one sentence, and of the commands only the module of the one asked for; kmedoids is imported
+before them, without scikit-learn (``lean``). ``app`` (every command) is imported on first use.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from mdad.cli import allocator, interrupts
+from mdad.cli import allocator, interrupts, lean
 
 if TYPE_CHECKING:
     from mdad.cli.common import app
@@ -57,6 +57,7 @@ def main() -> None:
     """Run the command line: interrupts first, then the commands."""
     interrupts.install()
     allocator.tune()
+    lean.kmedoids_without_scikit_learn()
     try:
         app = _commands(sys.argv)
         app()  # a command ends its own interrupts with its sentence; one before it starts (parsing) ends here
