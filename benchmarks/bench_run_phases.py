@@ -13,8 +13,9 @@ appends to; ``time.perf_counter`` is one clock for the parent and its forked wor
 ``--pairs N --base REV`` alternates N times the command from this checkout's ``src`` and from ``REV``'s
 (exported with ``git archive``), each time in a fresh output folder, and prints the medians of wall and
 CPU time and the median of the per-pair ratio (base / new): on a machine other work shares, alternating
-exposes both to the same load. The outputs of the last pair (summary.csv, report.html, table.csv,
-curves.csv) are compared byte for byte.
+exposes both to the same load. Both write to the same folder (the report shows the command, and with it
+the folder); the outputs of the last pair (summary.csv, report.html, table.csv, curves.csv) are compared
+byte for byte.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import filecmp
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -179,8 +181,8 @@ def export(rev: str, tmp: Path) -> Path:
     archive = tmp / "base.tar"
     subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "src"], check=True)
     with tarfile.open(archive) as tar:
-        tar.extractall(tmp / "base", filter="data")
-    return tmp / "base" / "src"
+        tar.extractall(tmp / "base-src", filter="data")
+    return tmp / "base-src" / "src"
 
 
 def run_once(src: Path, out: Path, workers: int) -> tuple[float, float]:
@@ -201,8 +203,11 @@ def pairs(n: int, rev: str, workers: int, tmp: Path) -> None:
     times: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
     for i in range(n):
         for side in sides if i % 2 == 0 else reversed(list(sides)):  # each side first in half the pairs
-            out = tmp / f"{side}-{i}"
+            out = tmp / "out"  # one folder: the report shows the command, and with it the folder
             times[side].append(run_once(sides[side], out, workers))
+            kept = tmp / side
+            shutil.rmtree(kept, ignore_errors=True)
+            out.rename(kept)  # the outputs of the last pair are compared
         (b_wall, b_cpu), (n_wall, n_cpu) = times["base"][-1], times["new"][-1]
         print(
             f"pair {i + 1}: base {b_wall:5.2f} s ({b_cpu:5.2f} CPU s)  new {n_wall:5.2f} s ({n_cpu:5.2f} CPU s)  load {os.getloadavg()[0]:.1f}",
@@ -213,8 +218,7 @@ def pairs(n: int, rev: str, workers: int, tmp: Path) -> None:
     ratios = [b[0] / m[0] for b, m in zip(times["base"], times["new"], strict=True)]
     saved = [b[0] - m[0] for b, m in zip(times["base"], times["new"], strict=True)]
     print(f"per pair: median wall ratio base/new {statistics.median(ratios):.3f}, median saving {statistics.median(saved):.2f} s")
-    last = n - 1
-    same = [name for name in OUTPUTS if filecmp.cmp(tmp / f"base-{last}" / name, tmp / f"new-{last}" / name, shallow=False)]
+    same = [name for name in OUTPUTS if filecmp.cmp(tmp / "base" / name, tmp / "new" / name, shallow=False)]
     print(f"outputs identical to the base's: {', '.join(same) or 'none'}; differing: {', '.join(set(OUTPUTS) - set(same)) or 'none'}")
 
 
