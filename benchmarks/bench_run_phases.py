@@ -10,8 +10,8 @@ started, with each process's CPU time; then the idle core-seconds of each stretc
 core could have done). The marks are written with one ``write`` per line to a file that every process
 appends to; ``time.perf_counter`` is one clock for the parent and its forked workers.
 
-``--pairs N --base REV`` alternates N times the command from this checkout's ``src`` and from ``REV``'s
-(exported with ``git archive``), each time in a fresh output folder, and prints the medians of wall and
+``--pairs N --base REV [--new REV2]`` alternates N times the command from ``REV``'s ``src`` (exported with
+``git archive``) and from this checkout's (or ``REV2``'s), each time in a fresh output folder, and prints the medians of wall and
 CPU time and the median of the per-pair ratio (base / new): on a machine other work shares, alternating
 exposes both to the same load. Both write to the same folder (the report shows the command, and with it
 the folder); the outputs of the last pair (summary.csv, report.html, table.csv, curves.csv) are compared
@@ -176,13 +176,13 @@ def cpu_of_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def export(rev: str, tmp: Path) -> Path:
-    """``rev``'s src folder, exported to ``tmp``."""
-    archive = tmp / "base.tar"
+def export(rev: str, folder: Path) -> Path:
+    """``rev``'s src folder, exported to ``folder``."""
+    archive = folder.with_suffix(".tar")
     subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "src"], check=True)
     with tarfile.open(archive) as tar:
-        tar.extractall(tmp / "base-src", filter="data")
-    return tmp / "base-src" / "src"
+        tar.extractall(folder, filter="data")
+    return folder / "src"
 
 
 def run_once(src: Path, out: Path, workers: int) -> tuple[float, float]:
@@ -197,9 +197,8 @@ def run_once(src: Path, out: Path, workers: int) -> tuple[float, float]:
     return wall, cpu_of_children() - cpu
 
 
-def pairs(n: int, rev: str, workers: int, tmp: Path) -> None:
-    base_src = export(rev, tmp)
-    sides = {"base": base_src, "new": ROOT / "src"}
+def pairs(n: int, rev: str, new: str | None, workers: int, tmp: Path) -> None:
+    sides = {"base": export(rev, tmp / "base-src"), "new": export(new, tmp / "new-src") if new else ROOT / "src"}
     times: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
     for i in range(n):
         for side in sides if i % 2 == 0 else reversed(list(sides)):  # each side first in half the pairs
@@ -227,6 +226,7 @@ def main() -> None:
     parser.add_argument("--timeline", action="store_true", help="Print the phase timeline of one run.")
     parser.add_argument("--pairs", type=int, default=0, help="Alternate this many base and new runs.")
     parser.add_argument("--base", default="HEAD", help="The base revision of --pairs.")
+    parser.add_argument("--new", help="The new revision of --pairs (default: this checkout's src as it is).")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
@@ -234,7 +234,7 @@ def main() -> None:
         if args.timeline:
             timeline(args.workers, tmp)
         if args.pairs:
-            pairs(args.pairs, args.base, args.workers, tmp)
+            pairs(args.pairs, args.base, args.new, args.workers, tmp)
 
 
 if __name__ == "__main__":
