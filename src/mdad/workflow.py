@@ -117,11 +117,19 @@ def run_into_folder(
         experiment.open_store(settings)
         if on_start is not None:
             on_start(experiment)
-        experiment.run(workers=options.processes, on_cells=on_cells, extra_config=settings, scheduler=options.scheduler, meanwhile=_load_report)
+        result = experiment.run(
+            workers=options.processes, on_cells=on_cells, extra_config=settings, scheduler=options.scheduler, meanwhile=_load_report
+        )
         from mdad.report.html import build_outputs
 
         return build_outputs(
-            options.out, options.threshold, figure_format=options.figures, workers=options.processes, on_phase=on_phase, matrix=matrix
+            options.out,
+            options.threshold,
+            figure_format=options.figures,
+            workers=options.processes,
+            on_phase=on_phase,
+            matrix=matrix,
+            frames=result.frames,  # as stored: the evaluation's workers need not read every cell again
         )
 
 

@@ -9,7 +9,7 @@ analysis adds its builder there (or passes it in ``extra_sections``), nothing el
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from mdad.errors import MdadError
 from mdad.experiment.evaluate import evaluate_store_with
 from mdad.experiment.executors import ordered_map
 from mdad.experiment.sizes import size_requests_note
-from mdad.experiment.store import ResultStore
+from mdad.experiment.store import Cell, ResultStore
 from mdad.methods.names import SUFFIX, parse
 from mdad.outputs import write_csv, writing
 from mdad.report import figures
@@ -363,6 +363,7 @@ def build_outputs(
     workers: int = 1,
     on_phase: Callable[[str], None] | None = None,
     matrix: ResponseMatrix | None = None,
+    frames: Mapping[Cell, pd.DataFrame] | None = None,
 ) -> Outputs:
     """Recompute the metrics of every stored cell; write summary/curves (parquet, CSV), table.csv and report.html.
 
@@ -371,7 +372,8 @@ def build_outputs(
     ``workers`` > 1 evaluates the cells and builds the sections in that many local processes
     (the same page and numbers, sooner). ``on_phase`` is told each phase as it starts (``PHASES``),
     for a progress display. ``matrix``: the run's data when the caller holds it (else read again for
-    the exact curves of the uniform random cells, which are computed once for the page and the tables).
+    the exact curves of the uniform random cells, which are computed once for the page and the tables);
+    ``frames``: the cells' frames as stored, when the caller holds them (else each cell's file is read).
     """
     store = ResultStore(out_dir)
     config = store.read_config()
@@ -394,6 +396,7 @@ def build_outputs(
         seed=config.get("seed", 0),
         workers=workers,
         meanwhile=(lambda: exact_run.append(exact_curves_of_run(root, matrix))) if cells else None,
+        frames=frames,
     )
     for name, frame in (("summary", summary), ("curves", curves)):
         with writing(root / f"{name}.parquet", "the results file"):
