@@ -7,8 +7,9 @@
 interest are wrapped as their modules are imported (an import hook, so the order of the imports is the
 command's own) and prints, per process, what ran when, in seconds from the moment the interpreter was
 started, with each process's CPU time so far (a worker's tasks of one kind on one line); then each parallel
-phase's span (the cells, the evaluation, the report's sections) and the cores its workers kept busy. The marks are written with one ``write`` per line to a file that every process
-appends to; ``time.perf_counter`` is one clock for the parent and its forked workers.
+phase's span (the cells, the evaluation, the report's sections) and the cores its workers kept busy. The
+marks are written with one ``write`` per line to a file that every process appends to; ``time.perf_counter``
+is one clock for the parent and its forked workers.
 
 ``--pairs N --base REV [--new REV2]`` alternates N times the command from ``REV``'s ``src`` (exported with
 ``git archive``) and from this checkout's (or ``REV2``'s), each time in a fresh output folder, and prints the medians of wall and
