@@ -22,6 +22,8 @@ from mdad.experiment.store import ResultStore
 from mdad.outputs import check_output_folder
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from mdad.report.html import Outputs
 
 FOLDER = "the output folder"
@@ -98,13 +100,15 @@ def run_into_folder(
     on_start: Callable[[Experiment], None] | None = None,
     on_cells: Callable[[float], None] | None = None,
     on_phase: Callable[[str], None] | None = None,
+    on_summary: Callable[[pd.DataFrame, dict[tuple[str, int], float]], None] | None = None,
 ) -> Outputs:
     """Run ``config`` on ``matrix`` into ``options.out`` and write its tables, figures and report.html.
 
     The folder stays locked against another writer until the report is written. ``on_start`` is
     called with the opened experiment before any cell runs (to say what will run and what is kept);
     ``on_cells`` as cells finish (a progress bar), ``on_phase`` with each phase after the cells
-    (mdad.report.html.PHASES). An interruption keeps every finished cell and
+    (mdad.report.html.PHASES), ``on_summary`` with the summary and the exact MDADs while the figures are drawn
+    (mdad.report.html.build_outputs). An interruption keeps every finished cell and
     block of runs for the next run into the same folder.
     """
     for k in options.curve_sizes or ():
@@ -130,6 +134,7 @@ def run_into_folder(
             on_phase=on_phase,
             matrix=matrix,
             frames=result.frames,  # as stored: the evaluation's workers need not read every cell again
+            on_summary=on_summary,
         )
 
 

@@ -364,6 +364,7 @@ def build_outputs(
     on_phase: Callable[[str], None] | None = None,
     matrix: ResponseMatrix | None = None,
     frames: Mapping[Cell, pd.DataFrame] | None = None,
+    on_summary: Callable[[pd.DataFrame, dict[tuple[str, int], float]], None] | None = None,
 ) -> Outputs:
     """Recompute the metrics of every stored cell; write summary/curves (parquet, CSV), table.csv and report.html.
 
@@ -374,6 +375,8 @@ def build_outputs(
     for a progress display. ``matrix``: the run's data when the caller holds it (else read again for
     the exact curves of the uniform random cells, which are computed once for the page and the tables);
     ``frames``: the cells' frames as stored, when the caller holds them (else each cell's file is read).
+    ``on_summary`` is called with the summary and the uniform random cells' exact MDADs (``Outputs.exact``)
+    once they are written, while worker processes draw the figures (the command line prints its tables then).
     """
     store = ResultStore(out_dir)
     config = store.read_config()
@@ -426,8 +429,11 @@ def build_outputs(
             combine_trust([part for cell in cells if (part := trusts.get(cell)) is not None]) if checks is not None else None,
         )
         formats = ("png",) if figure_format in (None, "png") else ("png", figure_format)
-        built = ordered_map(lambda build: _rendered(build(data), formats), [*SECTIONS, *extra_sections], workers=workers)
+        shown = (lambda: on_summary(summary, exact)) if on_summary is not None else None
+        built = ordered_map(lambda build: _rendered(build(data), formats), [*SECTIONS, *extra_sections], workers=workers, meanwhile=shown)
         sections = [section for section in built if section is not None]
+    elif on_summary is not None:
+        on_summary(summary, exact)
     files = _write_figures(sections, root, figure_format)
 
     methods = sorted(summary["method"].unique()) if not summary.empty else []
