@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mdad.errors import MdadError
 from mdad.exact import integer_grid, power_of_two_above, product_bits, snap
@@ -143,3 +145,88 @@ def test_more_local_trials_give_a_lower_objective_on_average():
 def test_at_least_one_trial():
     with pytest.raises(MdadError, match="at least 1 candidate"):
         kmeans(np.zeros((10, 2)), 2, np.random.default_rng(0), trials=0)
+
+
+def reference_kmeans(points: np.ndarray, k: int, rng: np.random.Generator, n_init: int, trials: int = 3) -> tuple[np.ndarray, ...]:
+    """The same exact algorithm written plainly: every distance of every pass by brute force on the
+    points' grid (exact integers), no bounds; ties to the lowest index."""
+    from mdad.methods.kmeans import MAX_ITER, TOL, _Grid
+
+    x = _Grid(points).x
+    n = len(x)
+
+    def squared(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # exact: integers below 2**53
+        return ((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2)
+
+    best, best_inertia = None, np.inf
+    for _ in range(n_init):
+        chosen = [int(rng.integers(n))]
+        closest = squared(x[chosen], x)[0]
+        for _ in range(1, k):
+            cumulative = np.cumsum(closest)
+            if cumulative[-1] > 0:
+                candidates = np.minimum(np.searchsorted(cumulative, rng.random(trials) * cumulative[-1], side="right"), n - 1)
+            else:
+                candidates = rng.integers(n, size=trials)
+            rows = np.minimum(squared(x[candidates], x), closest)
+            pick = int(np.argmin(rows.sum(axis=1)))
+            chosen.append(int(candidates[pick]))
+            closest = rows[pick]
+        centres = x[chosen].copy()
+        to_centres = squared(x, centres)
+        labels = np.argmin(to_centres, axis=1)
+        distance = to_centres[np.arange(n), labels]
+        for _ in range(MAX_ITER):
+            counts = np.bincount(labels, minlength=k)
+            sums = np.zeros_like(centres)
+            np.add.at(sums, labels, x)
+            means = np.rint(sums / np.maximum(counts, 1)[:, None])
+            empty = np.flatnonzero(counts == 0)
+            if empty.size:
+                means[empty] = x[np.argsort(-distance, kind="stable")[: empty.size]]
+            shift = float(np.sum((means - centres) ** 2))
+            centres = means
+            to_centres = squared(x, centres)
+            new_labels = np.argmin(to_centres, axis=1)
+            distance = to_centres[np.arange(n), new_labels]
+            settled = np.array_equal(new_labels, labels)
+            labels = new_labels
+            if settled or shift <= TOL * float(np.mean(np.var(x, axis=0))):
+                break
+        if distance.sum() < best_inertia:
+            best, best_inertia = (labels, centres, distance), float(distance.sum())
+    labels, centres, distance = (a.copy() for a in best)
+    for cluster in np.flatnonzero(np.bincount(labels, minlength=k) == 0):
+        movable = np.flatnonzero(np.bincount(labels, minlength=k)[labels] >= 2)
+        point = int(movable[np.argsort(-distance[movable], kind="stable")[0]])
+        labels[point], centres[cluster], distance[point] = cluster, x[point], 0.0
+    return labels, centres, distance
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(60, 300),
+    features=st.integers(1, 5),
+    levels=st.integers(2, 12),
+    k=st.sampled_from([1, 3, 12, 32, 40, 55]),
+)
+def test_same_clusters_as_the_plain_algorithm(seed, n, features, levels, k):
+    # points on a few levels per feature (many exact duplicates and equal distances, so ties decide),
+    # some moved a little, some far out; k from 32 on takes Lloyd's pruned passes, which must give the
+    # full passes' clusters to the bit
+    rng = np.random.default_rng(seed)
+    points = rng.integers(0, levels, size=(n, features)) * 0.5 + rng.normal(scale=0.05, size=(n, features)) * (rng.random((n, 1)) < 0.3)
+    points[rng.random(n) < 0.05] *= 4.0
+    fit = kmeans(points, k, np.random.default_rng(seed), n_init=2)
+    labels, centres, distance = reference_kmeans(points, k, np.random.default_rng(seed), n_init=2)
+    np.testing.assert_array_equal(fit.labels, labels)
+    np.testing.assert_array_equal(fit.distance, distance)
+    np.testing.assert_array_equal(fit.centres, centres * _grid_unit(points))
+    assert fit.inertia == float(distance.sum())
+
+
+def _grid_unit(points: np.ndarray) -> float:
+    from mdad.methods.kmeans import _Grid
+
+    return _Grid(points).unit

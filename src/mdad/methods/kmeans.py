@@ -13,7 +13,10 @@ cheaper: 3 local trials per k-means++ step where scikit-learn takes 2 + ln k (6-
 100-1,000 anchors), and a tolerance of 1e-2 where scikit-learn's is 1e-4; the held-out estimation
 error of tinyBenchmarks is unchanged within its noise (docs/deviations.md#k-means-seeding-and-tolerance).
 With many centres, Lloyd's passes skip the points that cannot change cluster (Hamerly's bounds), which
-changes the cost, not the result.
+changes the cost, not the result. Yinyang's group bounds were measured in their place and not kept: on
+tinyBenchmarks' embeddings they check fewer than half as many points at 1,000 centres, but their wider
+passes and per-group bounds cost more than that saves at every number of centres
+(benchmarks/README.md, "exact k-means bounds").
 """
 
 from __future__ import annotations
@@ -83,9 +86,12 @@ class _Grid:
         labels, best, runner_up = np.empty(n, dtype=np.int64), np.empty(n), np.full(n, np.inf)
         by_feature = np.vstack([-2.0 * centres.T, np.einsum("ij,ij->i", centres, centres)[None, :]])
         rows_per_block = max(1, BLOCK_CELLS // len(centres))
+        # one block's products, reused: with glibc's default thresholds a fresh 1 MB array per block is
+        # mapped and its pages faulted in anew, a fifth to a quarter of Lloyd's time (benchmarks/README.md)
+        buffer = np.empty((min(rows_per_block, n), len(centres)))
         for start in range(0, n, rows_per_block):
             block = slice(start, start + rows_per_block)
-            dist = x1[block] @ by_feature  # |c|^2 - 2 x.c, exact; |x|^2 added to the minima only
+            dist = np.matmul(x1[block], by_feature, out=buffer[: len(x1[block])])  # |c|^2 - 2 x.c, exact; |x|^2 added to the minima only
             here = np.argmin(dist, axis=1)
             at = np.arange(len(dist))
             labels[block] = here
