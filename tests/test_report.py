@@ -285,6 +285,47 @@ def test_the_report_checks_calibration_from_the_evaluations_reading_of_each_cell
     pd.testing.assert_frame_equal(decision, direct_decision)
 
 
+def test_the_evaluation_reads_the_frames_the_run_holds_not_the_files_again(built_report, tmp_path):
+    """`mdad run` hands the evaluation the cells' frames it has just stored: the same summary and curves as
+    reading every file (test_rebuild_from_config_and_cells_alone_gives_the_same_page: the same page), and the
+    files are not read again (here they are damaged after the frames were taken)."""
+    from mdad.experiment.evaluate import evaluate_store, evaluate_store_with
+
+    copy = tmp_path / "copy"
+    shutil.copytree(built_report, copy)
+    store = ResultStore(copy)
+    frames = {cell: store.read(cell) for cell in store.cells()}
+    summary, curves = evaluate_store(store)
+    for cell in frames:
+        (copy / cell.relative_path).write_bytes(b"damaged")
+    for workers in (1, 2):
+        held_summary, held_curves, _ = evaluate_store_with(store, None, workers=workers, frames=frames)
+        pd.testing.assert_frame_equal(held_summary, summary)
+        pd.testing.assert_frame_equal(held_curves, curves)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_summary_is_handed_over_once_while_the_figures_are_drawn(built_report, tmp_path, workers):
+    """``on_summary`` (what `mdad run` prints its tables from) is called once, in this process, with the
+    summary and exact MDADs the outputs hold, the summary files already written; the page is unchanged."""
+    import os
+
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(built_report / "config.json", copy / "config.json")
+    shutil.copytree(built_report / "cells", copy / "cells")
+    calls = []
+    outputs = build_outputs(
+        copy, workers=workers, on_summary=lambda summary, exact: calls.append((os.getpid(), summary, exact, (copy / "table.csv").is_file()))
+    )
+    assert len(calls) == 1
+    pid, summary, exact, written = calls[0]
+    assert pid == os.getpid() and written
+    pd.testing.assert_frame_equal(summary, outputs.summary)
+    assert exact == outputs.exact
+    assert (copy / "report.html").read_text() == (built_report / "report.html").read_text()
+
+
 def test_report_rebuilds_the_same_page_from_another_folder_and_says_when_the_data_is_gone(small_sim, tmp_path, monkeypatch):
     """The run records the absolute path of its data and its reading options; `mdad report` reads the data
     again from any folder and checks its fingerprint; when the data has changed or gone, the page says so."""

@@ -22,6 +22,8 @@ from mdad.experiment.store import ResultStore
 from mdad.outputs import check_output_folder
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from mdad.report.html import Outputs
 
 FOLDER = "the output folder"
@@ -98,13 +100,15 @@ def run_into_folder(
     on_start: Callable[[Experiment], None] | None = None,
     on_cells: Callable[[float], None] | None = None,
     on_phase: Callable[[str], None] | None = None,
+    on_summary: Callable[[pd.DataFrame, dict[tuple[str, int], float]], None] | None = None,
 ) -> Outputs:
     """Run ``config`` on ``matrix`` into ``options.out`` and write its tables, figures and report.html.
 
     The folder stays locked against another writer until the report is written. ``on_start`` is
     called with the opened experiment before any cell runs (to say what will run and what is kept);
     ``on_cells`` as cells finish (a progress bar), ``on_phase`` with each phase after the cells
-    (mdad.report.html.PHASES). An interruption keeps every finished cell and
+    (mdad.report.html.PHASES), ``on_summary`` with the summary and the exact MDADs while the figures are drawn
+    (mdad.report.html.build_outputs). An interruption keeps every finished cell and
     block of runs for the next run into the same folder.
     """
     for k in options.curve_sizes or ():
@@ -117,11 +121,20 @@ def run_into_folder(
         experiment.open_store(settings)
         if on_start is not None:
             on_start(experiment)
-        experiment.run(workers=options.processes, on_cells=on_cells, extra_config=settings, scheduler=options.scheduler, meanwhile=_load_report)
+        result = experiment.run(
+            workers=options.processes, on_cells=on_cells, extra_config=settings, scheduler=options.scheduler, meanwhile=_load_report
+        )
         from mdad.report.html import build_outputs
 
         return build_outputs(
-            options.out, options.threshold, figure_format=options.figures, workers=options.processes, on_phase=on_phase, matrix=matrix
+            options.out,
+            options.threshold,
+            figure_format=options.figures,
+            workers=options.processes,
+            on_phase=on_phase,
+            matrix=matrix,
+            frames=result.frames,  # as stored: the evaluation's workers need not read every cell again
+            on_summary=on_summary,
         )
 
 

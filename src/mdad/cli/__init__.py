@@ -2,16 +2,17 @@
 
 ``main`` is the console entry: it takes charge of Ctrl-C and SIGTERM first and only then imports the
 commands (and with them numpy, pandas and the rest), so that an interrupt at any moment ends with
-one sentence, and of the commands only the module of the one asked for. ``app`` (every command) is
-imported on first use.
+one sentence, and of the commands only the module of the one asked for; kmedoids is imported
+before them, without scikit-learn (``lean``). ``app`` (every command) is imported on first use.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import TYPE_CHECKING
 
-from mdad.cli import allocator, interrupts
+from mdad.cli import allocator, interrupts, lean
 
 if TYPE_CHECKING:
     from mdad.cli.common import app
@@ -57,8 +58,13 @@ def main() -> None:
     """Run the command line: interrupts first, then the commands."""
     interrupts.install()
     allocator.tune()
+    lean.kmedoids_without_scikit_learn()
     try:
         app = _commands(sys.argv)
         app()  # a command ends its own interrupts with its sentence; one before it starts (parsing) ends here
     except KeyboardInterrupt:
         interrupts.end()
+    finally:
+        # the interpreter's exit frees every object anyway: kept out of the collector's last passes over
+        # them, which took 0.25 s at the end of `mdad run` (benchmarks/README.md)
+        gc.freeze()

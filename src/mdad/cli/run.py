@@ -190,8 +190,16 @@ def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOpt
         stop()
         console.print(literal(text), highlight=False)
 
+    def tables(summary, exact: dict[tuple[str, int], float]) -> None:  # while the report's figures are drawn
+        print_table(summary, options.threshold)
+        from mdad.report.analytic import exact_mdad_table  # with matplotlib: imported by the report, not at start-up
+
+        print_exact(exact_mdad_table(summary, exact))
+
     try:
-        outputs = run_into_folder(matrix, config, options, on_start=start, on_cells=lambda n: progress.advance(bar, n), on_phase=phase)
+        outputs = run_into_folder(
+            matrix, config, options, on_start=start, on_cells=lambda n: progress.advance(bar, n), on_phase=phase, on_summary=tables
+        )
     except KeyboardInterrupt:
         stop()
         err_console.print(
@@ -201,10 +209,6 @@ def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOpt
         raise typer.Exit(130) from None
     finally:
         stop()
-    print_table(outputs.summary, options.threshold)
-    from mdad.report.analytic import exact_mdad_table  # with matplotlib: imported by the report, not at start-up
-
-    print_exact(exact_mdad_table(outputs.summary, outputs.exact))
     out = literal(options.out)
     console.print(f"Results, tables and report: {out}/ (report.html)", highlight=False)
     if outputs.figure_files:

@@ -8,7 +8,7 @@ mdad.metrics (docs/extending.md#a-metric).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import numpy as np
@@ -170,14 +170,18 @@ def evaluate_store_with(
     seed: int = 0,
     workers: int = 1,
     meanwhile: Callable[[], None] | None = None,
+    frames: Mapping[Cell, pd.DataFrame] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[Cell, T]]:
     """:func:`evaluate_store`, and ``each(cell, frame)`` of every cell from the same reading of its file, in
     the same processes: other per-cell work (the report's calibration checks) then neither reads every
     file again nor waits for the evaluation to end. ``meanwhile``: work for this process while worker
-    processes evaluate (before them without workers)."""
+    processes evaluate (before them without workers). ``frames``: the cells' frames as written to the
+    store, where the caller holds them (the run that has just computed them): read there, not from the
+    files again (the same numbers; forked workers share them)."""
+    held = frames if frames is not None else {}
 
     def evaluated(cell: Cell) -> tuple[list[dict], list[pd.DataFrame], T | None]:
-        frame = store.read(cell)
+        frame = held[cell] if cell in held else store.read(cell)
         rows, curves = evaluate_cell(cell, frame, threshold=threshold, seed=seed)
         return rows, curves, (each(cell, frame) if each is not None else None)
 

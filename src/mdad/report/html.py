@@ -9,7 +9,7 @@ analysis adds its builder there (or passes it in ``extra_sections``), nothing el
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from mdad.errors import MdadError
 from mdad.experiment.evaluate import evaluate_store_with
 from mdad.experiment.executors import ordered_map
 from mdad.experiment.sizes import size_requests_note
-from mdad.experiment.store import ResultStore
+from mdad.experiment.store import Cell, ResultStore
 from mdad.methods.names import SUFFIX, parse
 from mdad.outputs import write_csv, writing
 from mdad.report import figures
@@ -363,6 +363,8 @@ def build_outputs(
     workers: int = 1,
     on_phase: Callable[[str], None] | None = None,
     matrix: ResponseMatrix | None = None,
+    frames: Mapping[Cell, pd.DataFrame] | None = None,
+    on_summary: Callable[[pd.DataFrame, dict[tuple[str, int], float]], None] | None = None,
 ) -> Outputs:
     """Recompute the metrics of every stored cell; write summary/curves (parquet, CSV), table.csv and report.html.
 
@@ -371,7 +373,10 @@ def build_outputs(
     ``workers`` > 1 evaluates the cells and builds the sections in that many local processes
     (the same page and numbers, sooner). ``on_phase`` is told each phase as it starts (``PHASES``),
     for a progress display. ``matrix``: the run's data when the caller holds it (else read again for
-    the exact curves of the uniform random cells, which are computed once for the page and the tables).
+    the exact curves of the uniform random cells, which are computed once for the page and the tables);
+    ``frames``: the cells' frames as stored, when the caller holds them (else each cell's file is read).
+    ``on_summary`` is called with the summary and the uniform random cells' exact MDADs (``Outputs.exact``)
+    once they are written, while worker processes draw the figures (the command line prints its tables then).
     """
     store = ResultStore(out_dir)
     config = store.read_config()
@@ -394,6 +399,7 @@ def build_outputs(
         seed=config.get("seed", 0),
         workers=workers,
         meanwhile=(lambda: exact_run.append(exact_curves_of_run(root, matrix))) if cells else None,
+        frames=frames,
     )
     for name, frame in (("summary", summary), ("curves", curves)):
         with writing(root / f"{name}.parquet", "the results file"):
@@ -423,8 +429,11 @@ def build_outputs(
             combine_trust([part for cell in cells if (part := trusts.get(cell)) is not None]) if checks is not None else None,
         )
         formats = ("png",) if figure_format in (None, "png") else ("png", figure_format)
-        built = ordered_map(lambda build: _rendered(build(data), formats), [*SECTIONS, *extra_sections], workers=workers)
+        shown = (lambda: on_summary(summary, exact)) if on_summary is not None else None
+        built = ordered_map(lambda build: _rendered(build(data), formats), [*SECTIONS, *extra_sections], workers=workers, meanwhile=shown)
         sections = [section for section in built if section is not None]
+    elif on_summary is not None:
+        on_summary(summary, exact)
     files = _write_figures(sections, root, figure_format)
 
     methods = sorted(summary["method"].unique()) if not summary.empty else []
