@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mdad.errors import MdadError
-from mdad.irt.model import Priors, check_binary, sigmoid
+from mdad.irt.model import Priors, check_binary, packed_outer, sigmoid, unpacked
 
 
 def _objective(theta, a, b, y, mask, prior_prec) -> np.ndarray:
@@ -77,10 +77,7 @@ def estimate_items(responses: np.ndarray, theta: np.ndarray, priors: Priors, ste
     x = np.column_stack([theta, -np.ones(n)])  # logit = (a_j, b_j) . x_i
     mean = np.append(priors.a_mean, priors.b_mean)
     prec = 1.0 / np.append(priors.a_scale, priors.b_scale) ** 2
-    upper, right = np.triu_indices(d + 1)
-    where = np.empty((d + 1, d + 1), dtype=np.intp)  # each entry's place in the packed triangle
-    where[upper, right] = where[right, upper] = np.arange(len(upper))
-    outer = x[:, upper] * x[:, right]  # models x (d + 1)(d + 2) / 2
+    outer = packed_outer(x)  # models x (d + 1)(d + 2) / 2
 
     answered = n - missing.sum(axis=0)
     accuracy = (y.sum(axis=0) + 0.5) / (answered + 1.0)
@@ -95,7 +92,7 @@ def estimate_items(responses: np.ndarray, theta: np.ndarray, priors: Priors, ste
             resid *= mask
             p *= mask
         grad = resid.T @ x + prec * (fitted - mean)
-        hess = np.take(p.T @ outer, where.ravel(), axis=1).reshape(len(fitted), d + 1, d + 1)
+        hess = unpacked(p.T @ outer, d + 1)
         hess[:, diagonal, diagonal] += prec
         fitted -= np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
     return fitted[:, :d], fitted[:, d]

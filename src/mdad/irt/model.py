@@ -174,18 +174,18 @@ class _Posterior:
         w *= 1.0 - w
         eye = np.eye(d)
         # every sum over models or items of symmetric matrices is taken on their upper triangles only
-        second_a = w @ _outer(a)  # sum_j w_ij a_j a_j'
-        cov_theta = np.linalg.inv(_unpacked(second_a, d) + eye)
-        second = _outer(np.column_stack([theta, -np.ones(n)]))  # x_i x_i', x_i = (theta_i, -1)
+        second_a = w @ packed_outer(a)  # sum_j w_ij a_j a_j'
+        cov_theta = np.linalg.inv(unpacked(second_a, d) + eye)
+        second = packed_outer(np.column_stack([theta, -np.ones(n)]))  # x_i x_i', x_i = (theta_i, -1)
         second[:, _within(d)] += _packed(cov_theta)
-        hess = _unpacked(w.T @ second, d + 1)
+        hess = unpacked(w.T @ second, d + 1)
         idx = np.arange(d)
         hess[:, idx, idx] += 1.0 / priors.a_scale**2
         hess[:, d, d] += 1.0 / priors.b_scale**2
         cov_item = np.linalg.inv(hess)
         spread_a = w @ _packed(cov_item[:, :d, :d])  # sum_j w_ij V_j: P_i, and part of S_i^-1
-        cov_theta = np.linalg.inv(_unpacked(second_a + spread_a, d) + eye)
-        return _Spread(w, cov_theta, cov_item, _unpacked(spread_a, d))
+        cov_theta = np.linalg.inv(unpacked(second_a + spread_a, d) + eye)
+        return _Spread(w, cov_theta, cov_item, unpacked(spread_a, d))
 
     def likelihood(self, x: np.ndarray) -> _Likelihood:
         """The negative log-likelihood part of the objective at ``x``, kept for the last ``x``.
@@ -264,7 +264,7 @@ def _loss_and_residual(eta: np.ndarray, y: np.ndarray, loss: np.ndarray, resid: 
     e -= y
 
 
-def _outer(v: np.ndarray) -> np.ndarray:
+def packed_outer(v: np.ndarray) -> np.ndarray:
     """Row-wise outer products, packed (their upper triangles, ``_packed``): rows x cols (cols + 1) / 2."""
     upper, right = np.triu_indices(v.shape[1])
     return v[:, upper] * v[:, right]
@@ -277,7 +277,7 @@ def _packed(matrices: np.ndarray) -> np.ndarray:
     return matrices[:, upper, right]
 
 
-def _unpacked(packed: np.ndarray, k: int) -> np.ndarray:
+def unpacked(packed: np.ndarray, k: int) -> np.ndarray:
     """The symmetric rows x k x k matrices whose upper triangles ``packed`` holds (one gather)."""
     upper, right = np.triu_indices(k)
     where = np.empty((k, k), dtype=np.intp)  # each entry's place in the packed triangle
@@ -309,7 +309,7 @@ class _Spread:
     theta_penalty: np.ndarray  # P (models x D x D), computed on the way to the covariances
 
     def penalties(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.theta_penalty, _unpacked(self.w.T @ _packed(self.cov_theta), self.cov_theta.shape[1])
+        return self.theta_penalty, unpacked(self.w.T @ _packed(self.cov_theta), self.cov_theta.shape[1])
 
     def item_variances(self) -> tuple[np.ndarray, np.ndarray]:
         """Posterior variances of a_jd (items x D) and of b_j."""

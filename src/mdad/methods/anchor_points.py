@@ -139,7 +139,7 @@ class AnchorPoints(SelectionMethod):
         n = distance.shape[0]
         if k == n:
             return MicroBenchmark(items=np.arange(n), weights=np.full(n, 1.0 / n), uses_gold_prob=True)
-        import kmedoids  # imported here: it loads scikit-learn (a second), but where the command line imported it (mdad.cli.lean)
+        import kmedoids  # imported here: it loads scikit-learn (a second), unless the command line imported it without (mdad.cli.lean)
 
         start = np.sort(rng.choice(n, size=k, replace=False))
         # its own swap order from this start; FasterPAM reads the distances of one candidate to every item as
