@@ -5,20 +5,24 @@
     python benchmarks/bench_kmeans_trials.py --speed [--seeds 3]
     python benchmarks/bench_kmeans_trials.py --select 2 --variants trials=3+tol=0.01
 
-Variants (``--variants``), each against ``greedy`` (2 + ln k local trials per step, Lloyd's tolerance
-1e-4: scikit-learn's defaults and mdad's before; mdad's now is ``trials=3+tol=0.01``), always the best of 5 starts: ``trials=T`` (T local
-trials; 1 is plain k-means++), ``tol=X`` (Lloyd's tolerance X), ``reseed`` (greedy from other
-generator seeds: the yardstick of noise, what any change of the clusters does by chance);
-``trials=T+tol=X`` both.
+Variants (``--variants``), each against a baseline (``--baseline``; by default ``greedy``: 2 + ln k local
+trials per step, Lloyd's tolerance 1e-4, the best of 5 starts: scikit-learn's defaults with the paper's 5
+starts, mdad's before the fifth round): ``trials=T`` (T local trials; 1 is plain k-means++), ``tol=X``
+(Lloyd's tolerance X), ``starts=S`` (the best of S starts instead of 5), ``reseed`` (the baseline from
+other generator seeds: the yardstick of noise, what any change of the clusters does by chance); joined
+with ``+``, several at once (``trials=3+tol=0.01`` was mdad's k-means from the fifth round on, with 5
+starts). A variant changes only the settings it names: the others are the baseline's.
 
---inertia: the k-means inertia of each variant relative to greedy's, on the IRT embeddings (10-D
+    python benchmarks/bench_kmeans_trials.py --errors --real DATA --simulated --baseline trials=3+tol=0.01 --variants starts=1,starts=2,reseed
+
+--inertia: the k-means inertia of each variant relative to the baseline's, on the IRT embeddings (10-D
 2PL fit on every model) of the real datasets and of two runs of the simulated MMLU-Pro shape (50
 and 300 sources x 6,016 items), the same generator seeds for every variant.
 
 --errors: the paired held-out estimation error of tinybenchmarks, -pirt and -gpirt: the same splits
 and targets and the same IRT fits for every variant (the fit is computed once per run and reused, the
 generator restored to its state after the fit), so only the k-means differs. Mean absolute error of
-the targets' pool accuracy (points) and the difference variant - greedy with its standard error over
+the targets' pool accuracy (points) and the difference variant - baseline with its standard error over
 the runs. ``--simulated`` adds the simulated 400 x 12,032 MMLU-Pro shape at k up to 1,000.
 
 --speed: one-thread CPU seconds of the seven sizes' k-means on the simulated runs' embeddings.
@@ -75,16 +79,16 @@ def embeddings(real: Path | None) -> dict[str, tuple[np.ndarray, tuple[int, ...]
 
 def inertia(real: Path | None, seeds: int, trials: list[str | None]) -> None:
     print(f"{'embedding':28s} {'k':>5s} " + " ".join(f"{label(t):>22s}" for t in trials[1:]))
-    print("(inertia / greedy's: mean [min, max] over seeds)")
+    print(f"(inertia / {label(trials[0])}'s: mean [min, max] over seeds)")
     for name, (points, sizes) in embeddings(real).items():
         for k in sizes:
             found = {t: np.array([variant(t)(points, k, np.random.default_rng([s, k]), n_init=5).inertia for s in range(seeds)]) for t in trials}
-            ratios = [found[t] / found[None] for t in trials[1:]]
+            ratios = [found[t] / found[trials[0]] for t in trials[1:]]
             print(f"{name:28s} {k:5d} " + " ".join(f"{r.mean():.4f} [{r.min():.3f}, {r.max():.3f}]" for r in ratios), flush=True)
 
 
 def speed(seeds: int, trials: list[str | None]) -> None:
-    print(f"{'embedding':28s} " + " ".join(f"{label(t):>10s}" for t in trials) + "   (CPU s, the seven sizes, 5 starts each)")
+    print(f"{'embedding':28s} " + " ".join(f"{label(t):>10s}" for t in trials) + "   (CPU s, the seven sizes, 5 starts unless the variant says)")
     for name, (points, sizes) in embeddings(None).items():
         cpu = dict.fromkeys(trials, 0.0)
         for s in range(seeds):
@@ -138,12 +142,12 @@ def errors(real: Path, runs: int, simulated: bool, trials: list[str | None]) -> 
     matrices = [(name, read_npz(real / name / "responses.npz"), REAL_SIZES) for name in REAL if (real / name / "responses.npz").is_file()]
     if simulated:
         matrices.append(("MMLU-Pro shape", simulate(seed=0, n_models=400, n_items=12032, n_subtasks=14), SIM_SIZES))
-    print(f"{'matrix':16s} {'method':22s} {'k':>5s} {'greedy':>7s} " + " ".join(f"{label(t) + ' (diff +- SE)':>30s}" for t in trials[1:]))
+    print(f"{'matrix':16s} {'method':22s} {'k':>5s} {label(trials[0])[:7]:>7s} " + " ".join(f"{label(t) + ' (diff +- SE)':>30s}" for t in trials[1:]))
     for name, matrix, sizes in matrices:
         found = {t: errors_of(matrix, sizes, runs, t) for t in trials}
         for method in METHODS:
             for k in sizes:
-                base = found[None][(method, k)]
+                base = found[trials[0]][(method, k)]
                 cells = []
                 for t in trials[1:]:
                     mine = found[t][(method, k)]
@@ -158,14 +162,32 @@ def greedy(points: np.ndarray, k: int, rng: np.random.Generator, **settings) -> 
     return kmeans(points, k, rng, **{"trials": 2 + int(math.log(k)), "tol": 1e-4, **settings})
 
 
+BASELINE: str | None = None  # --baseline: what ``reseed`` draws from other seeds
+
+
 def variant(name: str | None):
-    """The k-means of a variant (module docstring): kmeans's signature."""
+    """The k-means of a variant (module docstring): kmeans's signature; ``starts`` overrides the
+    caller's ``n_init``."""
     if name is None:
         return greedy
     if name == "reseed":
-        return lambda points, k, rng, **kw: greedy(points, k, np.random.default_rng([int(rng.integers(2**63)), 1]), **kw)
-    settings = dict(part.split("=") for part in name.split("+"))
-    return functools.partial(greedy, **{key: int(value) if key == "trials" else float(value) for key, value in settings.items()})
+        base = variant(BASELINE)
+        return lambda points, k, rng, **kw: base(points, k, np.random.default_rng([int(rng.integers(2**63)), 1]), **kw)
+    settings = {**parse(BASELINE), **parse(name)}  # a variant changes the baseline's settings
+    starts = settings.pop("starts", None)
+    fixed = {key: int(value) if key == "trials" else float(value) for key, value in settings.items()}
+
+    def run(points: np.ndarray, k: int, rng: np.random.Generator, **kw) -> KMeansResult:
+        if starts is not None:
+            kw["n_init"] = int(starts)
+        return greedy(points, k, rng, **{**kw, **fixed})
+
+    return run
+
+
+def parse(name: str | None) -> dict[str, str]:
+    """A variant's settings: ``trials=3+tol=0.01`` -> {"trials": "3", "tol": "0.01"}."""
+    return dict(part.split("=") for part in name.split("+")) if name and name != "reseed" else {}
 
 
 def select_costs(runs: int, trials: list[str | None]) -> None:
@@ -208,9 +230,12 @@ def main() -> None:
     parser.add_argument("--simulated", action="store_true", help="--errors also on the simulated MMLU-Pro shape")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--variants", default="trials=1,trials=2,tol=0.001,reseed", help="compared with greedy (module docstring)")
+    parser.add_argument("--variants", default="trials=1,trials=2,tol=0.001,reseed", help="compared with the baseline (module docstring)")
+    parser.add_argument("--baseline", help="the variant the others are compared with (default greedy)")
     args = parser.parse_args()
-    trials: list[str | None] = [None, *args.variants.split(",")]
+    global BASELINE
+    BASELINE = args.baseline
+    trials: list[str | None] = [args.baseline, *args.variants.split(",")]
     with threadpool_limits(1):
         if args.inertia:
             inertia(args.real, args.seeds, trials)
