@@ -6,7 +6,7 @@ The embeddings are the grid's: the 10-D 2PL fit (``fit_irt``, as tinyBenchmarks 
 300 models of ``simulate(seed=0, n_models=400, ...)`` on a seeded half of the items, for the
 MMLU-Pro shape (12,032 items, 14 subtasks: 6,016 seen) and the BBH shape (5,761, 27: 2,880 seen);
 ``--cache`` keeps them between runs. For each, the k-means of every size of the grid (10 to 1,000
-clusters, best of 5 starts, the generator seeded with the size) is computed by both modules in one
+clusters, tinyBenchmarks' number of starts, the generator seeded with the size) is computed by both modules in one
 one-thread process, alternating which goes first, ``--repeats`` times: process CPU seconds per
 phase (k-means++ seeding, Lloyd) and in all, and the ratio. ``--tuned-allocator`` first sets glibc's
 thresholds as ``mdad``'s command line does (mdad.cli.allocator), which spares most page faults of
@@ -103,7 +103,7 @@ def timed(module, points: np.ndarray) -> tuple[dict[str, float], list]:
         setattr(module, name, clocked(name))
     try:
         start = time.process_time()
-        results = [module.kmeans(points, k, np.random.default_rng([0, k]), n_init=tiny.KMEANS_RESTARTS) for k in SIZES]
+        results = [module.kmeans(points, k, np.random.default_rng([0, k]), n_init=tiny.KMEANS_STARTS) for k in SIZES]
         total = time.process_time() - start
     finally:
         for name, function in originals.items():
@@ -188,7 +188,7 @@ def yinyang(cache: Path) -> None:
         grid = now._Grid(embedding(shape, cache))
         tol = now.TOL * float(np.mean(np.var(grid.x, axis=0)))
         for k in SIZES[2:]:
-            starts = [now._plus_plus(grid, k, np.random.default_rng([s, k]), now.TRIALS) for s in range(tiny.KMEANS_RESTARTS)]
+            starts = [now._plus_plus(grid, k, np.random.default_rng([s, k]), now.TRIALS) for s in range(tiny.KMEANS_STARTS)]
             row, reference = [], None
             for size in (None, 10, 25):
                 checked: list[int] = []

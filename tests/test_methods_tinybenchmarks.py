@@ -43,7 +43,7 @@ def test_anchors_are_each_clusters_member_nearest_its_centroid():
     embedding = rng.normal(size=(80, 4))
     anchors, weights = tb.anchor_points(embedding, 7, np.random.default_rng(2))
     # brute force from the same k-means (the same generator state)
-    km = kmeans(embedding, 7, np.random.default_rng(2), n_init=tb.KMEANS_RESTARTS)
+    km = kmeans(embedding, 7, np.random.default_rng(2), n_init=tb.KMEANS_STARTS)
     labels = km.labels
     expected, shares = [], []
     for c in range(7):
