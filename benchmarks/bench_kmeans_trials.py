@@ -34,7 +34,6 @@ the selection on every model and a held-out run (mean of R), each variant in tur
 from __future__ import annotations
 
 import argparse
-import functools
 import math
 import sys
 import time
