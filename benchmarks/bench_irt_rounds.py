@@ -1,6 +1,7 @@
 """The variational IRT fit round by round: what each of its rounds changes, to choose when to stop.
 
     python benchmarks/bench_irt_rounds.py [--real DATA_DIR] [--rounds 12]
+    python benchmarks/bench_irt_rounds.py --only simulated --items 6016 --rounds 20   # the paper grid's MMLU-Pro pool
 
 For each matrix, 80% of the models are the sources (350 of a simulated 400 x 12,000 of MMLU-Pro's
 shape) and the rest the targets. The fit on the sources, with 10% of their cells held out, runs the
@@ -28,12 +29,12 @@ SIZES = (10, 50, 100)
 REAL = ("oll2-gpqa", "oll2-musr", "oll2-math-hard")
 
 
-def matrices(real: Path | None) -> list[tuple[str, np.ndarray]]:
+def matrices(real: Path | None, items: int = 12000) -> list[tuple[str, np.ndarray]]:
     from mdad.data import simulate
     from mdad.data.simulate import SimulationParams
 
     out = [
-        ("simulated 350 (+50) x 12,000", simulate(seed=0, n_models=400, n_items=12000, n_subtasks=14, params=SimulationParams(floors=(0.1,))).scores)
+        (f"simulated 350 (+50) x {items:,}", simulate(seed=0, n_models=400, n_items=items, n_subtasks=14, params=SimulationParams(floors=(0.1,))).scores)
     ]
     for name in REAL if real else ():
         path = real / name / "responses.npz"
@@ -102,9 +103,10 @@ def main() -> None:
     parser.add_argument("--real", type=Path, default=None, help="folder of the real datasets (oll2-gpqa, ...)")
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--only", default=None, help="only matrices whose label contains this")
+    parser.add_argument("--items", type=int, default=12000, help="items of the simulated matrix (MMLU-Pro's shape: 12,000; the grid's pool: 6,016)")
     args = parser.parse_args()
     with threadpool_limits(1):
-        for label, scores in matrices(args.real):
+        for label, scores in matrices(args.real, args.items):
             if args.only is None or args.only in label:
                 report(label, scores, args.rounds)
 
