@@ -34,7 +34,10 @@ def matrices(real: Path | None, items: int = 12000) -> list[tuple[str, np.ndarra
     from mdad.data.simulate import SimulationParams
 
     out = [
-        (f"simulated 350 (+50) x {items:,}", simulate(seed=0, n_models=400, n_items=items, n_subtasks=14, params=SimulationParams(floors=(0.1,))).scores)
+        (
+            f"simulated 350 (+50) x {items:,}",
+            simulate(seed=0, n_models=400, n_items=items, n_subtasks=14, params=SimulationParams(floors=(0.1,))).scores,
+        )
     ]
     for name in REAL if real else ():
         path = real / name / "responses.npz"
