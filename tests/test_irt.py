@@ -374,3 +374,22 @@ def test_the_fit_stops_at_the_first_round_whose_probabilities_and_scales_settled
     for got, want in ((stopped.theta, rounds[stop - 1].theta), (stopped.a, rounds[stop - 1].a), (stopped.b, rounds[stop - 1].b)):
         assert np.array_equal(got, want)
     assert stopped.objective == rounds[stop - 1].objective
+
+
+@pytest.mark.parametrize(("count", "k"), [(1, 1), (7, 2), (300, 10), (500, 11)])
+def test_spd_inverses_are_the_inverses_and_symmetric(count, k):
+    """The spread's stacked inverses against LAPACK's LU inversion, matrix by matrix; the posterior
+    covariances are symmetric to the bit, as a covariance must be."""
+    from mdad.irt.model import spd_inverses
+
+    rng = np.random.default_rng(count)
+    factors = rng.normal(size=(count, 3 * k, k)) * rng.uniform(0.01, 10.0, size=(count, 1, k))  # ill-scaled columns
+    matrices = np.einsum("nik,nil->nkl", factors, factors) + np.eye(k) * 1e-3
+    original = matrices.copy()
+    inverses = spd_inverses(matrices)
+    np.testing.assert_array_equal(matrices, original)  # the input is left as it was
+    assert inverses.shape == matrices.shape
+    np.testing.assert_array_equal(inverses, np.swapaxes(inverses, 1, 2))
+    for matrix, inverse in zip(matrices, inverses, strict=True):
+        np.testing.assert_allclose(inverse, np.linalg.inv(matrix), rtol=1e-9, atol=1e-12 * np.abs(inverse).max())
+        np.testing.assert_allclose(matrix @ inverse, np.eye(k), atol=1e-8)

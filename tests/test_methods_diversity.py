@@ -46,6 +46,13 @@ def test_vandermonde_evaluates_the_monomials():
     exps = graded_exponents(12, 3)
     expected = np.array([[np.prod(p**e) for e in exps] for p in points])
     np.testing.assert_allclose(vandermonde(points, 12), expected)
+    # the grid's largest size: degree up to 5 in each of 4 dimensions, to rounding
+    points = np.random.default_rng(1).uniform(-0.99, 0.99, (50, 4))
+    exps = graded_exponents(1000, 4)
+    expected = np.array([[np.prod(p**e) for e in exps] for p in points])
+    columns = vandermonde(points, 1000)
+    assert columns.flags.f_contiguous
+    np.testing.assert_allclose(columns, expected, rtol=1e-14, atol=0)
 
 
 def _dpp_probabilities(basis: np.ndarray) -> dict[tuple[int, ...], float]:

@@ -107,16 +107,17 @@ def complete_medoids(medoids: np.ndarray, k: int, distance: np.ndarray, rng: np.
 def assign(distance_to_medoids: np.ndarray, medoids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Cluster (0..k-1) of every item: the medoid it correlates with most (least distance), ties at random.
 
-    ``distance_to_medoids`` is k x items (exact integers, so ties are exact). A medoid always
-    joins its own cluster.
+    ``distance_to_medoids`` is k x items (exact integers, so ties are exact). An item with several nearest
+    medoids joins the one with the largest of k uniform draws, drawn (k x tied items, in item order) for
+    the tied items only: on option probabilities there are seldom any, and k x items draws would cost
+    more than the rest of the assignment. A medoid always joins its own cluster.
     """
     best = distance_to_medoids == distance_to_medoids.min(axis=0)
-    draws = rng.random(best.shape)
-    # argmax(best * draws): an item's only nearest medoid, unless it ties or draws 0.0 there (then the
-    # argmax itself); the product over every (medoid, item) would cost four times as much
     labels = np.argmax(best, axis=0)
-    redo = np.flatnonzero((np.count_nonzero(best, axis=0) > 1) | (draws[labels, np.arange(best.shape[1])] == 0.0))
-    labels[redo] = np.argmax(best[:, redo] * draws[:, redo], axis=0)
+    tied = np.flatnonzero(np.count_nonzero(best, axis=0) > 1)
+    if tied.size:
+        draws = rng.random((best.shape[0], tied.size))
+        labels[tied] = np.argmax(np.where(best[:, tied], draws, -1.0), axis=0)
     labels[medoids] = np.arange(len(medoids))
     return labels
 

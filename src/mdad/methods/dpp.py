@@ -48,22 +48,22 @@ def graded_exponents(k: int, d: int) -> np.ndarray:
 def vandermonde(points: np.ndarray, k: int) -> np.ndarray:
     """The n x k matrix of the first k graded monomials evaluated at the points (n x d).
 
-    Built column by column (Fortran order), the layout LAPACK's QR works in, so that ``orthonormal_columns``
-    needs no copy of it."""
+    Each monomial but the constant one is an earlier monomial times one variable (its exponents less one
+    in their last non-zero place: earlier in the graded order, whose every prefix is closed under lowering
+    an exponent), so each column is one product of two columns. Built column by column (Fortran order), the
+    layout LAPACK's QR works in, so that ``orthonormal_columns`` needs no copy of it."""
     points = np.asarray(points, dtype=np.float64)
     exponents = graded_exponents(k, points.shape[1])
-    degrees = np.arange(exponents.max(initial=0) + 1)
-    if points.shape[1] == 0:
-        return np.ones((len(points), len(exponents)), order="F")
-    rows = gathered = np.empty(0)  # the transpose: one monomial a row
-    for dim in range(points.shape[1]):  # one contiguous gather per dimension: the products of 1 * x_1^e_1 * ...
-        powers = np.ascontiguousarray((points[:, dim, None] ** degrees).T)  # degree x points
-        if dim == 0:
-            rows = np.take(powers, exponents[:, 0], axis=0)  # 1 * x is x: the same numbers
-            gathered = np.empty_like(rows)
-        else:
-            rows *= np.take(powers, exponents[:, dim], axis=0, out=gathered)
-    return rows.T
+    columns = np.empty((len(points), len(exponents)), order="F")
+    if len(exponents):
+        columns[:, 0] = 1.0  # the constant: the first in the graded order
+    place = {tuple(e): j for j, e in enumerate(exponents.tolist())}
+    for j in range(1, len(exponents)):
+        dim = int(np.flatnonzero(exponents[j])[-1])
+        lower = exponents[j].copy()
+        lower[dim] -= 1
+        np.multiply(columns[:, place[tuple(lower.tolist())]], points[:, dim], out=columns[:, j])
+    return columns
 
 
 def orthonormal_columns(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
