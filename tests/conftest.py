@@ -7,6 +7,11 @@ from pathlib import Path
 
 import pytest
 
+# The commands' consoles take their width from COLUMNS when it is set as mdad.cli is imported, and from each
+# call's environment otherwise; the tests give each command its width (CliRunner's env). A COLUMNS in the
+# environment the tests start in (as pytest-xdist's workers have) would fix every width at import.
+os.environ.pop("COLUMNS", None)
+
 from mdad.data import ResponseMatrix, read_npz, simulate
 
 SHARED_DATA = Path(os.environ.get("MDAD_TEST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
