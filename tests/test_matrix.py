@@ -56,6 +56,20 @@ def test_gold_prob_falls_back_to_scores_and_reads_gold_option():
             assert m.gold_prob()[i, j] == pytest.approx(probs[i, j, gold[j]], rel=1e-6)
 
 
+def test_gold_prob_is_computed_once_and_cannot_be_changed():
+    """The grid asks for it in every task: the same read-only array each time, and a matrix
+    derived from this one (other models or items) computes its own."""
+    probs = np.random.default_rng(1).dirichlet(np.ones(4), size=(3, 5))
+    scores = (probs[:, :, 0] > 0.3).astype(float)
+    m = tiny(scores=scores, models=["a", "b", "c"], items=list("ijklm"), subtasks=["s"] * 5, option_probs=probs, gold=np.array([0, 1, 2, 3, 0]))
+    first = m.gold_prob()
+    assert m.gold_prob() is first
+    with pytest.raises(ValueError):
+        first[0, 0] = 0.5
+    part = m.take(models=np.array([2, 0]), items=np.array([4, 1]))
+    np.testing.assert_array_equal(part.gold_prob(), first[np.ix_([2, 0], [4, 1])])
+
+
 def test_missing_cells_policy():
     scores = np.array([[1, np.nan, 1], [0, 0, 1], [1, 1, 0]], float)
     m = tiny(scores=scores, models=["a", "b", "c"])

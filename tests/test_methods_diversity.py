@@ -119,6 +119,28 @@ def test_rank_deficient_monomials_give_their_rank():
     np.testing.assert_allclose(full.T @ full, np.eye(7), atol=1e-10)
 
 
+def test_basis_is_orthonormal_whichever_way_q_is_formed():
+    """Q is the triangular solve A R^-1 when the column-normalised monomials are well conditioned, and
+    Householder's Q otherwise: orthonormal either way, spanning the columns, with R such that A = Q R."""
+    from mdad.methods.dpp import SOLVE_CONDITION, orthonormal_columns
+
+    points = np.random.default_rng(5).uniform(-0.99, 0.99, (500, 3))
+    columns = vandermonde(points, 60)
+    q, r = orthonormal_columns(columns.copy(order="F"))
+    assert q.flags.c_contiguous
+    np.testing.assert_allclose(q.T @ q, np.eye(60), atol=1e-12)
+    np.testing.assert_allclose(q @ r, columns, atol=1e-12)
+    # nearly dependent columns (condition about 1e11): a solve would lose orthogonality, Householder's Q does not
+    spread = np.random.default_rng(6).normal(size=(400, 5))
+    spread[:, 4] = spread[:, 3] + 1e-11 * spread[:, 0]
+    assert np.linalg.cond(spread / np.linalg.norm(spread, axis=0)) > 10 * SOLVE_CONDITION
+    q, r = orthonormal_columns(spread.copy(order="F"))
+    np.testing.assert_allclose(q.T @ q, np.eye(5), atol=1e-13)
+    np.testing.assert_allclose(q @ r, spread, atol=1e-12)
+    solved = np.linalg.solve(r.T, spread.T).T  # what the solve would have given
+    assert np.abs(solved.T @ solved - np.eye(5)).max() > 1e-8
+
+
 def test_one_qr_gives_every_sizes_basis():
     # the first k columns of the largest size's Q span the first k monomials, as a QR of those alone
     points = np.random.default_rng(3).uniform(-0.99, 0.99, (400, 4))

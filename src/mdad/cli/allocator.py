@@ -1,14 +1,16 @@
 """The C allocator's settings for a command's process and its workers (glibc only).
 
-numpy's arrays of a few hundred kilobytes to a few megabytes (a run's pairs, a bootstrap's
-resamples) are above glibc's starting threshold for memory maps, so each one is mapped on
-allocation and unmapped when freed, and every page of the next one is faulted in and zeroed by
-the kernel again; the heap's free top is also returned to the system as soon as it exceeds
-128 kB. Keeping arrays below ``MMAP_THRESHOLD`` in the heap, and up to ``TRIM_THRESHOLD`` of free
-heap in the process, spares those faults: on the GPQA grid of `mdad run` a quarter of its
-minor page faults and about 0.3 CPU s (benchmarks/README.md). Larger arrays are still mapped
-and returned at once, so peak memory is unchanged. Only the command line sets this, never the
-library: the allocator is the whole process's.
+numpy's arrays of a few hundred kilobytes to tens of megabytes (a run's pairs, a bootstrap's
+resamples, a selection's models x items working arrays, a 6,000 x 1,000 polynomial basis) are
+above glibc's starting threshold for memory maps, so each one is mapped on allocation and
+unmapped when freed, and every page of the next one is faulted in and zeroed by the kernel
+again; the heap's free top is also returned to the system as soon as it exceeds 128 kB. Keeping
+arrays below ``MMAP_THRESHOLD`` in the heap, and up to ``TRIM_THRESHOLD`` of free heap in the
+process, spares those faults: on the GPQA grid of `mdad run` a quarter of its minor page faults
+and about 0.3 CPU s, on the paper grid's heavy methods most of their system time
+(benchmarks/README.md). Larger arrays are still mapped and returned at once; the free heap kept
+adds at most ``TRIM_THRESHOLD`` to a process's memory. Only the command line sets this, never
+the library: the allocator is the whole process's.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from __future__ import annotations
 import ctypes
 import platform
 
-MMAP_THRESHOLD = 8 * 2**20  # bytes: smaller blocks come from the heap
-TRIM_THRESHOLD = 64 * 2**20  # bytes of free heap kept before any is returned
+MMAP_THRESHOLD = 64 * 2**20  # bytes: smaller blocks come from the heap
+TRIM_THRESHOLD = 256 * 2**20  # bytes of free heap kept before any is returned
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters (malloc.h)
 
 

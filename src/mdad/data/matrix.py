@@ -266,13 +266,19 @@ class ResponseMatrix:
 
         Items without option probabilities (all items of 0/1 data, the generation items of
         mixed data) give the score itself (0/1 correctness), the fallback every
-        probability-based method uses.
+        probability-based method uses. Read-only, and computed once per matrix: the experiment
+        grid asks for it in every task (a gather over every option of every cell).
         """
         if self.option_probs is None or self.gold is None:  # both present or both absent
             return self.scores
-        idx = np.broadcast_to(np.maximum(self.gold, 0)[None, :, None], (self.n_models, self.n_items, 1))
-        probs = np.take_along_axis(self.option_probs, idx, axis=2)[:, :, 0]
-        return np.where(self.option_items[None, :], probs, self.scores)
+        kept = self.__dict__.get("_gold_prob")
+        if kept is None:
+            idx = np.broadcast_to(np.maximum(self.gold, 0)[None, :, None], (self.n_models, self.n_items, 1))
+            probs = np.take_along_axis(self.option_probs, idx, axis=2)[:, :, 0]
+            kept = np.where(self.option_items[None, :], probs, self.scores)
+            kept.setflags(write=False)
+            object.__setattr__(self, "_gold_prob", kept)  # the matrix is frozen; this is a cache of its own arrays
+        return kept
 
     def accuracy(self) -> np.ndarray:
         """Full-benchmark accuracy of each model (mean over evaluated items)."""

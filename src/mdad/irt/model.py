@@ -154,6 +154,13 @@ class _Posterior:
         self.observed = int(missing.size - missing.sum())
         self.n_models, self.n_items, self.dims = responses.shape[0], n_items, dims
         self._last: _Likelihood | None = None
+        # the residuals of the last point (``_last.resid``) and one block's logits and losses: written
+        # again at every new point, never allocated anew (a fresh array of megabytes is mapped, and its
+        # pages faulted in, on every evaluation; benchmarks/README.md)
+        rows = min(self.n_models, max(1, BLOCK_CELLS // n_items))
+        self._resid = np.empty(responses.shape)
+        self._w = np.empty(responses.shape)  # the last spread's weights (``_Spread.w``)
+        self._block = np.empty((3, rows, n_items))
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n, m, d = self.n_models, self.n_items, self.dims
@@ -161,6 +168,8 @@ class _Posterior:
 
     def spread(self, x: np.ndarray, priors: Priors) -> _Spread:
         """Mean-field Gaussian posterior covariances around the current estimates.
+
+        Its weights ``w`` are written over by the next spread's.
 
         Each model's ability covariance S_i and each item's (a_j, b_j) covariance C_j is
         the inverse of its expected Hessian block, the other side's second moments
@@ -170,8 +179,12 @@ class _Posterior:
         """
         theta, a, b = self.split(x)
         n, d = self.n_models, self.dims
-        w = self.likelihood(x).resid + self.y  # P(correct) (0 where missing: the residual is masked)
-        w *= 1.0 - w
+        # P(correct) (0 where missing: the residual is masked), then p (1 - p), into the same array every time
+        w = np.add(self.likelihood(x).resid, self.y, out=self._w)
+        scratch = self._block[0]
+        for start in range(0, n, len(scratch)):
+            part = w[start : start + len(scratch)]
+            part *= np.subtract(1.0, part, out=scratch[: len(part)])
         eye = np.eye(d)
         # every sum over models or items of symmetric matrices is taken on their upper triangles only
         second_a = w @ packed_outer(a)  # sum_j w_ij a_j a_j'
@@ -192,26 +205,31 @@ class _Posterior:
 
         A round of the fit starts where the last one ended, with other priors and spread penalties
         but the same likelihood; the spread update between rounds needs the same probabilities too. So
-        each is computed once per point (the same arithmetic, hence the same numbers)."""
+        each is computed once per point (the same arithmetic, hence the same numbers). The residuals
+        it holds are those of the last point only: the next point's are written over them."""
         last = self._last
         if last is not None and np.array_equal(last.x, x):
             return last
         theta, a, b = self.split(x)
-        n, m = self.n_models, self.n_items
-        loss, resid = np.empty((n, m)), np.empty((n, m))
-        rows = max(1, BLOCK_CELLS // m)
+        n = self.n_models
+        resid = self._resid
+        rows = self._block.shape[1]
         by_item = np.ascontiguousarray(a.T)
-        logits = np.empty((min(rows, n), m))
-        for start in range(0, n, rows):  # blocks of rows that stay in the CPU cache: the logits never reach memory
+        value, g_theta = 0.0, np.empty_like(theta)
+        for start in range(0, n, rows):  # blocks of rows that stay in the CPU cache: the logits and losses never reach memory
             block = slice(start, start + rows)
-            eta = np.matmul(theta[block], by_item, out=logits[: len(resid[block])])
+            logits, loss, scratch = self._block[:, : len(resid[block])]
+            eta = np.matmul(theta[block], by_item, out=logits)
             eta -= b
-            _loss_and_residual(eta, self.y[block], loss[block], resid[block])
-        if self.mask is not None:
-            loss *= self.mask
-            resid *= self.mask
-        value = float(loss.sum())
-        self._last = _Likelihood(x.copy(), resid, value, resid @ a, resid.T @ theta, resid.sum(axis=0))
+            _loss_and_residual(eta, self.y[block], loss, resid[block], scratch)
+            if self.mask is not None:
+                loss *= self.mask[block]
+                resid[block] *= self.mask[block]
+            value += float(loss.sum())
+            np.matmul(resid[block], a, out=g_theta[block])  # while the block's residuals are in the cache
+        # the sums over models, the b gradient's with theta's: one product (a column of ones)
+        by_model = resid.T @ np.column_stack([theta, np.ones(n)])
+        self._last = _Likelihood(x.copy(), resid, value, g_theta, by_model[:, :-1], by_model[:, -1].copy())
         return self._last
 
     def __call__(self, x: np.ndarray, priors: Priors, spread=None) -> tuple[float, np.ndarray]:
@@ -244,24 +262,29 @@ class _Likelihood:
     resid_sum: np.ndarray  # per item: sum over models of sigmoid(eta) - y, the negative of the b gradient
 
 
-def _loss_and_residual(eta: np.ndarray, y: np.ndarray, loss: np.ndarray, resid: np.ndarray) -> None:
-    """softplus(eta) - y * eta into ``loss`` and its derivative sigmoid(eta) - y into ``resid``,
-    from one exp(-|eta|): with q = 1 / (1 + exp(-|eta|)), sigmoid(eta) = 1/2 + sign(eta) (q - 1/2).
+def _loss_and_residual(eta: np.ndarray, y: np.ndarray, loss: np.ndarray, resid: np.ndarray, scratch: np.ndarray) -> None:
+    """softplus(eta) - y * eta into ``loss`` and its derivative sigmoid(eta) - y into ``resid``, from
+    one exp(-|eta|) = e: softplus(eta) = log(1 + e) + max(eta, 0), and with q = 1 / (1 + e),
+    sigmoid(eta) = 1/2 + sign(eta) (q - 1/2). ``eta`` is overwritten; ``scratch`` is working space.
 
-    Element by element, so the caller can pass blocks: each cell's value is the same whatever
-    the blocks, and a block that fits in the cache saves the passes over memory of whole arrays."""
+    log(1 + e) rather than log1p(e): with e <= 1 its error is that of rounding 1 + e, at most 1.1e-16
+    in absolute value, like the sum's own rounding, and numpy's log is vectorised where log1p is not
+    (4x faster); the same for a division rather than a reciprocal (benchmarks/README.md). Element by
+    element, so the caller can pass blocks: each cell's value is the same whatever the blocks, and a
+    block that fits in the cache saves the passes over memory of whole arrays."""
     e = np.abs(eta, out=resid)
     np.negative(e, out=e)
     np.exp(e, out=e)
-    np.log1p(e, out=loss)
-    loss += np.maximum(eta, 0.0)
-    loss -= y * eta
     e += 1.0
-    np.reciprocal(e, out=e)
+    np.log(e, out=loss)
+    np.divide(1.0, e, out=e)
     e -= 0.5
     np.copysign(e, eta, out=e)
     e += 0.5
     e -= y
+    loss += np.maximum(eta, 0.0, out=scratch)
+    eta *= y
+    loss -= eta
 
 
 def spd_inverses(matrices: np.ndarray) -> np.ndarray:
@@ -447,7 +470,7 @@ def fit_irt(
         posterior = _Posterior(values, values.shape[1], dims)
         x = _initial(values, dims, rng)
         current = Priors(np.full(dims, float(a_prior[0])), np.full(dims, float(a_prior[1])), float(b_prior[0]), float(b_prior[1]))
-        iterations, penalty, fitted = 0, None, None
+        iterations, penalty, fitted, spare = 0, None, None, None
         stop_tol = STOP_TOLERANCE if stop_tol is None else stop_tol
         rounds = max(1, max_rounds) if (hierarchical or variational) else 1
         for done in range(1, rounds + 1):  # rounds done once this one ends
@@ -476,12 +499,13 @@ def fit_irt(
             if until is not None and until(_result(posterior, x, current, penalty, hierarchical, iterations)):
                 break
             if variational and stop_tol > 0 and STOP_MIN_ROUNDS - 1 <= done < rounds:
-                probs = posterior.likelihood(x).resid + posterior.y  # fitted P(correct) where observed, 0 elsewhere
+                # fitted P(correct) where observed, 0 elsewhere; the last round's array is the next one's
+                probs = np.add(posterior.likelihood(x).resid, posterior.y, out=spare)
                 if fitted is not None and change < STOP_SCALE_TOLERANCE:
                     np.subtract(probs, fitted, out=fitted)
                     if float(np.abs(fitted, out=fitted).sum()) < stop_tol * posterior.observed:
                         break
-                fitted = probs
+                spare, fitted = fitted, probs
         return _result(posterior, x, current, penalty, hierarchical, iterations)
 
 

@@ -26,6 +26,9 @@ RANK_TOLERANCE = 1e-9
 UPDATE_SHARE = 0.5
 # Directions of the sampler multiplied by every row of the basis together (one matrix-matrix product).
 CHUNK = 256
+# Below this condition number of the column-normalised monomials, Q is the triangular solve A R^-1
+# (orthonormal to about 1e-16 times it); above, Householder's Q (``orthonormal_columns``).
+SOLVE_CONDITION = 1e8
 
 
 def graded_exponents(k: int, d: int) -> np.ndarray:
@@ -67,15 +70,36 @@ def vandermonde(points: np.ndarray, k: int) -> np.ndarray:
 
 
 def orthonormal_columns(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The thin QR (Householder, LAPACK) of ``columns`` (n x k): Q (n x k, C order) and R (k x k).
+    """An orthonormal basis Q (n x k, C order) of the columns of ``columns`` (n x k) and their R (k x k).
 
-    SciPy's ``qr`` runs LAPACK's geqrf and orgqr as ``numpy.linalg.qr`` does (on one thread the same bits, on
-    every OpenBLAS kernel tried), in about a third less time at the sizes of the paper's grid
-    (benchmarks/README.md). ``columns`` is overwritten: a Fortran-ordered array from ``vandermonde`` is not
-    copied."""
-    from scipy.linalg import qr  # imported on first use: scipy.linalg costs start-up time of every command
+    R comes from LAPACK's Householder QR (geqrf). When R is well conditioned (its columns scaled to unit
+    norm: the condition of the column-normalised monomials, below ``SOLVE_CONDITION``), Q is the triangular
+    solve Q = A R^-1 (one BLAS trsm, written straight in row order): a third of the time of forming
+    Householder's Q (orgqr) and copying it to row order, orthonormal to about the unit roundoff times
+    that condition (4e-11 at the grid's 6e5-1.5e6). Otherwise Q is Householder's (orgqr), orthonormal
+    to rounding whatever the condition (docs/protocol.md#diversity, benchmarks/README.md).
+    ``columns`` is overwritten: a Fortran-ordered array from ``vandermonde`` is not copied."""
+    from scipy.linalg import get_blas_funcs, get_lapack_funcs  # on first use: scipy.linalg costs every command start-up time
 
-    q, r = qr(columns, mode="economic", overwrite_a=True, check_finite=False)
+    rows = np.ascontiguousarray(columns)  # the same numbers in row order: trsm turns them into Q in place
+    columns = np.asfortranarray(columns)
+    geqrf, orgqr, trcon = get_lapack_funcs(("geqrf", "orgqr", "trcon"), (columns,))
+    k = columns.shape[1]
+    work = int(geqrf(columns, lwork=-1)[2][0])
+    factored, tau, _, info = geqrf(columns, lwork=max(work, 1), overwrite_a=True)
+    if info != 0:
+        raise ArithmeticError(f"LAPACK geqrf failed (info {info}).")
+    r = np.triu(factored[:k])
+    norms = np.linalg.norm(r, axis=0)  # the columns' norms (Q is orthogonal)
+    scaled = r / np.where(norms > 0, norms, 1.0)
+    rcond = trcon(scaled, norm="1", uplo="U", diag="N")[0] if k else 1.0
+    if rcond * SOLVE_CONDITION > 1.0:
+        trsm = get_blas_funcs("trsm", (columns,))
+        return trsm(1.0, r, rows.T, side=0, lower=0, trans_a=1, overwrite_b=True).T, r
+    work = int(orgqr(factored, tau, lwork=-1)[1][0])
+    q, _, info = orgqr(factored, tau, lwork=max(work, 1), overwrite_a=True)
+    if info != 0:
+        raise ArithmeticError(f"LAPACK orgqr failed (info {info}).")
     return np.ascontiguousarray(q), r
 
 
