@@ -268,8 +268,8 @@ def _loss_and_residual(eta: np.ndarray, y: np.ndarray, loss: np.ndarray, resid: 
     sigmoid(eta) = 1/2 + sign(eta) (q - 1/2). ``eta`` is overwritten; ``scratch`` is working space.
 
     log(1 + e) rather than log1p(e): with e <= 1 its error is that of rounding 1 + e, at most 1.1e-16
-    in absolute value, like the sum's own rounding, and numpy's log is vectorised where log1p is not
-    (4x faster); the same for a division rather than a reciprocal (benchmarks/README.md). Element by
+    in absolute value, like the sum's own rounding, and numpy's log is vectorised where log1p is not;
+    a division rather than a reciprocal, the same bits in half the time (benchmarks/README.md). Element by
     element, so the caller can pass blocks: each cell's value is the same whatever the blocks, and a
     block that fits in the cache saves the passes over memory of whole arrays."""
     e = np.abs(eta, out=resid)

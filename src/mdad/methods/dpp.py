@@ -74,10 +74,11 @@ def orthonormal_columns(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     R comes from LAPACK's Householder QR (geqrf). When R is well conditioned (its columns scaled to unit
     norm: the condition of the column-normalised monomials, below ``SOLVE_CONDITION``), Q is the triangular
-    solve Q = A R^-1 (one BLAS trsm, written straight in row order): a third of the time of forming
-    Householder's Q (orgqr) and copying it to row order, orthonormal to about the unit roundoff times
-    that condition (4e-11 at the grid's 6e5-1.5e6). Otherwise Q is Householder's (orgqr), orthonormal
-    to rounding whatever the condition (docs/protocol.md#diversity, benchmarks/README.md).
+    solve Q = A R^-1 (one BLAS trsm, written straight in row order), in about half the time of forming
+    Householder's Q (orgqr) and copying it to row order, and orthonormal to about the unit roundoff
+    times that condition (2e-11 to 4e-11 at the grid's 6e5-1.5e6). Otherwise Q is Householder's
+    (orgqr), orthonormal to rounding whatever the condition (docs/protocol.md#diversity,
+    benchmarks/README.md).
     ``columns`` is overwritten: a Fortran-ordered array from ``vandermonde`` is not copied."""
     from scipy.linalg import get_blas_funcs, get_lapack_funcs  # on first use: scipy.linalg costs every command start-up time
 
