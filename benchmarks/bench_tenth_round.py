@@ -27,13 +27,15 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_ninth_round import paired  # noqa: E402  (former and now alternating, median CPU s)
+
 FORMER_THRESHOLDS = (8 * 2**20, 64 * 2**20)  # the allocator's (mmap, trim) thresholds before this round
 
 
@@ -48,18 +50,6 @@ def former_module(ref: str, path: str, name: str):
     sys.modules[name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
-
-
-def paired(former, now, repeats: int) -> tuple[float, float]:
-    """Median CPU seconds of ``former()`` and ``now()``, alternating which goes first."""
-    spent: dict[str, list[float]] = {"former": [], "now": []}
-    for repeat in range(repeats):
-        order = (("former", former), ("now", now)) if repeat % 2 == 0 else (("now", now), ("former", former))
-        for name, call in order:
-            start = time.process_time()
-            call()
-            spent[name].append(time.process_time() - start)
-    return float(np.median(spent["former"])), float(np.median(spent["now"]))
 
 
 def irt_rows(ref: str, repeats: int) -> None:
