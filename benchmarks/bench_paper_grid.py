@@ -28,12 +28,14 @@ with R runs. A process's cells cost a fixed part (imports, each task's preparati
 matrix) plus a part per run; the per-run part is the difference of the two over R - 1 runs, and
 the cells' time at 50 runs is the 1-run process's time plus 49 times that part. (Multiplying R
 runs' time by 50 / R, as earlier rounds did, counts the fixed part 50 / R times: on GPQA that
-more than doubles the total; benchmarks/README.md.)
+more than doubles the total.)
+
+``--smoke`` runs the GPQA shape's cells of the random method with 2 runs. The record holds each
+benchmark's CPU time, its time with two workers and the process tree's peak memory.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -43,6 +45,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import suite
 
 BENCHMARKS = {  # name: (items, subtasks, sizes)
     "gpqa": (448, 1, (10, 25, 50, 100, 200)),
@@ -227,7 +231,7 @@ def extrapolated(one: dict, many: dict, runs: int) -> dict:
     return {key: one[key] + max(0.0, many[key] - one[key]) * (PAPER_RUNS - 1) / (runs - 1) for key in ("cpu", "wall")} | {"peak_mb": many["peak_mb"]}
 
 
-def report(args) -> None:
+def report(args, session: suite.Session) -> None:
     if not 2 <= args.runs <= PAPER_RUNS:
         raise SystemExit(f"--runs must be between 2 and {PAPER_RUNS}, got {args.runs}.")
     methods = args.methods.split(",")
@@ -269,6 +273,7 @@ def report(args) -> None:
             m = extrapolated(one, many, args.runs)
             cells_cpu += m["cpu"]
             peaks.append(m["peak_mb"])
+            session.add(f"{bench} cells: {method}", cpu_s=m["cpu"], wall_s=m["wall"], peak_mb=m["peak_mb"])
             print(line.format(bench, f"cells: {method}", f"{m['cpu']:.1f}", f"{m['wall']:.1f}", f"{m['peak_mb']:.0f}"), flush=True)
         s = in_child("summary", bench, str(folder), str(args.runs))
         print(line.format(bench, f"summary ({s['rows']} rows, 50 runs)", f"{s['cpu']:.1f}", f"{s['wall']:.1f}", f"{s['peak_mb']:.0f}"), flush=True)
@@ -277,6 +282,17 @@ def report(args) -> None:
         totals["cpu"] += cpu
         totals["two_workers"] += two
         tree = data["peak_mb"] + 2 * max(peaks[1:])  # parent holding the data + two workers at their largest
+        session.add(
+            bench,
+            data_cpu_s=data["cpu"],
+            cells_cpu_s=cells_cpu,
+            summary_cpu_s=s["cpu"],
+            cpu_s=cpu,
+            two_workers_s=two,
+            peak_tree_mb=tree,
+            runs=args.runs,
+            extrapolated=args.runs < PAPER_RUNS,
+        )
         print(line.format(bench, "TOTAL (CPU; 2 workers est.)", f"{cpu:.0f}", f"{two:.0f}", f"{tree:.0f}*"))
         print(f"{'':10s} = {two / 60:.1f} min on 2 cores; * process tree with 2 workers (upper bound)", flush=True)
         if args.tree:
@@ -287,6 +303,7 @@ def report(args) -> None:
                 flush=True,
             )
         print()
+    session.add("all", cpu_s=totals["cpu"], two_workers_s=totals["two_workers"], extrapolated=args.runs < PAPER_RUNS)
     print(
         f"All: {totals['cpu'] / 60:.1f} CPU min; {totals['two_workers'] / 60:.1f} min with 2 worker processes"
         + (f" (extrapolated from {args.runs} runs)" if args.runs < PAPER_RUNS else "")
@@ -313,14 +330,18 @@ def main() -> None:
             result = phase_summary(bench, Path(folder), int(rest[0]))
         print(json.dumps(result))
         return
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = suite.parser(__doc__)
     parser.add_argument("--runs", type=int, default=PAPER_RUNS, help="runs to do, at least 2 (below 50: also 1, times extrapolated to 50)")
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS))
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--gpqa", metavar="NPZ", help="first time the real GPQA grid of the comparison with the paper's code")
     parser.add_argument("--tree", action="store_true", help="also measure a 2-worker run's process-tree memory")
     parser.add_argument("--folder", help="where the matrices and results go (default: a new temporary folder)")
-    report(parser.parse_args())
+    args = parser.parse_args()
+    if args.smoke:
+        args.benchmarks, args.methods, args.runs = "gpqa", "random", 2
+    with suite.Session("bench_paper_grid", args) as session:
+        report(args, session)
 
 
 if __name__ == "__main__":

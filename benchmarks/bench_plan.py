@@ -2,37 +2,39 @@
 answering the same questions (simulated random micro-benchmarks) run in the same process.
 
     python benchmarks/bench_plan.py [--data-dir ../shared/data] [--runs 2000] [--threads 1]
+    python benchmarks/bench_plan.py --smoke
 
 Prints the time of each command (goal: under a second on oll2-gpqa and mmlu-pro-tiger), the time
-of the simulation baseline, their ratio, and the largest gap between the exact probabilities and
+of the simulation baseline, their paired ratio (alternating in this process), and the largest gap between the exact probabilities and
 the simulated frequencies (Monte Carlo error of the baseline).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import time
+import statistics
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+import suite
 from typer.testing import CliRunner
 
 from mdad.cli import app
 from mdad.data import load_dataset
 from mdad.metrics import analytic
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def best_of(repeats: int, fn) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+COMMANDS = {
+    "oll2-gpqa": [
+        ["plan", "--dataset", "oll2-gpqa", "--detect", "2.0"],
+        ["plan", "--dataset", "oll2-gpqa", "--size", "100"],
+        ["compare", "--dataset", "oll2-gpqa", "--size", "25", "--group", "7b_instruct"],
+    ],
+    "mmlu-pro-tiger": [
+        ["plan", "--dataset", "mmlu-pro-tiger", "--detect", "2.0"],
+        ["plan", "--dataset", "mmlu-pro-tiger", "--size", "100"],
+        ["compare", "--dataset", "mmlu-pro-tiger", "--size", "25"],
+    ],
+}
 
 
 def simulated_probabilities(matrix, stats, k: int, runs: int, seed: int = 0) -> np.ndarray:
@@ -54,43 +56,39 @@ def simulated_probabilities(matrix, stats, k: int, runs: int, seed: int = 0) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    parser = suite.parser(__doc__)
+    parser.add_argument("--data-dir", type=Path, default=suite.DATA_DIR)
     parser.add_argument("--runs", type=int, default=2000)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    os.environ["MDAD_DATA_DIR"] = args.data_dir
+    if args.smoke:
+        args.runs, args.repeats = 20, 1
+    os.environ["MDAD_DATA_DIR"] = str(args.data_dir)
     runner = CliRunner()
-    commands = {
-        "oll2-gpqa": [
-            ["plan", "--dataset", "oll2-gpqa", "--detect", "2.0"],
-            ["plan", "--dataset", "oll2-gpqa", "--size", "100"],
-            ["compare", "--dataset", "oll2-gpqa", "--size", "25", "--group", "7b_instruct"],
-        ],
-        "mmlu-pro-tiger": [
-            ["plan", "--dataset", "mmlu-pro-tiger", "--detect", "2.0"],
-            ["plan", "--dataset", "mmlu-pro-tiger", "--size", "100"],
-            ["compare", "--dataset", "mmlu-pro-tiger", "--size", "25"],
-        ],
-    }
-    with threadpool_limits(args.threads):
-        for name, cmds in commands.items():
-            for cmd in cmds:
+    datasets = ["oll2-gpqa"] if args.smoke else list(COMMANDS)
+    with suite.Session("bench_plan", args) as session:
+        for name in datasets:
+            for cmd in COMMANDS[name]:
                 result = runner.invoke(app, cmd)
-                assert result.exit_code == 0, result.output
-                seconds = best_of(3, lambda cmd=cmd: runner.invoke(app, cmd))
-                print(f"{' '.join(cmd):70s} {seconds:6.3f} s")
+                if result.exit_code:
+                    raise SystemExit(f"{' '.join(cmd)} failed:\n{result.output}")
+                timings = [suite.measure(lambda cmd=cmd: runner.invoke(app, cmd)) for _ in range(args.repeats)]
+                wall, cpu = statistics.median(t.wall for t in timings), statistics.median(t.cpu for t in timings)
+                session.add(" ".join(cmd), wall_s=wall, cpu_s=cpu)
+                print(f"{' '.join(cmd):70s} {wall:6.3f} s ({cpu:.3f} s CPU)")
             matrix = load_dataset(name)
             chosen = matrix.group_index("7b_instruct") if "7b_instruct" in matrix.groups else None
             stats = analytic.pair_stats(matrix, models=chosen)
-            exact_s = best_of(3, lambda stats=stats: analytic.agreement_probabilities(stats, 25))
-            start = time.perf_counter()
-            simulated = simulated_probabilities(matrix, stats, 25, args.runs)
-            sim_s = time.perf_counter() - start
-            gap = np.abs(simulated - analytic.agreement_probabilities(stats, 25)).max()
+            timing = suite.paired(
+                lambda stats=stats, matrix=matrix: simulated_probabilities(matrix, stats, 25, args.runs),
+                lambda stats=stats: analytic.agreement_probabilities(stats, 25),
+                args.repeats,
+            )
+            gap = float(np.abs(simulated_probabilities(matrix, stats, 25, args.runs) - analytic.agreement_probabilities(stats, 25)).max())
+            session.add(f"{name}: exact pair probabilities at 25 items against a {args.runs}-run simulation", pairs=stats.n_pairs, max_gap=gap, **timing.fields())
             print(
-                f"{name}: pair probabilities at 25 items for {stats.n_pairs:,} pairs: exact {exact_s:.4f} s, "
-                f"{args.runs}-run simulation {sim_s:.2f} s, ratio {sim_s / exact_s:,.0f}x; "
+                f"{name}: pair probabilities at 25 items for {stats.n_pairs:,} pairs: exact {timing.candidate.cpu:.4f} s CPU, "
+                f"{args.runs}-run simulation {timing.baseline.cpu:.2f} s, ratio {1 / max(timing.cpu_ratio, 1e-9):,.0f}x; "
                 f"largest |exact - simulated| {gap:.3f} (Monte Carlo error of the simulation)"
             )
 

@@ -14,25 +14,26 @@ against baselines run in the same process:
   in the run's worker processes.
 
     python benchmarks/bench_run.py [--workers N] [--runs 50] [--skip-baselines] [--startup-only]
+    python benchmarks/bench_run.py --smoke
+
+Every phase is recorded with its wall time and its CPU time (this process and the worker processes).
 
 Goal (issue 2): the whole default run under a minute on 2 cores.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from contextlib import nullcontext
 from pathlib import Path
 from unittest import mock
 
 import numpy as np
+import suite
 
 from mdad import methods as method_registry
 from mdad.data import BUILTIN
@@ -70,32 +71,36 @@ def fixed_steps_logistic_fit(x, agreed, pairs, at=None, iterations=50, tol=None)
     return 1.0 / (1.0 + np.exp(-(beta[:, :1] + beta[:, 1:] * v[None, :])))
 
 
-def timed(label: str, fn):
-    start = time.perf_counter()
-    result = fn()
-    seconds = time.perf_counter() - start
-    print(f"{label:52s} {seconds:7.1f} s", flush=True)
-    return result, seconds
+def timed(session: suite.Session, label: str, fn):
+    """Call ``fn``, print and record its wall and CPU time (CPU includes the worker processes)."""
+    result: list = []
+    timing = suite.measure(lambda: result.append(fn()))
+    session.add(label, wall_s=timing.wall, cpu_s=timing.cpu)
+    print(f"{label:52s} {timing.wall:7.1f} s {timing.cpu:7.1f} s CPU", flush=True)
+    return result[0], timing.wall
 
 
-def startup() -> float:
+def ratio(session: suite.Session, baseline: float, now: float) -> None:
+    """Record and print a baseline's wall time over the default's."""
+    session.results[-1]["wall_ratio_to_default"] = baseline / now
+    print(f"{'  ratio':52s} {baseline / now:7.1f}x")
+
+
+def startup(session: suite.Session, repeats: int) -> float:
     """Median wall seconds of fresh processes that start and end at once; returns `mdad run --help`'s."""
-    mdad = str(Path(sys.executable).with_name("mdad")) if Path(sys.executable).with_name("mdad").exists() else shutil.which("mdad") or "mdad"
+    mdad = [sys.executable, "-m", "mdad.cli"]
     commands = {
         "start-up: the interpreter alone": [sys.executable, "-c", "pass"],
-        "start-up: mdad --help": [mdad, "--help"],
-        "start-up: mdad methods": [mdad, "methods"],
-        "start-up: mdad run --help": [mdad, "run", "--help"],
+        "start-up: mdad --help": [*mdad, "--help"],
+        "start-up: mdad methods": [*mdad, "methods"],
+        "start-up: mdad run --help": [*mdad, "run", "--help"],
     }
     seconds = 0.0
     for label, command in commands.items():
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            subprocess.run(command, capture_output=True, check=True)
-            times.append(time.perf_counter() - start)
-        seconds = statistics.median(times)
-        print(f"{label:52s} {seconds:7.2f} s", flush=True)
+        times = [suite.measure(lambda command=command: subprocess.run(command, capture_output=True, check=True)) for _ in range(repeats)]
+        seconds, cpu = statistics.median(t.wall for t in times), statistics.median(t.cpu for t in times)
+        session.add(label, wall_s=seconds, cpu_s=cpu)
+        print(f"{label:52s} {seconds:7.2f} s {cpu:7.2f} s CPU", flush=True)
     return seconds
 
 
@@ -104,42 +109,52 @@ def run_cells(matrix, config, out: Path, workers: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = suite.parser(__doc__)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--skip-baselines", action="store_true", help="time the default run only")
     parser.add_argument("--startup-only", action="store_true", help="time the start-up phase only")
     args = parser.parse_args()
+    methods, sizes, repeats = tuple(method_registry.available()), SIZES, 3
+    if args.smoke:
+        methods, sizes, repeats, args.runs = ("random", "stratified-confidence"), (10,), 1, 2
     print(f"{os.cpu_count()} cores, {args.workers} workers, load average {os.getloadavg()[0]:.2f}")
-    t_start = startup()
-    if args.startup_only:
-        return
-    matrix, t_sim = timed("load the built-in gpqa 420 x 448", GPQA.load)
-    config = ExperimentConfig(methods=tuple(method_registry.available()), sizes=SIZES, sources=(300,), runs=args.runs, targets=50, seed=0)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "run"
-        _, t_cells = timed("cells (all methods)", lambda: run_cells(matrix, config, out, args.workers))
-        _, t_report = timed(f"report (tables, MDAD, figures, HTML), {args.workers} workers", lambda: build_outputs(out, 0.8, workers=args.workers))
-        print(f"{'total (start-up of mdad run, load, cells, report)':52s} {t_start + t_sim + t_cells + t_report:7.1f} s")
-        if args.skip_baselines:
+    with suite.Session("bench_run", args) as session:
+        t_start = startup(session, repeats)
+        if args.startup_only:
             return
-        if args.workers > 1:
-            _, t_report_base = timed("baseline: report in this process alone", lambda: build_outputs(out, 0.8))
-            print(f"{'  ratio':52s} {t_report_base / t_report:7.1f}x")
-        store = ResultStore(out)
-        _, t_eval = timed("metrics of every cell (robust MDAD: converged Newton)", lambda: evaluate_store(store))
-        with mock.patch.object(robust, "logistic_fit", fixed_steps_logistic_fit):
-            _, t_eval_base = timed("baseline: robust MDAD with 50 Newton steps", lambda: evaluate_store(store))
-        print(f"{'  ratio':52s} {t_eval_base / t_eval:7.1f}x")
-        with mock.patch.object(executors, "threadpool_limits", lambda **_: nullcontext()):
-            _, t_eval_threads = timed("baseline: metrics in this process, BLAS on every core", lambda: evaluate_store(store))
-        print(f"{'  ratio':52s} {t_eval_threads / t_eval:7.1f}x")
-        if args.workers > 1:
-            with mock.patch.object(executors, "threadpool_limits", lambda limits: None), mock.patch.object(executors, "THREAD_VARIABLES", ()):
-                _, t_base = timed(
-                    "baseline: cells without the per-worker thread cap", lambda: run_cells(matrix, config, Path(tmp) / "uncapped", args.workers)
-                )
-            print(f"{'  ratio':52s} {t_base / t_cells:7.1f}x")
+        matrix, t_sim = timed(session, "load the built-in gpqa 420 x 448", GPQA.load)
+        config = ExperimentConfig(methods=methods, sizes=sizes, sources=(300,), runs=args.runs, targets=50, seed=0)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "run"
+            _, t_cells = timed(session, "cells (all methods)", lambda: run_cells(matrix, config, out, args.workers))
+            _, t_report = timed(
+                session, f"report (tables, MDAD, figures, HTML), {args.workers} workers", lambda: build_outputs(out, 0.8, workers=args.workers)
+            )
+            total = t_start + t_sim + t_cells + t_report
+            session.add("total (start-up of mdad run, load, cells, report)", wall_s=total)
+            print(f"{'total (start-up of mdad run, load, cells, report)':52s} {total:7.1f} s")
+            if args.skip_baselines:
+                return
+            if args.workers > 1:
+                _, t_report_base = timed(session, "baseline: report in this process alone", lambda: build_outputs(out, 0.8))
+                ratio(session, t_report_base, t_report)
+            store = ResultStore(out)
+            _, t_eval = timed(session, "metrics of every cell (robust MDAD: converged Newton)", lambda: evaluate_store(store))
+            with mock.patch.object(robust, "logistic_fit", fixed_steps_logistic_fit):
+                _, t_eval_base = timed(session, "baseline: robust MDAD with 50 Newton steps", lambda: evaluate_store(store))
+            ratio(session, t_eval_base, t_eval)
+            with mock.patch.object(executors, "threadpool_limits", lambda **_: nullcontext()):
+                _, t_eval_threads = timed(session, "baseline: metrics in this process, BLAS on every core", lambda: evaluate_store(store))
+            ratio(session, t_eval_threads, t_eval)
+            if args.workers > 1:
+                with mock.patch.object(executors, "threadpool_limits", lambda limits: None), mock.patch.object(executors, "THREAD_VARIABLES", ()):
+                    _, t_base = timed(
+                        session,
+                        "baseline: cells without the per-worker thread cap",
+                        lambda: run_cells(matrix, config, Path(tmp) / "uncapped", args.workers),
+                    )
+                ratio(session, t_base, t_cells)
 
 
 if __name__ == "__main__":
