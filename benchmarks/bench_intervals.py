@@ -14,21 +14,22 @@ split-conformal residuals and the logistic order fit of (a).
 
 Prints markdown tables (coverage at 90% and 95% overall and by the new model's fifth of the
 leaderboard by true accuracy, with the estimates outside their own interval; mean width;
-order-probability calibration) and, with --out X.csv, writes the per-repetition rows as CSV,
+order-probability calibration) and, with --csv X.csv, writes the per-repetition rows as CSV,
 the pairs to X.pairs.parquet, every new model's estimate, 90% interval and accuracy to
 X.models.parquet and every calibration target's estimate and accuracy to X.cal.parquet (from which
-rebin_intervals.py rebuilds the calibrated intervals with another construction).
+the calibrated intervals can be rebuilt with another construction, without selecting again). The
+record keeps every cell's coverage. ``--smoke``: the simulated matrix, two methods, one repetition.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import suite
 
 from mdad import methods as method_registry
 from mdad.data import ResponseMatrix, read_npz, simulate
@@ -388,7 +389,7 @@ def outside_band(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = suite.parser(__doc__)
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--methods", default=",".join(method_registry.available()))
     parser.add_argument("--sizes", default="10,25,50,100")
@@ -410,9 +411,11 @@ def main() -> None:
     parser.add_argument(
         "--uniform-weight", type=float, default=UNIFORM_WEIGHT, help="With --population: weight of the uniform component of the accuracy prior."
     )
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--tables", type=Path, nargs="*", default=None, help="Only print the tables of earlier --out files (several runs combined).")
+    parser.add_argument("--csv", type=Path, default=None, help="Keep the per-repetition rows here (and the pairs, models and calibrations beside it).")
+    parser.add_argument("--tables", type=Path, nargs="*", default=None, help="Only print the tables of earlier --csv files (several runs combined).")
     args = parser.parse_args()
+    if args.smoke:
+        args.datasets, args.methods, args.sizes, args.reps, args.cal_runs = "simulated", "random,stratified-confidence", "10", 1, 2
     if args.tables:
         frame = pd.concat([pd.read_csv(p) for p in args.tables], ignore_index=True)
         pair_frame = pd.concat([pd.read_parquet(p.with_suffix(".pairs.parquet")) for p in args.tables], ignore_index=True)
@@ -421,6 +424,16 @@ def main() -> None:
         print_tables(frame, pair_frame, [d for d in DATASETS if d in set(frame["dataset"])], models)
         return
     methods, sizes = args.methods.split(","), [int(s) for s in args.sizes.split(",")]
+    with suite.Session("bench_intervals", args) as session:
+        frame, pair_frame, model_frame = repetitions(args, methods, sizes)
+        print_tables(frame, pair_frame, args.datasets.split(","), model_frame)
+        summary = coverage_summary(frame).reset_index()
+        for row in summary.to_dict("records"):
+            session.add(f"coverage {row['method']} {row['dataset']} {row['size']}", **row)
+
+
+def repetitions(args, methods: list[str], sizes: list[int]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Every repetition of every dataset: the per-repetition rows, the pairs and the new models."""
     rows, pairs, models, cal = [], [], [], []
     for name in args.datasets.split(","):
         matrix = load(name)
@@ -434,16 +447,16 @@ def main() -> None:
             models += m
             cal += c
             print(f"{name}: repetition {rep} done after {time.perf_counter() - start:.0f} s", flush=True)
-            if args.out is not None:  # after every repetition, so that an interrupted run keeps what it finished
-                pd.DataFrame(rows).to_csv(args.out, index=False)
-                pd.concat(pairs, ignore_index=True).to_parquet(args.out.with_suffix(".pairs.parquet"))
-                pd.concat(models, ignore_index=True).to_parquet(args.out.with_suffix(".models.parquet"))
-                if cal:  # the calibration targets' estimates and accuracies: rebin_intervals.py recomputes intervals from them
-                    pd.concat(cal, ignore_index=True).to_parquet(args.out.with_suffix(".cal.parquet"))
+            if args.csv is not None:  # after every repetition, so that an interrupted run keeps what it finished
+                pd.DataFrame(rows).to_csv(args.csv, index=False)
+                pd.concat(pairs, ignore_index=True).to_parquet(args.csv.with_suffix(".pairs.parquet"))
+                pd.concat(models, ignore_index=True).to_parquet(args.csv.with_suffix(".models.parquet"))
+                if cal:  # the calibration targets' estimates and accuracies, from which intervals can be rebuilt
+                    pd.concat(cal, ignore_index=True).to_parquet(args.csv.with_suffix(".cal.parquet"))
         print(
             f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True
         )
-    print_tables(pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), args.datasets.split(","), pd.concat(models, ignore_index=True))
+    return pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), pd.concat(models, ignore_index=True)
 
 
 def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str], models: pd.DataFrame | None = None) -> None:

@@ -15,15 +15,16 @@ lies from the exact one: the measurement behind MIN_CROSSING_PAIRS (mdad.default
     python benchmarks/bench_mdad_coverage.py --datasets gpqa --reps 50
     python benchmarks/bench_mdad_coverage.py --datasets gpqa,musr,math-hard --sizes 10,50,200 --reps 20
     python benchmarks/bench_mdad_coverage.py --datasets gpqa --targets 6,10,16 --sizes 25 --reps 20
+    python benchmarks/bench_mdad_coverage.py --smoke
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 import pandas as pd
+import suite
 
 from mdad.data.datasets import load_dataset
 from mdad.defaults import DEFAULT_THRESHOLD, MIN_CROSSING_PAIRS
@@ -129,16 +130,24 @@ def markdown(frame: pd.DataFrame) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = suite.parser(__doc__)
     parser.add_argument("--datasets", default="gpqa,musr,math-hard")
     parser.add_argument("--sizes", default="10,25,50,100,200")
     parser.add_argument("--targets", default="50", help="Target models per run (several: a row each).")
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
-    parser.add_argument("--out", default=None, help="CSV of every repetition.")
+    parser.add_argument("--csv", default=None, help="CSV of every repetition.")
     parser.add_argument("--windows", default="", help="Coverage of the robust MDAD with other windows too, e.g. 0,0.5 (0: no second step).")
     args = parser.parse_args()
+    if args.smoke:
+        args.datasets, args.sizes, args.runs, args.reps = "gpqa", "25", 5, 2
+    with suite.Session("bench_mdad_coverage", args) as session:
+        measure(args, session)
+
+
+def measure(args, session: suite.Session) -> None:
+    """Every repetition, the printed tables, and each cell's coverage in the record."""
     sizes = [int(s) for s in args.sizes.split(",")]
     windows = tuple(float(w) for w in args.windows.split(",") if w)
     rows = []
@@ -151,8 +160,8 @@ def main() -> None:
                     rows.append({"dataset": name, "targets": n_targets, **row})
             print(f"# {name}, {n_targets} targets: {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True)
     frame = pd.DataFrame(rows)
-    if args.out:
-        frame.to_csv(args.out, index=False)
+    if args.csv:
+        frame.to_csv(args.csv, index=False)
     share = {
         "first_covers": "first crossing covers (runs)",
         "pairs_covers": "first crossing covers (pairs)",
@@ -172,6 +181,8 @@ def main() -> None:
         first_width=("first_width", "median"),
         robust_width=("robust_width", "median"),
     )
+    for (name, targets, size), row in table.iterrows():
+        session.add(f"{name}, {targets} targets, {size} items", **{key: float(value) for key, value in row.items()})
     for label in share.values():
         table[label] = (100 * table[label]).round(0).astype(int).astype(str) + "%"
     print(f"\nCoverage of the 95% MDAD intervals ({args.runs} runs per repetition; medians in points)\n")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import resource
@@ -103,13 +104,17 @@ class Paired:
         }
 
 
-def paired(baseline: Callable[[], Any], candidate: Callable[[], Any], repeats: int = 3) -> Paired:
+def paired(baseline: Callable[[], Any], candidate: Callable[[], Any], repeats: int = 3, warmup: bool = False) -> Paired:
     """Time ``baseline`` and ``candidate`` ``repeats`` times each, alternating which goes first.
 
     Each repeat's ratio compares two calls made back to back, so a change of load between repeats moves
-    both; the medians drop one disturbed repeat."""
+    both; the medians drop one disturbed repeat. ``warmup`` first calls each once untimed (imports, caches
+    and first-touch page faults would otherwise count against whichever goes first)."""
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
+    if warmup:
+        baseline()
+        candidate()
     base: list[Timing] = []
     cand: list[Timing] = []
     for repeat in range(repeats):
@@ -200,13 +205,26 @@ class Session:
             print(f"record appended to {self.out}", file=sys.stderr)
 
 
+def plain(value: Any) -> Any:
+    """``value`` as strict JSON holds it: numpy scalars as Python numbers, NaN and infinities as null."""
+    if isinstance(value, dict):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    if hasattr(value, "item") and callable(value.item):  # a numpy scalar
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def append(path: Path, record: dict[str, Any]) -> None:
     """Append ``record`` to the JSON list in ``path``, replacing the file atomically."""
     records = json.loads(path.read_text()) if path.exists() else []
-    records.append(record)
+    records.append(plain(record))
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
-        json.dump(records, handle, indent=1, default=float)
+        json.dump(records, handle, indent=1, allow_nan=False)
         handle.write("\n")
     os.replace(handle.name, path)
 
