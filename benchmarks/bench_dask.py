@@ -1,12 +1,13 @@
 """The grid on a Dask cluster of real processes (`dask scheduler`, `dask worker`) beside the local pool.
 
     python benchmarks/bench_dask.py [--runs 10] [--items 448]
+    python benchmarks/bench_dask.py --smoke      # two methods, 2 runs, a cluster of 2 workers
 
 Starts a scheduler and one-thread workers on the loopback interface, exactly as on a cluster
 (docs/cluster.md), and times the same grid (simulated 400 models, the paper's seven methods,
 sizes 10-200, 300 sources) in this process, in 2 local worker processes, and on the cluster
 with 1 and 2 worker processes; prints wall and CPU times (this process and its local workers,
-or the Dask workers) with their ratio to the in-process run, and checks that every result is
+or the Dask workers, summed) with their ratio to the in-process run, and checks that every result is
 identical. Every process has imported its libraries before the timing (a first task costs
 a fresh Dask worker about a second of imports). On a machine shared with other jobs wall
 times are noisy; CPU times say what the executor costs.
@@ -14,7 +15,6 @@ times are noisy; CPU times say what the executor costs.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -29,6 +29,7 @@ for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"): 
     os.environ.setdefault(variable, "1")  # local and Dask workers have: CPU times then compare the work
 
 import pandas as pd  # noqa: E402
+import suite  # noqa: E402
 
 from mdad.data import simulate  # noqa: E402
 from mdad.experiment.grid import Experiment, ExperimentConfig  # noqa: E402
@@ -96,36 +97,42 @@ def stop_cluster(procs: list[subprocess.Popen]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = suite.parser(__doc__)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--items", type=int, default=448)
     args = parser.parse_args()
-    matrix = simulate(seed=0, n_models=400, n_items=args.items, n_subtasks=1)
-    config = ExperimentConfig(methods=METHODS, sizes=(10, 25, 50, 100, 200), sources=(300,), runs=args.runs, targets=50, seed=0)
-    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (machine shared: wall times are noisy)")
-    print(f"simulated 400 x {args.items}, {len(METHODS)} methods x 5 sizes x {args.runs} runs, 300 sources\n")
-    timings, results = {}, {}
-    warm_up = ExperimentConfig(methods=METHODS, sizes=(10,), sources=(300,), runs=2, targets=50)
-    Experiment(matrix, warm_up).run()  # the libraries' imports, before any timing
+    methods, sizes, cluster_workers = METHODS, (10, 25, 50, 100, 200), (1, 2)
+    if args.smoke:
+        methods, sizes, cluster_workers, args.runs, args.items = ("random", "stratified-confidence"), (10, 25), (2,), 2, 100
+    with suite.Session("bench_dask", args) as session:
+        measure(args, session, methods, sizes, cluster_workers)
 
-    def own_cpu() -> float:
-        ours, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-        return ours.ru_utime + ours.ru_stime + children.ru_utime + children.ru_stime
+
+def measure(args, session: suite.Session, methods: tuple[str, ...], sizes: tuple[int, ...], cluster_workers: tuple[int, ...]) -> None:
+    """Time the grid in every executor, record each against the in-process run, check the results agree."""
+    matrix = simulate(seed=0, n_models=400, n_items=args.items, n_subtasks=1)
+    config = ExperimentConfig(methods=methods, sizes=sizes, sources=(300,), runs=args.runs, targets=50, seed=0)
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (machine shared: wall times are noisy)")
+    print(f"simulated 400 x {args.items}, {len(methods)} methods x {len(sizes)} sizes x {args.runs} runs, 300 sources\n")
+    timings, results = {}, {}
+    warm_up = ExperimentConfig(methods=methods, sizes=(10,), sources=(300,), runs=2, targets=50)
+    Experiment(matrix, warm_up).run()  # the libraries' imports, before any timing
 
     def timed(label, client=None, **run_options):
         workers_cpu = (lambda: sum(client.run(worker_cpu).values())) if client else (lambda: 0.0)
-        start, cpu_start, remote_start = time.perf_counter(), own_cpu(), workers_cpu()
+        start, cpu_start, remote_start = time.perf_counter(), suite.cpu_seconds(), workers_cpu()
         results[label] = Experiment(matrix, config).run(**run_options).frames
-        wall, cpu = time.perf_counter() - start, own_cpu() - cpu_start + workers_cpu() - remote_start
+        wall, cpu = time.perf_counter() - start, suite.cpu_seconds() - cpu_start + workers_cpu() - remote_start
         timings[label] = (wall, cpu)
         base_wall, base_cpu = timings["in this process"]
-        print(f"{label:34s} {wall:7.1f} s {base_wall / wall:6.2f}x {cpu:9.1f} s {cpu / base_cpu:6.2f}x", flush=True)
+        session.add(label, wall_s=wall, cpu_s=cpu, wall_ratio=wall / base_wall, cpu_ratio=cpu / base_cpu)
+        print(f"{label:34s} {wall:7.1f} s {wall / base_wall:6.2f}x {cpu:9.1f} s {cpu / base_cpu:6.2f}x", flush=True)
 
     print(f"{'':34s} {'wall':>9s} {'ratio':>7s} {'CPU':>11s} {'ratio':>7s}")
     timed("in this process")
     timed("local pool, 2 workers", workers=2)
     with tempfile.TemporaryDirectory() as folder:
-        for workers in (1, 2):
+        for workers in cluster_workers:
             procs, address = start_cluster(Path(folder), workers)
             try:
                 from distributed import Client
@@ -140,6 +147,7 @@ def main() -> None:
         assert frames.keys() == base.keys(), label
         for cell in base:
             pd.testing.assert_frame_equal(frames[cell], base[cell])
+    session.add("results", identical=True)
     print("\nevery executor gave identical results")
 
 

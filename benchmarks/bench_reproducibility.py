@@ -1,6 +1,7 @@
 """The same seed, the same micro-benchmark: whole commands under several BLAS kernels and worker counts.
 
-    python benchmarks/bench_reproducibility.py [--dataset gpqa] [--runs 5] [--out DIR]
+    python benchmarks/bench_reproducibility.py [--dataset gpqa] [--runs 5] [--keep DIR]
+    python benchmarks/bench_reproducibility.py --smoke      # one kernel, 1 against 2 threads and workers, random
 
 Runs `mdad run` (every method, the adaptive family and aipw included, and a per-subtask
 variant) and `mdad select` for every method as a user would, once per configuration: each
@@ -15,17 +16,16 @@ the command it names, whose output folder and ``--workers`` differ), and every c
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import suite
 
 from mdad import methods as method_registry
 from mdad.micro import SelectedMicroBenchmark
@@ -51,10 +51,10 @@ def mdad(args: list[str], env: dict[str, str]) -> None:
         raise SystemExit(f"mdad {' '.join(args)} failed:\n{done.stderr[-3000:]}")
 
 
-def configuration(folder: Path, dataset: str, runs: int, kernel: str, threads: int, workers: int) -> Path:
-    """Every command of one configuration, its outputs in ``folder``."""
+def configuration(folder: Path, dataset: str, runs: int, kernel: str, threads: int, workers: int, chosen: list[str]) -> Path:
+    """Every command of one configuration (``chosen`` methods), its outputs in ``folder``."""
     env = dict(os.environ, OPENBLAS_CORETYPE=kernel, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    methods = method_registry.available() + ["anchor-points@per-subtask"]
+    methods = [*chosen, "anchor-points@per-subtask"]
     mdad(
         [
             "run",
@@ -73,7 +73,7 @@ def configuration(folder: Path, dataset: str, runs: int, kernel: str, threads: i
         ],
         env,
     )
-    for method in method_registry.available():
+    for method in chosen:
         mdad(
             [
                 "select",
@@ -153,23 +153,29 @@ def compare(first: Path, other: Path) -> dict[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = suite.parser(__doc__)
     parser.add_argument("--dataset", default="gpqa")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=None, help="keep the outputs here (default: a temporary folder)")
+    parser.add_argument("--methods", default=None, help="comma-separated (default: every registered method)")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the outputs here (default: a temporary folder)")
     args = parser.parse_args()
+    chosen = args.methods.split(",") if args.methods else method_registry.available()
     kernels = [kernel for kernel in KERNELS if architecture(kernel) == kernel][:3]
     if not kernels:
         raise SystemExit("numpy does not use OpenBLAS here: there are no kernels to compare.")
     configs = [(kernels[0], 1, 1), (kernels[0], 2, 2)] + [(kernel, 1, workers) for kernel in kernels[1:] for workers in (1, 2)]
-    with tempfile.TemporaryDirectory() as scratch:
-        root = args.out or Path(scratch)
+    if args.smoke:  # one kernel, 1 thread and worker against 2 of each; random alone, one run
+        configs, chosen, args.runs = configs[:2], ["random"], 1
+    with suite.Session("bench_reproducibility", args) as session, suite.folder(args.keep) as root:
         folders = []
         for kernel, threads, workers in configs:
             folder = root / f"{kernel}-threads{threads}-workers{workers}"
             print(f"running {folder.name} ...", file=sys.stderr, flush=True)
-            folders.append(configuration(folder, args.dataset, args.runs, kernel, threads, workers))
+            timing = suite.measure(lambda: folders.append(configuration(folder, args.dataset, args.runs, kernel, threads, workers, chosen)))  # noqa: B023
+            session.add(folder.name, wall_s=timing.wall, cpu_s=timing.cpu)
         rows = {folder.name: compare(folders[0], folder) for folder in folders[1:]}
+        for name, row in rows.items():
+            session.add(f"{name} against {folders[0].name}", identical=all(value == "identical" for value in row.values()), **row)
     table = pd.DataFrame(rows).T
     print(f"{args.dataset}, {args.runs} runs; every configuration against {folders[0].name}:\n")
     print("| configuration | " + " | ".join(table.columns) + " |")
