@@ -1,6 +1,7 @@
 """The bad-input audit, second round: every one-line reproduction of the hardening issue, run as a user runs it.
 
     python benchmarks/audit_hostile.py [--only TEXT] [--timeout 60] [--memory-gb 4] [--keep]
+    python benchmarks/audit_hostile.py --smoke
 
 Each case is one command in its own subprocess, in a fresh temporary folder, with a wall-clock
 timeout and an address-space limit (``resource.setrlimit``), with D = the real datasets
@@ -18,13 +19,12 @@ classified as
 
 Interrupt cases send SIGINT or SIGTERM to the main process only, at a moment made certain by holding
 the import of a named module until the signal comes, and expect exit code 130, one sentence, and a
-rerun of the same command that finishes. Prints one line per case and the summary table
-(benchmarks/README.md, "Bad-input audit, second round").
+rerun of the same command that finishes. Prints one line per case and the summary table, whose counts
+by group the record keeps. ``--smoke`` runs the first two cases.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import suite
 
 REPO = Path(__file__).resolve().parents[1]
 F = REPO / "tests" / "fixtures"
@@ -868,15 +869,18 @@ def assess_memory(runs: tuple[int, int] = (500, 2000), targets: int = 50, comman
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = suite.parser(__doc__)
     parser.add_argument("--only", default="", help="run only the cases whose group or name holds this text")
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--memory-gb", type=float, default=4.0)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folders")
+    parser.add_argument("--cases", type=int, default=0, help="run only the first N chosen cases (0: all)")
     parser.add_argument("--assess-memory", action="store_true", help="only measure the memory of select's held-out runs")
     parser.add_argument("--run-memory", action="store_true", help="only measure the memory of run's held-out runs")
     parser.add_argument("--src", type=Path, default=REPO / "src", help="the mdad sources to audit (default: this checkout's)")
     args = parser.parse_args()
+    if args.smoke:
+        args.cases = 2
     os.environ["PYTHONPATH"] = str(args.src.resolve())  # every command of the audit runs these sources
     if args.assess_memory:
         return assess_memory()
@@ -885,13 +889,17 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="mdad-audit-"))
     _micro(base)
     chosen = [c for c in cases() if args.only.lower() in f"{c.group} {c.name}".lower()]
+    chosen = chosen[: args.cases] if args.cases else chosen
     counts = {kind: 0 for kind in KINDS}
     groups: dict[str, dict[str, int]] = {}
-    for case in chosen:
-        kind, detail = run_case(case, base, args.timeout, int(args.memory_gb * 2**30))
-        counts[kind] += 1
-        groups.setdefault(case.group, {k: 0 for k in KINDS})[kind] += 1
-        print(f"{kind:9} {case.group:10} {case.name}: {detail}", flush=True)
+    with suite.Session("audit_hostile", args) as session:
+        for case in chosen:
+            kind, detail = run_case(case, base, args.timeout, int(args.memory_gb * 2**30))
+            counts[kind] += 1
+            groups.setdefault(case.group, {k: 0 for k in KINDS})[kind] += 1
+            print(f"{kind:9} {case.group:10} {case.name}: {detail}", flush=True)
+        for group, row in [*groups.items(), ("all", counts)]:
+            session.add(group, cases=sum(row.values()), **row)
     print()
     print("| group | cases | " + " | ".join(KINDS) + " |")
     print("|---|---:|" + "---:|" * len(KINDS))

@@ -1,4 +1,4 @@
-"""Every method side by side on every real matrix: MDAD, error and Kendall tau by size (benchmarks/README.md).
+"""Every method side by side on every real matrix: MDAD, error and Kendall tau by size.
 
 For each dataset of the shared data folder and each way of choosing targets (50 random models
 per run, or the 50 strongest as the targets of every run; half the models when there are fewer
@@ -10,19 +10,20 @@ the mean rank) over every dataset, targets and size it ran, and the verdict: per
 targets, on how many leaderboards uniform random is within noise of the best method (its MDAD
 interval reaches the best method's: the 95% bootstrap intervals of the two overlap).
 
-    python benchmarks/bench_baselines_table.py [--data ../shared/data] [--runs 50] [--datasets ...] [--out DIR]
+    python benchmarks/bench_baselines_table.py [--data ../shared/data] [--runs 50] [--datasets ...] [--cells DIR]
+    python benchmarks/bench_baselines_table.py --smoke      # oll2-gpqa, random and lasso, 2 runs
 
-With ``--out`` each experiment keeps its cells in DIR/<dataset>-<targets>/, so an interrupted
+With ``--cells`` each experiment keeps its cells in DIR/<dataset>-<targets>/, so an interrupted
 measurement resumes where it stopped.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import suite
 
 from mdad import methods as method_registry
 from mdad.data import read_npz
@@ -35,23 +36,25 @@ SIZES = (10, 25, 50, 100, 250)
 DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard", "mmlu-pro-tiger", "gsm8k-zeroeval", "alpacaeval2")
 
 
-def accepted(matrix) -> tuple[list[str], list[str]]:
+def accepted(matrix, methods: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """The methods that take this data, and those that need 0/1 scores it does not have."""
     values = matrix.scores[~np.isnan(matrix.scores)]
     binary = bool(np.isin(values, (0.0, 1.0)).all())
-    refused = [] if binary else [m for m in METHODS if method_registry.get(m).scores == "binary"]
-    return [m for m in METHODS if m not in refused], refused
+    refused = [] if binary else [m for m in methods if method_registry.get(m).scores == "binary"]
+    return [m for m in methods if m not in refused], refused
 
 
-def table(name: str, matrix, targets_from: str, runs: int, rows: list, out: Path | None = None) -> None:
-    names, refused = accepted(matrix)
+def table(
+    name: str, matrix, targets_from: str, runs: int, rows: list, out: Path | None = None, methods: tuple[str, ...] = METHODS, workers: int = 2
+) -> None:
+    names, refused = accepted(matrix, methods)
     config = ExperimentConfig.for_matrix(matrix, methods=tuple(names), runs=runs, targets_from=targets_from)
     sizes = tuple(k for k in SIZES if k < config.sizes[-1] or k in config.sizes) or config.sizes
     config = ExperimentConfig.for_matrix(
         matrix, methods=tuple(names), runs=runs, targets_from=targets_from, sizes=tuple(k for k in sizes if k <= max(config.sizes))
     )
     store = None if out is None else ResultStore(out / f"{name}-{targets_from}")
-    summary = Experiment(matrix, config, store=store).run(workers=2).summary()
+    summary = Experiment(matrix, config, store=store).run(workers=workers).summary()
     seen = summary[summary.view == "seen"]
     print(f"\n##### {name}, {targets_from} targets ({runs} runs, {config.targets} targets, {config.sources[0]} sources)\n")
     if refused:
@@ -70,21 +73,33 @@ def table(name: str, matrix, targets_from: str, runs: int, rows: list, out: Path
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("../shared/data"))
+    parser = suite.parser(__doc__)
+    parser.add_argument("--data", type=Path, default=suite.DATA_DIR)
     parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--out", type=Path, default=None, help="keep each experiment's cells here (resumable)")
+    parser.add_argument("--cells", type=Path, default=None, help="keep each experiment's cells here (resumable)")
     parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
+    methods, targets = METHODS, ("random", "top")
+    if args.smoke:
+        methods, targets, args.datasets, args.runs, args.workers = ("random", "lasso"), ("random",), "oll2-gpqa", 2, 1
+    with suite.Session("bench_baselines_table", args) as session:
+        measure(args, session, methods, targets)
+
+
+def measure(args, session: suite.Session, methods: tuple[str, ...], targets: tuple[str, ...]) -> None:
+    """Every table, the mean ranks and the verdict; the record keeps every cell's MDAD."""
     rows: list = []
     for name in args.datasets.split(","):
         matrix = read_npz(args.data / name / "responses.npz").require_complete("drop-items")
-        for targets_from in ("random", "top"):
+        for targets_from in targets:
             try:
-                table(name, matrix, targets_from, args.runs, rows, args.out)
+                table(name, matrix, targets_from, args.runs, rows, args.cells, methods, args.workers)
             except MdadError as exc:
                 print(f"\n{name}, {targets_from} targets: {exc}")
     frame = pd.DataFrame(rows)
+    for row in rows:
+        session.add(f"{row['dataset']} {row['targets']} {row['size']} {row['method']}", **row)
     if frame.empty:
         return
     frame["rank"] = frame.groupby(["dataset", "targets", "size"]).mdad.rank(method="average")

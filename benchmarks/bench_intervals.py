@@ -411,7 +411,7 @@ def main() -> None:
     parser.add_argument(
         "--uniform-weight", type=float, default=UNIFORM_WEIGHT, help="With --population: weight of the uniform component of the accuracy prior."
     )
-    parser.add_argument("--csv", type=Path, default=None, help="Keep the per-repetition rows here (and the pairs, models and calibrations beside it).")
+    parser.add_argument("--csv", type=Path, default=None, help="Keep the per-repetition rows here (the pairs, models and calibrations beside it).")
     parser.add_argument("--tables", type=Path, nargs="*", default=None, help="Only print the tables of earlier --csv files (several runs combined).")
     args = parser.parse_args()
     if args.smoke:

@@ -85,7 +85,8 @@ def main() -> None:
                 args.repeats,
             )
             gap = float(np.abs(simulated_probabilities(matrix, stats, 25, args.runs) - analytic.agreement_probabilities(stats, 25)).max())
-            session.add(f"{name}: exact pair probabilities at 25 items against a {args.runs}-run simulation", pairs=stats.n_pairs, max_gap=gap, **timing.fields())
+            label = f"{name}: exact pair probabilities at 25 items against a {args.runs}-run simulation"
+            session.add(label, pairs=stats.n_pairs, max_gap=gap, **timing.fields())
             print(
                 f"{name}: pair probabilities at 25 items for {stats.n_pairs:,} pairs: exact {timing.candidate.cpu:.4f} s CPU, "
                 f"{args.runs}-run simulation {timing.baseline.cpu:.2f} s, ratio {1 / max(timing.cpu_ratio, 1e-9):,.0f}x; "

@@ -10,15 +10,17 @@ runs, the library's default targets and sources, the seen half as the pool: the 
 protocol), whose seen-view MDAD, interval and robust MDAD are set beside the plan's. A size
 larger than the seen half is replaced by the seen half's largest default size. "agree" means
 the two intervals overlap (an exact answer's interval is its value); both "not reached" agree.
-Prints a markdown table, then each dataset's and size's recommendation.
+Prints a markdown table, then each dataset's and size's recommendation; the record keeps every cell.
+``--smoke``: gpqa, 10 items, two methods, 2 runs.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
+
+import suite
 
 import mdad
 from mdad.experiment.splits import n_seen_items
@@ -37,7 +39,7 @@ def show(value: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = suite.parser(__doc__)
     parser.add_argument("--datasets", default="gpqa,musr,math-hard")
     parser.add_argument("--sizes", default="10,50,250")
     parser.add_argument("--methods", default="all")
@@ -45,6 +47,14 @@ def main() -> None:
     parser.add_argument("--run-runs", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
+    if args.smoke:
+        args.datasets, args.sizes, args.methods, args.runs, args.run_runs, args.workers = "gpqa", "10", "random,stratified-confidence", 2, 2, 1
+    with suite.Session("bench_plan_agreement", args) as session:
+        measure(args, session)
+
+
+def measure(args, session: suite.Session) -> None:
+    """Plan and run every dataset and size; print the table and record every cell."""
     agree = total = 0
     print(f"plan runs {args.runs}, mdad run runs {args.run_runs}\n", flush=True)
     print("| dataset | K | method | plan | plan MDAD [interval] | run MDAD, seen [interval] | run robust MDAD | agree |")
@@ -70,6 +80,17 @@ def main() -> None:
                 run_iv = interval(cell["mdad_low"], cell["mdad_high"]) if not math.isnan(cell["mdad"]) else (math.inf, math.inf)
                 plan_iv = interval(row.low, row.high) if not math.isnan(row.value) else (math.inf, math.inf)
                 ok = overlap(plan_iv, run_iv)
+                session.add(
+                    f"{name} {k} {row.method}",
+                    exact=row.exact,
+                    plan_mdad=row.value,
+                    plan_low=row.low,
+                    plan_high=row.high,
+                    run_mdad=cell["mdad"],
+                    run_low=cell["mdad_low"],
+                    run_high=cell["mdad_high"],
+                    agree=ok,
+                )
                 agree += ok
                 total += 1
                 how = "exact" if row.exact else "sim."
@@ -81,6 +102,7 @@ def main() -> None:
             recommendations.append(f"| {name} | {k} | {plans[k].recommended} | {plans[k].recommendation} |")
         where = f"{config.sources[0]} sources, {config.targets} targets"
         print("\n".join(rows), flush=True)
+        session.add(f"{name}: time", plan_wall_s=plan_time, run_wall_s=run_time)
         print(f"{name}: plan {plan_time:.0f} s for sizes {sizes}; mdad run {run_time:.0f} s ({where})", file=sys.stderr, flush=True)
     print(f"\nintervals overlap in {agree} of {total} cells")
     print("\n| dataset | K | recommended | sentence |\n|---|---|---|---|")

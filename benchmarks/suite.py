@@ -56,7 +56,9 @@ def parser(doc: str | None) -> argparse.ArgumentParser:
     made = argparse.ArgumentParser(description=text.splitlines()[0] if text else None)
     made.add_argument("--smoke", action="store_true", help="tiny inputs, seconds: checks that the script still runs")
     made.add_argument("--threads", type=int, default=None, help="BLAS and OpenMP threads of this process (default: the library's)")
-    made.add_argument("--out", type=Path, default=None, help="the JSON file the run's record is appended to (default: benchmarks/results/<script>.json; none with --smoke)")
+    made.add_argument(
+        "--out", type=Path, default=None, help="JSON file the record is appended to (default: benchmarks/results/<script>.json; none with --smoke)"
+    )
     return made
 
 
