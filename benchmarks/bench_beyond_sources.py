@@ -10,13 +10,15 @@ repetition share its items, so they are not independent).
 
     python benchmarks/bench_beyond_sources.py
     python benchmarks/bench_beyond_sources.py --datasets gpqa --reps 50
+    python benchmarks/bench_beyond_sources.py --smoke
+
+The pooled mid-p coverages are the range mdad prints beside the sentence (mdad.micro.notes).
 """
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
+import suite
 
 import mdad
 from mdad.intervals.finite import count_interval
@@ -43,11 +45,19 @@ def cell(share: tuple[float, float, int]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = suite.parser(__doc__)
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--level", type=float, default=0.9)
     args = parser.parse_args()
+    if args.smoke:
+        args.datasets, args.reps = "gpqa", 5
+    with suite.Session("bench_beyond_sources", args) as session:
+        measure(args, session)
+
+
+def measure(args, session: suite.Session) -> None:
+    """Every dataset and size: the table, the pooled coverages, and both in the record."""
     rows = {}
     for name in args.datasets.split(","):
         matrix = mdad.load(name)
@@ -79,10 +89,13 @@ def main() -> None:
     for (name, k), r in rows.items():
         cells = [cell(r["named mid-p"]), cell(r["named C-P"]), str(r["named mid-p"][2]), cell(r["better mid-p"]), cell(r["better C-P"])]
         print(f"| {name} | {k} | " + " | ".join(cells) + " |")
+        fields = {f"{key} {part}": value for key, share in r.items() for part, value in zip(("coverage", "se", "models"), share, strict=True)}
+        session.add(f"{name} k={k}", **fields)
     for key in ("named mid-p", "named C-P", "better mid-p", "better C-P"):
         covered = np.concatenate([[r[key][0] * r[key][2]] for r in rows.values()])
         total = sum(r[key][2] for r in rows.values())
         print(f"pooled {key}: {100 * covered.sum() / max(total, 1):.1f}% of {total}")
+        session.add(f"pooled {key}", coverage=covered.sum() / max(total, 1), models=total)
 
 
 if __name__ == "__main__":
