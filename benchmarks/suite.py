@@ -181,6 +181,8 @@ class Session:
             self._limits = threadpool_limits(self.threads)
         self._load = os.getloadavg()[0]
         self._date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self._commit = _git("rev-parse", "HEAD")  # the code measured: read before the run, not after
+        self._dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
         self._cpu, self._wall = cpu_seconds(), time.perf_counter()
         return self
 
@@ -192,8 +194,8 @@ class Session:
         record = {
             "script": self.script,
             "command": shlex.join(["python", f"benchmarks/{self.script}.py", *sys.argv[1:]]),
-            "commit": _git("rev-parse", "HEAD"),
-            "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+            "commit": self._commit,
+            "dirty": self._dirty,
             "machine": machine(),
             "date": self._date,
             "smoke": self.smoke,

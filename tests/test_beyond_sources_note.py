@@ -1,5 +1,5 @@
 """The sentence printed for models estimated above every source is true of the models it names
-(docs/intervals.md#empirical-bayes-intervals, benchmarks/README.md: bench_beyond_sources.py).
+(docs/intervals.md#empirical-bayes-intervals, benchmarks/results/intervals.md: bench_beyond_sources.py).
 
 Independent check on GPQA: with a random tenth of the models as new ones and uniform random items,
 the new models estimated above the best source are covered by their 90% exact interval far less

@@ -66,5 +66,5 @@ def main() -> None:
         interrupts.end()
     finally:
         # the interpreter's exit frees every object anyway: kept out of the collector's last passes over
-        # them, which took 0.25 s at the end of `mdad run` (benchmarks/README.md)
+        # them, which took 0.25 s at the end of `mdad run` (docs/benchmarks.md#earlier-measurements)
         gc.freeze()

@@ -8,7 +8,7 @@ again; the heap's free top is also returned to the system as soon as it exceeds 
 arrays below ``MMAP_THRESHOLD`` in the heap, and up to ``TRIM_THRESHOLD`` of free heap in the
 process, spares those faults: on the GPQA grid of `mdad run` a quarter of its minor page faults
 and about 0.3 CPU s, on the paper grid's heavy methods most of their system time
-(benchmarks/README.md). Larger arrays are still mapped and returned at once; the free heap kept
+(docs/benchmarks.md#earlier-measurements). Larger arrays are still mapped and returned at once; the free heap kept
 adds at most ``TRIM_THRESHOLD`` to a process's memory. Only the command line sets this, never
 the library: the allocator is the whole process's.
 """

@@ -4,7 +4,7 @@ kmedoids imports scikit-learn only to give its estimator class scikit-learn's ba
 without it where scikit-learn is not installed; mdad calls its ``fasterpam`` function alone.
 Imported here with scikit-learn hidden, before any worker is forked, it spares each worker process
 of `mdad run` that runs anchor-points 0.65 s of imports (scikit-learn and the parts of scipy it
-loads: 1.3 of the GPQA grid's 8.6 CPU s, benchmarks/README.md). The command line alone does this,
+loads: 1.3 of the GPQA grid's 8.6 CPU s, docs/benchmarks.md#earlier-measurements). The command line alone does this,
 never the library: the modules imported are the whole process's (in a user's own process,
 ``kmedoids.KMedoids`` keeps its base class).
 """

@@ -114,7 +114,7 @@ def _check_declared_sizes(path: Path) -> None:
 def _read_only(array: np.ndarray) -> np.ndarray:
     """A freshly read array, made read-only: ResponseMatrix then keeps it instead of copying it
     (reading 193 MB of option probabilities peaks at 1.3 times their size, not 3.3 times;
-    benchmarks/README.md)."""
+    docs/benchmarks.md#earlier-measurements)."""
     view: object = array
     while isinstance(view, np.ndarray):  # numpy reads into a flat array and returns it reshaped
         view.setflags(write=False)

@@ -16,7 +16,7 @@ P(correct) = P. A subtask without a floor (free response) still shows n options.
 
 The default parameters (``SimulationParams``) summarise 3-dimensional IRT fits
 (``mdad.irt.fit_irt``) to the three built-in real matrices (gpqa, musr, math-hard):
-``benchmarks/calibrate_simulator.py`` derives and prints them, and benchmarks/README.md
+``benchmarks/calibrate_simulator.py`` derives and prints them, and benchmarks/results/simulator.md
 compares the MDAD of the methods on the simulation and on the real matrices (docs/data.md#calibration).
 """
 

@@ -15,7 +15,7 @@ m is a uniform sample of the items they left, so
 is exactly unbiased for the pool accuracy, and so is their size-weighted mean, which is
 (sum_S y + (N - k) (sum_m (n_m / k) mean_unsampled f^(-m) + mean cross-fitted residual)) / N.
 Its variance estimate is the fixed-predictor formula with the cross-fitted residuals (an
-approximation, measured in benchmarks/README.md).
+approximation, measured in benchmarks/results/adaptive.md).
 
 The interval does not trust a sample variance that the sample cannot show: a target that
 answers almost nothing correctly usually answers every sampled item wrong, and its residuals

@@ -119,7 +119,7 @@ def ordered_map(func: Callable, items: Sequence, *, workers: int = 1, meanwhile:
     go out and the results come back. Stopping and thread limits as for the cells. In this
     process, BLAS runs on one thread: this work is many small products (bootstrap resamples,
     Newton steps over a curve's bins), on which a second BLAS thread costs more than it gains
-    (the summary of the GPQA grid took 3.4x as long with two; benchmarks/README.md).
+    (the summary of the GPQA grid took 3.4x as long with two; docs/benchmarks.md#earlier-measurements).
     """
     items = list(items)
     if workers <= 1 or len(items) <= 1 or multiprocessing.get_start_method() != "fork":
@@ -151,7 +151,7 @@ def _init_worker(threads: int, parent: int, run_task: Callable, matrix, splits) 
 
     BLAS and OpenMP pools are capped at cores / workers: k-means and matrix products otherwise
     start one thread per core in every worker, and on a machine whose cores the workers already
-    fill the oversubscription doubles the run time (benchmarks/README.md). On Linux the worker
+    fill the oversubscription doubles the run time (docs/benchmarks.md#earlier-measurements). On Linux the worker
     asks to be stopped when the parent dies, so a killed run leaves no idle workers behind
     (forked workers hold their own task pipe open and would otherwise wait forever).
     """

@@ -31,7 +31,7 @@ from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.intervals.finite import check_level, hypergeometric_table
 
-UNIFORM_WEIGHT = 0.2  # chosen by measurement: benchmarks/README.md, "Intervals and order probabilities"
+UNIFORM_WEIGHT = 0.2  # chosen by measurement: benchmarks/results/intervals.md, "Intervals and order probabilities"
 MIN_BANDWIDTH = 0.01  # on the arcsine scale, when the sources' spread says nothing (few or equal models)
 KERNEL_REACH = 8.0  # bandwidths: where the Gaussian kernel is evaluated around each source
 

@@ -12,7 +12,7 @@ inference), found here deterministically: rounds of L-BFGS-B on the means, each 
 objective being the negative log posterior plus the second-order cost of the parameters'
 posterior spread (``_Spread``), alternating with closed-form updates of the covariances and
 of the hierarchical means and scales. ``variational=False`` gives the plain posterior mode
-(MAP), which over-fits with D=10 (lower held-out likelihood; benchmarks/README.md).
+(MAP), which over-fits with D=10 (lower held-out likelihood; benchmarks/results/irt.md).
 Each objective evaluation is three (models x D x items) matrix products and a few
 element-wise passes over the response matrix, with an analytic gradient. Missing cells
 (NaN) drop out of the likelihood.
@@ -37,7 +37,7 @@ MODE_SCHEDULE = (160, 8)
 # scale by more than STOP_SCALE_TOLERANCE (|log ratio|) (docs/deviations.md#irt-fit-stopping).
 STOP_MIN_ROUNDS, STOP_TOLERANCE, STOP_SCALE_TOLERANCE = 6, 2e-3, 0.025
 # Cells per block of the objective's logits and element-wise work (float64: 512 KB per array, which
-# with the block's few arrays stays in a core's cache; benchmarks/README.md).
+# with the block's few arrays stays in a core's cache; docs/benchmarks.md#earlier-measurements).
 BLOCK_CELLS = 65_536
 
 
@@ -156,7 +156,7 @@ class _Posterior:
         self._last: _Likelihood | None = None
         # the residuals of the last point (``_last.resid``) and one block's logits and losses: written
         # again at every new point, never allocated anew (a fresh array of megabytes is mapped, and its
-        # pages faulted in, on every evaluation; benchmarks/README.md)
+        # pages faulted in, on every evaluation; docs/benchmarks.md#earlier-measurements)
         rows = min(self.n_models, max(1, BLOCK_CELLS // n_items))
         self._resid = np.empty(responses.shape)
         self._w = np.empty(responses.shape)  # the last spread's weights (``_Spread.w``)
@@ -269,7 +269,7 @@ def _loss_and_residual(eta: np.ndarray, y: np.ndarray, loss: np.ndarray, resid: 
 
     log(1 + e) rather than log1p(e): with e <= 1 its error is that of rounding 1 + e, at most 1.1e-16
     in absolute value, like the sum's own rounding, and numpy's log is vectorised where log1p is not;
-    a division rather than a reciprocal, the same bits in half the time (benchmarks/README.md). Element by
+    a division rather than a reciprocal, the same bits in half the time (docs/benchmarks.md#earlier-measurements). Element by
     element, so the caller can pass blocks: each cell's value is the same whatever the blocks, and a
     block that fits in the cache saves the passes over memory of whole arrays."""
     e = np.abs(eta, out=resid)
@@ -293,7 +293,7 @@ def spd_inverses(matrices: np.ndarray) -> np.ndarray:
     Cholesky factor, its triangular inverse L^-1, then (L^-1)' L^-1, each step one array operation over
     the whole stack (the matrices' entries laid out k x k x rows). ``np.linalg.inv`` calls LAPACK once per
     matrix, and at k = 11 that per-call cost is most of the time: this takes 1.6x less on 6,016 items
-    (benchmarks/README.md). The result is symmetric to the bit; it agrees with LU inversion to rounding."""
+    (docs/benchmarks.md#earlier-measurements). The result is symmetric to the bit; it agrees with LU inversion to rounding."""
     k = matrices.shape[-1]
     c = np.moveaxis(matrices, 0, -1).copy(order="C")  # c[i, j] holds entry (i, j) of every matrix (a copy, always)
     for j in range(k):  # Cholesky, lower: c[i, j] becomes L_ij for i >= j
@@ -432,7 +432,7 @@ def fit_irt(
     between rounds the posterior covariances (variational) and the hierarchical means and scales are
     updated in closed form. Variational fits default to at most 12 rounds of 3 iterations: frequent
     covariance updates reach a better fixed point than long rounds against stale covariances (higher
-    held-out likelihood at half the cost of 8 rounds of 20; benchmarks/README.md). They end earlier
+    held-out likelihood at half the cost of 8 rounds of 20; benchmarks/results/irt.md). They end earlier
     once a round, from round ``STOP_MIN_ROUNDS`` (6) on, moves the fitted probabilities of the
     observed cells by less than ``stop_tol`` on average (default ``STOP_TOLERANCE``, 0.2 points; 0:
     every round) and no hierarchical scale by more than ``STOP_SCALE_TOLERANCE`` (2.5%, as |log
@@ -447,7 +447,7 @@ def fit_irt(
     The random start comes from ``rng``: the fit is a deterministic function of the data and
     the generator. ``threads`` caps the BLAS threads of the fit (None: leave as set): its
     matrix products are small (models x D x items), and on 2 cores a second thread costs
-    more than it saves (benchmarks/README.md).
+    more than it saves (benchmarks/results/irt.md).
     """
     from scipy.optimize import minimize  # imported on first use: scipy.optimize costs start-up time of every command
 

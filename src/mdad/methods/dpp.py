@@ -78,7 +78,7 @@ def orthonormal_columns(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Householder's Q (orgqr) and copying it to row order, and orthonormal to about the unit roundoff
     times that condition (2e-11 to 4e-11 at the grid's 6e5-1.5e6). Otherwise Q is Householder's
     (orgqr), orthonormal to rounding whatever the condition (docs/protocol.md#diversity,
-    benchmarks/README.md).
+    docs/benchmarks.md#earlier-measurements).
     ``columns`` is overwritten: a Fortran-ordered array from ``vandermonde`` is not copied."""
     from scipy.linalg import get_blas_funcs, get_lapack_funcs  # on first use: scipy.linalg costs every command start-up time
 
@@ -164,7 +164,7 @@ def sample_projection_dpp(basis: np.ndarray, rng: np.random.Generator) -> np.nda
     sampling). An update comes when the variances left (r - step) fall below half the proposal's
     total (r minus the step of the last update: counts, so that rounding cannot move the
     schedule), so a step needs at most two proposals on average and there are about log2(r)
-    updates; the cost stays O(n r^2) but in matrix-matrix products (benchmarks/README.md).
+    updates; the cost stays O(n r^2) but in matrix-matrix products (docs/benchmarks.md#earlier-measurements).
 
     Every row's products with the directions are kept (``products``), computed CHUNK directions at
     a time: a chosen row's coordinates on the earlier directions are then read, not computed, and

@@ -16,7 +16,7 @@ With many centres, Lloyd's passes skip the points that cannot change cluster (Ha
 changes the cost, not the result. Yinyang's group bounds were measured in their place and not kept: on
 tinyBenchmarks' embeddings they check fewer than half as many points at 1,000 centres, but their wider
 passes and per-group bounds cost more than that saves at every number of centres
-(benchmarks/README.md, "exact k-means bounds").
+(docs/benchmarks.md#earlier-measurements, "exact k-means bounds").
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class _Grid:
         by_feature = np.vstack([-2.0 * centres.T, np.einsum("ij,ij->i", centres, centres)[None, :]])
         rows_per_block = max(1, BLOCK_CELLS // len(centres))
         # one block's products, reused: with glibc's default thresholds a fresh 1 MB array per block is
-        # mapped and its pages faulted in anew, a fifth to a quarter of Lloyd's time (benchmarks/README.md)
+        # mapped and its pages faulted in anew, a fifth to a quarter of Lloyd's time (docs/benchmarks.md#earlier-measurements)
         buffer = np.empty((min(rows_per_block, n), len(centres)))
         for start in range(0, n, rows_per_block):
             block = slice(start, start + rows_per_block)

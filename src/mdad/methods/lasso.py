@@ -32,7 +32,9 @@ from mdad.methods.ridge import filled, item_means, pool_accuracy, regression_on
 
 PATH_PENALTIES = 100  # penalties on the path (scikit-learn's default)
 PATH_EPS = 1e-3  # smallest penalty / largest (scikit-learn's default)
-PATH_CHUNK = 1  # penalties computed at a time while the path is followed: one, so none beyond the first that keeps too many (benchmarks/README.md)
+# penalties computed at a time while the path is followed: one, so none beyond the first that keeps too many
+# (docs/benchmarks.md#earlier-measurements)
+PATH_CHUNK = 1
 
 
 class LassoPath:

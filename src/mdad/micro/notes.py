@@ -91,12 +91,12 @@ BEYOND_SOURCES = {
         "often one whose items happened to favour it: on four real leaderboards the 90% intervals of uniform "
         f"random covered {BEYOND_SOURCES_COVERAGE} of such models, while models truly better than every source "
         "were covered 89-97%; the order probabilities rest on the source models' pairs and were overconfident "
-        "for models better than all of them (benchmarks/README.md)."
+        "for models better than all of them (benchmarks/results/intervals.md)."
     ),
     "population": (
         "The --population intervals covered such models less often than their level and the order "
         "probabilities, resting on the source models' pairs, were overconfident for them "
-        "(benchmarks/README.md); without --population the intervals do not rest on the source models."
+        "(benchmarks/results/intervals.md); without --population the intervals do not rest on the source models."
     ),
     "calibrated": (
         "Intervals and order probabilities were calibrated on models like the sources; with the best tenth of "
