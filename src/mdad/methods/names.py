@@ -138,3 +138,9 @@ def parse(name: str) -> MethodName:
         except ValueError:
             raise MdadError(f"@{key} takes {suffix.takes}, got {_shown(text)} in {_shown(name)}.") from None
     return MethodName(base, **values)
+
+
+def canonical(name: str) -> str:
+    """The one spelling of a method name (suffixes in the order of :data:`SUFFIXES`, values as written back),
+    under which it is stored and keyed: the same method, the same items whatever order the user wrote."""
+    return str(parse(name))
