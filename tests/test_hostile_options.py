@@ -179,6 +179,8 @@ def test_plan_all_on_continuous_scores_answers_the_methods_that_can_and_names_th
     assert f"Not answered: {', '.join(binary_only)} (each needs 0/1 correctness and {data} holds continuous scores)." in text
     named = runner.invoke(app, ["plan", "--data", str(data), "--method", f"random,{binary_only[0]}", "--detect", "10"])
     one_error(named, f"{binary_only[0]} needs 0/1 correctness", "leave it out of --method")
+    alone = runner.invoke(app, ["plan", "--data", str(data), "--method", binary_only[0], "--detect", "10"])
+    one_error(alone, f"{binary_only[0]} needs 0/1 correctness and {data} holds continuous scores.")
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +222,19 @@ def test_the_budget_table_at_80_columns_heads_every_part_in_full(small_sim, tmp_
 
 
 # ---- Monte Carlo noise --------------------------------------------------------------------------
+def test_a_single_simulated_plan_says_when_noise_can_flip_its_answer(monkeypatch):
+    from mdad.cli import plan as plan_command
+
+    found = _plan([0.70, 0.79, 0.85], [0.01, 0.02, 0.01])
+    monkeypatch.setattr(plan_command, "plan_answer", lambda *args, **kwargs: found)
+    result = runner.invoke(app, ["plan", "--method", "diversity", "--detect", "2", "--runs", "5"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert (
+        "Monte Carlo noise can flip the answer here: a share that decides it lies within 2 standard errors of the threshold "
+        "after 5 runs; about 80 runs (--runs 80) would settle it." in flat(result.output)
+    )
+
+
 def _plan(agreement, stderr, runs=5, pairs=10**9) -> SimulatedPlan:
     return SimulatedPlan("diversity", "x", 2.0, np.array([10, 25, 50]), np.array(agreement), np.array(stderr), pairs, runs, 0.8)
 

@@ -265,7 +265,7 @@ def noise_sentence(counts: tuple[int, ...], runs: int, settle: int | None) -> st
     """Which answers of a sources curve Monte Carlo noise can flip, and how many runs would settle them."""
     which = f"with {', '.join(map(str, counts))} source models" if counts else "here"
     how = (
-        f"about {settle:,} runs (--runs {settle}) would settle {'it' if len(counts) == 1 else 'them'}"
+        f"about {settle:,} runs (--runs {settle}) would settle {'them' if len(counts) > 1 else 'it'}"
         if settle is not None and settle < MAX_RUNS_TO_SETTLE
         else "a share lies at the threshold itself, so no number of runs settles it"
     )

@@ -16,7 +16,7 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.metrics.analytic import DESIGNS
-from mdad.planning.choose import Plan, Progress, plan_methods
+from mdad.planning.choose import Plan, Progress, plan_methods, unmet_scores
 from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_at_size, exact_smallest_size
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
 from mdad.planning.stored import StoredAnswer, plan_from_results
@@ -173,6 +173,9 @@ def plan(
         return plan_from_results(results, method, detect=detect, size=size, threshold=threshold)
     if matrix is None:
         raise MdadError("Give the results to plan on, or the folder of a finished run.")
+    unmet = unmet_scores(method, matrix)
+    if unmet is not None:
+        raise MdadError(f"{method} {unmet}.")
     report = on_runs
     one = None if report is None else (lambda done: report(method, done))
     if detect is not None:
