@@ -16,12 +16,12 @@ from mdad.errors import MdadError
 SEED_LIMIT = 2**64  # seeds are whole numbers below this in size
 
 
-def check_seed(seed: object) -> int:
-    """The seed as an int, or one error sentence when it is not a whole number smaller than 2**64 in size."""
+def check_seed(seed: object, what: str = "A seed") -> int:
+    """The seed as an int, or one error sentence (about ``what``) when it is not a whole number smaller than 2**64 in size."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or abs(int(seed)) >= SEED_LIMIT:
         text = repr(seed)
         shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text):,} characters)"
-        raise MdadError(f"A seed must be a whole number smaller than 2**64 in size, not {shown}.")
+        raise MdadError(f"{what} must be a whole number smaller than 2**64 in size, not {shown}.")
     return int(seed)
 
 

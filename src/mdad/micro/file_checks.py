@@ -46,9 +46,9 @@ def check_json(data: dict) -> str | None:
     except MdadError as exc:
         return f"the field 'method': {str(exc).rstrip('.')}"
     try:
-        check_seed(data["seed"])
+        check_seed(data["seed"], "the field 'seed'")
     except MdadError as exc:
-        return f"the field 'seed': {str(exc).rstrip('.')}"
+        return str(exc).rstrip(".")
     if isinstance(data["items"], list) and not data["items"]:
         return "it lists no items"
     for name in ("items", "subtasks"):
