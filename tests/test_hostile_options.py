@@ -147,23 +147,24 @@ def test_info_on_scores_that_are_all_missing_says_so_without_a_numpy_warning(tmp
 
 # ---- plan ---------------------------------------------------------------------------------------
 @pytest.mark.filterwarnings("error")
-@pytest.mark.parametrize("detect", ["inf", "100.5", "1e309"])
+@pytest.mark.parametrize("detect", ["inf", "100.5", "1e309", "nan", "-1"])
 @pytest.mark.parametrize("method", ["random", "all", "anchor-points"])
 def test_plan_refuses_a_difference_beyond_100_points(detect, method):
-    result = runner.invoke(app, ["plan", "--detect", detect, "--method", method])
+    result = runner.invoke(app, ["plan", f"--detect={detect}", "--method", method])
     one_error(result, "The difference to detect is an accuracy difference in points, from 0 to 100")
     assert "e+18" not in result.output and "RuntimeWarning" not in result.output
 
 
-def _continuous(tmp_path: Path) -> Path:
+def _continuous(tmp_path: Path, missing: bool = False) -> Path:
     rng = np.random.default_rng(4)
     ability = np.linspace(0.2, 0.8, 40)[:, None]
     scores = np.clip(ability + rng.normal(0, 0.25, (40, 150)), 0, 1)
+    scores[3, 7] = np.nan if missing else scores[3, 7]
     matrix = ResponseMatrix(
         scores=scores, models=[f"m{i}" for i in range(40)], items=[f"q{j}" for j in range(150)], subtasks=["a"] * 150, source="cont"
     )
     assert not matrix.is_binary
-    return wide_csv(tmp_path / "continuous.csv", matrix)
+    return wide_csv(tmp_path / f"continuous{'-missing' if missing else ''}.csv", matrix)
 
 
 def test_plan_all_on_continuous_scores_answers_the_methods_that_can_and_names_the_rest(tmp_path):
@@ -219,6 +220,18 @@ def test_the_budget_table_at_80_columns_heads_every_part_in_full(small_sim, tmp_
     headers = [line.split() for line in result.output.splitlines() if line.strip().startswith("method")]
     assert headers and all(words != ["method", "random"] for words in headers), result.output
     assert "random at" in result.output and "same size" in result.output
+
+
+def test_plan_all_with_missing_cells_answers_the_random_designs_and_names_the_rest(tmp_path):
+    data = _continuous(tmp_path, missing=True)
+    result = runner.invoke(app, ["plan", "--data", str(data), "--method", "all", "--detect", "10"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0] for line in result.output.splitlines() if line.split() and line.split()[0] in method_registry.defaults()}
+    assert rows == set(method_registry.designs()) & set(method_registry.defaults())
+    simulated = [n for n in method_registry.defaults() if n not in method_registry.designs() and method_registry.get(n).scores != "binary"]
+    assert f"Not answered: {', '.join(simulated)} (each can only be simulated on complete results" in flat(result.output)
+    named = runner.invoke(app, ["plan", "--data", str(data), "--method", "random,anchor-points", "--detect", "10"])
+    one_error(named, "anchor-points can only be simulated on complete results")
 
 
 # ---- Monte Carlo noise --------------------------------------------------------------------------

@@ -77,7 +77,9 @@ def load_for_analysis(dataset: str | None, data: Path | None, seed: int, missing
 def plan(
     dataset: DatasetOption = None,
     data: DataOption = None,
-    detect: Annotated[float | None, typer.Option(min=0, help=f"Accuracy difference to detect, in points (its {BIN_TEXT} bin is used).")] = None,
+    detect: Annotated[
+        float | None, typer.Option(help=f"Accuracy difference to detect, in points from 0 to 100 (its {BIN_TEXT} bin is used).")
+    ] = None,
     size: Annotated[int | None, typer.Option(min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
     threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = DEFAULT_THRESHOLD,
     method: Annotated[

@@ -135,8 +135,15 @@ def unmet_scores(name: str, matrix: ResponseMatrix) -> str | None:
 
 def _servable(matrix: ResponseMatrix, names: list[str], everything: bool) -> tuple[list[str], tuple[tuple[str, str], ...]]:
     """The methods the data can serve, and (method, why) for the others: with ``everything`` ("all") they
-    are left out and named; a method the user named is refused with one sentence."""
+    are left out and named (the simulated ones too when cells are missing); a method the user named is
+    refused with one sentence."""
     unmet = [(name, why) for name in names if (why := unmet_scores(name, matrix)) is not None]
+    if everything and matrix.n_missing:  # named methods meet the refusal of plan_methods, which says what to do
+        incomplete = (
+            f"can only be simulated on complete results and {matrix.source} has cells that were not evaluated: "
+            "--missing drop-items or drop-models answers it"
+        )
+        unmet += [(name, incomplete) for name in names if name not in DESIGNS and all(name != n for n, _ in unmet)]
     if unmet and not everything:
         name, why = unmet[0]
         raise MdadError(f"{name} {why}; leave it out of --method (--method all answers the methods these data can serve).")
