@@ -67,9 +67,8 @@ SUFFIXES: tuple[Suffix, ...] = (
     Suffix("stop-se", "stop_se", "a posterior sd of the ability, a decimal strictly between 0 and 1 such as 0.3", _read_sd, _write_sd),
     Suffix("randomesque", "randomesque", f"a whole number of items from 1 to {MAX_RANDOMESQUE:,}", _read_whole),
 )
-SUFFIX = "@per-subtask"
-STOP_SE = "@stop-se="
-RANDOMESQUE = "@randomesque="
+SUFFIX = "@per-subtask"  # as other modules write the per-subtask variant's name
+STOP_SE = "@stop-se="  # as `mdad run --stop-se` writes a stopping rule into a name (then read back by parse)
 
 
 @dataclass(frozen=True, order=True)
