@@ -18,7 +18,8 @@ from mdad import methods as method_registry
 from mdad.cli import app
 from mdad.data import ResponseMatrix
 from mdad.errors import MdadError
-from mdad.methods.names import MAX_RANDOMESQUE, MethodName, parse
+from mdad.experiment.grid import ExperimentConfig
+from mdad.methods.names import MAX_RANDOMESQUE, STOP_SE, SUFFIX, SUFFIXES, MethodName, parse
 from mdad.planning import SimulatedPlan, plan_from_results
 from mdad.seeding import SEED_LIMIT, check_seed, rng_for
 
@@ -51,7 +52,10 @@ def test_suffixes_are_read_in_any_order_and_written_in_one():
         assert spec == MethodName("adaptive-1d", stop_se=0.3, randomesque=4)
         assert str(spec) == "adaptive-1d@stop-se=0.3@randomesque=4"
         assert method_registry.get(name).name == "adaptive-1d@stop-se=0.3@randomesque=4"
+    config = ExperimentConfig(methods=("adaptive-1d@randomesque=4@stop-se=.3", "adaptive-1d@stop-se=0.30@randomesque=4"), sizes=(10,))
+    assert config.methods == ("adaptive-1d@stop-se=0.3@randomesque=4",)  # one method, one set of cells
     assert str(parse("random@per-subtask")) == "random@per-subtask"
+    assert ("@" + SUFFIXES[0].key, "@" + SUFFIXES[1].key + "=") == (SUFFIX, STOP_SE)
     assert str(parse("adaptive@stop-se=0.00001")) == "adaptive@stop-se=0.00001"  # never an exponent, which would not read back
 
 

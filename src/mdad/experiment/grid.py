@@ -96,7 +96,7 @@ class ExperimentConfig:
             object.__setattr__(self, name, one_or_many(getattr(self, name)))
         for name in self.methods:
             method_registry.get(name)
-        object.__setattr__(self, "methods", tuple(canonical(name) for name in self.methods))
+        object.__setattr__(self, "methods", tuple(dict.fromkeys(canonical(name) for name in self.methods)))  # one spelling, once
         if not self.methods or not self.sizes or not self.sources:
             raise MdadError("At least one method, one size and one number of source models are needed.")
 
