@@ -206,6 +206,7 @@ def test_plan_results_answers_every_listed_method_from_the_run(finished_run):
             assert re.search(rf"^{re.escape(name)} with 50 items: MDAD = {re.escape(value)}", result.output, re.M), result.output
     missing = runner.invoke(app, ["plan", "--results", str(finished_run), "--method", "random,diversity", "--size", "50"])
     one_error(missing, "holds no results for method 'diversity' (stored: random, random-stratified-equal)")
+    one_error(runner.invoke(app, ["plan", "--results", str(finished_run), "--method", " , ", "--size", "50"]), "Name at least one method, or 'all'.")
 
 
 def test_plan_results_with_a_sources_curve_says_why_it_is_refused(finished_run):

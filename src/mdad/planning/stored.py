@@ -132,9 +132,12 @@ def plans_from_results(
     summary, curves = evaluate_store(store, threshold=threshold, seed=config.get("seed", 0))
     stored = list(dict.fromkeys(summary["method"])) if not summary.empty else []
     names = [n.strip() for n in methods.split(",")] if isinstance(methods, str) else [str(n).strip() for n in methods]
-    names = stored if [n for n in names if n] == ["all"] else list(dict.fromkeys(n for n in names if n))
+    names = [n for n in names if n]
+    if not names:
+        raise MdadError("Name at least one method, or 'all'.")
+    names = stored if names == ["all"] else list(dict.fromkeys(names))
     absent = [n for n in names if n not in stored]
-    if absent or not names:
+    if absent or not stored:
         which = f"method {absent[0]!r}" if absent else "any method"
         raise MdadError(f"{results} holds no results for {which} (stored: {', '.join(sorted(stored)) or 'none'}).")
     return [_stored_answer(results, config, summary, curves, name, detect, size, threshold) for name in names]
