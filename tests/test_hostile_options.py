@@ -21,6 +21,7 @@ from mdad.errors import MdadError
 from mdad.experiment.grid import ExperimentConfig
 from mdad.methods.names import MAX_RANDOMESQUE, STOP_SE, SUFFIX, SUFFIXES, MethodName, parse
 from mdad.planning import SimulatedPlan, plan_from_results
+from mdad.planning.simulated import MAX_RUNS_TO_SETTLE
 from mdad.seeding import SEED_LIMIT, check_seed, rng_for
 
 BAD_SUFFIXES = {
@@ -268,6 +269,8 @@ def test_the_shares_noise_can_flip_and_the_runs_that_would_settle_them():
     unreached = _plan([0.60, 0.70, 0.78], [0.01, 0.01, 0.02])  # "not reached" could be 50 items
     assert unreached.smallest is None and unreached.undecided().tolist() == [2]
     assert unreached.runs_to_settle() == math.ceil(5 * (2 * 0.02 / 0.02) ** 2)
+    at_threshold = _plan([0.60, 0.80, 0.90], [0.01, 0.02, 0.01])  # 0.80 at 25 items: no number of runs decides it
+    assert at_threshold.undecided().tolist() == [1] and at_threshold.runs_to_settle() == MAX_RUNS_TO_SETTLE
 
 
 def test_a_sources_curve_says_which_answers_noise_can_flip_and_how_many_runs_settle_them():

@@ -269,7 +269,7 @@ def noise_sentence(counts: tuple[int, ...], runs: int, settle: int | None) -> st
     how = (
         f"about {settle:,} runs (--runs {settle}) would settle {'them' if len(counts) > 1 else 'it'}"
         if settle is not None and settle < MAX_RUNS_TO_SETTLE
-        else "a share lies at the threshold itself, so no number of runs settles it"
+        else f"a share lies so near the threshold that even {MAX_RUNS_TO_SETTLE:,} runs would not settle it"
     )
     return (
         f"Monte Carlo noise can flip the answer {which}: a share that decides it lies within {PLAN_NOISE_SE:g} standard errors "

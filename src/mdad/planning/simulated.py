@@ -27,7 +27,7 @@ from mdad.errors import MdadError
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
 from mdad.planning.bins import bin_label, bin_lower
 
-MAX_RUNS_TO_SETTLE = 100_000  # runs_to_settle caps at this: a share at the threshold itself is never settled
+MAX_RUNS_TO_SETTLE = 100_000  # runs_to_settle caps at this: a share (almost) at the threshold is not settled by any practical number
 
 
 def floored_se(share: float, between_runs: float, pairs: int) -> float:
