@@ -90,7 +90,7 @@ def test_options_are_named_and_checked():
     method = methods.get("adaptive-1d@stop-se=0.3@randomesque=4")
     assert (method.stop_se, method.randomesque, method.name) == (0.3, 4, "adaptive-1d@stop-se=0.3@randomesque=4")
     assert method.preparation == methods.get("adaptive-1d").preparation  # shares the one IRT fit
-    with pytest.raises(MdadError, match="positive"):
+    with pytest.raises(MdadError, match="strictly between 0 and 1"):
         methods.get("adaptive-1d@stop-se=0")
     with pytest.raises(MdadError, match="whole number"):
         methods.get("adaptive@randomesque=x")

@@ -42,7 +42,7 @@ def test_smallest_size_is_the_first_that_reaches_the_threshold(small_sim):
     found = simulated_plan(small_sim, "random", detect=6.0, sizes=(10, 40, 200, 400), runs=4, seed=0, threshold=0.7)
     reached = found.sizes[found.agreement >= 0.7]
     assert found.smallest == (int(reached[0]) if len(reached) else None)
-    with pytest.raises(MdadError, match="non-negative"):
+    with pytest.raises(MdadError, match="from 0 to 100"):
         simulated_plan(small_sim, "random", detect=-1.0)
 
 

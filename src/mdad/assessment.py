@@ -30,6 +30,7 @@ from mdad.experiment.splits import make_splits
 from mdad.intervals.conformal import ConformalCalibration
 from mdad.intervals.order import OrderCalibration
 from mdad.methods.base import check_size
+from mdad.methods.names import canonical
 from mdad.metrics.pairwise import Mdad, estimability_note
 from mdad.seeding import rng_for
 
@@ -244,6 +245,7 @@ def assess(
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     check_threshold(threshold)
     check_size(size, matrix.n_items)
+    method = canonical(method)
     runs_out = held_out_runs(
         matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs, sources=sources, meanwhile=meanwhile
     )

@@ -20,6 +20,7 @@ from mdad.data.npz import CONVERTED
 from mdad.data.readers.base import Reruns
 from mdad.errors import MdadError
 from mdad.outputs import output_name as output_path  # noqa: F401  (the CLI's modules import it from here)
+from mdad.seeding import check_seed
 from mdad.wording import plural  # noqa: F401  (the CLI's modules import it from here)
 
 FigureFormat = Literal["png", "svg", "pdf"]  # as mdad.report.figures.FORMATS (imported lazily: matplotlib)
@@ -166,7 +167,17 @@ DataOption = Annotated[Path | None, typer.Option(help="Your own results: a file 
 MetricOption = Annotated[str | None, typer.Option(help=METRIC_HELP)]
 FilterOption = Annotated[str | None, typer.Option("--filter", help=FILTER_HELP)]
 RerunsOption = Annotated[Reruns, typer.Option(help=RERUNS_HELP)]
-SeedOption = Annotated[int, typer.Option(help="The one seed behind every random draw.")]
+
+
+def checked_seed(value: int) -> int:
+    """The seed rule of mdad.seeding, applied as a --seed option is read (before any work)."""
+    try:
+        return check_seed(value)
+    except MdadError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+SeedOption = Annotated[int, typer.Option(help="The one seed behind every random draw.", callback=checked_seed)]
 ThresholdOption = Annotated[float, typer.Option(help="Agreement rate that defines MDAD.")]
 MissingOption = Annotated[MissingPolicy, typer.Option(help="Cells not evaluated: error, drop-items or drop-models.")]
 WorkersOption = Annotated[int, typer.Option(min=0, help="Local worker processes (default 0: one per CPU core; 1: this process only).")]

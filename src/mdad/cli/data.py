@@ -27,6 +27,7 @@ from mdad.cli.common import (
 from mdad.cli.tables import TableColumn, print_fitted
 from mdad.cli.text import literal
 from mdad.data import ResponseMatrix, convert, dataset_catalogue, describe, format_description
+from mdad.data.describe import model_accuracy
 from mdad.data.readers import one_model_hint
 from mdad.errors import MdadError
 from mdad.outputs import check_outputs_apart
@@ -65,14 +66,18 @@ MODELS_SHOWN = 5  # models 'mdad info' names without --models
 def model_lines(matrix: ResponseMatrix, *, every: bool) -> list[str]:
     """The models, best first: each on its own line with its accuracy over the items it answered
     (``every``), else the first few names on one line."""
-    with np.errstate(all="ignore"):
-        accuracy = np.nanmean(matrix.scores, axis=1)
+    accuracy = model_accuracy(matrix)
     order = sorted(range(matrix.n_models), key=lambda i: (-np.nan_to_num(accuracy[i], nan=-1.0), str(matrix.models[i])))
     if not every:
         shown = ", ".join(str(matrix.models[i]) for i in order[:MODELS_SHOWN])
         more = f" (best {MODELS_SHOWN} of {matrix.n_models}; --models lists every one)" if matrix.n_models > MODELS_SHOWN else ""
         return [f"models{more}: {shown}"]
-    return ["models, best first (accuracy, name):", *(f"  {accuracy[i]:.3f}  {matrix.models[i]}" for i in order)]
+    return ["models, best first (accuracy, name):", *(f"  {_accuracy_text(accuracy[i])}  {matrix.models[i]}" for i in order)]
+
+
+def _accuracy_text(value: float) -> str:
+    """An accuracy to three decimals; "none " for a model that answered no item (same width)."""
+    return "none " if np.isnan(value) else f"{value:.3f}"
 
 
 @app.command("convert")

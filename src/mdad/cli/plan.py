@@ -25,28 +25,34 @@ from mdad.cli.common import (
     DatasetOption,
     ThresholdOption,
     app,
+    checked_seed,
     console,
     friendly_errors,
+    plural,
     progress_bar,
     read_data,
 )
 from mdad.cli.tables import TableColumn, print_fitted
 from mdad.cli.text import literal
 from mdad.data import ResponseMatrix
-from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
+from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, PLAN_NOISE_SE, percent
+from mdad.errors import MdadError
 from mdad.metrics import analytic
 from mdad.metrics.pairwise import count_pairs
 from mdad.outputs import check_output_file, check_outputs_apart, writing
-from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer
+from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer, plans_from_results
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label, bin_lower
 from mdad.planning.pairs import compare_streamed
+from mdad.planning.simulated import MAX_RUNS_TO_SETTLE
 from mdad.wording import with_article
 
 MISSING_HELP = "Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), error, drop-items or drop-models."
 PairwiseOrPolicy = Literal["pairwise", "error", "drop-items", "drop-models"]  # "pairwise" or a MissingPolicy
 MissingPairwiseOption = Annotated[PairwiseOrPolicy, typer.Option(help=MISSING_HELP)]
-SeedPlanOption = Annotated[int, typer.Option(help="Seed of the simulated dataset and of the proportional design's allocation draws.")]
+SeedPlanOption = Annotated[
+    int, typer.Option(help="Seed of the simulated dataset and of the proportional design's allocation draws.", callback=checked_seed)
+]
 PAIRS_MEANING = (
     "'Pairs that far apart' are the pairs of models in the data whose full-benchmark accuracy difference "
     f"falls in the same {BIN_TEXT} bin as --detect (e.g. 2.0 to 2.5 points); the answer is the smallest size "
@@ -71,7 +77,9 @@ def load_for_analysis(dataset: str | None, data: Path | None, seed: int, missing
 def plan(
     dataset: DatasetOption = None,
     data: DataOption = None,
-    detect: Annotated[float | None, typer.Option(min=0, help=f"Accuracy difference to detect, in points (its {BIN_TEXT} bin is used).")] = None,
+    detect: Annotated[
+        float | None, typer.Option(help=f"Accuracy difference to detect, in points from 0 to 100 (its {BIN_TEXT} bin is used).")
+    ] = None,
     size: Annotated[int | None, typer.Option(min=1, help="Instead of --detect: report the MDAD of a micro-benchmark of this many items.")] = None,
     threshold: Annotated[float, typer.Option(help="Probability of the correct order that counts as detected.")] = DEFAULT_THRESHOLD,
     method: Annotated[
@@ -103,7 +111,14 @@ def plan(
 ) -> None:
     named = results is None or dataset is not None or data is not None  # with --results, data is refused
     matrix = load_for_analysis(dataset, data, seed, missing) if named else None
-    if method == "all" or "," in method or budget is not None or sources_curve:
+    several = method == "all" or "," in method
+    if results is not None and several and budget is None and not sources_curve:
+        if matrix is not None:
+            raise MdadError("--results answers from a finished run's own data; drop --data and --dataset.")
+        for found in plans_from_results(results, method, detect=detect, size=size, threshold=threshold):
+            print_stored(found)
+        return
+    if several or budget is not None or sources_curve:
         choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed, sources_curve)
         print_plan(choice)
         for curve in choice.sources_curves:
@@ -183,7 +198,7 @@ def print_plan(choice: Plan) -> None:
     headers = {
         "detect": ("answer", "items", "P(correct\norder)", "random at\nsame size", "sizes tried"),
         "size": ("answer", "MDAD", "interval", "random's\nMDAD"),
-        "budget": ("answer", "items", "P(correct\norder)", "random"),
+        "budget": ("answer", "items", "P(correct\norder)", "random at\nsame size"),
     }[choice.question]
     names: list[str] = []
     rows: list[list[str]] = []
@@ -208,6 +223,11 @@ def print_plan(choice: Plan) -> None:
             "standard error between runs. Exact rows are the smallest size by bisection over every size.",
             highlight=False,
         )
+    reasons: dict[str, list[str]] = {}
+    for name, why in choice.not_answered:
+        reasons.setdefault(why, []).append(name)
+    for why, left_out in reasons.items():
+        console.print(f"Not answered: {literal(', '.join(left_out))} ({'each ' if len(left_out) > 1 else ''}{literal(why)}).", highlight=False)
     console.print(f"[bold]Recommendation:[/bold] {literal(choice.recommendation)}", highlight=False)
     console.print(f"Rule: {literal(choice.rule)}.", highlight=False)
 
@@ -225,8 +245,11 @@ def print_sources_curve(curve: SourcesCurve, runs: int) -> None:
             table.add_row(str(count), _points(curve.values[i]), f"{curve.low[i]:g} to {high}")
         else:
             items = "not reached" if np.isnan(curve.values[i]) else f"{curve.values[i]:g}"
-            table.add_row(str(count), items, f"{curve.share[i]:.3f} ± {curve.stderr[i]:.3f}")
+            mark = "*" if count in curve.undecided else ""
+            table.add_row(str(count), items + mark, f"{curve.share[i]:.3f} ± {curve.stderr[i]:.3f}")
     console.print(table)
+    if curve.undecided:
+        console.print(f"* {noise_sentence(curve.undecided, runs, curve.runs_to_settle)}", highlight=False)
     if curve.enough is None:
         console.print(
             f"With every source model {literal(curve.method)} reaches no answer: more source models cannot be judged here.", highlight=False
@@ -238,6 +261,20 @@ def print_sources_curve(curve: SourcesCurve, runs: int) -> None:
         )
     else:
         console.print(f"Beyond [bold]{curve.enough} source models[/bold] more stop helping (rule: {curve.rule}).", highlight=False)
+
+
+def noise_sentence(counts: tuple[int, ...], runs: int, settle: int | None) -> str:
+    """Which answers of a sources curve Monte Carlo noise can flip, and how many runs would settle them."""
+    which = f"with {', '.join(map(str, counts))} source models" if counts else "here"
+    how = (
+        f"about {settle:,} runs (--runs {settle}) would settle {'them' if len(counts) > 1 else 'it'}"
+        if settle is not None and settle < MAX_RUNS_TO_SETTLE
+        else f"a share lies so near the threshold that even {MAX_RUNS_TO_SETTLE:,} runs would not settle it"
+    )
+    return (
+        f"Monte Carlo noise can flip the answer {which}: a share that decides it lies within {PLAN_NOISE_SE:g} standard errors "
+        f"of the threshold after {plural(runs, 'run')}; {how}."
+    )
 
 
 def _points(value: float) -> str:
@@ -334,6 +371,8 @@ def print_simulated_plan(found: SimulatedPlan) -> None:
     for s_, rate, se in zip(found.sizes, found.agreement, found.stderr, strict=True):
         table.add_row(f"[bold]{s_}[/bold]" if s_ == k else str(s_), f"{rate:.3f} ± {se:.3f}")
     console.print(table)
+    if len(found.undecided()):
+        console.print(noise_sentence((), found.runs, found.runs_to_settle()), highlight=False)
 
 
 def print_stored(found: StoredAnswer) -> None:

@@ -50,6 +50,18 @@ from mdad.report.tables import NOT_ESTIMABLE, NOT_REACHED, format_mdad, warnings
 from mdad.workflow import RunOptions, run_into_folder
 
 
+def with_stop_rules(method_names: list[str], thresholds: list[str]) -> list[str]:
+    """Each adaptive method named that has no stopping rule of its own, once per threshold of --stop-se (as
+    METHOD@stop-se=S, read by mdad.methods.names); --stop-se without such a method is refused, not ignored."""
+    adaptive = [m for m in method_names if method_registry.get(m).adaptive and not parse_method(m).stop_se]
+    if thresholds and not adaptive:
+        raise MdadError(
+            "--stop-se applies to adaptive tests only (adaptive, adaptive-1d; docs/adaptive.md), and no adaptive test without a stopping "
+            "rule of its own is among the methods: name one with --methods, or drop --stop-se."
+        )
+    return [str(parse_method(f"{m}{STOP_SE}{s}")) for s in thresholds for m in adaptive]
+
+
 @app.command()
 @friendly_errors
 def run(
@@ -131,17 +143,12 @@ def run(
     check_outputs_apart({"the data": data}, {"the output folder": out})
     options = RunOptions(out=out, workers=workers, scheduler=scheduler, threshold=threshold, figures=figures)
     method_names = parse_list(methods, "methods") or method_registry.defaults()
-    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     if per_subtask:
         method_names += [
             str(parse_method(m).variant()) for m in method_names if not parse_method(m).per_subtask and not method_registry.get(m).adaptive
         ]
-    method_names += [
-        f"{m}{STOP_SE}{s:g}"
-        for s in parse_list(stop_se, "stop-se", float)
-        for m in method_names
-        if method_registry.get(m).adaptive and not parse_method(m).stop_se
-    ]
+    method_names += with_stop_rules(method_names, parse_list(stop_se, "stop-se"))
+    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
     builtin = builtin_dataset(dataset or DEFAULT_DATASET) if data is None else None
     n_seen = n_seen_items(matrix)
     requests = parse_sizes(sizes, n_seen) if sizes is not None else None

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.wording import plural
+
+
+def model_accuracy(matrix: ResponseMatrix) -> np.ndarray:
+    """Each model's accuracy over the items it answered; NaN for a model that answered none (no warning:
+    a model without answers is reported as such, not as a numpy warning)."""
+    answered = ~np.isnan(matrix.scores)
+    counts = answered.sum(axis=1)
+    totals = np.where(answered, matrix.scores, 0.0).sum(axis=1, dtype=np.float64)
+    return np.divide(totals, counts, out=np.full(matrix.n_models, np.nan), where=counts > 0)
 
 
 def describe(matrix: ResponseMatrix) -> dict:
@@ -16,9 +23,7 @@ def describe(matrix: ResponseMatrix) -> dict:
     missing = np.isnan(matrix.scores)
     per_model = missing.sum(axis=1)
     names, counts = np.unique(matrix.subtasks, return_counts=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        accuracy = matrix.accuracy()
+    accuracy = model_accuracy(matrix)
     evaluated = accuracy[~np.isnan(accuracy)]
     return {
         "source": matrix.source,
@@ -52,6 +57,8 @@ def format_description(info: dict) -> list[str]:
     ]
     if acc["min"] is not None:
         lines.append(f"accuracy: {acc['min']:.3f} to {acc['max']:.3f} (mean {acc['mean']:.3f})")
+    else:
+        lines.append("accuracy: none, no model answered any item (every cell is missing)")
     if info["missing_cells"]:
         worst = sorted(info["models_missing_items"].items(), key=lambda kv: -kv[1])
         shown = ", ".join(f"{m} ({n})" for m, n in worst[:5]) + (", ..." if len(worst) > 5 else "")

@@ -25,7 +25,7 @@ from mdad.experiment.executors import execute
 from mdad.experiment.splits import Splits, make_splits, n_seen_items
 from mdad.experiment.store import BLOCK_DTYPE, Cell, ResultStore
 from mdad.methods.base import Outcome, SourceView, check_size
-from mdad.methods.names import parse
+from mdad.methods.names import canonical, parse
 from mdad.methods.per_subtask import allocate
 from mdad.seeding import rng_for
 
@@ -96,6 +96,7 @@ class ExperimentConfig:
             object.__setattr__(self, name, one_or_many(getattr(self, name)))
         for name in self.methods:
             method_registry.get(name)
+        object.__setattr__(self, "methods", tuple(dict.fromkeys(canonical(name) for name in self.methods)))  # one spelling, once
         if not self.methods or not self.sizes or not self.sources:
             raise MdadError("At least one method, one size and one number of source models are needed.")
 

@@ -21,8 +21,8 @@ from mdad.errors import MdadError
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark
 from mdad.methods.per_subtask import SubtaskMicroBenchmark
+from mdad.seeding import check_seed
 
-SEED_LIMIT = 2**64  # seeds are whole numbers below this in size, as numpy's generators take them
 WEIGHT_SUM_TOLERANCE = 1e-6  # weights of a weighted mean sum to 1 within rounding
 UNIT_PARAMETERS = ("source_low", "source_high", "lam")  # estimator parameters that are fractions in [0, 1]
 MDAD_FIELDS = ("mdad", "mdad_low", "mdad_high", "mdad_robust", "mdad_robust_low", "mdad_robust_high")  # points, NaN: not reached
@@ -45,9 +45,10 @@ def check_json(data: dict) -> str | None:
         method_registry.get(data["method"])
     except MdadError as exc:
         return f"the field 'method': {str(exc).rstrip('.')}"
-    seed = data["seed"]
-    if not _whole(seed) or abs(seed) >= SEED_LIMIT:
-        return f"the field 'seed' must be a whole number smaller than 2**64 in size, not {_short(seed)}"
+    try:
+        check_seed(data["seed"], "the field 'seed'")
+    except MdadError as exc:
+        return str(exc).rstrip(".")
     if isinstance(data["items"], list) and not data["items"]:
         return "it lists no items"
     for name in ("items", "subtasks"):

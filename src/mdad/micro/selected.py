@@ -20,6 +20,7 @@ from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
+from mdad.methods.names import canonical
 from mdad.micro import file_format, harness
 from mdad.micro.audit import AuditItems, audited, without_unasked_audit
 from mdad.micro.comparison import Comparison, mcnemar_mid_p
@@ -490,6 +491,7 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, aud
     if matrix.n_missing:
         raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
     chosen = method_registry.get(method)
+    method = canonical(method)
     check_size(size, matrix.n_items)
     view = SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtask_codes, matrix.has_option_probs)
     key = chosen.preparation or f"method:{method}"

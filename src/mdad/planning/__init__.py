@@ -12,7 +12,7 @@ from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_a
 from mdad.planning.pairs import PairComparison, compare
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
 from mdad.planning.sources import SourcesCurve, sources_curve
-from mdad.planning.stored import StoredAnswer, plan_from_results
+from mdad.planning.stored import StoredAnswer, plan_from_results, plans_from_results
 
 __all__ = [
     "ExactMdadAtSize",
@@ -30,6 +30,7 @@ __all__ = [
     "exact_smallest_size",
     "plan",
     "plan_from_results",
+    "plans_from_results",
     "simulated_mdad_at_size",
     "simulated_plan",
     "sources_curve",

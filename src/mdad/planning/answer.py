@@ -16,7 +16,7 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.metrics.analytic import DESIGNS
-from mdad.planning.choose import Plan, Progress, plan_methods
+from mdad.planning.choose import Plan, Progress, plan_methods, unmet_scores
 from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_at_size, exact_smallest_size
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
 from mdad.planning.stored import StoredAnswer, plan_from_results
@@ -147,7 +147,7 @@ def plan(
     """
     if methods is not None or budget is not None or sources_curve:
         if results is not None:
-            raise MdadError("Several methods are answered from the data, not from a finished run; drop --results.")
+            raise MdadError(_not_from_results(budget, sources_curve))
         if matrix is None:
             raise MdadError("Give the results to plan on.")
         return plan_methods(
@@ -173,6 +173,9 @@ def plan(
         return plan_from_results(results, method, detect=detect, size=size, threshold=threshold)
     if matrix is None:
         raise MdadError("Give the results to plan on, or the folder of a finished run.")
+    unmet = unmet_scores(method, matrix)
+    if unmet is not None:
+        raise MdadError(f"{method} {unmet}.")
     report = on_runs
     one = None if report is None else (lambda done: report(method, done))
     if detect is not None:
@@ -183,3 +186,15 @@ def plan(
     if method in DESIGNS:
         return exact_mdad_at_size(matrix, size=size, design=method, threshold=threshold, seed=seed)
     return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
+
+
+def _not_from_results(budget: int | None, sources_curve: bool) -> str:
+    """Why a question with several methods, a budget or a sources curve is not answered from a finished run."""
+    if sources_curve:
+        return (
+            "--sources-curve simulates each method again with fewer source models, which a finished run's curves cannot answer; "
+            "drop --results and give the data."
+        )
+    if budget is not None:
+        return "--budget is answered from the data (exact, or simulated at that size), not from a finished run's curves; drop --results."
+    return "A finished run answers each method from its own curves: ask mdad.planning.plans_from_results, which takes several methods."

@@ -26,7 +26,7 @@ from mdad.errors import MdadError
 from mdad.metrics.analytic import DESIGNS
 from mdad.planning.bins import bin_label, bin_lower
 from mdad.planning.exact import check_pairs, exact_agreement_at_size, exact_mdad_at_size, exact_smallest_size, pairs_in_bin
-from mdad.planning.simulated import simulated_mdad_at_size, simulated_plan
+from mdad.planning.simulated import floored_se, simulated_mdad_at_size, simulated_plan
 from mdad.planning.sources import SourcesCurve
 from mdad.planning.sources import sources_curve as sources_curve_of
 
@@ -89,6 +89,7 @@ class Plan:
     recommendation: str
     rule: str
     sources_curves: tuple[SourcesCurve, ...] = ()  # with ``sources_curve=True``: one per learned method
+    not_answered: tuple[tuple[str, str], ...] = ()  # ``"all"``: (method, why) for each method the data cannot serve
 
     def row(self, method: str) -> PlanRow:
         """The answer of one method."""
@@ -115,12 +116,45 @@ class Plan:
         )
 
 
+def asks_all(methods: str | Sequence[str]) -> bool:
+    """Whether ``methods`` asks for every default method (``"all"``) rather than naming them."""
+    names = [n.strip() for n in methods.split(",")] if isinstance(methods, str) else [str(n).strip() for n in methods]
+    return [n for n in names if n] == ["all"]
+
+
+def unmet_scores(name: str, matrix: ResponseMatrix) -> str | None:
+    """Why ``matrix`` cannot serve the method ``name``, by the scores the method declares it needs
+    (``SelectionMethod.scores``); None when it can."""
+    needed = method_registry.get(name).scores
+    if needed == "binary" and not matrix.is_binary:
+        return f"needs 0/1 correctness and {matrix.source} holds continuous scores"
+    if needed == "option-probabilities" and not matrix.has_option_probs:
+        return f"needs option probabilities and {matrix.source} holds none"
+    return None
+
+
+def _servable(matrix: ResponseMatrix, names: list[str], everything: bool) -> tuple[list[str], tuple[tuple[str, str], ...]]:
+    """The methods the data can serve, and (method, why) for the others: with ``everything`` ("all") they
+    are left out and named (the simulated ones too when cells are missing); a method the user named is
+    refused with one sentence."""
+    unmet = [(name, why) for name in names if (why := unmet_scores(name, matrix)) is not None]
+    if everything and matrix.n_missing:  # named methods meet the refusal of plan_methods, which says what to do
+        incomplete = (
+            f"can only be simulated on complete results and {matrix.source} has cells that were not evaluated: "
+            "--missing drop-items or drop-models answers it"
+        )
+        unmet += [(name, incomplete) for name in names if name not in DESIGNS and all(name != n for n, _ in unmet)]
+    if unmet and not everything:
+        name, why = unmet[0]
+        raise MdadError(f"{name} {why}; leave it out of --method (--method all answers the methods these data can serve).")
+    left_out = {name for name, _ in unmet}
+    return [n for n in names if n not in left_out], tuple(unmet)
+
+
 def method_names(methods: str | Sequence[str]) -> list[str]:
     """``"all"`` (the methods ``mdad run`` runs by default), a comma list, or a sequence of names; uniform random first."""
     names = [n.strip() for n in methods.split(",")] if isinstance(methods, str) else [str(n).strip() for n in methods]
-    names = [n for n in names if n]
-    if names == ["all"]:
-        names = method_registry.defaults()
+    names = method_registry.defaults() if asks_all(methods) else [n for n in names if n]
     if not names:
         raise MdadError("Name at least one method, or 'all'.")
     for name in names:
@@ -155,7 +189,7 @@ def plan_methods(
     question = _question(detect, size, budget)
     if sources_curve and question == "budget":
         raise MdadError("--sources-curve answers --detect or --size, not --budget.")
-    names = method_names(methods)
+    names, not_answered = _servable(matrix, method_names(methods), asks_all(methods))
     simulated = [n for n in names if n not in DESIGNS]
     if simulated and matrix.n_missing:
         raise MdadError(
@@ -200,6 +234,7 @@ def plan_methods(
         recommendation=sentence,
         rule=rule,
         sources_curves=curves,
+        not_answered=not_answered,
     )
 
 
@@ -250,7 +285,7 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
         sim = simulated_plan(matrix, name, detect=detect, on_runs=progress(name), **_simulated_kwargs(options))
         items = sim.smallest
         at = int(np.searchsorted(sim.sizes, items)) if items is not None else len(sim.sizes) - 1
-        value, se = float(sim.agreement[at]), _floored_se(float(sim.agreement[at]), float(sim.stderr[at]), sim.pairs)
+        value, se = float(sim.agreement[at]), floored_se(float(sim.agreement[at]), float(sim.stderr[at]), sim.pairs)
         random_value = random_at(int(sim.sizes[at]), math.nan)
         fewer = baseline.smallest is None or (items is not None and items < baseline.smallest)
         beats = items is not None and fewer and value - random_value > PLAN_NOISE_SE * se
@@ -276,14 +311,7 @@ def exact_beats(value: float, random_value: float, pairs: int) -> bool:
     """Whether an exact design's share beats uniform random's: exact for the pairs at hand, but those
     pairs are a finite sample, so the advantage must exceed PLAN_NOISE_SE binomial standard errors
     of the share (docs/plan.md)."""
-    return value - random_value > PLAN_NOISE_SE * _floored_se(value, 0.0, pairs)
-
-
-def _floored_se(share: float, between_runs: float, pairs: int) -> float:
-    """The between-runs standard error of a simulated share, never below the binomial one of its pairs
-    (with one success and one failure added): a share of 1.0 from few pairs is not a certainty."""
-    smoothed = (share * pairs + 1) / (pairs + 2)
-    return max(between_runs, math.sqrt(smoothed * (1 - smoothed) / max(pairs, 1)))
+    return value - random_value > PLAN_NOISE_SE * floored_se(value, 0.0, pairs)
 
 
 def _size_rows(matrix, names, size, options, progress) -> list[PlanRow]:
@@ -333,7 +361,7 @@ def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanR
             rows.append(PlanRow(name, True, budget, value, value, value, 0.0, random_value, beats, (), pairs))
             continue
         sim = simulated_plan(matrix, name, detect=detect, sizes=(budget,), on_runs=progress(name), **_simulated_kwargs(options))
-        value, se = float(sim.agreement[0]), _floored_se(float(sim.agreement[0]), float(sim.stderr[0]), sim.pairs)
+        value, se = float(sim.agreement[0]), floored_se(float(sim.agreement[0]), float(sim.stderr[0]), sim.pairs)
         beats = value - random_value > PLAN_NOISE_SE * se
         rows.append(
             PlanRow(name, False, budget, value, value - PLAN_NOISE_SE * se, value + PLAN_NOISE_SE * se, se, random_value, beats, (budget,), sim.pairs)

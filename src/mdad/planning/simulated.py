@@ -13,6 +13,7 @@ micro-benchmark, so the error is computed between runs).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,10 +22,19 @@ import pandas as pd
 
 from mdad.assessment import Assessment, assess, held_out_runs
 from mdad.data.matrix import ResponseMatrix
-from mdad.defaults import ASSESS_RUNS, DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, PLAN_RUNS, PLAN_SIZES, check_threshold
+from mdad.defaults import ASSESS_RUNS, DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, PLAN_NOISE_SE, PLAN_RUNS, PLAN_SIZES, check_threshold
 from mdad.errors import MdadError
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
 from mdad.planning.bins import bin_label, bin_lower
+
+MAX_RUNS_TO_SETTLE = 100_000  # runs_to_settle caps at this: a share (almost) at the threshold is not settled by any practical number
+
+
+def floored_se(share: float, between_runs: float, pairs: int) -> float:
+    """The between-runs standard error of a simulated share, never below the binomial one of its pairs
+    (with one success and one failure added): a share of 1.0 from few pairs is not a certainty."""
+    smoothed = (share * pairs + 1) / (pairs + 2)
+    return max(between_runs, math.sqrt(smoothed * (1 - smoothed) / max(pairs, 1)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,6 +60,28 @@ class SimulatedPlan:
     @property
     def label(self) -> str:
         return bin_label(self.lower)
+
+    def undecided(self) -> np.ndarray:
+        """Positions of the sizes whose share decides the answer (the answer's and every smaller size's; every
+        size when none reaches the threshold) and lies within PLAN_NOISE_SE standard errors of the threshold:
+        there Monte Carlo noise can flip the answer."""
+        smallest = self.smallest
+        deciding = len(self.sizes) if smallest is None else int(np.searchsorted(self.sizes, smallest)) + 1
+        se = np.array([floored_se(float(a), float(e), self.pairs) for a, e in zip(self.agreement, self.stderr, strict=True)])
+        near = np.abs(self.agreement - self.threshold) < PLAN_NOISE_SE * se
+        return np.flatnonzero(near[:deciding])
+
+    def runs_to_settle(self) -> int | None:
+        """Held-out runs after which every share of :meth:`undecided` would lie PLAN_NOISE_SE standard errors
+        from the threshold, the errors shrinking as 1/sqrt(runs) (None: noise cannot flip the answer)."""
+        undecided = self.undecided()
+        if not len(undecided):
+            return None
+        gaps = np.abs(self.agreement[undecided] - self.threshold)
+        se = np.array([floored_se(float(self.agreement[i]), float(self.stderr[i]), self.pairs) for i in undecided])
+        with np.errstate(divide="ignore"):
+            factor = float(np.max((PLAN_NOISE_SE * se / gaps) ** 2))
+        return MAX_RUNS_TO_SETTLE if not factor * self.runs < MAX_RUNS_TO_SETTLE else max(self.runs + 1, math.ceil(factor * self.runs))
 
     def to_frame(self) -> pd.DataFrame:
         """One row per size: the share of pairs of the bin ordered correctly and its standard error."""

@@ -40,6 +40,11 @@ class SourcesCurve:
     enough : int or None
         The smallest count beyond which more sources stop helping (None: not even every source
         reaches an answer).
+    undecided : tuple of int
+        ``"detect"``: the counts whose items needed Monte Carlo noise can flip (a share deciding the
+        answer lies within PLAN_NOISE_SE standard errors of the threshold; SimulatedPlan.undecided).
+    runs_to_settle : int or None
+        Held-out runs that would settle every one of them (None: none is undecided).
     """
 
     method: str
@@ -53,6 +58,8 @@ class SourcesCurve:
     at_items: int | None
     enough: int | None
     rule: str
+    undecided: tuple[int, ...] = ()
+    runs_to_settle: int | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per number of source models."""
@@ -128,7 +135,11 @@ def sources_curve(
     )
     enough = _first_for_good(counts, within) if full.smallest is not None else None
     nan = np.full(len(counts), np.nan)
-    return SourcesCurve(method, "detect", np.array(counts), values, nan, nan, share, stderr, int(full.sizes[at]), enough, rule)
+    undecided = tuple(count for count, p in zip(counts, plans, strict=True) if len(p.undecided()))
+    settle = [r for p in plans if (r := p.runs_to_settle()) is not None]
+    return SourcesCurve(
+        method, "detect", np.array(counts), values, nan, nan, share, stderr, int(full.sizes[at]), enough, rule, undecided, max(settle, default=None)
+    )
 
 
 def _first_for_good(counts: list[int], within: np.ndarray) -> int | None:

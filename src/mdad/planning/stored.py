@@ -6,6 +6,7 @@ read at the sizes the run holds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -104,17 +105,48 @@ def plan_from_results(
     >>> found.runs, found.sources, found.largest
     (5, 20, 25)
     """
+    return plans_from_results(results, [method], detect=detect, size=size, threshold=threshold)[0]
+
+
+def plans_from_results(
+    results: str | Path,
+    methods: str | Sequence[str],
+    *,
+    detect: float | None = None,
+    size: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> list[StoredAnswer]:
+    """:func:`plan_from_results` for each of ``methods`` (a comma list, names, or ``"all"``: every method the
+    run holds), the run's cells evaluated once; a method the run does not hold is one error sentence."""
     from mdad.experiment.evaluate import evaluate_store
     from mdad.experiment.store import ResultStore
 
     check_threshold(threshold)
+    if (detect is None) == (size is None):
+        raise MdadError("Give either the difference to detect or the size, not both or neither.")
+    if detect is not None:
+        bin_lower(detect)  # a difference out of range is refused before the run is read
     results = Path(results)
     store = ResultStore(results)
     config = store.read_config()
     summary, curves = evaluate_store(store, threshold=threshold, seed=config.get("seed", 0))
-    if summary.empty or method not in set(summary["method"]):
-        stored = ", ".join(sorted(set(summary["method"]))) if not summary.empty else "none"
-        raise MdadError(f"{results} holds no results for method {method!r} (stored: {stored}).")
+    stored = list(dict.fromkeys(summary["method"])) if not summary.empty else []
+    names = [n.strip() for n in methods.split(",")] if isinstance(methods, str) else [str(n).strip() for n in methods]
+    names = [n for n in names if n]
+    if not names:
+        raise MdadError("Name at least one method, or 'all'.")
+    names = stored if names == ["all"] else list(dict.fromkeys(names))
+    absent = [n for n in names if n not in stored]
+    if absent or not stored:
+        which = f"method {absent[0]!r}" if absent else "any method"
+        raise MdadError(f"{results} holds no results for {which} (stored: {', '.join(sorted(stored)) or 'none'}).")
+    return [_stored_answer(results, config, summary, curves, name, detect, size, threshold) for name in names]
+
+
+def _stored_answer(
+    results: Path, config: dict, summary, curves, method: str, detect: float | None, size: int | None, threshold: float
+) -> StoredAnswer:
+    """One method's answer from the evaluated cells of a run (``summary``, ``curves``)."""
     rows = summary[(summary["method"] == method) & (summary["view"] == "seen")]
     sources = int(rows["sources"].max())
     rows = rows[rows["sources"] == sources].sort_values("size")
@@ -138,8 +170,7 @@ def plan_from_results(
         if not r["mdad_reached"]:
             return answer()
         return answer(mdad=float(r["mdad"]), mdad_low=float(r["mdad_low"]), mdad_high=float(r["mdad_high"]))
-    if detect is None:
-        raise MdadError("Give either the difference to detect or the size, not both or neither.")
+    assert detect is not None  # exactly one of the two is given
     lower = bin_lower(detect)
     seen = curves[(curves["method"] == method) & (curves["view"] == "seen") & (curves["sources"] == sources)]
     at = seen[np.isclose(seen["diff_low"], lower)].set_index("size")["agreement"]
