@@ -42,7 +42,7 @@ OUTPUTS = ("summary.csv", "curves.csv", "table.csv", "report.html")
 MARKS = {
     "mdad.cli": [("_commands", "import the command's modules")],
     "mdad.cli.common": [("load_matrix", "load the data")],
-    "mdad.cli.run": [("print_start", "print what will run"), ("print_table", "print the tables"), ("print_exact", "print the exact table")],
+    "mdad.cli.run": [("print_start", "print what will run"), ("print_results", "print the results")],
     "mdad.workflow": [("_load_report", "import the report's modules")],
     "mdad.experiment.grid": [("Experiment.open_store", "open the store"), ("_truths", "targets' true accuracies")],
     "mdad.experiment.executors": [("_init_worker", "worker start"), ("_run_in_worker", "task"), ("_call_item", "item")],

@@ -140,7 +140,8 @@ def test_plan_simulating_a_method_gives_the_pairs_and_the_robust_mdad_beside_its
 def test_run_names_its_threshold_targets_and_pairs(tmp_path):
     result = runner.invoke(
         app,
-        ["run", "--methods", "random", "--sizes", "25", "--runs", "4", "--threshold", "0.9", "--targets-from", "top", "--out", str(tmp_path / "o")],
+        ["run", "--methods", "random", "--sizes", "25", "--runs", "4", "--threshold", "0.9", "--targets-from", "top", "--verbose"]
+        + ["--out", str(tmp_path / "o")],
     )
     assert result.exit_code == 0, result.output
     text = flat(result.output)
