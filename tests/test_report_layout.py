@@ -78,3 +78,36 @@ def test_decision_curves_give_each_method_its_own_panel():
     assert sorted(ax.get_title() for ax in panels) == sorted(methods)
     for ax in panels:  # in each panel, every size: a fitted line and a dotted agreement curve each, nothing of other methods
         assert len(ax.get_lines()) == 2 * len(sizes) + 2  # + the threshold and the coin-flip lines
+
+
+def test_the_main_figure_marks_uniform_random_s_exact_mdad_beside_its_simulated_line():
+    from mdad.report.figures import mdad_vs_size
+
+    rows = []
+    for view in ("seen", "unseen"):
+        for k, sim, exact in ((10, 17.0, 21.0), (100, 4.5, 4.0)):
+            rows.append(
+                dict(
+                    method="random",
+                    size=k,
+                    sources=300,
+                    view=view,
+                    mdad=sim,
+                    mdad_low=sim - 1,
+                    mdad_high=sim + 1,
+                    mdad_reached=True,
+                    mdad_exact=exact if view == "seen" else np.nan,
+                    mdad_exact_reached=True if view == "seen" else False,
+                )
+            )
+    summary = pd.DataFrame(rows)
+    summary["mdad_exact_reached"] = summary["mdad_exact_reached"].astype("boolean")
+    fig = mdad_vs_size(summary)
+    seen, unseen = (ax for ax in fig.axes if ax.get_visible() and ax.get_title())
+    crosses = [c.get_offsets() for c in seen.collections if len(c.get_offsets()) and c.get_offsets().shape[0] == 2]
+    assert any(sorted(map(tuple, offsets.tolist())) == [(10.0, 21.0), (100.0, 4.0)] for offsets in crosses), crosses
+    strip = unseen.get_ylim()[1]  # the exact MDAD of the unseen half is not reached: drawn in the grey strip at the top
+    assert any(
+        offsets.shape[0] == 2 and (offsets[:, 1] > 17.0 + 1).all() and (offsets[:, 1] < strip).all()
+        for offsets in (c.get_offsets() for c in unseen.collections)
+    )
