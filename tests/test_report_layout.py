@@ -97,7 +97,7 @@ def test_the_main_figure_marks_uniform_random_s_exact_mdad_beside_its_simulated_
                     mdad_high=sim + 1,
                     mdad_reached=True,
                     mdad_exact=exact if view == "seen" else np.nan,
-                    mdad_exact_reached=True if view == "seen" else False,
+                    mdad_exact_reached=view == "seen",
                 )
             )
     summary = pd.DataFrame(rows)
