@@ -98,7 +98,8 @@ def twelve_models(folder):
 def test_twelve_models_of_genuine_logs_get_a_sentence_from_run_select_and_plan(tmp_path):
     data = twelve_models(tmp_path / "logs")
     out = tmp_path / "o"
-    ran = runner.invoke(app, ["run", "--data", str(data), "--missing", "drop-items", "--methods", "random", "--sizes", "2", "--out", str(out)])
+    args = ["run", "--data", str(data), "--missing", "drop-items", "--methods", "random", "--sizes", "2", "--verbose", "--out", str(out)]
+    ran = runner.invoke(app, args)
     assert ran.exit_code == 0, ran.output
     text = flat(ran.output)
     assert "12 models x 4 items" in text

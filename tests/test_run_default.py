@@ -129,3 +129,18 @@ def test_every_table_of_the_default_report_fits_1280_pixels(default_run, tmp_pat
         pytest.skip("chromium is not installed (apt-get install chromium, or set MDAD_CHROMIUM); .ci/run installs it")
     out, _ = default_run
     assert tables_fit(chromium, out / "report.html", tmp_path / "profile") == []
+
+
+def test_the_numbers_the_docs_give_in_prose_are_this_run_s(default_run):
+    out, _ = default_run
+    summary = pd.read_csv(out / "summary.csv")
+    seen = summary[summary["view"] == "seen"].set_index(["method", "size"])
+    random10, random100, anchor10 = seen.loc[("random", 10)], seen.loc[("random", 100)], seen.loc[("anchor-points", 10)]
+    readme = flat((ROOT / "README.md").read_text())
+    assert (
+        f"simulated MDAD {random10['mdad']:g} points at 10 items and {random100['mdad']:g} at 100, "
+        f"exact {random10['mdad_exact']:g} and {random100['mdad_exact']:g}"
+    ) in readme
+    running = flat((ROOT / "docs" / "running.md").read_text())
+    assert f"this run's 95% interval is [{random10['mdad_low']:g}, {random10['mdad_high']:g}]" in running
+    assert f"anchor-points at 10 items: {anchor10['mdad']:g} points here" in running

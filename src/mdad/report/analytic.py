@@ -201,11 +201,14 @@ def exact_crossings(exact_curves: pd.DataFrame, threshold: float = DEFAULT_THRES
 def with_exact(summary: pd.DataFrame, exact_curves: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """``summary`` with the exact MDAD beside the simulated one in every row of a uniform random cell:
     ``mdad_exact`` (points; NaN when not reached or not such a cell) and ``mdad_exact_reached`` (True,
-    False, or NA in the rows of other methods, and in every row when the data could not be read again)."""
+    False, or NA in the rows of other methods, in rows whose target pairs are too few for any MDAD, and
+    in every row when the data could not be read again)."""
     keys = ["method", "size", "sources", "view"]
     out = summary.drop(columns=["mdad_exact", "mdad_exact_reached"], errors="ignore")
     exact = {tuple(key): value for *key, value in exact_crossings(exact_curves, threshold).itertuples(index=False)} if len(exact_curves) else {}
     found = [exact.get((str(m), int(k), int(s), str(v))) for m, k, s, v in zip(*(out[key] for key in keys), strict=True)]
+    if "mdad_estimable" in out:  # too few target pairs for any MDAD: the exact one rests on the same few pairs
+        found = [value if ok else None for value, ok in zip(found, out["mdad_estimable"].astype(bool), strict=True)]
     out["mdad_exact"] = [np.nan if value is None else value for value in found]
     out["mdad_exact_reached"] = pd.array([pd.NA if value is None else not np.isnan(value) for value in found], dtype="boolean")
     return out
