@@ -52,6 +52,7 @@ class PageCheck:
     title: str
     text: str = ""
     log: list[str] = field(default_factory=list)
+    measured: object = None  # the value of ``check_page``'s ``measure`` expression
 
 
 class Chromium:
@@ -146,8 +147,9 @@ class Chromium:
             self.events.append(self._read_message(deadline))
 
     # ---- the check ------------------------------------------------------------------
-    def check_page(self, path: Path, width: int = 1200, height: int = 900) -> PageCheck:
-        """Open a local file; wait until it and its images are loaded; collect images, errors and a screenshot."""
+    def check_page(self, path: Path, width: int = 1200, height: int = 900, measure: str = "null") -> PageCheck:
+        """Open a local file; wait until it and its images are loaded; collect images, errors, a screenshot and
+        the value of the JavaScript expression ``measure`` (e.g. the widths of elements)."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
@@ -169,6 +171,7 @@ class Chromium:
         info = self.send("Runtime.evaluate", {"expression": "[document.title, document.body.innerText]", "returnByValue": True}, session=session)[
             "result"
         ]["value"]
+        measured = self.send("Runtime.evaluate", {"expression": measure, "returnByValue": True}, session=session)["result"].get("value")
         shot = self.send("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
         errors, log = [], []
         for event in self.events:
@@ -186,4 +189,4 @@ class Chromium:
                 log.append(f"log.{entry.get('level')}: {entry.get('text')}")
                 if entry.get("level") == "error":
                     errors.append(f"{entry.get('source')}: {entry.get('text')} {entry.get('url', '')}")
-        return PageCheck(images=images, errors=errors, screenshot=base64.b64decode(shot), title=info[0], text=info[1], log=log)
+        return PageCheck(images=images, errors=errors, screenshot=base64.b64decode(shot), title=info[0], text=info[1], log=log, measured=measured)

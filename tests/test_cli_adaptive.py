@@ -47,6 +47,7 @@ def test_run_compares_adaptive_and_static_methods_with_the_strongest_models_as_t
             "top",
             "--workers",
             "1",
+            "--verbose",
             "--out",
             str(out),
         ],

@@ -98,7 +98,8 @@ def twelve_models(folder):
 def test_twelve_models_of_genuine_logs_get_a_sentence_from_run_select_and_plan(tmp_path):
     data = twelve_models(tmp_path / "logs")
     out = tmp_path / "o"
-    ran = runner.invoke(app, ["run", "--data", str(data), "--missing", "drop-items", "--methods", "random", "--sizes", "2", "--out", str(out)])
+    args = ["run", "--data", str(data), "--missing", "drop-items", "--methods", "random", "--sizes", "2", "--verbose", "--out", str(out)]
+    ran = runner.invoke(app, args)
     assert ran.exit_code == 0, ran.output
     text = flat(ran.output)
     assert "12 models x 4 items" in text
@@ -140,7 +141,8 @@ def test_plan_simulating_a_method_gives_the_pairs_and_the_robust_mdad_beside_its
 def test_run_names_its_threshold_targets_and_pairs(tmp_path):
     result = runner.invoke(
         app,
-        ["run", "--methods", "random", "--sizes", "25", "--runs", "4", "--threshold", "0.9", "--targets-from", "top", "--out", str(tmp_path / "o")],
+        ["run", "--methods", "random", "--sizes", "25", "--runs", "4", "--threshold", "0.9", "--targets-from", "top", "--verbose"]
+        + ["--out", str(tmp_path / "o")],
     )
     assert result.exit_code == 0, result.output
     text = flat(result.output)

@@ -1,8 +1,10 @@
-"""report.html in a real headless browser: it renders, every figure loads, nothing is logged as an error."""
+"""report.html in a real headless browser: it renders, every figure loads, nothing is logged as an error, and
+every table fits the page at 1280 px (no column behind a horizontal scroll)."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from browser import Chromium, find_chromium
@@ -48,3 +50,24 @@ def test_browser_check_catches_broken_images_and_script_errors(chromium, tmp_pat
     assert page.images[0]["naturalWidth"] == 0
     assert any("boom" in e for e in page.errors)
     assert any("undefinedFunction" in e for e in page.errors)
+
+
+# every table of the page: how wide it is and how wide the page lets it be
+TABLE_WIDTHS = """Array.from(document.querySelectorAll('table')).map(t => {
+  const box = t.parentElement.classList.contains('table-wrap') ? t.parentElement : t;
+  return {head: t.rows[0].innerText.slice(0, 60), width: t.scrollWidth, room: document.body.clientWidth, box: box.clientWidth,
+          scrolls: box.scrollWidth > box.clientWidth};
+})"""
+
+
+def tables_fit(chromium: str, report: Path, profile: Path, width: int = 1280) -> list[dict]:
+    """The page's tables that do not fit at ``width`` px (wider than the body, or scrolled sideways)."""
+    with Chromium(chromium, profile) as browser:
+        page = browser.check_page(report, width, 900, measure=TABLE_WIDTHS)
+    assert page.errors == [], page.errors
+    assert page.measured, "the page has no tables"
+    return [t for t in page.measured if t["scrolls"] or t["width"] > t["room"]]
+
+
+def test_every_table_fits_the_page_at_1280_pixels(chromium, built_report, tmp_path):
+    assert tables_fit(chromium, built_report / "report.html", tmp_path / "profile") == []

@@ -29,10 +29,17 @@ if TYPE_CHECKING:
 FOLDER = "the output folder"
 
 
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # Dask's network transports
+
+
 def check_scheduler(address: str) -> None:
-    """A Dask scheduler address: scheme://host:port or host:port."""
-    if not re.fullmatch(r"([a-z][a-z0-9+.-]*://)?[^\s/:]+(:\d+)?/?", address):
-        raise MdadError(f"--scheduler {address!r} is not a scheduler address (e.g. tcp://host:8786).")
+    """A Dask scheduler address: [scheme://]host:port, with a scheme Dask can reach over a network."""
+    match = re.fullmatch(rf"(?:(?:{'|'.join(SCHEDULER_SCHEMES)})://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]]+):(\d{{1,5}})/?", address)
+    if match is None or not 0 < int(match.group(1)) < 65536:
+        raise MdadError(
+            f"--scheduler {address!r} is not a scheduler address ([scheme://]host:port, the scheme one of "
+            f"{', '.join(SCHEDULER_SCHEMES)}; e.g. tcp://host:8786)."
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,10 +65,10 @@ class RunOptions:
 
     Examples
     --------
-    >>> RunOptions(out="mdad-out", scheduler="not an address")
+    >>> RunOptions(out="mdad-out", scheduler="http://host:8786")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    mdad.errors.MdadError: --scheduler 'not an address' is not a scheduler address (e.g. tcp://host:8786).
+    mdad.errors.MdadError: --scheduler 'http://host:8786' is not a scheduler address ([scheme://]host:port, the scheme one of tcp, ...).
     """
 
     out: Path | str

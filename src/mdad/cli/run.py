@@ -35,7 +35,7 @@ from mdad.cli.text import literal
 from mdad.data import DEFAULT_DATASET, ResponseMatrix
 from mdad.data.builtin import BuiltinDataset, builtin_dataset
 from mdad.data.provenance import data_spec
-from mdad.defaults import DEFAULT_CONFIDENCE, DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES, percent
+from mdad.defaults import DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES, percent
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import METRICS, VIEWS, Metric
 from mdad.experiment.grid import Experiment, ExperimentConfig
@@ -46,7 +46,7 @@ from mdad.methods.names import STOP_SE
 from mdad.methods.names import parse as parse_method
 from mdad.metrics.pairwise import count_pairs
 from mdad.outputs import check_output_folder, check_outputs_apart
-from mdad.report.tables import NOT_ESTIMABLE, NOT_REACHED, format_mdad, warnings, wide_summary
+from mdad.report.tables import MARK, NOT_ESTIMABLE, NOT_REACHED, format_exact, format_mdad, warnings, wide_summary
 from mdad.workflow import RunOptions, run_into_folder
 
 
@@ -136,6 +136,7 @@ def run(
     filter_name: FilterOption = None,
     reruns: RerunsOption = "latest",
     out: Annotated[str, typer.Option(help="Output folder (a rerun with the same settings resumes).")] = "mdad-out",
+    verbose: VerboseOption = False,
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
     if group is not None and targets is not None:
@@ -175,10 +176,10 @@ def run(
         "size_requests": [{"requested": r.requested, "items": r.items} for r in requests],
     }
     curve_list = unique_counts(parse_sizes(curve_sizes, n_seen)) if curve_sizes is not None else None
-    run_locked(matrix, config, replace(options, curve_sizes=curve_list, record=record), builtin)
+    run_locked(matrix, config, replace(options, curve_sizes=curve_list, record=record), builtin, verbose)
 
 
-def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOptions, builtin: BuiltinDataset | None) -> None:
+def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOptions, builtin: BuiltinDataset | None, verbose: bool = False) -> None:
     """Run into the output folder, under its lock: what will run, a progress bar, then the tables."""
     progress = progress_bar()
     bar = progress.add_task("cells", total=None)
@@ -198,10 +199,7 @@ def run_locked(matrix: ResponseMatrix, config: ExperimentConfig, options: RunOpt
         console.print(literal(text), highlight=False)
 
     def tables(summary, exact: dict[tuple[str, int], float]) -> None:  # while the report's figures are drawn
-        print_table(summary, options.threshold)
-        from mdad.report.analytic import exact_mdad_table  # with matplotlib: imported by the report, not at start-up
-
-        print_exact(exact_mdad_table(summary, exact))
+        print_results(summary, exact, options.threshold, verbose)
 
     try:
         outputs = run_into_folder(
@@ -282,6 +280,7 @@ def report(
     curve_sizes: Annotated[str | None, typer.Option(help="Sizes whose agreement curves the report shows (default: as run).")] = None,
     figures: FiguresOption = None,
     workers: WorkersOption = 0,
+    verbose: VerboseOption = False,
 ) -> None:
     """Rebuild tables and report.html from stored results alone."""
     from mdad.report.html import build_outputs
@@ -301,31 +300,98 @@ def report(
             workers=workers or os.cpu_count() or 1,
             on_phase=lambda text: console.print(literal(text), highlight=False),
         )
-    print_table(outputs.summary, threshold if threshold is not None else store.read_config().get("threshold", DEFAULT_THRESHOLD))
+    print_results(outputs.summary, outputs.exact, threshold if threshold is not None else stored.get("threshold", DEFAULT_THRESHOLD), verbose)
     console.print(f"Report: {literal(outputs.report)}", highlight=False)
     if outputs.figure_files:
         console.print(f"Figures: {literal(out)}/figures/ ({len(outputs.figure_files)} {figures} files)", highlight=False)
 
 
-def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
-    """One compact table per method and number of source models: MDAD [95% CI] and every metric of
-    ``METRICS``, seen and unseen; under it why a number is marked (*) or cannot be estimated."""
-    frame = wide_summary(summary)
-    if frame.empty:
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", help="Also print one table per method, the robust MDAD beside each MDAD and every note on a marked number.")
+]
+
+
+def print_results(summary, exact: dict[tuple[str, int], float], threshold: float = DEFAULT_THRESHOLD, verbose: bool = False) -> None:
+    """What a run found, short: the overview of every method's MDAD by size, the same plain-words
+    sentences as report.html's, the main caveats and what MDAD means. ``verbose`` first prints one
+    table per method and every note on a marked or missing number (the rest is in report.html)."""
+    if summary.empty:
         console.print("No finished cells.")
         return
+    if verbose:
+        print_table(summary)
+        for line in warnings(summary, robust=False):  # the robust MDAD is in the lines under each table
+            console.print(literal(line), highlight=False)
+    print_overview(summary)
+    print_headline(summary, exact, threshold)
+    print_caveats(summary, verbose)
+    behind = ""
+    if "target_pairs" in summary:
+        low, high = int(summary["target_pairs"].min()), int(summary["target_pairs"].max())
+        behind = f"; each MDAD rests on {low:,}{f' to {high:,}' if high != low else ''} target pairs (all runs)"
+    console.print(
+        f"MDAD: the smallest accuracy difference ordered correctly {percent(threshold)} of the time "
+        f"(--threshold {threshold:g}), in accuracy points{behind}.",
+        highlight=False,
+    )
+
+
+def print_headline(summary, exact: dict[tuple[str, int], float], threshold: float) -> None:
+    """The sentences report.html opens with (the same words and numbers): one per size comparing the
+    methods, or one per method when there is one."""
+    from mdad.report.html import comparison_sentences, summary_sentences  # with matplotlib: imported by the report, not at start-up
+
+    sentences = comparison_sentences(summary, exact=exact) or summary_sentences(summary, threshold, None, exact)
+    seen = summary[summary["view"] == "seen"]
+    console.print(f"In plain words (seen items, {int(seen['sources'].max())} source models):", highlight=False)
+    for sentence in sentences:
+        console.print(literal(f"- {sentence}"), highlight=False)
+
+
+def print_caveats(summary, verbose: bool) -> None:
+    """The main caveats in a line or two each: how many numbers are marked (*) or missing, and the
+    targets whose model-based estimates extrapolate; where to read each of them."""
+    where = "listed above" if verbose else "each listed by --verbose and in report.html"
+    rows = summary[summary["mdad_warning"].fillna("") != ""] if "mdad_warning" in summary else summary.iloc[:0]
+    missing = int((~rows["mdad_estimable"].astype(bool)).sum()) if "mdad_estimable" in rows else 0
+    marked = len(rows) - missing
+    if marked:
+        console.print(
+            f"{MARK} marks {plural(marked, 'MDAD')} (seen and unseen items) whose first crossing is noise: too few pairs in "
+            f"its bin, or the robust MDAD disagrees beyond both intervals; the sentences above read the robust MDAD there "
+            f"({where}).",
+            highlight=False,
+        )
+    if missing:
+        console.print(f"{plural(missing, 'MDAD')} cannot be estimated from so few target pairs ({where}).", highlight=False)
+    if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
+        flagged = summary[summary["view"] == "seen"].groupby("method", sort=True)["flagged_per_run"].max().dropna()
+        console.print(
+            literal(
+                "Model-based estimates extrapolate for some targets (their ability lies outside the source models' range, or "
+                f"their answers fit the IRT model badly), at most per run: {', '.join(f'{m} {v:.1f}' for m, v in flagged.items())}."
+            ),
+            highlight=False,
+        )
+
+
+def print_table(summary) -> None:
+    """One compact table per method and number of source models: MDAD [95% CI] (beside it, for uniform
+    random, the exact MDAD) and every metric of ``METRICS``, seen and unseen; under it the robust MDAD."""
+    frame = wide_summary(summary)
     columns: list[tuple[str, str, Metric | None]] = [(f"MDAD {view}", f"MDAD {view} (pts)", None) for view in VIEWS]
+    columns += [(f"exact MDAD\n{view}", f"exact MDAD {view} (pts)", None) for view in VIEWS]
     columns += [(f"{metric.label}\n{view}", metric.column(view), metric) for metric in METRICS for view in VIEWS]
     for (method, n_sources), rows in frame.groupby(["method", "sources"], sort=False):
         values = [
             TableColumn(header, [str(v) if metric is None or isinstance(v, str) else f"{v:.{metric.digits}f}" for v in rows[col]])
             for header, col, metric in columns
+            if col in rows and (rows[col] != "").any()  # the exact MDAD: uniform random only
         ]
         groups = [values[i : i + len(VIEWS)] for i in range(0, len(values), len(VIEWS))]  # a quantity's views side by side
         print_fitted(console, f"{literal(method)} ({n_sources} source models)", [TableColumn("size", [str(v) for v in rows["size"]])], groups)
         print_beside(rows)
         if "flagged targets per run" in rows and (rows["flagged targets per run"] != "").any():
-            # a line, not a column: the table stays within 80 columns
             counts = ", ".join(
                 f"{size} items {flagged}" for size, flagged in zip(rows["size"], rows["flagged targets per run"], strict=True) if flagged != ""
             )
@@ -333,21 +399,6 @@ def print_table(summary, threshold: float = DEFAULT_THRESHOLD) -> None:
         if "items used" in rows and (rows["items used"] != "").any():
             used = ", ".join(f"{size} items {text}" for size, text in zip(rows["size"], rows["items used"], strict=True) if text != "")
             console.print(f"Items each target answered before the stopping rule ended its test, mean (sd) at each budget: {used}.", highlight=False)
-    if "flagged_per_run" in summary and summary["flagged_per_run"].notna().any():
-        console.print("Flagged: the target's ability lies outside the source models' range, or its answers fit the IRT model badly.")
-    for line in warnings(summary):
-        console.print(literal(line), highlight=False, soft_wrap=True)
-    print_overview(summary)
-    behind = ""
-    if "target_pairs" in summary:
-        low, high = int(summary["target_pairs"].min()), int(summary["target_pairs"].max())
-        behind = f"; each MDAD rests on {low:,}{f' to {high:,}' if high != low else ''} target pairs (all runs)"
-    console.print(
-        f"MDAD: the smallest accuracy difference ordered correctly {percent(threshold)} of the time "
-        f"(--threshold {threshold:g}), in accuracy points [{percent(DEFAULT_CONFIDENCE)} bootstrap "
-        f"interval]{behind}; error in accuracy points.",
-        highlight=False,
-    )
 
 
 def print_beside(rows) -> None:
@@ -367,36 +418,30 @@ def print_beside(rows) -> None:
 
 
 def print_overview(summary) -> None:
-    """With several methods: MDAD on the seen items, method x size, the smallest of each size in bold."""
+    """MDAD on the seen items, method x size, the smallest of each size in bold; under each uniform random
+    method, its exact MDAD (the same runs, no simulation)."""
     seen = summary[summary["view"] == "seen"]
-    if seen["method"].nunique() < 2:
-        return
     for n_sources, part in seen.groupby("sources", sort=True):
         estimable = part["mdad_estimable"].astype(bool) if "mdad_estimable" in part else True
         part = part.assign(shown=part["mdad"].where(estimable))
         values = part.pivot_table(index="method", columns="size", values="shown", aggfunc="first", dropna=False)
         text = {(r["method"], r["size"]): format_mdad(r).split(" [")[0] for _, r in part.iterrows()}
+        exact = {(r["method"], r["size"]): format_exact(r) for _, r in part.iterrows()} if "mdad_exact_reached" in part else {}
         best = values.min(axis=0)
-        cells = {
-            size: [f"[bold]{text[method, size]}[/bold]" if v == best[size] else text.get((method, size), NOT_REACHED) for method, v in column.items()]
-            for size, column in values.items()
-        }
+        names: list[str] = []
+        cells: dict[int, list[str]] = {size: [] for size in values.columns}
+        for method in values.index:
+            names.append(literal(method))
+            for size in values.columns:
+                shown = text.get((method, size), NOT_REACHED)
+                cells[size].append(f"[bold]{shown}[/bold]" if values.loc[method, size] == best[size] else shown)
+            if any(exact.get((method, size)) for size in values.columns):
+                names.append(literal(f"{method}, exact"))
+                for size in values.columns:
+                    cells[size].append(exact.get((method, size)) or "")
         print_fitted(
             console,
             f"MDAD on the seen items (points) by number of items ({n_sources} source models)",
-            [TableColumn("method", [literal(m) for m in values.index], right=False)],
+            [TableColumn("method", names, right=False)],
             [[TableColumn(str(size), column)] for size, column in cells.items()],
         )
-
-
-def print_exact(table) -> None:
-    """Uniform random cells: the exact MDAD of the same runs' targets and seen halves beside the simulated one."""
-    if table.empty:
-        return
-    cells = {column: [literal(str(v)) for v in table[column]] for column in table.columns}
-    print_fitted(
-        console,
-        "Uniform random: exact MDAD (same targets and seen halves, no simulation) beside the simulated one (seen items, points)",
-        [TableColumn(column, cells[column], right=column != "method") for column in ("method", "size")],
-        [[TableColumn(column, text)] for column, text in cells.items() if column not in ("method", "size")],
-    )

@@ -9,13 +9,15 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import gc
+import logging
 import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Generator, Sequence
+import warnings
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
-from contextlib import closing
+from contextlib import closing, contextmanager
 from functools import partial
 
 import numpy as np
@@ -184,28 +186,114 @@ def task_data(matrix):
     return dataclasses.replace(matrix, option_probs=matrix.gold_prob()[:, :, None], gold=np.zeros(matrix.n_items, np.int64))
 
 
+SCHEDULER_GONE = (
+    "The Dask scheduler at {address} is gone (the connection to it was lost mid-run); the cells finished before it went are kept, and running the "
+    "same command again continues from them."
+)
+
+
 def _on_dask(run_task, matrix, splits, tasks, scheduler: str, on_cells, meanwhile=None) -> Generator[tuple, None, None]:
     try:
         from distributed import Client, KilledWorker
         from distributed import as_completed as dask_completed
     except ImportError:
         raise MdadError("Running on a Dask scheduler needs Dask: pip install 'mdad[dask]'.") from None
-    try:
-        client = Client(scheduler)  # connect timeout: dask config distributed.comm.timeouts.connect
-    except (OSError, TimeoutError) as exc:
-        raise MdadError(f"Cannot reach the Dask scheduler at {scheduler} ({exc}).") from None
-    with client:
-        # sent once to every worker, not with every task; a lost worker's replacement fetches it from another
-        shared_matrix, shared_splits = client.scatter([task_data(matrix), splits], broadcast=True)
-        futures = {client.submit(run_task, shared_matrix, shared_splits, task, pure=False): task for task in tasks}
-        if meanwhile is not None:
-            meanwhile()
-        for future in dask_completed(list(futures)):
+    with dask_notes():
+        try:
+            client = Client(scheduler)  # connect timeout: dask config distributed.comm.timeouts.connect
+        except (OSError, TimeoutError) as exc:
+            raise MdadError(f"Cannot reach the Dask scheduler at {scheduler} ({_first_line(exc)}).") from None
+        except ValueError as exc:  # an address Dask cannot parse (check_scheduler lets few through)
+            raise MdadError(f"--scheduler {scheduler!r} is not a Dask scheduler address ({_first_line(exc)}).") from None
+        with client:
             try:
-                result = future.result()
-            except (CancelledError, KilledWorker) as exc:  # every worker lost at once, or a task that kills its workers
-                raise MdadError(
-                    f"The Dask cluster at {scheduler} lost a task ({type(exc).__name__}: {exc}); finished results are "
-                    "kept in the results folder when there is one, and running the same experiment again continues from them."
-                ) from None
-            yield _done(futures[future], result, splits, on_cells)
+                # sent once to every worker, not with every task; a lost worker's replacement fetches it from another
+                shared_matrix, shared_splits = client.scatter([task_data(matrix), splits], broadcast=True)
+                futures = {client.submit(run_task, shared_matrix, shared_splits, task, pure=False): task for task in tasks}
+                if meanwhile is not None:
+                    meanwhile()
+                for future in dask_completed(list(futures)):
+                    try:
+                        result = future.result()
+                    except (CancelledError, KilledWorker) as exc:  # every worker lost at once, or a task that kills its workers
+                        if _scheduler_lost(client, exc):
+                            raise
+                        raise MdadError(
+                            f"The Dask cluster at {scheduler} lost a task ({type(exc).__name__}: {_first_line(exc)}); finished results are "
+                            "kept in the results folder when there is one, and running the same experiment again continues from them."
+                        ) from None
+                    yield _done(futures[future], result, splits, on_cells)
+            except (OSError, TimeoutError, CancelledError) as exc:
+                if not _scheduler_lost(client, exc):
+                    raise
+                raise MdadError(SCHEDULER_GONE.format(address=scheduler)) from None
+
+
+def _scheduler_lost(client, exc: BaseException) -> bool:
+    """Whether ``exc`` means the connection to the scheduler is gone (not a task's own error)."""
+    from distributed.comm.core import CommClosedError
+
+    return isinstance(exc, CommClosedError) or "scheduler-connection-lost" in str(exc) or client.status not in ("running", "connecting")
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message, its first line only (Dask's messages run on with advice and tracebacks)."""
+    lines = str(exc).replace("\\n", "\n").strip().splitlines()
+    return lines[0].rstrip(".") if lines else ""
+
+
+@contextmanager
+def dask_notes() -> Iterator[None]:
+    """During the block, what Dask logs (its warnings and errors, tracebacks and all) becomes one line
+    each, given once, on the ``mdad`` logger, where mdad's other notes go: "Dask: <first line>"."""
+    loggers = [
+        logger
+        for name, logger in logging.root.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger) and (name == "distributed" or name.startswith("distributed."))
+    ]
+    saved = [(logger, logger.handlers[:], logger.propagate) for logger in loggers]
+    handler = _NoteHandler()
+    root = logging.getLogger("distributed")
+    for logger in loggers:
+        logger.handlers = []
+        logger.propagate = True
+    root.handlers, root.propagate = [handler], False
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # Dask's warnings too (version mismatches, large graphs)
+        if f"{os.sep}distributed{os.sep}" in filename or f"{os.sep}dask{os.sep}" in filename:
+            handler.note(str(message))
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = show
+            yield
+    finally:
+        for logger, handlers, propagate in saved:
+            logger.handlers, logger.propagate = handlers, propagate
+        if root not in loggers:
+            root.handlers, root.propagate = [], True
+
+
+class _NoteHandler(logging.Handler):
+    """Passes each distinct Dask message of level WARNING and above to the ``mdad`` logger as one line."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        lines = record.getMessage().strip().splitlines()
+        text = lines[0].strip() if lines else ""
+        if not text and record.exc_info and record.exc_info[1] is not None:
+            text = _first_line(record.exc_info[1])  # a bare exception without words says nothing worth a note
+        self.note(text)
+
+    def note(self, message: str) -> None:
+        lines = message.strip().splitlines()
+        text = lines[0].strip().rstrip(".") if lines else ""
+        if text and text not in self.seen:
+            self.seen.add(text)
+            logging.getLogger("mdad").warning(f"Dask: {text}.")

@@ -182,15 +182,36 @@ def exact_mdads(
     exact = exact_curves if exact_curves is not None else exact_curves_of_run(out_dir, matrix)[0]
     if exact.empty:
         return {}
-    seen = exact[(exact["view"] == "seen") & (exact["sources"] == exact["sources"].max())]
-    return {
-        (str(method), int(size)): float(
-            AgreementCurve(part["diff_low"].to_numpy(float), part["pairs"].to_numpy(), part["agreed"].to_numpy(), DEFAULT_BIN_WIDTH).crossing(
-                threshold
-            )
-        )
-        for (method, size), part in seen.groupby(["method", "size"], sort=True)
-    }
+    crossings = exact_crossings(exact, threshold)
+    seen = crossings[(crossings["view"] == "seen") & (crossings["sources"] == crossings["sources"].max())]
+    return {(str(r.method), int(r.size)): float(r.mdad_exact) for r in seen.itertuples()}
+
+
+def exact_crossings(exact_curves: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """One row per (method, size, sources, view) of :func:`exact_curves_of_run`'s frame: the exact MDAD
+    (``mdad_exact``, points; NaN: not reached), where the exact agreement curve first reaches ``threshold``."""
+    keys = ["method", "size", "sources", "view"]
+    rows = []
+    for key, part in exact_curves.groupby(keys, sort=True):
+        curve = AgreementCurve(part["diff_low"].to_numpy(float), part["pairs"].to_numpy(), part["agreed"].to_numpy(), DEFAULT_BIN_WIDTH)
+        rows.append((*key, curve.crossing(threshold)))
+    return pd.DataFrame(rows, columns=[*keys, "mdad_exact"])
+
+
+def with_exact(summary: pd.DataFrame, exact_curves: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """``summary`` with the exact MDAD beside the simulated one in every row of a uniform random cell:
+    ``mdad_exact`` (points; NaN when not reached or not such a cell) and ``mdad_exact_reached`` (True,
+    False, or NA in the rows of other methods, in rows whose target pairs are too few for any MDAD, and
+    in every row when the data could not be read again)."""
+    keys = ["method", "size", "sources", "view"]
+    out = summary.drop(columns=["mdad_exact", "mdad_exact_reached"], errors="ignore")
+    exact = {tuple(key): value for *key, value in exact_crossings(exact_curves, threshold).itertuples(index=False)} if len(exact_curves) else {}
+    found = [exact.get((str(m), int(k), int(s), str(v))) for m, k, s, v in zip(*(out[key] for key in keys), strict=True)]
+    if "mdad_estimable" in out:  # too few target pairs for any MDAD: the exact one rests on the same few pairs
+        found = [value if ok else None for value, ok in zip(found, out["mdad_estimable"].astype(bool), strict=True)]
+    out["mdad_exact"] = [np.nan if value is None else value for value in found]
+    out["mdad_exact_reached"] = pd.array([pd.NA if value is None else not np.isnan(value) for value in found], dtype="boolean")
+    return out
 
 
 def exact_mdad_table(summary: pd.DataFrame, exact: dict[tuple[str, int], float]) -> pd.DataFrame:

@@ -139,7 +139,7 @@ def _size_axis(ax, sizes, n_seen: int | None) -> None:
 
 def mdad_top(rows: pd.DataFrame) -> float:
     """The top of the MDAD axis: above every reached MDAD and interval end, at least 2 points."""
-    values = rows[["mdad", "mdad_low", "mdad_high"]].to_numpy(float)
+    values = rows[[c for c in ("mdad", "mdad_low", "mdad_high", "mdad_exact") if c in rows]].to_numpy(float)
     values = values[np.isfinite(values)]
     top = float(values.max()) if values.size else 5.0
     return max(2.0, top * 1.12)
@@ -239,8 +239,12 @@ def finish_figure(fig, handles) -> None:
     _legend_below(fig, handles)
 
 
-def _any_missing(rows: pd.DataFrame) -> bool:
-    return bool((~rows["mdad_reached"].astype(bool)).any())
+def _any_missing(rows: pd.DataFrame, exact_too: bool = False) -> bool:
+    """Whether any MDAD of ``rows`` is not reached: a first crossing, or (``exact_too``: where the figure
+    draws them) an exact MDAD of uniform random."""
+    known = exact_too and "mdad_exact_reached" in rows
+    exact = rows["mdad_exact_reached"].dropna().astype(bool) if known else pd.Series([], dtype=bool)
+    return bool((~rows["mdad_reached"].astype(bool)).any() or (~exact).any())
 
 
 # ---- the figures --------------------------------------------------------------------
@@ -249,12 +253,13 @@ def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int 
     """The paper's main figure: MDAD against the number of items, seen and unseen side by side."""
     data, sources = _headline(summary, sources)
     styles = method_styles(data["method"].unique())
-    top, missing = mdad_top(data), _any_missing(data)
+    top, missing = mdad_top(data), _any_missing(data, exact_too=True)
     fig, axes = panel_grid(2, 2, height=3.6)
     for ax, view in zip(axes, ("seen", "unseen"), strict=True):
         rows = data[data["view"] == view]
         y_missing = _not_reached_strip(ax, top, missing)
         _mdad_lines(ax, rows, "size", styles, top, y_missing)
+        exact = _exact_marks(ax, rows, styles, y_missing)
         _size_axis(ax, rows["size"].unique(), n_seen)
         ax.set_title(f"on the {VIEW_WORDS[view]}")
         ax.set_xlabel("items in the micro-benchmark (share of the seen pool)")
@@ -264,8 +269,22 @@ def mdad_vs_size(summary: pd.DataFrame, n_seen: int | None = None, sources: int 
         fontsize=11,
     )
     methods = data["method"].unique()
-    finish_figure(fig, [*method_handles(methods, styles), *([_not_reached_handle()] if missing else [])])
+    marks = [Line2D([], [], linestyle="none", marker="x", color="#555", label="exact MDAD (uniform random, no simulation)")] if exact else []
+    finish_figure(fig, [*method_handles(methods, styles), *marks, *([_not_reached_handle()] if missing else [])])
     return fig
+
+
+def _exact_marks(ax, rows: pd.DataFrame, styles: dict, y_missing: float) -> bool:
+    """A cross at the exact MDAD of every uniform random cell (beside its simulated line; in the "not
+    reached" strip when not reached); whether there was any."""
+    if "mdad_exact_reached" not in rows:
+        return False
+    known = rows[rows["mdad_exact_reached"].notna()]
+    for method, part in known.groupby("method", sort=True):
+        reached = part["mdad_exact_reached"].astype(bool)
+        y = part["mdad_exact"].where(reached, y_missing)
+        ax.scatter(part["size"], y, marker="x", s=42, linewidths=1.6, color=styles[method]["color"], zorder=6)
+    return len(known) > 0
 
 
 MIN_PAIRS = 25  # agreement-curve bins with fewer pairs are drawn as faint dots, not joined by the line

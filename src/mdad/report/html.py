@@ -9,6 +9,7 @@ analysis adds its builder there (or passes it in ``extra_sections``), nothing el
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,22 +17,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, check_threshold, percent
 from mdad.errors import MdadError
-from mdad.experiment.evaluate import evaluate_store_with
+from mdad.experiment.evaluate import VIEWS, evaluate_store_with
 from mdad.experiment.executors import ordered_map
 from mdad.experiment.sizes import size_requests_note
 from mdad.experiment.store import Cell, ResultStore
 from mdad.methods.names import SUFFIX, parse
 from mdad.outputs import write_csv, writing
 from mdad.report import figures
-from mdad.report.analytic import analytic_figures, exact_curves_of_run, exact_mdad_table, exact_mdads
+from mdad.report.analytic import analytic_figures, exact_curves_of_run, exact_mdad_table, exact_mdads, with_exact
 from mdad.report.group import group_differences, group_shares
 from mdad.report.tables import NOT_REACHED, format_mdad, group_table, headline, warnings, wide_summary
 from mdad.report.trust import cell_trust, combine_trust, coverage_table, decision_curves
-from mdad.wording import plural
+from mdad.wording import plural, points
 
 
 @dataclass(frozen=True)
@@ -262,9 +264,9 @@ def summary_sentences(
                 clauses.append(f"with {items}, no accuracy difference is ordered correctly {threshold:.0%} of the time (MDAD {NOT_REACHED})")
             elif not explained:
                 explained = True
-                clauses.append(f"with {items}, {method} orders models at least {value:g} points apart correctly {threshold:.0%} of the time{noise}")
+                clauses.append(f"with {items}, {method} orders models at least {points(value)} apart correctly {threshold:.0%} of the time{noise}")
             else:
-                clauses.append(f"with {items}, models at least {value:g} points apart{noise}")
+                clauses.append(f"with {items}, models at least {points(value)} apart{noise}")
         text = "; ".join(clauses)
         out.append(text[0].upper() + text[1:] + ".")
     return out
@@ -291,22 +293,33 @@ def comparison_sentences(summary: pd.DataFrame, baseline: str = "random", exact:
             continue
         best_value = reached["lead"].min()
         best = reached[reached["lead"] == best_value]
-        names = ", ".join(sorted(best["method"]))
-        text = f"With {size} items, the lowest MDAD is {best_value:g} points ({names})"
+        names = ", ".join(f"{row['method']}{_lead_note(row, '; ')}" for _, row in best.sort_values("method").iterrows())
+        text = f"With {size} items, the lowest MDAD is {points(best_value)} ({names})"
         base = rows[rows["method"] == baseline]
         if not base.empty and baseline not in set(best["method"]):
             b = base.iloc[0]
             if pd.isna(b["lead"]):
-                text += f"; uniform {baseline}: {NOT_REACHED}"
+                text += f"; uniform {baseline}: {NOT_REACHED}{_lead_note(b)}"
             else:
                 overlap = any(_intervals_overlap(b, row) for _, row in best.iterrows())
-                text += f"; uniform {baseline}: {b['lead']:g} points" + (
+                text += f"; uniform {baseline}: {points(b['lead'])}{_lead_note(b)}" + (
                     f" (its {percent(DEFAULT_CONFIDENCE)} interval overlaps the best one's: no clear difference)" if overlap else ""
                 )
         elif not base.empty:
             text += f", uniform {baseline} among them"
         out.append(text + ".")
     return out
+
+
+def _lead_note(row: pd.Series, before: str = " (") -> str:
+    """What stands beside a number that is not the simulated first crossing: the simulated one beside
+    an exact MDAD, the noisy first crossing beside a robust one ('' for a plain first crossing)."""
+    after = "" if before == "; " else ")"
+    if row["lead_kind"] == "exact MDAD":
+        return f"{before}exact; simulated: {format_mdad(row)}{after}"
+    if row["lead_kind"] == "robust MDAD":
+        return f"{before}robust MDAD; the first crossing, {format_mdad(row)}, is noise{after}"
+    return ""
 
 
 def _intervals_overlap(a: pd.Series, b: pd.Series) -> bool:
@@ -327,6 +340,26 @@ def _intervals_overlap(a: pd.Series, b: pd.Series) -> bool:
 
 def _html_table(frame: pd.DataFrame) -> str:
     return frame.to_html(index=False, border=0, na_rep="-", classes="results")
+
+
+def results_tables(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """The page's main table (:func:`~mdad.report.tables.wide_summary`) as one table per view, (title,
+    HTML) each: both views side by side would be wider than the page. A view's columns drop the view
+    from their headers; the number of source models is a column only when the run has several."""
+    keys = ["method", "size", "% of seen"] + (["sources"] if table["sources"].nunique() > 1 else [])
+    out = []
+    for view in VIEWS:
+        others = [v for v in VIEWS if v != view]
+        columns = {c: c.replace(f" {view}", "") for c in table.columns if c not in (*keys, "sources") and not any(f" {v}" in c for v in others)}
+        if view != VIEWS[0]:  # columns of no view (flagged targets, items used) are shown once, with the first view
+            columns = {c: name for c, name in columns.items() if f" {view}" in c}
+        out.append((f"{view.capitalize()} items", _html_table(table[keys + list(columns)].rename(columns=columns))))
+    return out
+
+
+def code_spans(text: str) -> Markup:
+    """``text`` escaped for HTML, its `backticked` spans as code (sentences written for the terminal)."""
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(text))))
 
 
 def _size_requests_note(config: dict) -> str:
@@ -401,6 +434,11 @@ def build_outputs(
         meanwhile=(lambda: exact_run.append(exact_curves_of_run(root, matrix))) if cells else None,
         frames=frames,
     )
+    exact_curves, exact_reason = exact_run[0] if exact_run else (pd.DataFrame(), "the run has no cells")
+    exact: dict[tuple[str, int], float] = {}
+    if not summary.empty:
+        summary = with_exact(summary, exact_curves, threshold)  # the exact MDAD beside the simulated one, in every table
+        exact = exact_mdads(root, threshold, exact_curves=exact_curves)
     for name, frame in (("summary", summary), ("curves", curves)):
         with writing(root / f"{name}.parquet", "the results file"):
             frame.to_parquet(root / f"{name}.parquet", index=False)
@@ -411,11 +449,8 @@ def build_outputs(
     sections: list[Section] = []
     if on_phase is not None:
         on_phase(PHASES[1])
-    exact: dict[tuple[str, int], float] = {}
     if not summary.empty:
         chosen = curve_sizes if curve_sizes else config.get("curve_sizes")
-        exact_curves, exact_reason = exact_run[0]
-        exact = exact_mdads(root, threshold, exact_curves=exact_curves)
         data = ReportData(
             store,
             config,
@@ -438,6 +473,7 @@ def build_outputs(
 
     methods = sorted(summary["method"].unique()) if not summary.empty else []
     env = Environment(loader=PackageLoader("mdad.report"), autoescape=select_autoescape(["html"]))
+    env.filters["code"] = code_spans
     html = env.get_template("report.html").render(
         config=config,
         threshold=threshold,
@@ -453,7 +489,7 @@ def build_outputs(
         warnings=warnings(summary),
         sentences=summary_sentences(summary, threshold, config.get("n_seen"), exact),
         comparisons=comparison_sentences(summary, exact=exact),
-        table_html=_html_table(table) if not table.empty else "<p>No finished cells yet.</p>",
+        tables=results_tables(table) if not table.empty else [],
     )
     report = root / "report.html"
     with writing(report, "the report"):

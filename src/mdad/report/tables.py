@@ -37,6 +37,12 @@ def format_robust(row: pd.Series) -> str:
     return f"{row['mdad_robust']:g} [{format_points(row['mdad_robust_low'])}, {format_points(row['mdad_robust_high'])}]"
 
 
+def format_exact(row: pd.Series) -> str:
+    """The exact MDAD of a uniform random cell ('21', 'not reached'); '' for the rows of other methods."""
+    reached = row.get("mdad_exact_reached", pd.NA)
+    return "" if pd.isna(reached) else f"{row['mdad_exact']:g}" if reached else NOT_REACHED
+
+
 def headline(row: pd.Series, exact: dict[tuple[str, int], float] | None = None) -> tuple[float, str]:
     """The MDAD plain words lead with, and its name: the exact MDAD of a uniform random cell when
     ``exact`` (see :func:`mdad.report.analytic.exact_mdads`) has it, the robust MDAD when the first
@@ -49,9 +55,10 @@ def headline(row: pd.Series, exact: dict[tuple[str, int], float] | None = None) 
     return (float(row["mdad"]) if row["mdad_reached"] else np.nan), "MDAD"
 
 
-def warnings(summary: pd.DataFrame, views: tuple[str, ...] = VIEWS) -> list[str]:
+def warnings(summary: pd.DataFrame, views: tuple[str, ...] = VIEWS, robust: bool = True) -> list[str]:
     """One line per marked or inestimable MDAD of ``views``: which cell, why (the library's sentence) and,
-    for a marked first crossing, the robust MDAD to read instead."""
+    for a marked first crossing, the robust MDAD to read instead (unless ``robust`` is False: where the
+    robust MDAD is given beside every MDAD already)."""
     if "mdad_warning" not in summary:
         return []
     rows = summary[summary["view"].isin(views) & (summary["mdad_warning"].fillna("") != "")]
@@ -60,9 +67,9 @@ def warnings(summary: pd.DataFrame, views: tuple[str, ...] = VIEWS) -> list[str]
     lines = []
     for _, row in rows.iterrows():
         where = "" if row["view"] == "seen" else f", {row['view']} items"
-        said = "robust MDAD" in row["mdad_warning"] or not row.get("mdad_estimable", True) or "mdad_robust" not in row
-        robust = "" if said else f" Robust MDAD: {format_robust(row)}."
-        lines.append(f"{MARK} {row['method']}, {row['size']} items ({row['sources']} sources{where}): {row['mdad_warning']}{robust}")
+        said = not robust or "robust MDAD" in row["mdad_warning"] or not row.get("mdad_estimable", True) or "mdad_robust" not in row
+        beside = "" if said else f" Robust MDAD: {format_robust(row)}."
+        lines.append(f"{MARK} {row['method']}, {row['size']} items ({row['sources']} sources{where}): {row['mdad_warning']}{beside}")
     return lines
 
 
@@ -80,6 +87,9 @@ def wide_summary(summary: pd.DataFrame, n_seen: int | None = None) -> pd.DataFra
     for view in VIEWS:
         part = summary[summary["view"] == view].set_index(["method", "size", "sources"])
         columns = {f"MDAD {view} (pts)": part.apply(format_mdad, axis=1)}
+        if "mdad_exact_reached" in part and part["mdad_exact_reached"].notna().any():
+            # uniform random: the exact MDAD (no simulation) beside the simulated one (docs/protocol.md#exact-answers)
+            columns[f"exact MDAD {view} (pts)"] = part.apply(format_exact, axis=1)
         if "mdad_robust" in part:
             columns[f"robust MDAD {view} (pts)"] = part.apply(format_robust, axis=1)
         if "mdad_pairs" in part:

@@ -12,6 +12,7 @@ does not store; here they are calibrated like every other method.
 
 from __future__ import annotations
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
@@ -21,7 +22,7 @@ from mdad.experiment.evaluate import cell_arrays
 from mdad.experiment.store import Cell, ResultStore
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
-from mdad.report.figures import finish_figure, method_handles, method_styles, panel_grid, size_title, styled
+from mdad.report.figures import finish_figure, method_order, panel_grid, size_title, styled
 
 LEVELS = (DEFAULT_LEVEL, 0.95)
 BIN_WIDTH = DEFAULT_BIN_WIDTH
@@ -105,37 +106,42 @@ def coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
 
 @styled
 def decision_curves(decision: pd.DataFrame, curves: pd.DataFrame, sizes, sources: int, threshold: float = DEFAULT_THRESHOLD, view: str = "seen"):
-    """Per size: P(order holds) against the estimated gap (fit: line; runs not used to fit it: dots), and the
-    agreement curve against the true difference (dotted) for comparison."""
-    styles = method_styles(decision["method"].unique())
-    fig, axes = panel_grid(len(sizes), 3 if len(sizes) > 4 else len(sizes), height=3.4)
+    """One small panel per method (methods overlaid would hide each other): P(order holds) against the
+    estimated gap at each size (fit: line; runs not used to fit it: dots), and the agreement curve against
+    the true difference (dotted) for comparison; a colour per size."""
+    methods = method_order(decision["method"].unique())
+    palette = matplotlib.colormaps["viridis"]
+    colors = {size: palette(0.85 * i / max(1, len(sizes) - 1)) for i, size in enumerate(sizes)}
+    fig, axes = panel_grid(len(methods), 3 if len(methods) > 4 else len(methods), height=2.6)
     agreement = curves[(curves["view"] == view) & (curves["sources"] == sources)]
     right = 0.0
-    for ax, size in zip(axes, sizes, strict=True):
-        rows = decision[decision["size"] == size]
-        for method, part in rows.groupby("method", sort=True):
-            st = styles[method]
+    for ax, method in zip(axes, methods, strict=True):
+        for size in sizes:
+            part = decision[(decision["method"] == method) & (decision["size"] == size)]
             dense = part[part["pairs"] >= MIN_PAIRS]
             x = dense["gap_low"].to_numpy(float) + BIN_WIDTH / 2
-            ax.plot(x, dense["fitted"], color=st["color"], linewidth=1.6)
-            ax.scatter(x, dense["held"], s=9, color=st["color"], alpha=0.7, linewidths=0)
+            ax.plot(x, dense["fitted"], color=colors[size], linewidth=1.6)
+            ax.scatter(x, dense["held"], s=8, color=colors[size], alpha=0.7, linewidths=0)
             truth = agreement[(agreement["method"] == method) & (agreement["size"] == size)]
             truth = truth[truth["pairs"] >= MIN_PAIRS]
-            ax.plot(truth["diff_low"] + BIN_WIDTH / 2, truth["agreement"], color=st["color"], linestyle=":", linewidth=1.1)
+            ax.plot(truth["diff_low"] + BIN_WIDTH / 2, truth["agreement"], color=colors[size], linestyle=":", linewidth=1.1)
             reach = dense[dense["fitted"] >= 0.99]
             right = max(right, float(reach["gap_low"].min()) + 2 if len(reach) else float(x.max(initial=0)))
         ax.axhline(threshold, color="#444", linestyle="--", linewidth=1)
         ax.axhline(0.5, color="#999", linewidth=0.8)
         ax.set_ylim(0.3, 1.02)
-        ax.set_title(size_title(int(size), None))
-        ax.set_xlabel("accuracy difference (points)")
-    for ax in axes[: len(sizes)]:
+        ax.set_title(method, fontsize=10)
+    for ax in axes:
         ax.set_xlim(0, max(right, 5.0))
-    axes[0].set_ylabel("P(order holds on the full benchmark)")
+    ncols = 3 if len(methods) > 4 else len(methods)
+    for ax in axes[-ncols:]:
+        ax.set_xlabel("accuracy difference (points)")
+    for ax in axes[::ncols]:
+        ax.set_ylabel("P(order holds)")
     fig.suptitle(f"Decision curves: estimated gap seen on the micro-benchmark ({sources} source models)", fontsize=11)
     handles = [
-        *method_handles(decision["method"].unique(), styles, markers=False),
-        Line2D([], [], color="#555", label="fitted P(order holds), mean over the bin's pairs"),
+        *(Line2D([], [], color=colors[size], label=size_title(int(size), None)) for size in sizes),
+        Line2D([], [], color="#555", label="fitted P(order holds on the full benchmark), mean over the bin's pairs"),
         Line2D([], [], linestyle="none", marker="o", markersize=3, color="#555", label="share held, unseen runs"),
         Line2D([], [], color="#555", linestyle=":", label="agreement by true difference"),
     ]
