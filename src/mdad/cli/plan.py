@@ -36,7 +36,7 @@ from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.metrics import analytic
 from mdad.metrics.pairwise import count_pairs
-from mdad.outputs import check_output_file, check_outputs_apart, writing
+from mdad.outputs import atomic_file, check_output_file, check_outputs_apart, writing
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label, bin_lower
@@ -432,7 +432,7 @@ def pair_csv(path: str | None) -> Iterator[Callable[[pd.DataFrame], None] | None
     if path is None:
         yield None
         return
-    with writing(path, "the CSV file"), open(path, "w", newline="", encoding="utf-8") as handle:
+    with atomic_file(path, "the CSV file") as temp, writing(path, "the CSV file"), open(temp, "w", newline="", encoding="utf-8") as handle:
         header = [True]
 
         def write(frame: pd.DataFrame) -> None:

@@ -13,7 +13,7 @@ from mdad.data.readers import read_source
 from mdad.data.readers.base import Reruns
 from mdad.data.simulate import simulate
 from mdad.errors import MdadError
-from mdad.outputs import check_output_file, writing
+from mdad.outputs import check_output_file
 
 DATA_DIR_VARIABLE = "MDAD_DATA_DIR"
 SIMULATED = "simulated"
@@ -164,6 +164,5 @@ def convert(
         raise MdadError(f"The output file {out} must end in .npz.")
     check_output_file(out, "the output file")
     matrix = load(source, metric=metric, filter_name=filter_name, reruns=reruns)
-    with writing(out, "the output file"):
-        write_npz(matrix, out)
+    write_npz(matrix, out, "the output file")
     return matrix

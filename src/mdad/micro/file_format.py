@@ -22,7 +22,7 @@ from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.base import MicroBenchmark
 from mdad.micro.audit import AuditItems
 from mdad.micro.file_checks import check_fields, check_json
-from mdad.outputs import writing
+from mdad.outputs import write_text
 
 FORMAT = "mdad-microbenchmark/1"
 # 1 GiB: beyond any micro-benchmark file (the largest, an IRT method's over a 12,000-item pool, holds a
@@ -67,8 +67,7 @@ def _json_value(value: Any) -> Any:
 
 def write(data: dict, path: str | Path) -> None:
     """Write the JSON object ``data`` (from ``encode``) to ``path``."""
-    with writing(path, "the micro-benchmark file"):
-        Path(path).write_text(json.dumps(data, indent=1))
+    write_text(path, json.dumps(data, indent=1), "the micro-benchmark file")
 
 
 def read(path: str | Path) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from mdad.data.readers.base import (
 from mdad.data.readers.files import checked_file, files_under
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
 from mdad.errors import MdadError
-from mdad.outputs import writing
+from mdad.outputs import write_text
 
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES_FILE = re.compile(rf"^samples_(?P<task>.+?)(?:_(?P<date>{_DATE}))?\.jsonl$")
@@ -478,5 +478,4 @@ def samples_list(by_task: dict[str, list[str]]) -> dict[str, list[int]]:
 
 def write_samples_list(samples: dict[str, list[int]], path: str | Path) -> None:
     """Write ``samples`` (task -> document indices) as the JSON file ``--samples`` reads."""
-    with writing(path, "the lm-eval samples file"):
-        Path(path).write_text(json.dumps(samples) + "\n")
+    write_text(path, json.dumps(samples) + "\n", "the lm-eval samples file")
