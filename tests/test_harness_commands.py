@@ -19,8 +19,8 @@ import mdad
 from mdad.cli import app
 from mdad.data import read_source
 from mdad.data.readers import logged_setup
+from mdad.data.readers.lm_eval import READER as LM_EVAL
 from mdad.errors import MdadError
-from mdad.micro.harness import output_folder
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -101,7 +101,7 @@ def test_select_and_estimate_print_the_command_for_the_next_item(tmp_path, monke
     (printed,) = [line.strip() for line in shown.output.splitlines() if line.strip().startswith("lm-eval run")]
     task, _, doc = details.next_item.partition("/")
     assert json.loads(option(printed, "--samples")) == {task: [int(doc)]} and option(printed, "--output_path") == "new"
-    assert output_folder(tmp_path / "new" / "new-model") == str(tmp_path / "new")
+    assert LM_EVAL.commands.output_folder(tmp_path / "new" / "new-model") == str(tmp_path / "new")
 
 
 def test_the_inspect_task_file_is_printed_as_a_path_that_works_from_here(tmp_path, monkeypatch):

@@ -36,7 +36,7 @@ from mdad.data import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, percent
 from mdad.metrics import analytic
 from mdad.metrics.pairwise import count_pairs
-from mdad.outputs import atomic_file, check_output_file, check_outputs_apart, writing
+from mdad.outputs import atomic_file, check_output_file, check_outputs_apart, locked_outputs, writing
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label, bin_lower
@@ -404,7 +404,7 @@ def compare(
         check_outputs_apart({"the data": data}, {"the CSV file": csv})
     matrix = load_for_analysis(dataset, data, seed, missing)
     names = [n.strip() for value in models for n in value.split(",") if n.strip()] if models else None
-    with pair_csv(csv) as on_block:
+    with locked_outputs({"the CSV file": csv}), pair_csv(csv) as on_block:
         found = compare_streamed(
             matrix, size=size, method=method, threshold=threshold, group=group, models=names, seed=seed, top=top, on_block=on_block
         )

@@ -65,9 +65,14 @@ def _json_value(value: Any) -> Any:
     return value.to_json() if hasattr(value, "to_json") else value
 
 
+def dumps(data: dict) -> str:
+    """The text of micro.json for the JSON object ``data`` (from ``encode``)."""
+    return json.dumps(data, indent=1)
+
+
 def write(data: dict, path: str | Path) -> None:
-    """Write the JSON object ``data`` (from ``encode``) to ``path``."""
-    write_text(path, json.dumps(data, indent=1), "the micro-benchmark file")
+    """Write the JSON object ``data`` (from ``encode``) to ``path``, whole or not at all."""
+    write_text(path, dumps(data), "the micro-benchmark file")
 
 
 def read(path: str | Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import pandas as pd
 from mdad import methods as method_registry
 from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix, fingerprint
+from mdad.data.readers.commands import ModelRun
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
@@ -402,16 +403,35 @@ class SelectedMicroBenchmark:
         """The item ids per harness task, audit items included (mdad.micro.harness.items_by_task)."""
         return harness.items_by_task(self.all_item_ids, self.all_subtasks)
 
-    def lm_eval_samples(self) -> dict[str, list[int]]:
-        """The items, audit items included, as lm-evaluation-harness ``--samples`` wants them: task name -> document indices."""
-        return harness.lm_eval_samples(self.all_item_ids, self.all_subtasks)
+    @property
+    def command_writer(self) -> harness.CommandWriter | None:
+        """The harness command writer of the reader that read the data (None: its harness cannot be asked for chosen items)."""
+        return harness.command_writer(self.tasks, self.all_subtasks.tolist())
+
+    def harness_samples(self) -> object:
+        """The items, audit items included, as the harness's samples file holds them (lm-eval ``--samples``:
+        task name -> document indices); an error when the data's harness reads no samples file."""
+        writer = self.command_writer
+        if writer is None or writer.samples_file is None:
+            raise MdadError(
+                f"A samples file is written only for the logs of a harness that reads one ({harness.writers(samples_file=True)}); "
+                f"{self.data_source} is not."
+            )
+        return writer.samples(self.items_by_task())
 
     def harness_commands(
-        self, items: Sequence[str] | None = None, *, output: str = "NEW", samples_file: str | None = None, near: Sequence[str | Path] = ()
+        self,
+        items: Sequence[str] | None = None,
+        *,
+        output: str = "NEW",
+        samples_file: str | None = None,
+        near: Sequence[str | Path] = (),
+        model: ModelRun | None = None,
     ) -> harness.HarnessCommands:
-        """The lm-eval or inspect commands that run a new model on ``items`` (default: every item, audit items included) only,
+        """The harness commands that run a model on ``items`` (default: every item, audit items included) only,
         with the options the source logs recorded, its logs going to ``output`` (mdad.micro.harness.commands;
-        ``near``: paths around which an inspect task file is looked for, beside the data's)."""
+        ``near``: paths around which a file the logs name, such as inspect's task file, is looked for, beside
+        the data's; ``model``: a model that answered some already, as its logs recorded its run, else a new one)."""
         every, every_subtask = self.all_item_ids, self.all_subtasks
         chosen = list(every) if items is None else list(items)
         position = {str(item): j for j, item in enumerate(every)}
@@ -419,7 +439,7 @@ class SelectedMicroBenchmark:
         if unknown:
             raise MdadError(f"Item {unknown[0]!r} is not an item of this micro-benchmark.")
         subtasks = [str(every_subtask[position[str(item)]]) for item in chosen]
-        return harness.commands(chosen, subtasks, self.tasks, output=output, samples_file=samples_file, near=[*near, self.data_source])
+        return harness.commands(chosen, subtasks, self.tasks, output=output, samples_file=samples_file, near=[*near, self.data_source], model=model)
 
     def to_json(self) -> dict:
         """The micro.json object (mdad.micro.file_format)."""
