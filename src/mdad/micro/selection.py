@@ -178,7 +178,7 @@ class Selection:
             notes.extend(
                 command_notes(
                     chosen.harness_commands(samples_file=str(samples_path) if written else None, near=[matrix.source]),
-                    (f"{str(writer.samples_file).capitalize()} written to {samples_path}. " if written else "")
+                    (f"Items also written to {writer.samples_file} {samples_path}. " if written else "")
                     + f"Evaluate a new model on these items only with {writer.harness}, then: mdad estimate {out} NEW",
                 )
             )
