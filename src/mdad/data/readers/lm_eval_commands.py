@@ -18,7 +18,6 @@ from pathlib import Path
 from mdad.data.readers import logged_setup
 from mdad.data.readers.commands import CommandWriter, HarnessCommands, ModelRun
 from mdad.errors import MdadError
-from mdad.outputs import write_text
 
 MODEL_TYPE_PLACEHOLDER = "YOUR_MODEL_TYPE"
 MODEL_TYPE_KEY = "model"  # the key of the model type among a run's logged arguments (lm_eval._Run.identity)
@@ -36,11 +35,6 @@ def samples_list(by_task: dict[str, list[str]]) -> dict[str, list[int]]:
             raise MdadError(f"Item {task}/{bad[0]} is not an lm-evaluation-harness '<task>/<doc_id>' id (doc_id must be a document index).")
         samples[task] = sorted(int(doc) for doc in docs)
     return samples
-
-
-def write_samples_list(samples: dict[str, list[int]], path: str | Path) -> None:
-    """Write ``samples`` (task -> document indices) as the JSON file ``--samples`` reads."""
-    write_text(path, json.dumps(samples) + "\n", "the lm-eval samples file")
 
 
 @dataclass(frozen=True)
