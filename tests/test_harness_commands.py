@@ -277,6 +277,25 @@ def test_a_samples_file_for_lighteval_details_is_refused_before_any_work_and_lea
     assert "Traceback" not in shown.output and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--size", "500"], "Size 500 is larger than the pool of 24 seen items"),
+        (["--size", "5", "--audit-items", "1"], "--audit-items must be between 2 and the 19 pool items"),
+        (["--size", "5", "--audit-items", "20"], "--audit-items must be between 2 and the 19 pool items"),
+    ],
+)
+def test_a_request_select_cannot_meet_is_refused_before_the_held_out_runs(tmp_path, monkeypatch, extra, said):
+    def no_work(*args, **kwargs):
+        raise AssertionError("the held-out runs started before the request was checked")
+
+    monkeypatch.setattr("mdad.micro.selection.assess", no_work)
+    data = str(FIXTURES / "lm_eval_loop" / "sources")
+    shown = CliRunner().invoke(app, ["select", "--data", data, "--method", "random", "--out", str(tmp_path / "m.json"), "--assess-runs", "2", *extra])
+    assert shown.exit_code == 2 and said in " ".join(shown.output.split()), shown.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_select_on_lighteval_details_prints_no_command_and_writes_no_samples_file(tmp_path):
     out = tmp_path / "m.json"
     shown = CliRunner().invoke(

@@ -16,6 +16,7 @@ from mdad.data.readers.commands import ModelRun
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
+from mdad.estimators.audit import check_audit_items
 from mdad.exact import on_estimate_grid
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
@@ -475,6 +476,16 @@ def _with_flags(frame: pd.DataFrame, flags) -> pd.DataFrame:
     return frame
 
 
+def check_request(matrix: ResponseMatrix, method: str, size: int, audit_items: int = 0) -> None:
+    """Refuse, before any work, what ``select`` would refuse once the held-out runs are under way:
+    cells not evaluated, a size beyond the pool, audit items that cannot be drawn."""
+    if matrix.n_missing:
+        raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
+    check_size(size, matrix.n_items)
+    if audit_items:
+        check_audit_items(audit_items, matrix.n_items - (0 if method_registry.get(method).adaptive else size))
+
+
 def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, audit_items: int = 0) -> SelectedMicroBenchmark:
     """Choose ``size`` items of ``matrix`` with ``method``, using every model as a source model.
 
@@ -507,10 +518,8 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, aud
     >>> len(micro.item_ids), micro.estimate(matrix).shape
     (10, (40,))
     """
-    if matrix.n_missing:
-        raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
+    check_request(matrix, method, size, audit_items)
     chosen = method_registry.get(method)
-    check_size(size, matrix.n_items)
     view = SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtask_codes, matrix.has_option_probs)
     key = chosen.preparation or f"method:{method}"
     prepared = chosen.prepare(view, rng_for(seed, "prepare", key, "all"))

@@ -27,7 +27,7 @@ from mdad.metrics.pairwise import AgreementCurve
 from mdad.micro import file_format
 from mdad.micro.harness import command_writer, writers
 from mdad.micro.notes import Note, command_notes, describe_assessment, describe_exact
-from mdad.micro.selected import SelectedMicroBenchmark, select
+from mdad.micro.selected import SelectedMicroBenchmark, check_request, select
 from mdad.outputs import atomic_files, writing
 from mdad.wording import plural
 
@@ -219,6 +219,7 @@ def build_selection(
     stops the runs. For a progress display, ``on_selected`` is called once the items are chosen and
     ``on_runs`` with the number of held-out runs finished as they finish."""
     plan = harness_plan(matrix, method, samples_file=samples_file)
+    check_request(matrix, method, size, audit_items)
     made = assessment_runs(matrix.n_models, runs, targets)
     if made:  # the rule that bounds 'mdad run --runs' (draws and pairs of targets), before the selection
         require_runs_memory(made, matrix.n_models, matrix.n_items, targets or default_targets(matrix.n_models))

@@ -70,10 +70,12 @@ class LmEvalCommands(CommandWriter):
             groups.setdefault(key, []).append(task)
         found = HarnessCommands()
         for (model_type, args, include, n_shot), names in groups.items():
-            if model is not None:  # the model's own run: its answers so far and its next ones are one model
+            if model is None:
+                args = args or f"pretrained={logged_setup.MODEL_PLACEHOLDER}"
+            else:  # the model's own run, exactly: its answers so far and its next ones are one model
                 logged = dict(model[1])
                 model_type = logged.pop(MODEL_TYPE_KEY, "") or model_type
-                args = ",".join(f"{key}={value}" for key, value in sorted(logged.items())) or args
+                args = ",".join(f"{key}={value}" for key, value in sorted(logged.items()))
             if include:
                 found_path = logged_setup.find_logged_path(include, near, folder=True)
                 if found_path is None:
@@ -86,7 +88,7 @@ class LmEvalCommands(CommandWriter):
             parts = [
                 "lm-eval run",
                 f"--model {shlex.quote(model_type or MODEL_TYPE_PLACEHOLDER)}",
-                f"--model_args {shlex.quote(args or 'pretrained=' + logged_setup.MODEL_PLACEHOLDER)}",
+                *([f"--model_args {shlex.quote(args)}"] if args else []),
                 f"--tasks {shlex.quote(','.join(names))}",
                 *([f"--include_path {shlex.quote(include)}"] if include else []),
                 *([f"--num_fewshot {n_shot}"] if n_shot else []),
