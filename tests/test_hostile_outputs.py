@@ -174,7 +174,10 @@ def test_csv_and_npz_writers_keep_the_old_file_on_a_full_disk(tmp_path, monkeypa
     path.write_bytes(b"old")
 
     def half_then_full(target, *args, **kwargs):
-        Path(target).write_bytes(b"half a fil")
+        if hasattr(target, "write"):  # numpy writes to an open file
+            target.write(b"half a fil")
+        else:
+            Path(target).write_bytes(b"half a fil")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     with pytest.raises(MdadError, match=f"Could not write the .* {path}: No space left on device"):

@@ -124,7 +124,8 @@ def atomic_files(outputs: Sequence[tuple[str | Path, str]]) -> Iterator[list[Pat
                 temps.append(target)
                 continue
             with writing(target, what):
-                fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=target.parent)
+                # hidden, and not ending as the output does: never taken for an output (a cell, a log) if left by a kill
+                fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
                 os.close(fd)
             temps.append(Path(name))
         yield list(temps)

@@ -169,5 +169,5 @@ def write_npz(matrix: ResponseMatrix, path: str | Path, what: str = "the npz fil
         arrays["tasks"] = np.array(json.dumps(matrix.tasks, sort_keys=True))
     if matrix.item_hashes is not None:
         arrays["item_hashes"] = matrix.item_hashes
-    with atomic_file(path, what) as temp, writing(path, what):
-        np.savez_compressed(temp, allow_pickle=False, **arrays)
+    with atomic_file(path, what) as temp, writing(path, what), open(temp, "wb") as handle:  # a handle: numpy adds no suffix
+        np.savez_compressed(handle, allow_pickle=False, **arrays)

@@ -241,8 +241,8 @@ class ResultStore:
         """Keep the records (runs x targets of BLOCK_DTYPE) of runs first_run to stop_run - 1."""
         path = self.root / cell.block_path(first_run, stop_run)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with uninterrupted(), atomic_file(path, "the results file") as tmp, writing(path, "the results file"):
-            np.save(tmp, np.asarray(records, dtype=BLOCK_DTYPE), allow_pickle=False)
+        with uninterrupted(), atomic_file(path, "the results file") as tmp, writing(path, "the results file"), open(tmp, "wb") as handle:
+            np.save(handle, np.asarray(records, dtype=BLOCK_DTYPE), allow_pickle=False)
 
     def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
         path = self.root / cell.block_path(first_run, stop_run)
