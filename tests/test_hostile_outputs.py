@@ -159,7 +159,7 @@ def test_a_full_disk_on_the_samples_file_leaves_neither_output(tmp_path, monkeyp
     _full_disk_after_half(monkeypatch, "m.samples.json")
     data = str(FIXTURES / "lm_eval_loop" / "sources")
     result = runner.invoke(app, ["select", "--data", data, "--method", "random", "--size", "5", "--out", str(out), "--assess-runs", "0"])
-    one_error(result, f"Could not write the samples file {tmp_path / 'm.samples.json'}", "No space left on device")
+    one_error(result, f"Could not write the lm-eval samples file {tmp_path / 'm.samples.json'}", "No space left on device")
     assert list(tmp_path.iterdir()) == []  # the micro-benchmark without its samples file would be half an answer
 
 

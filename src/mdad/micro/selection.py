@@ -115,7 +115,7 @@ class Selection:
         both whole or neither (an error leaves each as it was)."""
         writes = [(out, "the micro-benchmark file")]
         if self.samples is not None and samples_path is not None:
-            writes.append((samples_path, "the samples file"))
+            writes.append((samples_path, str(self.plan.writer.samples_file) if self.plan.writer else "the samples file"))
         texts = [file_format.dumps(self.chosen.to_json()), json.dumps(self.samples) + "\n"]
         with atomic_files(writes) as temps:
             for (path, what), temp, text in zip(writes, temps, texts, strict=False):
