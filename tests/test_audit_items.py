@@ -132,7 +132,7 @@ def test_the_check_says_how_far_the_learned_estimate_is_off_only_beyond_the_nois
 def test_lm_eval_samples_and_commands_include_the_audit_items(tmp_path):
     sources = mdad.load(FIXTURES / "lm_eval_loop" / "sources")
     micro = mdad.select(sources, "random", 6, seed=0, audit_items=4)
-    samples = micro.lm_eval_samples()
+    samples = micro.harness_samples()
     listed = {f"{task}/{doc}" for task, docs in samples.items() for doc in docs}
     assert listed == set(micro.item_ids.tolist()) | set(micro.audit.item_ids.tolist()) and len(listed) == 10
     asked = set()

@@ -153,10 +153,9 @@ def test_select_and_estimate_on_inspect_default_eval_logs(tmp_path):
             str(micro),
             "--assess-runs",
             "0",
-            "--inspect",
         ],
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.output  # inspect logs: the command is printed without asking
     assert "inspect eval tasks.py@tiny_qa --model YOUR_MODEL --sample-id" in result.output
     assert "Skipped" in result.output and "status is 'error'" in result.output
     estimate = runner.invoke(app, ["estimate", str(micro), str(FIXTURES / "inspect")])

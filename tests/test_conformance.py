@@ -122,6 +122,11 @@ def test_check_reader_names_what_broke(tmp_path):
     )
     with pytest.raises(AssertionError, match="The reader 'rows' returned list, not a ResponseMatrix"):
         check_reader(returns_rows, sample)
+    # harness commands without the harness's name on its tasks: no micro-benchmark would ever find them
+    table = READERS.get("table")
+    unnamed = Reader("unnamed", table.detect, table.read, expects="a CSV file", fallback=True, commands=READERS.get("inspect").commands)
+    with pytest.raises(AssertionError, match="The reader 'unnamed' writes harness commands but records its tasks' harness as ''"):
+        check_reader(unnamed, sample)
 
 
 def test_check_metric_names_what_broke():

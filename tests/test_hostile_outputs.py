@@ -4,7 +4,11 @@ reads, hold an input, or be another output of the same command; the standard out
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,3 +125,113 @@ def test_two_outputs_on_one_path_are_refused_in_the_library(tmp_path):
     with pytest.raises(MdadError, match="would destroy the input"):
         check_outputs_apart({"the micro-benchmark": tmp_path / "micro.json"}, {"the CSV file": tmp_path / "micro.json"})
     check_outputs_apart({"the micro-benchmark": tmp_path / "micro.json"}, {"the CSV file": "/dev/stdout", "the pairs CSV file": "/dev/stdout"})
+
+
+# ---- outputs are written whole or not at all, one command at a time ------------------------------
+
+
+def _full_disk_after_half(monkeypatch, target_name: str) -> None:
+    """``Path.write_text`` onto ``target_name`` (or any temporary file for it) writes half its text, then the disk is full."""
+    real = Path.write_text
+
+    def write_text(self, data, *args, **kwargs):
+        if target_name in self.name:
+            real(self, data[: len(data) // 2], *args, **kwargs)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+
+
+def test_select_on_a_full_disk_keeps_the_old_file_and_leaves_no_partial_one(tmp_path, monkeypatch):
+    data = _npz(tmp_path)
+    out = tmp_path / "m.json"
+    out.write_text("the micro-benchmark of an earlier select\n")
+    _full_disk_after_half(monkeypatch, "m.json")
+    result = runner.invoke(app, ["select", "--data", str(data), "--method", "random", "--size", "5", "--out", str(out), "--assess-runs", "0"])
+    one_error(result, f"Could not write the micro-benchmark file {out}", "No space left on device")
+    assert out.read_text() == "the micro-benchmark of an earlier select\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json", "x"]  # no temporary file, no lock file
+
+
+def test_a_full_disk_on_the_samples_file_leaves_neither_output(tmp_path, monkeypatch):
+    out = tmp_path / "m.json"
+    _full_disk_after_half(monkeypatch, "m.samples.json")
+    data = str(FIXTURES / "lm_eval_loop" / "sources")
+    result = runner.invoke(app, ["select", "--data", data, "--method", "random", "--size", "5", "--out", str(out), "--assess-runs", "0"])
+    one_error(result, f"Could not write the lm-eval samples file {tmp_path / 'm.samples.json'}", "No space left on device")
+    assert list(tmp_path.iterdir()) == []  # the micro-benchmark without its samples file would be half an answer
+
+
+@pytest.mark.parametrize("writer", ["csv", "npz"])
+def test_csv_and_npz_writers_keep_the_old_file_on_a_full_disk(tmp_path, monkeypatch, writer):
+    import numpy as np
+    import pandas as pd
+
+    from mdad.outputs import write_csv
+
+    path = tmp_path / f"out.{writer}"
+    path.write_bytes(b"old")
+
+    def half_then_full(target, *args, **kwargs):
+        if hasattr(target, "write"):  # numpy writes to an open file
+            target.write(b"half a fil")
+        else:
+            Path(target).write_bytes(b"half a fil")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(MdadError, match=f"Could not write the .* {path}: No space left on device"):
+        if writer == "csv":
+            monkeypatch.setattr(pd.DataFrame, "to_csv", lambda self, target, **kw: half_then_full(target))
+            write_csv(pd.DataFrame({"a": [1]}), path)
+        else:
+            monkeypatch.setattr(np, "savez_compressed", half_then_full)
+            write_npz(small_matrix(), path)
+    assert path.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_an_output_keeps_its_permissions_and_a_symlinked_output_is_written_through(tmp_path):
+    from mdad.outputs import write_text
+
+    fresh = tmp_path / "fresh.txt"
+    write_text(fresh, "x")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")  # what a plain write gives: 0666 less the umask, not a temporary file's 0600
+    assert stat.S_IMODE(fresh.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
+    plain.chmod(0o640)
+    write_text(plain, "y")
+    assert stat.S_IMODE(plain.stat().st_mode) == 0o640 and plain.read_text() == "y"
+    link = tmp_path / "link.txt"
+    link.symlink_to(plain)
+    write_text(link, "z")
+    assert link.is_symlink() and plain.read_text() == "z"
+
+
+HOLD = """
+import sys
+from mdad.outputs import locked_outputs
+with locked_outputs({"the micro-benchmark file": sys.argv[1]}):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_second_command_writing_the_same_output_is_refused_while_the_first_runs(tmp_path):
+    data = _npz(tmp_path)
+    out = tmp_path / "m.json"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        args = ["select", "--data", str(data), "--method", "random", "--size", "5", "--out", str(out), "--assess-runs", "0"]
+        result = runner.invoke(app, args)
+        one_error(result, f"Another mdad command (process {holder.pid}) is writing the micro-benchmark file {out}")
+        assert not out.exists()
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    result = runner.invoke(app, args)  # the first one done: the lock is gone with it
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json", "x"]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import mdad
-from mdad.data.readers import lm_eval
+from mdad.data.readers import lm_eval_commands
 from mdad.errors import MdadError
 from mdad.methods.base import plain_mean
 from mdad.micro import SelectedMicroBenchmark
@@ -86,25 +85,24 @@ def test_too_few_models_skip_the_assessment_with_a_reason(small_sim):
 
 def test_an_adaptive_test_has_no_sample_list(small_sim):
     with pytest.raises(MdadError, match="no fixed sample list"):
-        build_selection(small_sim, "adaptive-1d", 10, runs=0, inspect=True)
+        build_selection(small_sim, "adaptive-1d", 10, runs=0, samples_file=True)
     with pytest.raises(MdadError, match="Unknown|unknown"):
         build_selection(small_sim, "no-such-method", 10, runs=0)
 
 
-def test_lm_eval_samples_list_is_written_beside_the_reader(tmp_path):
-    samples = lm_eval.samples_list({"arc": ["10", "2"], "hella": ["0"]})
+def test_the_lm_eval_samples_list_is_the_lm_eval_readers_own():
+    samples = lm_eval_commands.samples_list({"arc": ["10", "2"], "hella": ["0"]})
     assert samples == {"arc": [2, 10], "hella": [0]}
-    lm_eval.write_samples_list(samples, tmp_path / "s.json")
-    assert json.loads((tmp_path / "s.json").read_text()) == samples
     with pytest.raises(MdadError, match="arc/x is not an lm-evaluation-harness"):
-        lm_eval.samples_list({"arc": ["x"]})
+        lm_eval_commands.samples_list({"arc": ["x"]})
 
 
-def test_selection_writes_the_lm_eval_samples_list(tmp_path):
+def test_selection_prints_the_inspect_command_without_asking_and_refuses_a_samples_file(tmp_path):
     matrix = mdad.load(FIXTURES / "inspect")
-    with pytest.raises(MdadError, match="not an lm-evaluation-harness"):
-        build_selection(matrix, "random", 4, runs=0, lm_eval_samples=True)
-    selection = build_selection(matrix, "random", 2, runs=0, inspect=True)
+    with pytest.raises(MdadError, match=r"samples file can only be written for the logs of a harness that reads one \(lm-eval\)"):
+        build_selection(matrix, "random", 4, runs=0, samples_file=True)
+    selection = build_selection(matrix, "random", 2, runs=0)
+    assert selection.samples is None
     commands = [note for note in selection.report("m.json") if note.text.lstrip().startswith("inspect eval")]
     assert len(commands) == 1 and commands[0].command
 
@@ -115,6 +113,9 @@ def test_points_are_counted_as_spoken():
     assert (points(1.0), points(0.5), points(4.5), points(2)) == ("1 point", "0.5 points", "4.5 points", "2 points")
 
 
-def test_inspect_commands_are_refused_for_other_logs():
-    with pytest.raises(MdadError, match="--inspect prints 'inspect eval' commands, but .* is not inspect logs alone"):
-        build_selection(mdad.load(FIXTURES / "lm_eval_loop" / "sources"), "random", 4, runs=0, inspect=True)
+def test_lm_eval_logs_get_their_samples_list_and_command_without_asking(tmp_path):
+    selection = build_selection(mdad.load(FIXTURES / "lm_eval_loop" / "sources"), "random", 4, runs=0)
+    assert selection.samples == selection.chosen.harness_samples()
+    assert sorted(f"{task}/{doc}" for task, docs in selection.samples.items() for doc in docs) == sorted(selection.chosen.item_ids)
+    (command,) = [note for note in selection.report("m.json", "m.samples.json") if note.command]
+    assert command.text.strip().startswith("lm-eval run") and "--samples m.samples.json" in command.text

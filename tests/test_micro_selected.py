@@ -127,10 +127,10 @@ def test_lm_eval_loop_select_writes_samples_that_lm_eval_results_line_up_with(tm
     assert estimate == pytest.approx(truth["acc"][0, columns].mean())
 
 
-def test_harness_sample_lists_need_harness_item_ids(small_sim):
-    with pytest.raises(MdadError, match="not a '<task>/<id>' id"):
-        mdad.select(small_sim, "random", 5).lm_eval_samples()
-    with pytest.raises(MdadError, match="only be written for a micro-benchmark built from lm-eval or inspect"):
+def test_harness_sample_lists_need_harness_logs(small_sim):
+    with pytest.raises(MdadError, match=r"samples file is written only for the logs of a harness that reads one \(lm-eval\)"):
+        mdad.select(small_sim, "random", 5).harness_samples()
+    with pytest.raises(MdadError, match=r"only be written for a micro-benchmark built from the logs of one harness \(lm-eval, inspect\)"):
         mdad.select(small_sim, "random", 5).harness_commands()
 
 
@@ -140,8 +140,8 @@ def test_inspect_commands_list_each_tasks_sample_ids():
     # the task file the logs recorded, so that the command runs as printed
     (command,) = chosen.harness_commands(output="logs").commands
     assert command.endswith("@tiny_qa --model YOUR_MODEL --sample-id 1,2,3,q4 --log-dir logs")
-    with pytest.raises(MdadError, match="tiny_qa/q4 is not an lm-evaluation-harness"):
-        chosen.lm_eval_samples()
+    with pytest.raises(MdadError, match="samples file is written only for the logs of a harness that reads one"):
+        chosen.harness_samples()
 
 
 def test_inspect_loop_select_then_estimate_from_logs_of_those_samples_only(tmp_path):

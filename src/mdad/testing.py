@@ -16,6 +16,7 @@ import numpy as np
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers import READERS, Reader, ReadOptions
+from mdad.data.readers.commands import CommandWriter
 from mdad.data.simulate import simulate
 from mdad.errors import MdadError
 from mdad.methods import get as get_method
@@ -169,7 +170,9 @@ def check_reader(reader: Reader | str, sample: str | Path) -> None:
 
     It must claim the sample, be the only non-fallback reader to claim it, read it into a valid
     response matrix (scores in [0, 1] or NaN, at least one model and item), the same twice, and
-    leave an empty folder alone (no claim, no error).
+    leave an empty folder alone (no claim, no error). A reader that declares harness commands
+    (``Reader.commands``) must give a ``CommandWriter`` and record its own name as each task's
+    ``harness``, which is how a micro-benchmark finds its commands.
     """
     chosen = READERS.get(reader) if isinstance(reader, str) else reader
     name = chosen.name
@@ -193,6 +196,10 @@ def check_reader(reader: Reader | str, sample: str | Path) -> None:
     )
     with tempfile.TemporaryDirectory() as empty:
         _check(chosen.detect(Path(empty)) is False, f"The reader {name!r} claims an empty folder.")
+    if chosen.commands is not None:
+        _check(isinstance(chosen.commands, CommandWriter), f"The reader {name!r}'s commands are not a CommandWriter.")
+        named = sorted({str(spec.get("harness", "")) for spec in first.tasks.values()} or {""})
+        _check(named == [name], f"The reader {name!r} writes harness commands but records its tasks' harness as {', '.join(map(repr, named))}.")
 
 
 def check_metric(metric: Metric | str) -> None:

@@ -39,8 +39,8 @@ from mdad.micro import SelectedMicroBenchmark
 from mdad.micro.comparison import Comparison
 from mdad.micro.estimation import Column, all_pairs, estimate_report, parse_pair
 from mdad.micro.notes import Note
-from mdad.micro.selection import assessment_runs, build_selection, check_sample_lists
-from mdad.outputs import check_output_file, check_outputs_apart, write_csv
+from mdad.micro.selection import Selection, assessment_runs, build_selection, check_sample_lists, harness_plan
+from mdad.outputs import check_output_file, check_outputs_apart, is_stream, locked_outputs, write_csv
 
 
 @app.command("select")
@@ -68,12 +68,12 @@ def select_command(
     lm_eval_samples: Annotated[
         str | None,
         typer.Option(
-            help=("Also write the items as lm-evaluation-harness --samples JSON (task -> document indices), to evaluate new models on them only.")
+            help=(
+                "Where to write the items as lm-evaluation-harness --samples JSON (task -> document indices) for the printed "
+                "command (default, for lm-eval logs: beside --out, OUT.samples.json); refused for other data."
+            )
         ),
     ] = None,
-    inspect: Annotated[
-        bool, typer.Option("--inspect", help=("Also print the 'inspect eval --sample-id' commands that run new models on the items only."))
-    ] = False,
     audit_items: Annotated[
         int,
         typer.Option(
@@ -84,16 +84,42 @@ def select_command(
     ] = 0,
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
-    how reliable the choice is on held-out models."""
+    how reliable the choice is on held-out models. With harness logs, also print the command that
+    runs a new model on the items only (and write the samples file it reads beside OUT)."""
     out_path = output_path(out, "the micro-benchmark file")
     samples_path = None if lm_eval_samples is None else output_path(lm_eval_samples, "the lm-eval samples file")
     check_threshold(threshold)
-    check_sample_lists(method, lm_eval_samples=samples_path is not None, inspect=inspect)  # before any work
-    check_output_file(out_path, "the micro-benchmark file")
-    if samples_path is not None:
-        check_output_file(samples_path, "the lm-eval samples file")
-    check_outputs_apart({"the data": data}, {"the micro-benchmark file": out_path, "the lm-eval samples file": samples_path})
-    matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
+    check_sample_lists(method, samples_file=samples_path is not None)  # before any work
+    outputs: dict[str, str | Path | None] = {"the micro-benchmark file": out_path, "the lm-eval samples file": samples_path}
+    for what, path in outputs.items():
+        if path is not None:
+            check_output_file(path, what)
+    check_outputs_apart({"the data": data}, outputs)
+    with locked_outputs(outputs):
+        matrix = load_matrix(dataset, data, seed, missing, metric, filter_name, reruns)
+        asked = True if samples_path is not None else (False if is_stream(out_path) else None)
+        plan = harness_plan(matrix, method, samples_file=asked)  # before any work, as every option check
+        beside: dict[str, str | Path | None] = {}
+        if plan.samples_file and plan.writer is not None and samples_path is None:  # beside --out, checked and locked as it is
+            samples_path = default_samples_path(out_path)
+            beside[str(plan.writer.samples_file)] = samples_path
+            check_output_file(samples_path, str(plan.writer.samples_file))
+            check_outputs_apart({"the data": data}, {**outputs, **beside})
+        with locked_outputs(beside):
+            selection = _select(matrix, method, size, seed, assess_runs, targets, threshold, workers, asked, audit_items)
+            selection.save(out_path, samples_path)
+    print_report(selection.report(out_path, samples_path))
+
+
+def default_samples_path(out: Path) -> Path:
+    """Where the harness's samples file goes when not named: beside the micro-benchmark, OUT.samples.json."""
+    return out.with_name(f"{out.stem if out.suffix == '.json' else out.name}.samples.json")
+
+
+def _select(
+    matrix, method: str, size: int, seed: int, assess_runs: int, targets: int | None, threshold: float, workers: int, samples_file, audit_items: int
+) -> Selection:
+    """``build_selection`` with a progress bar while held-out runs are made."""
     runs = assessment_runs(matrix.n_models, assess_runs, targets)
     progress = progress_bar()
     choosing = progress.add_task(f"Choosing {plural(size, 'item')} with {method}", total=1)
@@ -104,7 +130,7 @@ def select_command(
         progress.update(held_out, visible=True)
 
     with progress if runs else nullcontext():
-        selection = build_selection(
+        return build_selection(
             matrix,
             method,
             size,
@@ -113,14 +139,11 @@ def select_command(
             targets=targets,
             threshold=threshold,
             workers=workers or os.cpu_count() or 1,
-            lm_eval_samples=samples_path is not None,
-            inspect=inspect,
+            samples_file=samples_file,
             audit_items=audit_items,
             on_selected=selected,
             on_runs=lambda done: progress.advance(held_out, done),
         )
-    selection.save(out_path, samples_path)
-    print_report(selection.report(out_path, samples_path))
 
 
 def print_report(notes: list[Note]) -> None:
@@ -203,28 +226,29 @@ def estimate_command(
     check_outputs_apart({"the micro-benchmark file": micro, "the results": results}, paths)
     if paths["the comparisons CSV file"] is not None and not (asked or pairs):
         raise MdadError("--compare-csv writes the compared pairs; name them with --compare A,B or --pairs all.")
-    chosen = SelectedMicroBenchmark.load(micro)
-    if not results.exists():
-        raise MdadError(f"No such file or folder: {results}.")
-    matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
-    print_notes(matrix)
-    wanted = list(dict.fromkeys(asked + (all_pairs(matrix) if pairs == "all" else [])))
-    report = estimate_report(
-        chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=wanted, results=results, near=[micro]
-    )
-    print_table(report.title, report.columns)
-    print_report(report.notes)
-    print_comparisons(report.comparisons)
-    if paths["the CSV file"] is not None:
-        write_csv(report.model_frame(), paths["the CSV file"])
-    if paths["the pairs CSV file"] is not None:
-        write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
-    if paths["the comparisons CSV file"] is not None:
-        write_csv(
-            pd.concat([c.to_frame() for c in report.comparisons], ignore_index=True),
-            paths["the comparisons CSV file"],
-            what="the comparisons CSV file",
+    with locked_outputs(paths):  # from here to the last write: a second command writing one of them is refused
+        chosen = SelectedMicroBenchmark.load(micro)
+        if not results.exists():
+            raise MdadError(f"No such file or folder: {results}.")
+        matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
+        print_notes(matrix)
+        wanted = list(dict.fromkeys(asked + (all_pairs(matrix) if pairs == "all" else [])))
+        report = estimate_report(
+            chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=wanted, results=results, near=[micro]
         )
+        print_table(report.title, report.columns)
+        print_report(report.notes)
+        print_comparisons(report.comparisons)
+        if paths["the CSV file"] is not None:
+            write_csv(report.model_frame(), paths["the CSV file"])
+        if paths["the pairs CSV file"] is not None:
+            write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
+        if paths["the comparisons CSV file"] is not None:
+            write_csv(
+                pd.concat([c.to_frame() for c in report.comparisons], ignore_index=True),
+                paths["the comparisons CSV file"],
+                what="the comparisons CSV file",
+            )
 
 
 def print_comparisons(comparisons: list[Comparison]) -> None:

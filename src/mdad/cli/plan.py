@@ -39,7 +39,7 @@ from mdad.defaults import ASSESS_RUNS, BIN_TEXT, DEFAULT_CONFIDENCE, DEFAULT_THR
 from mdad.errors import MdadError
 from mdad.metrics import analytic
 from mdad.metrics.pairwise import count_pairs
-from mdad.outputs import check_output_file, check_outputs_apart, writing
+from mdad.outputs import atomic_file, check_output_file, check_outputs_apart, locked_outputs, writing
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer, plans_from_results
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label, bin_lower
@@ -443,7 +443,7 @@ def compare(
         check_outputs_apart({"the data": data}, {"the CSV file": csv})
     matrix = load_for_analysis(dataset, data, seed, missing)
     names = [n.strip() for value in models for n in value.split(",") if n.strip()] if models else None
-    with pair_csv(csv) as on_block:
+    with locked_outputs({"the CSV file": csv}), pair_csv(csv) as on_block:
         found = compare_streamed(
             matrix, size=size, method=method, threshold=threshold, group=group, models=names, seed=seed, top=top, on_block=on_block
         )
@@ -471,7 +471,7 @@ def pair_csv(path: str | None) -> Iterator[Callable[[pd.DataFrame], None] | None
     if path is None:
         yield None
         return
-    with writing(path, "the CSV file"), open(path, "w", newline="", encoding="utf-8") as handle:
+    with atomic_file(path, "the CSV file") as temp, writing(path, "the CSV file"), open(temp, "w", newline="", encoding="utf-8") as handle:
         header = [True]
 
         def write(frame: pd.DataFrame) -> None:

@@ -103,7 +103,9 @@ class ResponseMatrix:
     user's behalf. ``tasks`` says what identifies each subtask's task (e.g. its version and
     n-shot, as the harness logged them) and ``item_hashes`` each item's content (document and
     gold answer, hashed; "" where unknown), so that results read later can be checked to come
-    from the same task.
+    from the same task. ``model_runs`` says how each model was run, as harness logs recorded it (the
+    name they give it and its model arguments as sorted pairs), so that a harness command can ask that
+    same model more items (mdad.data.readers.commands); models of other data are not in it.
     """
 
     scores: np.ndarray
@@ -118,6 +120,7 @@ class ResponseMatrix:
     notes: tuple[str, ...] = ()  # what a reader dropped, merged or chose on the user's behalf, one sentence each
     tasks: dict[str, dict[str, str]] = field(default_factory=dict)
     item_hashes: np.ndarray | None = None
+    model_runs: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
     _subtask_codes: np.ndarray = field(init=False, repr=False)
     _subtask_names: np.ndarray = field(init=False, repr=False)
 
@@ -312,6 +315,7 @@ class ResponseMatrix:
             notes=self.notes,
             tasks=self.tasks,
             item_hashes=None if self.item_hashes is None else self.item_hashes[ii],
+            model_runs=self.model_runs,
         )
 
     def require_complete(self, missing: MissingPolicy = "error") -> ResponseMatrix:

@@ -12,6 +12,7 @@ from mdad.data.matrix import MAX_NAME_LENGTH, ResponseMatrix
 from mdad.data.readers.files import checked_file
 from mdad.errors import MdadError
 from mdad.memory import human, require_memory
+from mdad.outputs import atomic_file, writing
 
 MAX_GROUPS_BYTES = 64 * 2**20  # 64 MiB: a groups.json names groups of models, far below this
 
@@ -157,8 +158,8 @@ def _merge_repeated_models(arrays: dict, path: Path) -> tuple[dict, list[str]]:
     return merged, [f"Model {name!r} appears {n} times in {path.name} with identical answers; one row is kept." for name, n in repeated]
 
 
-def write_npz(matrix: ResponseMatrix, path: str | Path) -> None:
-    """Save a matrix in the npz format that ``read_npz`` reads."""
+def write_npz(matrix: ResponseMatrix, path: str | Path, what: str = "the npz file") -> None:
+    """Save a matrix in the npz format that ``read_npz`` reads, whole or not at all (``what``: the file, in an error)."""
     arrays: dict[str, np.ndarray] = dict(scores=matrix.scores, models=matrix.models, items=matrix.items, subtasks=matrix.subtasks)
     if matrix.option_probs is not None and matrix.gold is not None:  # both present or both absent
         arrays.update(option_probs=matrix.option_probs, gold=matrix.gold)
@@ -168,4 +169,5 @@ def write_npz(matrix: ResponseMatrix, path: str | Path) -> None:
         arrays["tasks"] = np.array(json.dumps(matrix.tasks, sort_keys=True))
     if matrix.item_hashes is not None:
         arrays["item_hashes"] = matrix.item_hashes
-    np.savez_compressed(Path(path), allow_pickle=False, **arrays)
+    with atomic_file(path, what) as temp, writing(path, what), open(temp, "wb") as handle:  # a handle: numpy adds no suffix
+        np.savez_compressed(handle, allow_pickle=False, **arrays)

@@ -149,11 +149,14 @@ def draw_audit_items(pool_size: int, chosen: np.ndarray, m: int, rng: np.random.
     """``m`` pool positions drawn uniformly without replacement from those not ``chosen``, sorted; one sentence
     when ``m`` is below 2 or above the items left."""
     rest = np.setdiff1d(np.arange(pool_size), chosen)
-    if not MIN_AUDIT_ITEMS <= m <= len(rest):
-        raise MdadError(
-            f"--audit-items must be between {MIN_AUDIT_ITEMS} and the {len(rest)} pool items the micro-benchmark did not choose, got {m}."
-        )
+    check_audit_items(m, len(rest))
     return np.sort(rng.choice(rest, size=m, replace=False))
+
+
+def check_audit_items(m: int, left: int) -> None:
+    """One sentence when ``m`` audit items cannot be drawn from the ``left`` pool items not chosen."""
+    if not MIN_AUDIT_ITEMS <= m <= left:
+        raise MdadError(f"--audit-items must be between {MIN_AUDIT_ITEMS} and the {left} pool items the micro-benchmark did not choose, got {m}.")
 
 
 def _logit(accuracy: np.ndarray, pool_size: int) -> np.ndarray:

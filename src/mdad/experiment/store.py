@@ -40,7 +40,7 @@ else:
 
 from mdad.data.readers.files import KINDS, checked_file
 from mdad.errors import MdadError
-from mdad.outputs import writing
+from mdad.outputs import atomic_file, write_text, writing
 from mdad.wording import plural
 
 CONFIG_FILE = "config.json"
@@ -183,10 +183,8 @@ class ResultStore:
     def write(self, cell: Cell, frame: pd.DataFrame) -> None:
         path = self.root / cell.relative_path
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp-{os.getpid()}")
-        with writing(path, "the results file"), uninterrupted():  # a full disk names the file
+        with uninterrupted(), atomic_file(path, "the results file") as tmp, writing(path, "the results file"):  # a full disk names the file
             frame.to_parquet(tmp, index=False)
-            os.replace(tmp, path)
 
     def read(self, cell: Cell) -> pd.DataFrame:
         """The cell's frame; a damaged file is an error naming it and how to recover."""
@@ -243,10 +241,8 @@ class ResultStore:
         """Keep the records (runs x targets of BLOCK_DTYPE) of runs first_run to stop_run - 1."""
         path = self.root / cell.block_path(first_run, stop_run)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.stem}.tmp-{os.getpid()}.npy")
-        with writing(path, "the results file"), uninterrupted():
-            np.save(tmp, np.asarray(records, dtype=BLOCK_DTYPE), allow_pickle=False)
-            os.replace(tmp, path)
+        with uninterrupted(), atomic_file(path, "the results file") as tmp, writing(path, "the results file"), open(tmp, "wb") as handle:
+            np.save(handle, np.asarray(records, dtype=BLOCK_DTYPE), allow_pickle=False)
 
     def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
         path = self.root / cell.block_path(first_run, stop_run)
@@ -410,7 +406,5 @@ def uninterrupted():
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_suffix(f".tmp-{os.getpid()}")
-    with writing(path, "the file"), uninterrupted():
-        tmp.write_text(text)
-        os.replace(tmp, path)
+    with uninterrupted():
+        write_text(path, text)

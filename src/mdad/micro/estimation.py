@@ -20,7 +20,6 @@ from mdad.errors import MdadError
 from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
 from mdad.micro.audit import audit_sentences
 from mdad.micro.comparison import Comparison, format_probability
-from mdad.micro.harness import harness_of, output_folder
 from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark, model_rows
 from mdad.micro.trust import OFF_POPULATION_ORDER_MARK
@@ -117,7 +116,7 @@ def estimate_report(
     if audit is not None:
         notes.extend(Note(text, warning=warning) for text, warning in audit_sentences(audit))
     if chosen.adaptive and results is not None:
-        notes.extend(next_item_commands(chosen, details, Path(results), near))
+        notes.extend(next_item_commands(chosen, details, Path(results), near, matrix))
     comparisons = chosen.comparisons(matrix, pairs)
     return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons, audit, best)
 
@@ -163,22 +162,30 @@ def best_note(best: BestProbability, threshold: float) -> Note:
     return Note(text)
 
 
-def next_item_commands(chosen: SelectedMicroBenchmark, details: pd.DataFrame, results: Path, near: Sequence[str | Path] = ()) -> list[Note]:
+def next_item_commands(
+    chosen: SelectedMicroBenchmark,
+    details: pd.DataFrame,
+    results: Path,
+    near: Sequence[str | Path] = (),
+    matrix: ResponseMatrix | None = None,
+) -> list[Note]:
     """The harness command that asks each model of an adaptive test its next item, into the folder its
-    answers so far were read from (one command per item asked; none when the test is done or the
-    results are not lm-eval or inspect logs)."""
-    if harness_of(chosen.tasks, chosen.subtasks.tolist()) not in ("lm-eval", "inspect"):
+    answers so far were read from: one per model still asking, with that model's own name and model
+    arguments as its logs in ``matrix`` recorded them (``ResponseMatrix.model_runs``), so that its next
+    answer is read as the same model; none when the test is done or the data's reader writes no commands."""
+    writer = chosen.command_writer
+    if writer is None:
         return []
-    asked: dict[str, list[str]] = {}
-    for model, item in details["next_item"].items():
-        if item:
-            asked.setdefault(str(item), []).append(str(model))
-    output = output_folder(results)
+    runs = matrix.model_runs if matrix is not None else {}
+    output = writer.output_folder(results)
     notes: list[Note] = []
-    for item, models in asked.items():
-        who = "" if len(details) == 1 else f" of {', '.join(models)}"
-        found = chosen.harness_commands([item], output=output, near=[results, *near])
-        notes.extend(n for n in command_notes(found, f"The next item{who}, {item}, into the same folder ({output}):") if n not in notes)
+    for model, item in details["next_item"].items():
+        if not item:
+            continue
+        who = "" if len(details) == 1 else f" of {model}"
+        found = chosen.harness_commands([str(item)], output=output, near=[results, *near], model=runs.get(str(model)))
+        lines = command_notes(found, f"The next item{who}, {item}, into the same folder ({output}):")
+        notes.extend(n for n in lines if n.command or n not in notes)  # what to fill in, once
     return notes
 
 

@@ -22,7 +22,7 @@ from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.base import MicroBenchmark
 from mdad.micro.audit import AuditItems
 from mdad.micro.file_checks import check_fields, check_json
-from mdad.outputs import writing
+from mdad.outputs import write_text
 
 FORMAT = "mdad-microbenchmark/1"
 # 1 GiB: beyond any micro-benchmark file (the largest, an IRT method's over a 12,000-item pool, holds a
@@ -65,10 +65,14 @@ def _json_value(value: Any) -> Any:
     return value.to_json() if hasattr(value, "to_json") else value
 
 
+def dumps(data: dict) -> str:
+    """The text of micro.json for the JSON object ``data`` (from ``encode``)."""
+    return json.dumps(data, indent=1)
+
+
 def write(data: dict, path: str | Path) -> None:
-    """Write the JSON object ``data`` (from ``encode``) to ``path``."""
-    with writing(path, "the micro-benchmark file"):
-        Path(path).write_text(json.dumps(data, indent=1))
+    """Write the JSON object ``data`` (from ``encode``) to ``path``, whole or not at all."""
+    write_text(path, dumps(data), "the micro-benchmark file")
 
 
 def read(path: str | Path) -> dict[str, Any]:

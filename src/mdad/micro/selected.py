@@ -12,9 +12,11 @@ import pandas as pd
 from mdad import methods as method_registry
 from mdad.assessment import Assessment
 from mdad.data.matrix import ResponseMatrix, fingerprint
+from mdad.data.readers.commands import ModelRun
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
+from mdad.estimators.audit import check_audit_items
 from mdad.exact import on_estimate_grid
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
@@ -403,16 +405,35 @@ class SelectedMicroBenchmark:
         """The item ids per harness task, audit items included (mdad.micro.harness.items_by_task)."""
         return harness.items_by_task(self.all_item_ids, self.all_subtasks)
 
-    def lm_eval_samples(self) -> dict[str, list[int]]:
-        """The items, audit items included, as lm-evaluation-harness ``--samples`` wants them: task name -> document indices."""
-        return harness.lm_eval_samples(self.all_item_ids, self.all_subtasks)
+    @property
+    def command_writer(self) -> harness.CommandWriter | None:
+        """The harness command writer of the reader that read the data (None: its harness cannot be asked for chosen items)."""
+        return harness.command_writer(self.tasks, self.all_subtasks.tolist())
+
+    def harness_samples(self) -> object:
+        """The items, audit items included, as the harness's samples file holds them (lm-eval ``--samples``:
+        task name -> document indices); an error when the data's harness reads no samples file."""
+        writer = self.command_writer
+        if writer is None or writer.samples_file is None:
+            raise MdadError(
+                f"A samples file is written only for the logs of a harness that reads one ({harness.writers(samples_file=True)}); "
+                f"{self.data_source} is not."
+            )
+        return writer.samples(self.items_by_task())
 
     def harness_commands(
-        self, items: Sequence[str] | None = None, *, output: str = "NEW", samples_file: str | None = None, near: Sequence[str | Path] = ()
+        self,
+        items: Sequence[str] | None = None,
+        *,
+        output: str = "NEW",
+        samples_file: str | None = None,
+        near: Sequence[str | Path] = (),
+        model: ModelRun | None = None,
     ) -> harness.HarnessCommands:
-        """The lm-eval or inspect commands that run a new model on ``items`` (default: every item, audit items included) only,
+        """The harness commands that run a model on ``items`` (default: every item, audit items included) only,
         with the options the source logs recorded, its logs going to ``output`` (mdad.micro.harness.commands;
-        ``near``: paths around which an inspect task file is looked for, beside the data's)."""
+        ``near``: paths around which a file the logs name, such as inspect's task file, is looked for, beside
+        the data's; ``model``: a model that answered some already, as its logs recorded its run, else a new one)."""
         every, every_subtask = self.all_item_ids, self.all_subtasks
         chosen = list(every) if items is None else list(items)
         position = {str(item): j for j, item in enumerate(every)}
@@ -420,7 +441,7 @@ class SelectedMicroBenchmark:
         if unknown:
             raise MdadError(f"Item {unknown[0]!r} is not an item of this micro-benchmark.")
         subtasks = [str(every_subtask[position[str(item)]]) for item in chosen]
-        return harness.commands(chosen, subtasks, self.tasks, output=output, samples_file=samples_file, near=[*near, self.data_source])
+        return harness.commands(chosen, subtasks, self.tasks, output=output, samples_file=samples_file, near=[*near, self.data_source], model=model)
 
     def to_json(self) -> dict:
         """The micro.json object (mdad.micro.file_format)."""
@@ -456,6 +477,16 @@ def _with_flags(frame: pd.DataFrame, flags) -> pd.DataFrame:
     return frame
 
 
+def check_request(matrix: ResponseMatrix, method: str, size: int, audit_items: int = 0) -> None:
+    """Refuse, before any work, what ``select`` would refuse once the held-out runs are under way:
+    cells not evaluated, a size beyond the pool, audit items that cannot be drawn."""
+    if matrix.n_missing:
+        raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
+    check_size(size, matrix.n_items)
+    if audit_items:
+        check_audit_items(audit_items, matrix.n_items - (0 if method_registry.get(method).adaptive else size))
+
+
 def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, audit_items: int = 0) -> SelectedMicroBenchmark:
     """Choose ``size`` items of ``matrix`` with ``method``, using every model as a source model.
 
@@ -488,11 +519,9 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, aud
     >>> len(micro.item_ids), micro.estimate(matrix).shape
     (10, (40,))
     """
-    if matrix.n_missing:
-        raise MdadError(f"{matrix.source} has cells that were not evaluated; drop incomplete items or models first.")
+    check_request(matrix, method, size, audit_items)
     chosen = method_registry.get(method)
     method = canonical(method)
-    check_size(size, matrix.n_items)
     view = SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtask_codes, matrix.has_option_probs)
     key = chosen.preparation or f"method:{method}"
     prepared = chosen.prepare(view, rng_for(seed, "prepare", key, "all"))

@@ -27,7 +27,7 @@ from mdad.experiment.executors import ordered_map
 from mdad.experiment.sizes import size_requests_note
 from mdad.experiment.store import Cell, ResultStore
 from mdad.methods.names import SUFFIX, parse
-from mdad.outputs import write_csv, writing
+from mdad.outputs import atomic_file, write_bytes, write_csv, write_text, writing
 from mdad.report import figures
 from mdad.report.analytic import analytic_figures, exact_curves_of_run, exact_mdad_table, exact_mdads, with_exact
 from mdad.report.group import group_differences, group_shares
@@ -440,8 +440,8 @@ def build_outputs(
         summary = with_exact(summary, exact_curves, threshold)  # the exact MDAD beside the simulated one, in every table
         exact = exact_mdads(root, threshold, exact_curves=exact_curves)
     for name, frame in (("summary", summary), ("curves", curves)):
-        with writing(root / f"{name}.parquet", "the results file"):
-            frame.to_parquet(root / f"{name}.parquet", index=False)
+        with atomic_file(root / f"{name}.parquet", "the results file") as temp, writing(root / f"{name}.parquet", "the results file"):
+            frame.to_parquet(temp, index=False)
         write_csv(frame, root / f"{name}.csv")
     table = wide_summary(summary, config.get("n_seen"))
     write_csv(table, root / "table.csv")
@@ -492,8 +492,7 @@ def build_outputs(
         tables=results_tables(table) if not table.empty else [],
     )
     report = root / "report.html"
-    with writing(report, "the report"):
-        report.write_text(html, encoding="utf-8")
+    write_text(report, html, "the report")
     return Outputs(summary=summary, curves=curves, report=report, figure_files=tuple(files), exact=exact)
 
 
@@ -551,7 +550,6 @@ def _write_figures(sections: list[Section], root: Path, figure_format: str | Non
     for section in sections:
         for fig in section.figures:
             path = root / "figures" / f"{fig.key}.{figure_format}"
-            with writing(path, "the figure"):
-                path.write_bytes(base64.b64decode(fig.png) if figure_format == "png" else fig.files[figure_format])
+            write_bytes(path, base64.b64decode(fig.png) if figure_format == "png" else fig.files[figure_format], "the figure")
             files.append(path)
     return files

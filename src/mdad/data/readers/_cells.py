@@ -37,6 +37,7 @@ class Cells:
     hashes: list[str | None] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     tasks: dict[str, dict[str, str]] = field(default_factory=dict)
+    model_runs: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
 
     def add(
         self,
@@ -95,6 +96,7 @@ class Cells:
         ids = np.asarray(self.items, dtype=object)[first].astype(str)
         subtasks = np.asarray(self.subtasks, dtype=object)[first].astype(str)
         probs, gold = self._option_probs(m_idx, i_idx, n_models, n_items)
+        read = set(model_names.tolist())  # models with results: a run that gave none is not a model
         try:
             return ResponseMatrix(
                 scores=table,
@@ -107,6 +109,7 @@ class Cells:
                 notes=tuple(self.notes),
                 tasks=self.tasks,
                 item_hashes=item_hashes,
+                model_runs={name: run for name, run in self.model_runs.items() if name in read},
             )
         except MdadError as exc:
             raise MdadError(f"{self.source}: {exc}") from None

@@ -17,6 +17,7 @@ from typing import Literal, TypeVar
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers._cells import Cells
+from mdad.data.readers.commands import CommandWriter
 from mdad.errors import MdadError
 
 RERUN_POLICIES = ("latest", "error")
@@ -33,7 +34,8 @@ class Reader:
     ``detect(path)`` says whether a file or folder holds this format; ``read(path, options)``
     reads it. ``expects`` describes the format in errors; ``options`` names the options it
     understands ("metric", "filter"); a ``fallback`` reader is chosen only when no other one
-    recognises the path.
+    recognises the path; ``commands`` writes the harness commands that run a new model on chosen
+    items only (None: its harness cannot be asked for some items; mdad.data.readers.commands).
     """
 
     name: str
@@ -42,6 +44,7 @@ class Reader:
     expects: str = ""
     options: frozenset[str] = frozenset()
     fallback: bool = False
+    commands: CommandWriter | None = None
 
 
 class TaskChoice:

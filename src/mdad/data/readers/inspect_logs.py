@@ -36,6 +36,7 @@ from mdad.data.readers.base import (
     relative_label,
 )
 from mdad.data.readers.files import checked_file, files_under
+from mdad.data.readers.inspect_commands import InspectCommands
 from mdad.data.readers.jsonlines import read_json
 from mdad.errors import MdadError
 
@@ -109,6 +110,7 @@ def read_inspect(path: str | Path, *, options: ReadOptions | None = None) -> Res
         found[(identity, task)].append((str(spec.get("created", "")), (file, spec, samples)))
     names, identity_notes = model_names({identity for identity, _ in found})
     cells = Cells(source=str(path))
+    cells.model_runs = {name: (identity.name, identity.args) for identity, name in names.items()}
     versions: dict[str, tuple[object, str, Path]] = {}
 
     def answers(key: tuple, run: tuple[Path, dict, list[dict]]) -> dict:
@@ -304,6 +306,7 @@ READER = READERS.add(
         read,
         options=frozenset({"metric"}),
         expects="inspect logs (.eval or .json)",
+        commands=InspectCommands(),
     ),
     order=40,
 )

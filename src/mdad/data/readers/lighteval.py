@@ -262,6 +262,7 @@ READER = READERS.add(
         read,
         options=frozenset({"metric"}),
         expects="lighteval details_<task>_<date>.parquet files",
+        commands=None,  # lighteval cannot be asked to run chosen items only
     ),
     order=30,
 )

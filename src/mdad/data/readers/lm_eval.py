@@ -12,7 +12,6 @@ unsanitised numbers) are read too.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import defaultdict
@@ -34,8 +33,8 @@ from mdad.data.readers.base import (
 )
 from mdad.data.readers.files import checked_file, files_under
 from mdad.data.readers.jsonlines import iter_json_lines, paused_gc, read_json
+from mdad.data.readers.lm_eval_commands import LmEvalCommands
 from mdad.errors import MdadError
-from mdad.outputs import writing
 
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 SAMPLES_FILE = re.compile(rf"^samples_(?P<task>.+?)(?:_(?P<date>{_DATE}))?\.jsonl$")
@@ -152,6 +151,7 @@ def read_lm_eval(path: str | Path, *, options: ReadOptions | None = None) -> Res
     cells = Cells(source=str(path))
     root = path.parent if path.is_file() else path
     runs, names, notes = _runs_per_task(files, root)
+    cells.model_runs = {name: (identity.name, identity.args) for identity, name in names.items()}
     task_runs: list[_TaskRun] = []
 
     def answers(key: tuple, file_run: tuple[Path, _Run]) -> dict:
@@ -457,26 +457,7 @@ READER = READERS.add(
         read,
         options=frozenset({"metric", "filter"}),
         expects="lm-evaluation-harness samples_<task>_<date>.jsonl files",
+        commands=LmEvalCommands(RESULTS_FILE),
     ),
     order=20,
 )
-
-
-def samples_list(by_task: dict[str, list[str]]) -> dict[str, list[int]]:
-    """Items as lm-evaluation-harness ``--samples`` wants them: task name -> document indices.
-
-    ``by_task``: the sample part of each ``<task>/<doc_id>`` item id, per task. lm-eval logs the
-    original indices back as doc_id, so a new model's results line up with the item ids."""
-    samples = {}
-    for task, docs in by_task.items():
-        bad = [doc for doc in docs if not doc.isdigit()]
-        if bad:
-            raise MdadError(f"Item {task}/{bad[0]} is not an lm-evaluation-harness '<task>/<doc_id>' id (doc_id must be a document index).")
-        samples[task] = sorted(int(doc) for doc in docs)
-    return samples
-
-
-def write_samples_list(samples: dict[str, list[int]], path: str | Path) -> None:
-    """Write ``samples`` (task -> document indices) as the JSON file ``--samples`` reads."""
-    with writing(path, "the lm-eval samples file"):
-        Path(path).write_text(json.dumps(samples) + "\n")

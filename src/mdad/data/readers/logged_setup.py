@@ -5,7 +5,7 @@ needed: lm-eval's model type, the shape of its ``--model_args`` (the keys, with 
 source run shared kept and the model's own name replaced by a placeholder), ``--num_fewshot``
 and ``--include_path`` for tasks read from local YAML files; inspect's task file, which the log
 records relative to the folder inspect ran in. The readers store these per task beside the
-task's identity (``ResponseMatrix.tasks``); mdad.micro.harness writes the commands.
+task's identity (``ResponseMatrix.tasks``); each reader's command writer (mdad.data.readers.commands) writes the commands.
 """
 
 from __future__ import annotations
@@ -104,3 +104,8 @@ def find_logged_path(logged_path: str, near: Iterable[str | Path], *, folder: bo
             relative = os.path.relpath(found)
             return found.as_posix() if relative.startswith("..") else Path(relative).as_posix()
     return None
+
+
+def placeholders(command: str) -> list[str]:
+    """The placeholders (``YOUR_...``) left in a command for the user to fill in."""
+    return [word for word in command.replace("=", " ").replace(",", " ").split() if word.startswith("YOUR_")]
