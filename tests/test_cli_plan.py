@@ -131,7 +131,7 @@ def test_plan_on_the_builtin_data_needs_no_files(monkeypatch):
     [
         (["plan", "--detect", "2", "--size", "10"], "Give either --detect (points to tell apart) or --size"),
         (["plan"], "Give either --detect (points to tell apart) or --size"),
-        (["plan", "--detect", "-1"], "Invalid value for '--detect'"),
+        (["plan", "--detect", "-1"], "The difference to detect is an accuracy difference in points, from 0 to 100; got -1.0."),
         (["plan", "--detect", "2", "--method", "bogus"], "Unknown method 'bogus'"),
         (["plan", "--detect", "2", "--threshold", "1.2"], "agreement threshold must lie strictly between 0 and 1, got 1.2"),
         (["plan", "--detect", "2", "--results", "no-such-dir"], "holds no mdad results"),
