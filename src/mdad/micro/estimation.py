@@ -318,6 +318,43 @@ def _notes(
             )
         )
         notes.extend(Note(f"  {model}: {row['reason']}.") for model, row in flagged.iterrows())
+    if chosen.adaptive and chosen.assessment is not None:
+        notes.extend(unfinished_notes(chosen.size, details, chosen.assessment.by_length != ()))
     if chosen.adaptive and (details["next_item"] != "").any():
         notes.append(Note("Ask each model its next item, then run this command again with the new results."))
+    return notes
+
+
+def unfinished_notes(size: int, details: pd.DataFrame, by_length: bool) -> list[Note]:
+    """What an unfinished adaptive test's numbers rest on (docs/intervals.md#unfinished-adaptive-tests): the models
+    calibrated at a shorter length, and those with no calibrated answer at all until they answer more."""
+    calibrated = details["calibrated_at"]
+    shorter = details[(calibrated > 0) & (calibrated < size)]
+    none = details[calibrated == 0]
+    notes = []
+    if len(shorter):
+        lengths = ", ".join(str(n) for n in sorted(set(shorter["calibrated_at"])))
+        notes.append(
+            Note(
+                f"{plural(len(shorter), 'model')} ({', '.join(map(str, shorter.index[:5]))}{', ...' if len(shorter) > 5 else ''}) "
+                f"{'has' if len(shorter) == 1 else 'have'} not finished the adaptive test of {plural(size, 'item')}: "
+                f"their intervals, their pairs' order probabilities and P(best) are calibrated on held-out tests stopped at "
+                f"{lengths} {'item' if lengths == '1' else 'items'} (the largest calibrated length not above the items answered), "
+                "so they are wider and less sure than the finished test's."
+            )
+        )
+    if len(none):
+        until = (
+            "answer the first item"
+            if by_length
+            else f"finish the test of {plural(size, 'item')} (this file calibrates only the full test; select it again to calibrate shorter ones)"
+        )
+        notes.append(
+            Note(
+                f"No interval, order probability or verdict for {plural(len(none), 'model')} "
+                f"({', '.join(map(str, none.index[:5]))}{', ...' if len(none) > 5 else ''}) until {'it' if len(none) == 1 else 'they'} {until}: "
+                "no held-out test was calibrated at so few answered items.",
+                warning=True,
+            )
+        )
     return notes

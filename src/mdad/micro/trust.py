@@ -129,6 +129,13 @@ def estimate_intervals(
     return EstimateIntervals(models, estimates, nan, nan, level, _why_not(method, strata, scores), "none")
 
 
+# an unfinished adaptive test (docs/intervals.md#unfinished-adaptive-tests)
+UNFINISHED = "the calibration of the held-out tests stopped at the largest calibrated length not above its answered items"
+UNCALIBRATED = (
+    "a model's estimate rests on fewer answered items than any length the held-out tests were calibrated at, so no "
+    "calibrated answer holds for it until it answers more"
+)
+
 OFF_POPULATION_SHARE = 0.1  # a calibrated interval is marked from the best tenth of the source models up ...
 OFF_POPULATION_REACH = 0.05  # ... and an ability-based estimate's when its 90% interval reaches the best twentieth
 OFF_POPULATION_ORDER_REACH = 0.0  # every calibrated method's order probabilities when the interval reaches the best source
@@ -247,9 +254,19 @@ def neighbour_orders(
     if _exact_strata(strata, scores) is not None or calibration is None or rankings is None or len(design) < 3:
         return orders
     n = len(design)
-    probability = rankings.adjacent_probability(calibration.scaled_gap(design[first], design[second]), n)
+    probability = calibrated_probability(calibration, design[first], design[second], n, neighbours=True)
     how = f"{calibration.describe()}; for neighbouring pairs, fitted on the neighbouring pairs of held-out rankings of {rankings.fitted_on(n)}"
     return replace(orders, probability=probability, calibration=how)
+
+
+def calibrated_probability(calibration: OrderCalibration, first: np.ndarray, second: np.ndarray, n_models: int, *, neighbours: bool) -> np.ndarray:
+    """P(the order of estimates ``first`` over ``second`` holds) from a held-out calibration: for ``neighbours`` in a
+    ranking of 3 models or more, the fit on neighbouring pairs of held-out rankings (when the file has it), else the
+    pair fit (docs/intervals.md#calibrated-order-probability)."""
+    rankings = calibration.rankings
+    if neighbours and rankings is not None and n_models >= 3:
+        return rankings.adjacent_probability(calibration.scaled_gap(first, second), n_models)
+    return calibration.probability(first, second)
 
 
 def calibrated_marks(
