@@ -62,9 +62,10 @@ class Comparison:
 
     @property
     def tied(self) -> bool:
-        """No item separates them (neither got an item of the micro-benchmark right that the other got wrong), or
-        every item of the pool is drawn and each got as many right as the other: the full benchmark ties them."""
-        return self.first_only == self.second_only and (self.first_only == 0 or self.whole_pool)
+        """Every item of the pool is drawn and each got as many right as the other: the full benchmark ties them (as the
+        estimate table says; two models that merely got the same items of a smaller draw right get an order probability
+        there and here alike)."""
+        return self.whole_pool and self.first_only == self.second_only
 
     @property
     def paired_test(self) -> bool:
@@ -81,10 +82,7 @@ class Comparison:
                 f"(exact McNemar mid-p = {format_p(self.p_value)})."
             )
         if self.tied:
-            return (
-                f"{head}: tied, they got exactly the same micro-benchmark items right; no item separates them, "
-                "so neither the order nor a test can be given."
-            )
+            return f"{head}: tied on the full benchmark, every item of which is drawn: they got exactly the same items right."
         if self.order_probability == self.order_probability:
             order = (
                 f"P(the full benchmark orders them the same way) {format_probability(self.order_probability)}"
@@ -97,6 +95,8 @@ class Comparison:
             order = f"{order} ! {self.mark}"
         if not self.paired_test:
             return f"{head}; {order}; the paired test needs 0/1 scores on a fixed set of items."
+        if not self.first_only and not self.second_only:
+            return f"{head}; {order}; they got exactly the same items right, so no item separates them and the paired test has nothing to test."
         return (
             f"{head}; {order}; {self.first_only} items only {self.first} got right, {self.second_only} only "
             f"{self.second}: exact McNemar mid-p = {format_p(self.p_value)}."

@@ -154,7 +154,11 @@ def best_note(best: BestProbability, threshold: float) -> Note:
         if p < threshold
         else "the first place is reliable"
     )
-    head = f"P({name}, the estimated best, is the true best of the {n} models on the full benchmark)"
+    head = (
+        f"P({name}, the estimated best, is the true best of the {n} models on the full benchmark)"
+        if n > 2
+        else f"P({name} stays above {best.models[1 - best.row]} on the full benchmark, the order holds and it is the true best of the two)"
+    )
     text = f"{head} = {format_probability(p)}: {verdict} ({best.calibration})."
     if best.mark:  # the calibration does not hold for this model: say so where the number is
         return Note(
@@ -267,7 +271,7 @@ def _notes(
     """The lines below the table: where the numbers come from, what they do not promise, what to do next."""
     notes = [Note(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.")]
     ties = int(orders.ties.sum())
-    if len(orders.gap) and np.isfinite(orders.probability[~orders.ties]).all():
+    if len(orders.gap) > 1 and np.isfinite(orders.probability[~orders.ties]).all():  # two models: one event, said once (best_note)
         ordered = len(orders.gap) - ties
         notes.append(
             Note(

@@ -35,6 +35,7 @@ from mdad.micro.trust import (
     design_strata,
     estimate_intervals,
     neighbour_orders,
+    one_event,
     pair_orders,
 )
 from mdad.seeding import rng_for
@@ -277,7 +278,12 @@ class SelectedMicroBenchmark:
 
     def best_probability(self, matrix: ResponseMatrix) -> BestProbability:
         """P(the estimated best model of ``matrix`` is the true best of them on the full benchmark)
-        (mdad.micro.trust.best_of_ranking)."""
+        (mdad.micro.trust.best_of_ranking), one probability per event: with two models it is the event that their
+        order holds, so it is that pair's probability (``order_probabilities``); with more it cannot exceed the first
+        neighbouring pair's, and is capped there (docs/intervals.md#the-best-of-a-ranking)."""
+        return one_event(self._best_of_ranking(matrix), self.order_probabilities(matrix))
+
+    def _best_of_ranking(self, matrix: ResponseMatrix) -> BestProbability:
         scores, estimates, lengths = self._scores_and_estimates(matrix)
         shortest = int(lengths.min())
         at_shortest = self._calibration_at(shortest)
@@ -334,7 +340,7 @@ class SelectedMicroBenchmark:
         whole = self._whole_pool(scores)
         out = []
         for i, (first, second) in enumerate(pairs):
-            tied = first_only[i] == second_only[i] and (first_only[i] == 0 or whole)
+            tied = whole and first_only[i] == second_only[i]  # as the table: a tie is known only with every item drawn
             out.append(
                 Comparison(
                     first=str(first),

@@ -375,3 +375,24 @@ def best_of_ranking(
         )
     mark = str(marks[row]) if marks is not None and np.isfinite(probability) else ""
     return BestProbability(models, row, probability, how, mark=mark)
+
+
+def one_event(best: BestProbability, orders: OrderProbabilities) -> BestProbability:
+    """P(best) made one with the neighbouring orders (``orders``, best first) where the events coincide or nest: with
+    two models "the estimated best is the true best" is "their order holds", so it takes the pair's probability (and a
+    tied pair has no best); with more it implies the first pair's order, so it is capped at that pair's probability."""
+    if not len(orders.gap) or (not np.isfinite(best.probability) and len(best.models) > 2):
+        return best
+    pair = float(orders.probability[0])
+    if len(best.models) == 2:
+        if orders.ties[0]:
+            how = "not available: the two are tied on the full benchmark (every item drawn, as many right each), so neither is the best"
+        elif not np.isfinite(pair):
+            how = "not available: " + orders.calibration.removeprefix("no order probability: ")
+        else:
+            how = "the same event as their order holding, so the same probability as the table's"
+        return replace(best, probability=pair, calibration=how, mark=best.mark if np.isfinite(pair) else "")
+    if np.isfinite(pair) and best.probability > pair:
+        how = f"{best.calibration}; capped at the probability that the first neighbouring order holds, which it implies"
+        return replace(best, probability=pair, calibration=how)
+    return best
