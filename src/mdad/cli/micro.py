@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -35,12 +38,14 @@ from mdad.cli.text import literal
 from mdad.data import load
 from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
+from mdad.memory import human
 from mdad.micro import SelectedMicroBenchmark
-from mdad.micro.comparison import Comparison
-from mdad.micro.estimation import Column, all_pairs, estimate_report, parse_pair
+from mdad.micro.asked_pairs import check_values, resolve
+from mdad.micro.comparison import Comparison, comparisons_frame
+from mdad.micro.estimation import Column, check_interval_options, compare_every_pair, compared_rows, estimate_report
 from mdad.micro.notes import Note
 from mdad.micro.selection import assessment_runs, build_selection, check_sample_lists
-from mdad.outputs import check_output_file, check_outputs_apart, write_csv
+from mdad.outputs import check_output_file, check_outputs_apart, is_stream, neutralise_formulas, write_csv, writing
 
 
 @app.command("select")
@@ -194,43 +199,106 @@ def estimate_command(
         raise MdadError("--clopper-pearson and --population are two different intervals; choose one.")
     if pairs is not None and pairs != "all":
         raise MdadError(f"--pairs takes 'all' (every pair of models), got {pairs!r}; name pairs with --compare A,B.")
-    asked = [parse_pair(text) for text in compare or []]
+    check_values(compare or [])
     outputs = {"the CSV file": csv, "the pairs CSV file": pairs_csv, "the comparisons CSV file": compare_csv}
     paths: dict[str, str | Path | None] = {what: None if text is None else output_path(text, what) for what, text in outputs.items()}
     for what, path in paths.items():
         if path is not None:
             check_output_file(path, what)
     check_outputs_apart({"the micro-benchmark file": micro, "the results": results}, paths)
-    if paths["the comparisons CSV file"] is not None and not (asked or pairs):
+    if paths["the comparisons CSV file"] is not None and not (compare or pairs):
         raise MdadError("--compare-csv writes the compared pairs; name them with --compare A,B or --pairs all.")
     chosen = SelectedMicroBenchmark.load(micro)
+    check_interval_options(chosen, clopper_pearson=clopper_pearson, population=population)
     if not results.exists():
         raise MdadError(f"No such file or folder: {results}.")
     matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
+    asked, alike = resolve(compare or [], matrix.models.tolist(), matrix.source)
+    every = pairs == "all"
+    if every:
+        check_every_pair(matrix.n_models, paths["the comparisons CSV file"])
     print_notes(matrix)
-    wanted = list(dict.fromkeys(asked + (all_pairs(matrix) if pairs == "all" else [])))
     report = estimate_report(
-        chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=wanted, results=results, near=[micro]
+        chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=asked, results=results, near=[micro]
     )
-    print_table(report.title, report.columns)
-    print_report(report.notes)
+    if asked and not every:  # the comparison asked for, with the two models' rows, not the whole ranking
+        print_table(*compared_rows(report.title, report.columns, [name for pair in asked for name in pair]))
+    else:
+        print_table(report.title, report.columns)
+        print_report(report.notes)
+    print_report([Note(text, warning=True) for text in alike])
     print_comparisons(report.comparisons)
     if paths["the CSV file"] is not None:
         write_csv(report.model_frame(), paths["the CSV file"])
     if paths["the pairs CSV file"] is not None:
         write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
-    if paths["the comparisons CSV file"] is not None:
-        write_csv(
-            pd.concat([c.to_frame() for c in report.comparisons], ignore_index=True),
-            paths["the comparisons CSV file"],
-            what="the comparisons CSV file",
+    with streamed_csv(paths["the comparisons CSV file"], "the comparisons CSV file") as write:
+        if write is not None:
+            write(comparisons_frame(report.comparisons))
+        if every:
+            found = compare_every_pair(chosen, matrix, None if write is None else lambda block: write(comparisons_frame(block)))
+            print_comparisons(found.closest, heading=f"Every pair ({found.pairs:,}), the {len(found.closest)} closest by estimate")
+            if found.pairs > len(found.closest):
+                rest = f"{found.pairs - len(found.closest):,} more pairs"
+                where = f"in {paths['the comparisons CSV file']}" if write is not None else "(write every pair with --compare-csv)"
+                console.print(literal(f"... {rest} {where}."), highlight=False)
+
+
+PAIR_CSV_ROW_BYTES = 160  # a row of the comparisons CSV besides the two names, measured 120-150 bytes
+
+
+def check_every_pair(n_models: int, csv: str | Path | None) -> None:
+    """'--pairs all' up front, as 'mdad compare' is: the number of pairs, and with --compare-csv the disk space their
+    rows need (refused when the folder lacks it); memory stays bounded (pairs in blocks, only the closest printed)."""
+    n_pairs = n_models * (n_models - 1) // 2
+    if csv is None or is_stream(csv):
+        return
+    need = n_pairs * PAIR_CSV_ROW_BYTES
+    free = shutil.disk_usage(Path(csv).resolve().parent).free
+    if need > free:
+        raise MdadError(
+            f"--pairs all on {n_models:,} models compares {n_pairs:,} pairs; their comparisons CSV would need about {human(need)} "
+            f"of disk space, but only {human(free)} is free there."
         )
 
 
-def print_comparisons(comparisons: list[Comparison]) -> None:
+@contextmanager
+def streamed_csv(path: str | Path | None, what: str) -> Iterator[Callable[[pd.DataFrame], None] | None]:
+    """A writer that appends frames to the CSV file at ``path`` (header once, formulas neutralised), written to a
+    temporary file beside it and renamed when complete, so that an error leaves no partial file; None without a path."""
+    if path is None:
+        yield None
+        return
+    if is_stream(path):
+        with writing(path, what), open(path, "w", newline="", encoding="utf-8") as handle:
+            yield _appender(handle)
+        return
+    target = Path(path)
+    with writing(path, what):
+        descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        try:
+            with open(descriptor, "w", newline="", encoding="utf-8") as part:
+                yield _appender(part)
+            os.replace(name, target)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+
+
+def _appender(handle) -> Callable[[pd.DataFrame], None]:
+    header = [True]
+
+    def write(frame: pd.DataFrame) -> None:
+        neutralise_formulas(frame).to_csv(handle, header=header[0], index=False)
+        header[0] = False
+
+    return write
+
+
+def print_comparisons(comparisons: list[Comparison], heading: str = "Compared pairs") -> None:
     """One paragraph per compared pair, names and numbers never cut."""
     if comparisons:
-        console.print(literal(f"Compared pairs ({comparisons[0].order_how}):"), highlight=False)
+        console.print(literal(f"{heading} ({comparisons[0].order_how}):"), highlight=False)
     for comparison in comparisons:
         console.print(literal(comparison.describe()), highlight=False, soft_wrap=True)
 

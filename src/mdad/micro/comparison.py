@@ -16,6 +16,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from mdad.estimates import written
+
 
 def mcnemar_mid_p(first_only: int, second_only: int) -> float:
     """Two-sided mid-p value of the exact McNemar test (twice the one-sided one, at most 1; Fagerland,
@@ -102,26 +104,34 @@ class Comparison:
             f"{self.second}: exact McNemar mid-p = {format_p(self.p_value)}."
         )
 
+    def row(self) -> dict:
+        """first, second, both estimates, gap, order probability, discordant items, p-value, tied and the mark ("" when
+        nothing is known against the order probability): one row of the comparisons CSV."""
+        return {
+            "first": self.first,
+            "second": self.second,
+            "estimate_first": float(written(self.estimate_first)),
+            "estimate_second": float(written(self.estimate_second)),
+            "gap": float(written(self.gap, points=True)),
+            "order_probability": self.order_probability,
+            "first_only": self.first_only if self.paired_test else np.nan,
+            "second_only": self.second_only if self.paired_test else np.nan,
+            "p_value": self.p_value,
+            "tied": self.tied,
+            "mark": self.mark,
+        }
+
     def to_frame(self) -> pd.DataFrame:
-        """One row: first, second, both estimates, gap, order probability, discordant items, p-value, tied and the mark
-        ("" when nothing is known against the order probability)."""
-        return pd.DataFrame(
-            [
-                {
-                    "first": self.first,
-                    "second": self.second,
-                    "estimate_first": self.estimate_first,
-                    "estimate_second": self.estimate_second,
-                    "gap": self.gap,
-                    "order_probability": self.order_probability,
-                    "first_only": self.first_only if self.paired_test else np.nan,
-                    "second_only": self.second_only if self.paired_test else np.nan,
-                    "p_value": self.p_value,
-                    "tied": self.tied,
-                    "mark": self.mark,
-                }
-            ]
-        )
+        """One row (:meth:`row`)."""
+        return comparisons_frame([self])
+
+
+def comparisons_frame(comparisons: list[Comparison]) -> pd.DataFrame:
+    """One row per comparison (:meth:`Comparison.row`), the columns the same when there is none."""
+    return pd.DataFrame([c.row() for c in comparisons], columns=list(COLUMNS))
+
+
+COLUMNS = ("first", "second", "estimate_first", "estimate_second", "gap", "order_probability", "first_only", "second_only", "p_value", "tied", "mark")
 
 
 def format_p(p: float) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from mdad.seeding import rng_for
 from mdad.wording import plural
 
 TASK_IDENTITY = ("harness", "version", "n_shot")  # what must match between the data and later results
+COMPARE_BLOCK = 20_000  # pairs compared at once by ``every_comparison`` (a block of 0/1 scores: pairs x items bytes)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -316,35 +317,51 @@ class SelectedMicroBenchmark:
         rows = model_rows(matrix, [name for pair in pairs for name in pair])
         if not rows:
             return []
-        a, b = np.array(rows[0::2]), np.array(rows[1::2])
+        return self._compared(self._pair_inputs(matrix), np.array(rows[0::2]), np.array(rows[1::2]))
+
+    def every_comparison(self, matrix: ResponseMatrix, *, block: int = COMPARE_BLOCK) -> Iterator[list[Comparison]]:
+        """``compare`` for every pair of models of ``matrix`` (in the order of the data: the first model with each later
+        one, then the second, ...), in lists of about ``block`` pairs, so that memory stays bounded whatever the number
+        of models (``mdad estimate --pairs all``)."""
+        inputs = self._pair_inputs(matrix)
+        n = matrix.n_models
+        first: list[np.ndarray] = []
+        held = 0
+        for i in range(n - 1):
+            first.append(np.full(n - 1 - i, i))
+            held += n - 1 - i
+            if held >= block or i == n - 2:
+                a = np.concatenate(first)
+                b = np.concatenate([np.arange(row + 1, n) for row in range(int(a[0]), i + 1)])
+                yield self._compared(inputs, a, b)
+                first, held = [], 0
+
+    def _pair_inputs(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+        """What comparing any pair needs, computed once: scores, estimates, calibrated lengths, order marks, model names."""
         scores, raw, lengths = self._scores_and_estimates(matrix)
+        return scores, raw, lengths, self._marks(scores, raw, lengths, pairs=True), np.asarray(matrix.models)
+
+    def _compared(self, inputs: tuple, a: np.ndarray, b: np.ndarray) -> list[Comparison]:
+        """The comparisons of the pairs of rows (``a``, ``b``) (``_pair_inputs``)."""
+        scores, raw, lengths, marks, models = inputs
         estimates = design_estimates(self._strata(), scores, raw)
         swap = estimates[a] < estimates[b]
         ahead, behind = np.where(swap, b, a), np.where(swap, a, b)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
         orders = pair_orders(
-            scores,
-            raw,
-            np.asarray(matrix.models),
-            ahead,
-            behind,
-            method=self.method,
-            strata=self._strata(),
-            calibration=calibration,
-            prior=self.pair_prior,
-            marks=self._marks(scores, raw, lengths, pairs=True),
+            scores, raw, models, ahead, behind, method=self.method, strata=self._strata(), calibration=calibration, prior=self.pair_prior, marks=marks
         )
         probability = self._at_lengths(orders.probability, raw, lengths, ahead, behind, neighbours=False)
         paired = _paired(scores)
         first_only, second_only = self._discordant(scores, a, b)
         whole = self._whole_pool(scores)
         out = []
-        for i, (first, second) in enumerate(pairs):
+        for i in range(len(a)):
             tied = whole and first_only[i] == second_only[i]  # as the table: a tie is known only with every item drawn
             out.append(
                 Comparison(
-                    first=str(first),
-                    second=str(second),
+                    first=str(models[a[i]]),
+                    second=str(models[b[i]]),
                     estimate_first=float(estimates[a[i]]),
                     estimate_second=float(estimates[b[i]]),
                     gap=float(100.0 * (estimates[a[i]] - estimates[b[i]])),
