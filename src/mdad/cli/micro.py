@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -303,34 +304,41 @@ def print_comparisons(comparisons: list[Comparison], heading: str = "Compared pa
         console.print(literal(comparison.describe()), highlight=False, soft_wrap=True)
 
 
+NAME_WIDTH = 16  # the narrowest a column of names gets in a narrow console: longer names wrap within their row
+
+
 def print_table(title: str, columns: list[Column]) -> None:
-    """The columns as a table that never cuts a number or an id. When the whole table is wider than the
-    console, its text columns (model names, item ids) move below it, one numbered row per line, whole,
-    and the number columns are split over as many tables as it takes, each with the row number."""
+    """The columns as a table that never cuts a number or an id. When the whole table is wider than the console (80
+    columns, or a pipe), names and item ids wrap within their rows, and the number columns are split over as many
+    tables as it takes, each beginning with the model's name."""
     if table_width(console, _table(title, columns)) <= console.width:
         console.print(_table(title, columns))
         return
-    number = Column("#", [str(i + 1) for i in range(len(columns[0].cells))], numeric=True)
-    parts: list[list[Column]] = [[number]]
+    names = [c for c in columns if c.identifier]
+    narrow = [replace(c, cells=[cell[:NAME_WIDTH] for cell in c.cells]) for c in names[:1]]  # for measuring only
+    parts: list[list[Column]] = [[]]
     for column in (c for c in columns if not c.identifier):
-        if len(parts[-1]) > 1 and table_width(console, _table(title, [*parts[-1], column])) > console.width:
-            parts.append([number])
+        if parts[-1] and table_width(console, _table(title, [*narrow, *parts[-1], column])) > console.width:
+            parts.append([])
         parts[-1].append(column)
-    for part in parts:
-        console.print(_table(title, part))
-        title = ""
-    texts = [c for c in columns if c.identifier]
-    for row in range(len(number.cells)):
-        for i, column in enumerate(texts):  # the row's name, then each other text on its own line
-            line = f"{row + 1:>3}  {column.cells[row]}" if i == 0 else f"     {column.name}: {column.cells[row]}"
-            console.print(literal(line), highlight=False, soft_wrap=True)
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        console.print(_table(title if i == 0 else "", [*names[:1], *part, *(names[1:] if last else [])], fold=True))
 
 
-def _table(title: str, columns: list[Column]) -> Table:
-    """The columns as a rich table: every cell literal and unbroken, warnings in yellow."""
+def _table(title: str, columns: list[Column], *, fold: bool = False) -> Table:
+    """The columns as a rich table: every cell literal, numbers unbroken, warnings in yellow; with ``fold``, names and
+    item ids wrap within their rows (never cut)."""
     table = Table(title=literal(title) if title else None)
     for column in columns:
-        table.add_column(column.name, justify="right" if column.numeric else "left", no_wrap=True)
+        wraps = fold and column.identifier
+        table.add_column(
+            column.name,
+            justify="right" if column.numeric else "left",
+            no_wrap=not wraps,
+            overflow="fold" if wraps else "ellipsis",
+            min_width=min(NAME_WIDTH, max((len(cell) for cell in column.cells), default=0)) if wraps else None,
+        )
     for row in range(len(columns[0].cells)):
         cells = []
         for column in columns:
