@@ -10,14 +10,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-WRITTEN_DECIMALS = 9  # an accuracy as output files hold it; points (100 times one) keep 7
+WRITTEN_DECIMALS = 9  # an accuracy as output files hold it
+WRITTEN_POINT_DECIMALS = 6  # points (100 times a difference of two accuracies, each within 5e-10 of its fraction)
 
 
 def written(values, *, points: bool = False) -> np.ndarray:
-    """Accuracies (or ``points``: 100 times them) as output files hold them, rounded to 9 decimals (points to 7): an
-    estimate lies on the grid of 2**-30 (mdad.exact.on_estimate_grid), within 5e-10 of the fraction it stands for, so
-    1/10 is written 0.1 and not 0.09999999962747097, and a gap of 10 points 10.0."""
-    return np.round(np.asarray(values, dtype=np.float64), WRITTEN_DECIMALS - 2 * int(points))
+    """Accuracies (or ``points``: 100 times a difference of two) as output files hold them, rounded to 9 decimals
+    (points to 6): an estimate lies on the grid of 2**-30 (mdad.exact.on_estimate_grid), within 5e-10 of the fraction it
+    stands for, so 1/10 is written 0.1 and not 0.09999999962747097, and a gap of 10 points 10.0."""
+    return np.round(np.asarray(values, dtype=np.float64), WRITTEN_POINT_DECIMALS if points else WRITTEN_DECIMALS)
 
 
 @dataclass(frozen=True, eq=False)

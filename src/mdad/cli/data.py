@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -65,8 +66,9 @@ MODELS_SHOWN = 5  # models 'mdad info' names without --models
 def model_lines(matrix: ResponseMatrix, *, every: bool) -> list[str]:
     """The models, best first: each on its own line with its accuracy over the items it answered
     (``every``), else the first few names on one line."""
-    with np.errstate(all="ignore"):
-        accuracy = np.nanmean(matrix.scores, axis=1)
+    with warnings.catch_warnings():  # a model with no evaluated item: NaN, listed last
+        warnings.simplefilter("ignore", RuntimeWarning)
+        accuracy = matrix.accuracy()  # in float64, as the summary's range (float32 means round 0.1625 to 0.162 there)
     order = sorted(range(matrix.n_models), key=lambda i: (-np.nan_to_num(accuracy[i], nan=-1.0), str(matrix.models[i])))
     if not every:
         shown = ", ".join(str(matrix.models[i]) for i in order[:MODELS_SHOWN])

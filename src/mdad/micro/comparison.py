@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from mdad.estimates import written
+from mdad.wording import plural
 
 
 def mcnemar_mid_p(first_only: int, second_only: int) -> float:
@@ -79,7 +80,7 @@ class Comparison:
         head = f"{self.first} {100 * self.estimate_first:.1f}% vs {self.second} {100 * self.estimate_second:.1f}% (gap {self.gap:.1f} points)"
         if self.tied and self.first_only:
             return (
-                f"{head}: tied on the full benchmark, every item of which is drawn: {self.first_only} items only "
+                f"{head}: tied on the full benchmark, every item of which is drawn: {plural(self.first_only, 'item')} only "
                 f"{self.first} got right and as many only {self.second}, so neither is ranked above the other "
                 f"(exact McNemar mid-p = {format_p(self.p_value)})."
             )
@@ -100,7 +101,7 @@ class Comparison:
         if not self.first_only and not self.second_only:
             return f"{head}; {order}; they got exactly the same items right, so no item separates them and the paired test has nothing to test."
         return (
-            f"{head}; {order}; {self.first_only} items only {self.first} got right, {self.second_only} only "
+            f"{head}; {order}; {plural(self.first_only, 'item')} only {self.first} got right, {self.second_only} only "
             f"{self.second}: exact McNemar mid-p = {format_p(self.p_value)}."
         )
 

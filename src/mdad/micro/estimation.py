@@ -112,7 +112,7 @@ def estimate_report(
     own = chosen.own_intervals(matrix)
     audit = chosen.audited(matrix, level=level, learned=intervals.estimate)
     threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
-    size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
+    size_text = f"adaptive test of {plural(chosen.size, 'item')}" if chosen.adaptive else plural(chosen.size, "item")
     title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%){TITLE_GAP}"
     columns = _columns(chosen, details, intervals, orders, own, threshold, level) + _audit_columns(audit, intervals, level)
     notes = _notes(chosen, details, intervals, orders, threshold, best)
