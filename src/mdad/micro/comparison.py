@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from mdad.estimates import written
 from mdad.wording import plural
 
 
+@lru_cache(maxsize=100_000)  # every pair of a leaderboard (--pairs all) has one of few pairs of counts
 def mcnemar_mid_p(first_only: int, second_only: int) -> float:
     """Two-sided mid-p value of the exact McNemar test (twice the one-sided one, at most 1; Fagerland,
     Lydersen and Laake 2013); NaN when no item is discordant (the pair is tied).
@@ -107,13 +109,14 @@ class Comparison:
 
     def row(self) -> dict:
         """first, second, both estimates, gap, order probability, discordant items, p-value, tied and the mark ("" when
-        nothing is known against the order probability): one row of the comparisons CSV."""
+        nothing is known against the order probability): one row of the comparisons CSV, the numbers as computed
+        (:func:`comparisons_frame` rounds them for output)."""
         return {
             "first": self.first,
             "second": self.second,
-            "estimate_first": float(written(self.estimate_first)),
-            "estimate_second": float(written(self.estimate_second)),
-            "gap": float(written(self.gap, points=True)),
+            "estimate_first": self.estimate_first,
+            "estimate_second": self.estimate_second,
+            "gap": self.gap,
             "order_probability": self.order_probability,
             "first_only": self.first_only if self.paired_test else np.nan,
             "second_only": self.second_only if self.paired_test else np.nan,
@@ -128,8 +131,12 @@ class Comparison:
 
 
 def comparisons_frame(comparisons: list[Comparison]) -> pd.DataFrame:
-    """One row per comparison (:meth:`Comparison.row`), the columns the same when there is none."""
-    return pd.DataFrame([c.row() for c in comparisons], columns=list(COLUMNS))
+    """One row per comparison (:meth:`Comparison.row`), the columns the same when there is none; estimates and gaps as
+    output files hold them (mdad.estimates.written)."""
+    frame = pd.DataFrame([c.row() for c in comparisons], columns=list(COLUMNS))
+    for column in ("estimate_first", "estimate_second", "gap"):
+        frame[column] = written(frame[column].to_numpy(np.float64), points=column == "gap")
+    return frame
 
 
 COLUMNS = ("first", "second", "estimate_first", "estimate_second", "gap", "order_probability", "first_only", "second_only", "p_value", "tied", "mark")
