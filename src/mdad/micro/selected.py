@@ -42,7 +42,8 @@ from mdad.seeding import rng_for
 from mdad.wording import plural
 
 TASK_IDENTITY = ("harness", "version", "n_shot")  # what must match between the data and later results
-COMPARE_BLOCK = 20_000  # pairs compared at once by ``every_comparison`` (a block of 0/1 scores: pairs x items bytes)
+COMPARE_BLOCK = 20_000  # pairs compared at once by ``every_comparison`` ...
+COMPARE_BYTES = 64 * 2**20  # ... fewer when their scores (pairs x items, both models) would take more memory than this
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -324,6 +325,7 @@ class SelectedMicroBenchmark:
         one, then the second, ...), in lists of about ``block`` pairs, so that memory stays bounded whatever the number
         of models (``mdad estimate --pairs all``)."""
         inputs = self._pair_inputs(matrix)
+        block = max(1, min(block, COMPARE_BYTES // (8 * max(inputs[0].shape[1], 1))))  # a block's scores of both models
         n = matrix.n_models
         first: list[np.ndarray] = []
         held = 0
