@@ -234,7 +234,7 @@ def estimate_command(
     if paths["the pairs CSV file"] is not None:
         write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
     with streamed_csv(paths["the comparisons CSV file"], "the comparisons CSV file") as write:
-        if write is not None:
+        if write is not None and not every:  # with --pairs all the pairs asked for are among every pair
             write(comparisons_frame(report.comparisons))
         if every:
             found = compare_every_pair(chosen, matrix, None if write is None else lambda block: write(comparisons_frame(block)))
