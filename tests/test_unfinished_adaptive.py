@@ -111,3 +111,22 @@ def test_estimate_says_which_length_the_numbers_rest_on(setting, tmp_path):
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.output.split())
     assert "have not finished the adaptive test of 8 items" in text and "held-out tests stopped at 2 items" in text
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda by: by[0].update(length=8), "a calibration at length 8; it must be a whole number between 1 and 7"),
+        (lambda by: by.reverse(), "in increasing order of length, each once"),
+        (lambda by: by[1]["interval_calibration"].update(residuals=[[5.0]], edges=[]), "not accuracies"),
+        (lambda by: by[0].pop("interval_calibration"), "need a length and an interval calibration each"),
+    ],
+)
+def test_a_file_with_broken_calibrations_by_length_is_refused_in_one_sentence(setting, tmp_path, edit, message):
+    folder, *_ = setting
+    data = json.loads((folder / "micro.json").read_text())
+    edit(data["assessment"]["by_length"])
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    shown = runner.invoke(app, ["estimate", str(tmp_path / "bad.json"), str(folder / "sources.npz")])
+    assert shown.exit_code == 2 and "Traceback" not in shown.output
+    assert message in " ".join(shown.output.split())
