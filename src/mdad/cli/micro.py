@@ -156,7 +156,8 @@ def estimate_command(
     compare: Annotated[
         list[str] | None,
         typer.Option(
-            help="Compare two models, any two: A,B (repeatable). Prints both estimates, the gap, P(the full benchmark "
+            help="Compare two models, any two: A,B, or one name per option (--compare A --compare B, for a name "
+            "holding a comma); repeatable. Prints the two models' rows, the gap, P(the full benchmark "
             "orders them the same way) and the exact mid-p McNemar test on the items only one of them got "
             "right."
         ),
