@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
@@ -33,6 +34,41 @@ from mdad.methods.base import check_size
 from mdad.methods.names import canonical
 from mdad.metrics.pairwise import Mdad, estimability_note
 from mdad.seeding import rng_for
+
+
+@dataclass(frozen=True, eq=False)
+class LengthCalibration:
+    """The calibrations that hold for an adaptive test's estimate after ``length`` answered items
+    (docs/intervals.md#unfinished-adaptive-tests): fitted on the held-out tests stopped at that length."""
+
+    length: int
+    intervals: ConformalCalibration
+    orders: OrderCalibration | None
+
+    def to_json(self) -> dict:
+        """The length and both calibrations, as micro.json stores them."""
+        out: dict = {"length": self.length, "interval_calibration": self.intervals.to_json()}
+        if self.orders is not None:
+            out["order_calibration"] = self.orders.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> LengthCalibration:
+        """Read :meth:`to_json`'s output; a malformed one is one error sentence."""
+        try:
+            length, intervals, orders = data["length"], data["interval_calibration"], data.get("order_calibration")
+        except (KeyError, TypeError):
+            raise MdadError("The micro-benchmark's calibrations by length need a length and an interval calibration each.") from None
+        if not isinstance(length, int) or isinstance(length, bool):
+            raise MdadError(f"The micro-benchmark's calibrations by length give a length of {length!r}; it must be a whole number.")
+        return cls(length, ConformalCalibration.from_json(intervals), OrderCalibration.from_json(orders) if orders else None)
+
+
+def calibrated_lengths(size: int) -> tuple[int, ...]:
+    """The lengths below ``size`` at which an adaptive test is calibrated besides its full length: 1, 2, 4, 8, ...
+    (a model that answered n items uses the largest of them not above n, so its interval is at worst that of half
+    as many items)."""
+    return tuple(2**i for i in range(max(size - 1, 0).bit_length()) if 2**i < size)
 
 
 @dataclass(frozen=True)
@@ -60,6 +96,17 @@ class Assessment:
     # what intervals and order probabilities of any future model need (kept in the saved file)
     interval_calibration: ConformalCalibration | None = field(default=None, repr=False, compare=False)
     order_calibration: OrderCalibration | None = field(default=None, repr=False, compare=False)
+    # an adaptive test's calibrations after fewer answered items than its length (increasing lengths; empty: none)
+    by_length: tuple[LengthCalibration, ...] = field(default=(), repr=False, compare=False)
+
+    def calibration_for(self, answered: int) -> LengthCalibration | None:
+        """The calibrations that hold for an estimate from ``answered`` items: the full test's from ``size`` items on,
+        else those of the largest calibrated length not above ``answered`` (fewer items, wider); None when no
+        length that short is calibrated (no item answered, or a file calibrated at its full length only)."""
+        if answered >= self.size:
+            return None if self.interval_calibration is None else LengthCalibration(self.size, self.interval_calibration, self.order_calibration)
+        shorter = [c for c in self.by_length if c.length <= answered]
+        return shorter[-1] if shorter else None
 
     @property
     def error(self) -> float:
@@ -114,6 +161,8 @@ class Assessment:
             out["interval_calibration"] = self.interval_calibration.to_json()
         if self.order_calibration is not None:
             out["order_calibration"] = self.order_calibration.to_json()
+        if self.by_length:
+            out["by_length"] = [c.to_json() for c in self.by_length]
         return out
 
     @classmethod
@@ -130,17 +179,20 @@ class Assessment:
         values = {key: value for key, value in values.items() if key not in metrics}
         intervals = data.get("interval_calibration")
         order = data.get("order_calibration")
+        by_length = data.get("by_length") or []
+        if not isinstance(by_length, list):
+            raise MdadError("The micro-benchmark's calibrations by length must be a list.")
         return cls(
             **values,
             metrics=metrics,
             interval_calibration=ConformalCalibration.from_json(intervals) if intervals else None,
             order_calibration=OrderCalibration.from_json(order) if order else None,
+            by_length=tuple(LengthCalibration.from_json(c) for c in by_length),
         )
 
 
-_SUMMARY_FIELDS = tuple(
-    name for name in Assessment.__dataclass_fields__ if name not in ("metrics", "estimates", "truths", "interval_calibration", "order_calibration")
-)
+_NOT_SUMMARY = ("metrics", "estimates", "truths", "interval_calibration", "order_calibration", "by_length")
+_SUMMARY_FIELDS = tuple(name for name in Assessment.__dataclass_fields__ if name not in _NOT_SUMMARY)
 _OPTIONAL_FIELDS = ("mdad_robust_low", "mdad_robust_high", "mdad_pairs", "mdad_falls_back")  # absent from older files
 
 
@@ -246,8 +298,19 @@ def assess(
     check_threshold(threshold)
     check_size(size, matrix.n_items)
     method = canonical(method)
+    # an adaptive test is also calibrated at shorter lengths: its sizes nest, so the same pass serves them
+    shorter = calibrated_lengths(size) if method_registry.get(method).adaptive else ()
     runs_out = held_out_runs(
-        matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs, sources=sources, meanwhile=meanwhile
+        matrix,
+        method,
+        (*shorter, size),
+        runs=runs,
+        targets=targets,
+        seed=seed,
+        workers=workers,
+        on_runs=on_runs,
+        sources=sources,
+        meanwhile=meanwhile,
     )
     estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)
@@ -274,4 +337,12 @@ def assess(
         truths=truths,
         interval_calibration=ConformalCalibration.fit(estimates, truths),
         order_calibration=OrderCalibration.fit_if_possible(estimates, truths),
+        by_length=tuple(
+            LengthCalibration(
+                length,
+                ConformalCalibration.fit(runs_out.estimates[length], truths),
+                OrderCalibration.fit_if_possible(runs_out.estimates[length], truths),
+            )
+            for length in shorter
+        ),
     )

@@ -10,6 +10,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+WRITTEN_DECIMALS = 9  # an accuracy as output files hold it
+WRITTEN_POINT_DECIMALS = 6  # points (100 times a difference of two accuracies, each within 5e-10 of its fraction)
+
+
+def written(values, *, points: bool = False) -> np.ndarray:
+    """Accuracies (or ``points``: 100 times a difference of two) as output files hold them, rounded to 9 decimals
+    (points to 6): an estimate lies on the grid of 2**-30 (mdad.exact.on_estimate_grid), within 5e-10 of the fraction it
+    stands for, so 1/10 is written 0.1 and not 0.09999999962747097, and a gap of 10 points 10.0."""
+    return np.round(np.asarray(values, dtype=np.float64), WRITTEN_POINT_DECIMALS if points else WRITTEN_DECIMALS)
+
 
 @dataclass(frozen=True, eq=False)
 class EstimateIntervals:
@@ -38,7 +48,9 @@ class EstimateIntervals:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per model: model, estimate, low, high, level, and the mark when some interval has one."""
-        frame = pd.DataFrame({"model": self.models, "estimate": self.estimate, "low": self.low, "high": self.high, "level": self.level})
+        frame = pd.DataFrame(
+            {"model": self.models, "estimate": written(self.estimate), "low": written(self.low), "high": written(self.high), "level": self.level}
+        )
         if self.mark is not None and any(self.mark):
             frame["mark"] = self.mark
         return frame
@@ -67,7 +79,7 @@ class OrderProbabilities:
     def to_frame(self) -> pd.DataFrame:
         """One row per pair: first, second, gap (points), probability (NaN for a tie), tied when some pair is, and the
         mark when some pair has one."""
-        frame = pd.DataFrame({"first": self.first, "second": self.second, "gap": self.gap, "probability": self.probability})
+        frame = pd.DataFrame({"first": self.first, "second": self.second, "gap": written(self.gap, points=True), "probability": self.probability})
         if self.ties.any():
             frame["tied"] = self.ties
         if self.mark is not None and any(self.mark):

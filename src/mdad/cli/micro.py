@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -35,12 +38,14 @@ from mdad.cli.text import literal
 from mdad.data import load
 from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
+from mdad.memory import human
 from mdad.micro import SelectedMicroBenchmark
-from mdad.micro.comparison import Comparison
-from mdad.micro.estimation import Column, all_pairs, estimate_report, parse_pair
+from mdad.micro.asked_pairs import check_values, resolve
+from mdad.micro.comparison import Comparison, comparisons_frame
+from mdad.micro.estimation import Column, check_interval_options, compare_every_pair, compared_rows, estimate_report
 from mdad.micro.notes import Note
 from mdad.micro.selection import Selection, assessment_runs, build_selection, check_sample_lists, harness_plan
-from mdad.outputs import check_output_file, check_outputs_apart, is_stream, locked_outputs, write_csv
+from mdad.outputs import atomic_file, check_output_file, check_outputs_apart, is_stream, locked_outputs, neutralise_formulas, write_csv, writing
 
 
 @app.command("select")
@@ -173,7 +178,8 @@ def estimate_command(
     compare: Annotated[
         list[str] | None,
         typer.Option(
-            help="Compare two models, any two: A,B (repeatable). Prints both estimates, the gap, P(the full benchmark "
+            help="Compare two models, any two: A,B, or one name per option (--compare A --compare B, for a name "
+            "holding a comma); repeatable. Prints the two models' rows, the gap, P(the full benchmark "
             "orders them the same way) and the exact mid-p McNemar test on the items only one of them got "
             "right."
         ),
@@ -217,76 +223,138 @@ def estimate_command(
         raise MdadError("--clopper-pearson and --population are two different intervals; choose one.")
     if pairs is not None and pairs != "all":
         raise MdadError(f"--pairs takes 'all' (every pair of models), got {pairs!r}; name pairs with --compare A,B.")
-    asked = [parse_pair(text) for text in compare or []]
+    check_values(compare or [])
     outputs = {"the CSV file": csv, "the pairs CSV file": pairs_csv, "the comparisons CSV file": compare_csv}
     paths: dict[str, str | Path | None] = {what: None if text is None else output_path(text, what) for what, text in outputs.items()}
     for what, path in paths.items():
         if path is not None:
             check_output_file(path, what)
     check_outputs_apart({"the micro-benchmark file": micro, "the results": results}, paths)
-    if paths["the comparisons CSV file"] is not None and not (asked or pairs):
+    if paths["the comparisons CSV file"] is not None and not (compare or pairs):
         raise MdadError("--compare-csv writes the compared pairs; name them with --compare A,B or --pairs all.")
     with locked_outputs(paths):  # from here to the last write: a second command writing one of them is refused
         chosen = SelectedMicroBenchmark.load(micro)
+        check_interval_options(chosen, clopper_pearson=clopper_pearson, population=population)
         if not results.exists():
             raise MdadError(f"No such file or folder: {results}.")
         matrix = load(results, metric=metric, filter_name=filter_name, reruns=reruns)
+        asked, alike = resolve(compare or [], matrix.models.tolist(), matrix.source)
+        every = pairs == "all"
+        if every:
+            check_every_pair(matrix.n_models, paths["the comparisons CSV file"])
         print_notes(matrix)
-        wanted = list(dict.fromkeys(asked + (all_pairs(matrix) if pairs == "all" else [])))
         report = estimate_report(
-            chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=wanted, results=results, near=[micro]
+            chosen, matrix, level=level, population=population, mid_p=not clopper_pearson, pairs=asked, results=results, near=[micro]
         )
-        print_table(report.title, report.columns)
-        print_report(report.notes)
+        if asked and not every:  # the comparison asked for, with the two models' rows, not the whole ranking
+            print_table(*compared_rows(report.title, report.columns, [name for pair in asked for name in pair]))
+        else:
+            print_table(report.title, report.columns)
+            print_report(report.notes)
+        print_report([Note(text, warning=True) for text in alike])
         print_comparisons(report.comparisons)
         if paths["the CSV file"] is not None:
             write_csv(report.model_frame(), paths["the CSV file"])
         if paths["the pairs CSV file"] is not None:
             write_csv(report.orders.to_frame(), paths["the pairs CSV file"], what="the pairs CSV file")
-        if paths["the comparisons CSV file"] is not None:
-            write_csv(
-                pd.concat([c.to_frame() for c in report.comparisons], ignore_index=True),
-                paths["the comparisons CSV file"],
-                what="the comparisons CSV file",
-            )
+        with streamed_csv(paths["the comparisons CSV file"], "the comparisons CSV file") as write:
+            if write is not None and not every:  # with --pairs all the pairs asked for are among every pair
+                write(comparisons_frame(report.comparisons))
+            if every:
+                found = compare_every_pair(chosen, matrix, None if write is None else lambda block: write(comparisons_frame(block)))
+                print_comparisons(found.closest, heading=f"Every pair ({found.pairs:,}), the {len(found.closest)} closest by estimate")
+                if found.pairs > len(found.closest):
+                    rest = f"{found.pairs - len(found.closest):,} more pairs"
+                    where = f"in {paths['the comparisons CSV file']}" if write is not None else "(write every pair with --compare-csv)"
+                    console.print(literal(f"... {rest} {where}."), highlight=False)
 
 
-def print_comparisons(comparisons: list[Comparison]) -> None:
+PAIR_CSV_ROW_BYTES = 160  # a row of the comparisons CSV besides the two names, measured 120-150 bytes
+
+
+def check_every_pair(n_models: int, csv: str | Path | None) -> None:
+    """'--pairs all' up front, as 'mdad compare' is: the number of pairs, and with --compare-csv the disk space their
+    rows need (refused when the folder lacks it); memory stays bounded (pairs in blocks, only the closest printed)."""
+    n_pairs = n_models * (n_models - 1) // 2
+    if csv is None or is_stream(csv):
+        return
+    need = n_pairs * PAIR_CSV_ROW_BYTES
+    free = shutil.disk_usage(Path(csv).resolve().parent).free
+    if need > free:
+        raise MdadError(
+            f"--pairs all on {n_models:,} models compares {n_pairs:,} pairs; their comparisons CSV would need about {human(need)} "
+            f"of disk space, but only {human(free)} is free there."
+        )
+
+
+@contextmanager
+def streamed_csv(path: str | Path | None, what: str) -> Iterator[Callable[[pd.DataFrame], None] | None]:
+    """A writer that appends frames to the CSV file at ``path`` (header once, formulas neutralised), written to a
+    temporary file beside it and renamed when complete (outputs.atomic_file), so that an error leaves no partial file; None without a path."""
+    if path is None:
+        yield None
+        return
+    if is_stream(path):
+        with writing(path, what), open(path, "w", newline="", encoding="utf-8") as handle:
+            yield _appender(handle)
+        return
+    with atomic_file(path, what) as temp, writing(path, what), open(temp, "w", newline="", encoding="utf-8") as part:
+        yield _appender(part)
+
+
+def _appender(handle) -> Callable[[pd.DataFrame], None]:
+    header = [True]
+
+    def write(frame: pd.DataFrame) -> None:
+        neutralise_formulas(frame).to_csv(handle, header=header[0], index=False)
+        header[0] = False
+
+    return write
+
+
+def print_comparisons(comparisons: list[Comparison], heading: str = "Compared pairs") -> None:
     """One paragraph per compared pair, names and numbers never cut."""
     if comparisons:
-        console.print(literal(f"Compared pairs ({comparisons[0].order_how}):"), highlight=False)
+        console.print(literal(f"{heading} ({comparisons[0].order_how}):"), highlight=False)
     for comparison in comparisons:
         console.print(literal(comparison.describe()), highlight=False, soft_wrap=True)
 
 
+NAME_WIDTH = 16  # the narrowest a column of names gets in a narrow console: longer names wrap within their row
+
+
 def print_table(title: str, columns: list[Column]) -> None:
-    """The columns as a table that never cuts a number or an id. When the whole table is wider than the
-    console, its text columns (model names, item ids) move below it, one numbered row per line, whole,
-    and the number columns are split over as many tables as it takes, each with the row number."""
+    """The columns as a table that never cuts a number or an id. When the whole table is wider than the console (80
+    columns, or a pipe), names and item ids wrap within their rows, and the number columns are split over as many
+    tables as it takes, each beginning with the model's name."""
     if table_width(console, _table(title, columns)) <= console.width:
         console.print(_table(title, columns))
         return
-    number = Column("#", [str(i + 1) for i in range(len(columns[0].cells))], numeric=True)
-    parts: list[list[Column]] = [[number]]
+    names = [c for c in columns if c.identifier]
+    narrow = [replace(c, cells=[cell[:NAME_WIDTH] for cell in c.cells]) for c in names[:1]]  # for measuring only
+    parts: list[list[Column]] = [[]]
     for column in (c for c in columns if not c.identifier):
-        if len(parts[-1]) > 1 and table_width(console, _table(title, [*parts[-1], column])) > console.width:
-            parts.append([number])
+        if parts[-1] and table_width(console, _table(title, [*narrow, *parts[-1], column])) > console.width:
+            parts.append([])
         parts[-1].append(column)
-    for part in parts:
-        console.print(_table(title, part))
-        title = ""
-    texts = [c for c in columns if c.identifier]
-    for row in range(len(number.cells)):
-        for i, column in enumerate(texts):  # the row's name, then each other text on its own line
-            line = f"{row + 1:>3}  {column.cells[row]}" if i == 0 else f"     {column.name}: {column.cells[row]}"
-            console.print(literal(line), highlight=False, soft_wrap=True)
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        console.print(_table(title if i == 0 else "", [*names[:1], *part, *(names[1:] if last else [])], fold=True))
 
 
-def _table(title: str, columns: list[Column]) -> Table:
-    """The columns as a rich table: every cell literal and unbroken, warnings in yellow."""
+def _table(title: str, columns: list[Column], *, fold: bool = False) -> Table:
+    """The columns as a rich table: every cell literal, numbers unbroken, warnings in yellow; with ``fold``, names and
+    item ids wrap within their rows (never cut)."""
     table = Table(title=literal(title) if title else None)
     for column in columns:
-        table.add_column(column.name, justify="right" if column.numeric else "left", no_wrap=True)
+        wraps = fold and column.identifier
+        table.add_column(
+            column.name,
+            justify="right" if column.numeric else "left",
+            no_wrap=not wraps,
+            overflow="fold" if wraps else "ellipsis",
+            min_width=min(NAME_WIDTH, max((len(cell) for cell in column.cells), default=0)) if wraps else None,
+        )
     for row in range(len(columns[0].cells)):
         cells = []
         for column in columns:

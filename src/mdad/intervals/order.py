@@ -34,7 +34,7 @@ import numpy as np
 
 from mdad.errors import MdadError
 from mdad.intervals.conformal import estimate_bin_edges
-from mdad.intervals.ranking import RankingCalibration
+from mdad.intervals.ranking import EVEN, RankingCalibration
 from mdad.metrics.exact import log_comb, log_factorials, unique_rows
 from mdad.metrics.pairwise import agreement_from_differences
 from mdad.metrics.robust import logistic_coefficients
@@ -437,7 +437,8 @@ class OrderCalibration:
 
     def probability(self, first, second) -> np.ndarray:
         """P(the full benchmark keeps the order of pairs of estimates ``first``, ``second`` (accuracies))."""
-        return 1.0 / (1.0 + np.exp(-(self.intercept + self.slope * self.scaled_gap(first, second))))
+        z = self.scaled_gap(first, second)
+        return np.where(z == 0, EVEN, 1.0 / (1.0 + np.exp(-(self.intercept + self.slope * z))))
 
     def gap_for(self, probability: float, *, at: float) -> float:
         """The estimated gap (points) from which the order of two models estimated near accuracy ``at``

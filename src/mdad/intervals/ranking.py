@@ -66,6 +66,9 @@ def normal_posteriors(estimates: np.ndarray, spread: np.ndarray, cells: int = AC
     return np.diff(cdf, axis=1)
 
 
+# Two equal estimates: nothing tells which model is ahead, so either order holds with the same probability (the fits
+# never see such a pair, and their intercept would otherwise answer; at one answered item it gave 0.85).
+EVEN = 0.5
 RANK_SIZES = (2, 3, 5, 10, 20, 50)  # numbers of models estimated together that the held-out rankings have
 RANK_SETS = 200  # random sets of each size drawn over all held-out runs (at least one per run), to bound the work
 FIT_GRID = 500  # cells of the normal posteriors in the held-out fit (the estimate uses ACCURACY_GRID)
@@ -159,7 +162,7 @@ class RankingCalibration:
         """P(the order of neighbouring pairs of scaled gap ``z`` holds) in a ranking of ``models``."""
         a, b, c, d = self.adjacent
         zz, ls = np.asarray(z, dtype=np.float64), self._log_size(models)
-        return _sigmoid(a + b * zz + c * ls + d * zz * ls)
+        return np.where(zz == 0, EVEN, _sigmoid(a + b * zz + c * ls + d * zz * ls))
 
     def best_probability(self, raw: np.ndarray, models: int) -> np.ndarray:
         """P(the estimated best is the true best) from the raw probability ``raw`` in a ranking of ``models``."""

@@ -25,7 +25,7 @@ from mdad.defaults import (
     percent,
 )
 from mdad.errors import MdadError
-from mdad.wording import plural
+from mdad.wording import plural, points
 
 # Accuracies are ratios of counts; a tiny tolerance keeps e.g. 0.035 from flooring to 3.0.
 _FLOOR_TOLERANCE = 1e-9
@@ -282,7 +282,7 @@ class Mdad:
         if not reasons:
             return ""
         tail = "; the curve also falls back below the threshold later" if self.falls_back else ""
-        return f"the first crossing at {self.value:g} points is noise: {' and '.join(reasons)}{tail}."
+        return f"the first crossing at {points(self.value)} is noise: {' and '.join(reasons)}{tail}."
 
     def phrase(self, robust: Mdad | None = None) -> str:
         """The MDAD as a clause with what stands behind it, e.g. '17* points [95% interval 14, 18.5]

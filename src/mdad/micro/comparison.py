@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
+from mdad.estimates import written
+from mdad.wording import plural
 
+
+@lru_cache(maxsize=100_000)  # every pair of a leaderboard (--pairs all) has one of few pairs of counts
 def mcnemar_mid_p(first_only: int, second_only: int) -> float:
     """Two-sided mid-p value of the exact McNemar test (twice the one-sided one, at most 1; Fagerland,
     Lydersen and Laake 2013); NaN when no item is discordant (the pair is tied).
@@ -62,9 +67,10 @@ class Comparison:
 
     @property
     def tied(self) -> bool:
-        """No item separates them (neither got an item of the micro-benchmark right that the other got wrong), or
-        every item of the pool is drawn and each got as many right as the other: the full benchmark ties them."""
-        return self.first_only == self.second_only and (self.first_only == 0 or self.whole_pool)
+        """Every item of the pool is drawn and each got as many right as the other: the full benchmark ties them (as the
+        estimate table says; two models that merely got the same items of a smaller draw right get an order probability
+        there and here alike)."""
+        return self.whole_pool and self.first_only == self.second_only
 
     @property
     def paired_test(self) -> bool:
@@ -76,15 +82,12 @@ class Comparison:
         head = f"{self.first} {100 * self.estimate_first:.1f}% vs {self.second} {100 * self.estimate_second:.1f}% (gap {self.gap:.1f} points)"
         if self.tied and self.first_only:
             return (
-                f"{head}: tied on the full benchmark, every item of which is drawn: {self.first_only} items only "
+                f"{head}: tied on the full benchmark, every item of which is drawn: {plural(self.first_only, 'item')} only "
                 f"{self.first} got right and as many only {self.second}, so neither is ranked above the other "
                 f"(exact McNemar mid-p = {format_p(self.p_value)})."
             )
         if self.tied:
-            return (
-                f"{head}: tied, they got exactly the same micro-benchmark items right; no item separates them, "
-                "so neither the order nor a test can be given."
-            )
+            return f"{head}: tied on the full benchmark, every item of which is drawn: they got exactly the same items right."
         if self.order_probability == self.order_probability:
             order = (
                 f"P(the full benchmark orders them the same way) {format_probability(self.order_probability)}"
@@ -97,31 +100,46 @@ class Comparison:
             order = f"{order} ! {self.mark}"
         if not self.paired_test:
             return f"{head}; {order}; the paired test needs 0/1 scores on a fixed set of items."
+        if not self.first_only and not self.second_only:
+            return f"{head}; {order}; they got exactly the same items right, so no item separates them and the paired test has nothing to test."
         return (
-            f"{head}; {order}; {self.first_only} items only {self.first} got right, {self.second_only} only "
+            f"{head}; {order}; {plural(self.first_only, 'item')} only {self.first} got right, {self.second_only} only "
             f"{self.second}: exact McNemar mid-p = {format_p(self.p_value)}."
         )
 
+    def row(self) -> dict:
+        """first, second, both estimates, gap, order probability, discordant items, p-value, tied and the mark ("" when
+        nothing is known against the order probability): one row of the comparisons CSV, the numbers as computed
+        (:func:`comparisons_frame` rounds them for output)."""
+        return {
+            "first": self.first,
+            "second": self.second,
+            "estimate_first": self.estimate_first,
+            "estimate_second": self.estimate_second,
+            "gap": self.gap,
+            "order_probability": self.order_probability,
+            "first_only": self.first_only if self.paired_test else np.nan,
+            "second_only": self.second_only if self.paired_test else np.nan,
+            "p_value": self.p_value,
+            "tied": self.tied,
+            "mark": self.mark,
+        }
+
     def to_frame(self) -> pd.DataFrame:
-        """One row: first, second, both estimates, gap, order probability, discordant items, p-value, tied and the mark
-        ("" when nothing is known against the order probability)."""
-        return pd.DataFrame(
-            [
-                {
-                    "first": self.first,
-                    "second": self.second,
-                    "estimate_first": self.estimate_first,
-                    "estimate_second": self.estimate_second,
-                    "gap": self.gap,
-                    "order_probability": self.order_probability,
-                    "first_only": self.first_only if self.paired_test else np.nan,
-                    "second_only": self.second_only if self.paired_test else np.nan,
-                    "p_value": self.p_value,
-                    "tied": self.tied,
-                    "mark": self.mark,
-                }
-            ]
-        )
+        """One row (:meth:`row`)."""
+        return comparisons_frame([self])
+
+
+def comparisons_frame(comparisons: list[Comparison]) -> pd.DataFrame:
+    """One row per comparison (:meth:`Comparison.row`), the columns the same when there is none; estimates and gaps as
+    output files hold them (mdad.estimates.written)."""
+    frame = pd.DataFrame([c.row() for c in comparisons], columns=list(COLUMNS))
+    for column in ("estimate_first", "estimate_second", "gap"):
+        frame[column] = written(frame[column].to_numpy(np.float64), points=column == "gap")
+    return frame
+
+
+COLUMNS = ("first", "second", "estimate_first", "estimate_second", "gap", "order_probability", "first_only", "second_only", "p_value", "tied", "mark")
 
 
 def format_p(p: float) -> str:

@@ -6,9 +6,9 @@ command only draws the columns and prints the notes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +17,12 @@ import pandas as pd
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
-from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities, written
 from mdad.micro.audit import audit_sentences
 from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark, model_rows
-from mdad.micro.trust import OFF_POPULATION_ORDER_MARK
+from mdad.micro.trust import OFF_POPULATION_ORDER_MARK, design_of
 from mdad.wording import plural
 
 
@@ -70,7 +70,7 @@ class EstimateReport:
             frame["p_best"] = self.best.column()
         if self.audit is not None:
             audit = self.audit.loc[frame["model"].to_numpy()]
-            frame["corrected"], frame["corrected_low"], frame["corrected_high"] = (audit[c].to_numpy() for c in ("corrected", "low", "high"))
+            frame["corrected"], frame["corrected_low"], frame["corrected_high"] = (written(audit[c].to_numpy()) for c in ("corrected", "low", "high"))
         return frame
 
     @property
@@ -101,16 +101,18 @@ def estimate_report(
     ``pairs`` of models compared (``SelectedMicroBenchmark.compare``). For an adaptive test on harness
     logs read from ``results``, the notes end with the command that asks each model its next item there
     (an inspect task file is looked for around ``results``, then around the paths ``near``)."""
-    model_rows(matrix, [name for pair in pairs for name in pair])  # unknown names before any work
+    model_rows(matrix, [name for pair in pairs for name in pair])  # unknown names and options that change nothing before any work
+    check_interval_options(chosen, clopper_pearson=not mid_p, population=population)
     details = chosen.details(matrix)
     intervals = chosen.intervals(matrix, level=level, population=population, mid_p=mid_p)
+    _check_interval_kind(intervals, mid_p=mid_p, population=population)
     orders = chosen.order_probabilities(matrix)
     best = chosen.best_probability(matrix)
     own = chosen.own_intervals(matrix)
     audit = chosen.audited(matrix, level=level, learned=intervals.estimate)
     threshold = chosen.assessment.threshold if chosen.assessment is not None else DEFAULT_THRESHOLD
-    size_text = f"adaptive test of {chosen.size} items" if chosen.adaptive else f"{chosen.size} items"
-    title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%), gap to the next model (points)"
+    size_text = f"adaptive test of {plural(chosen.size, 'item')}" if chosen.adaptive else plural(chosen.size, "item")
+    title = f"{chosen.method}, {size_text}: estimated full-benchmark accuracy (%){TITLE_GAP}"
     columns = _columns(chosen, details, intervals, orders, own, threshold, level) + _audit_columns(audit, intervals, level)
     notes = _notes(chosen, details, intervals, orders, threshold, best)
     if audit is not None:
@@ -119,6 +121,27 @@ def estimate_report(
         notes.extend(next_item_commands(chosen, details, Path(results), near, matrix))
     comparisons = chosen.comparisons(matrix, pairs)
     return EstimateReport(details, intervals, orders, own, threshold, title, columns, notes, comparisons, audit, best)
+
+
+def check_interval_options(chosen: SelectedMicroBenchmark, *, clopper_pearson: bool = False, population: bool = False) -> None:
+    """Refuse, before any work, the interval options of the random designs (--clopper-pearson, --population) for a
+    micro-benchmark that is not one: its intervals are calibrated on held-out runs, which neither option changes."""
+    asked = [flag for flag, given in (("--clopper-pearson", clopper_pearson), ("--population", population)) if given]
+    if asked and design_of(chosen.method) is None:
+        raise MdadError(
+            f"{' and '.join(asked)} choose{'s' if len(asked) == 1 else ''} among the exact intervals of the random designs, but "
+            f"{chosen.method} is not a random design (its intervals are calibrated on held-out runs), so it would change nothing; leave it out."
+        )
+
+
+def _check_interval_kind(intervals: EstimateIntervals, *, mid_p: bool, population: bool) -> None:
+    """Refuse the random designs' interval options when the intervals are not the exact ones (continuous scores)."""
+    asked = [flag for flag, given in (("--clopper-pearson (mid_p=False)", not mid_p), ("--population", population)) if given]
+    if asked and intervals.kind not in ("exact", "population"):
+        raise MdadError(
+            f"{' and '.join(asked)} choose among the exact intervals of a random design on 0/1 scores, but these results get "
+            f"no exact interval ({intervals.calibration}), so it would change nothing; leave it out."
+        )
 
 
 def _audit_columns(audit: pd.DataFrame | None, intervals: EstimateIntervals, level: float) -> list[Column]:
@@ -153,7 +176,11 @@ def best_note(best: BestProbability, threshold: float) -> Note:
         if p < threshold
         else "the first place is reliable"
     )
-    head = f"P({name}, the estimated best, is the true best of the {n} models on the full benchmark)"
+    head = (
+        f"P({name}, the estimated best, is the true best of the {n} models on the full benchmark)"
+        if n > 2
+        else f"P({name} stays above {best.models[1 - best.row]} on the full benchmark, the order holds and it is the true best of the two)"
+    )
     text = f"{head} = {format_probability(p)}: {verdict} ({best.calibration})."
     if best.mark:  # the calibration does not hold for this model: say so where the number is
         return Note(
@@ -189,19 +216,48 @@ def next_item_commands(
     return notes
 
 
-def all_pairs(matrix: ResponseMatrix) -> list[tuple[str, str]]:
-    """Every pair of models of ``matrix``, in the order of the data."""
-    return [(str(a), str(b)) for a, b in combinations(matrix.models.tolist(), 2)]
+def compared_rows(title: str, columns: list[Column], models: Sequence[str]) -> tuple[str, list[Column]]:
+    """The table (``title``, ``columns``) with the rows of ``models`` only, without what belongs to the neighbouring
+    pair of the whole ranking (gap, P(order holds)): what ``--compare`` shows beside its comparisons."""
+    names = columns[0].cells
+    rows = [i for i, name in enumerate(names) if name in set(models)]
+    kept = [
+        Column(c.name, [c.cells[i] for i in rows], [c.warned[i] for i in rows] if c.warned else [], c.numeric, c.identifier)
+        for c in columns
+        if c.name not in NEIGHBOUR_COLUMNS
+    ]
+    return title.removesuffix(TITLE_GAP), kept
 
 
-def parse_pair(text: str) -> tuple[str, str]:
-    """'A,B' as the pair (A, B); one sentence for anything else."""
-    first, sep, second = text.partition(",")
-    if not sep or not first.strip() or not second.strip() or "," in second:
-        raise MdadError(f"--compare takes two model names separated by a comma (A,B), got {text!r}.")
-    if first.strip() == second.strip():
-        raise MdadError(f"--compare {text!r} names the same model twice; give two different models.")
-    return first.strip(), second.strip()
+TITLE_GAP = ", gap to the next model (points)"
+NEIGHBOUR_COLUMNS = ("gap", "P(order holds)")  # a row's gap and probability to the next model of the whole ranking
+SHOWN_PAIRS = 30  # pairs '--pairs all' prints, closest first; the comparisons CSV holds every pair
+
+
+@dataclass(frozen=True)
+class EveryPair:
+    """What comparing every pair found: how many pairs, and the ``SHOWN_PAIRS`` closest (smallest gap, then in the
+    order of the data)."""
+
+    pairs: int
+    closest: list[Comparison]
+
+
+def compare_every_pair(
+    chosen: SelectedMicroBenchmark, matrix: ResponseMatrix, on_block: Callable[[list[Comparison]], None] | None = None
+) -> EveryPair:
+    """Compare every pair of models of ``matrix`` in bounded memory (``SelectedMicroBenchmark.every_comparison``), each
+    block handed to ``on_block`` (e.g. appended to a CSV), only the closest ``SHOWN_PAIRS`` kept."""
+    total = 0
+    closest: list[tuple[float, int, Comparison]] = []
+    for block in chosen.every_comparison(matrix):
+        if on_block is not None:
+            on_block(block)
+        closest = heapq.nsmallest(
+            SHOWN_PAIRS, [*closest, *((abs(c.gap), total + i, c) for i, c in enumerate(block))], key=lambda entry: (entry[0], entry[1])
+        )
+        total += len(block)
+    return EveryPair(total, [c for _, _, c in closest])
 
 
 def _columns(
@@ -274,7 +330,7 @@ def _notes(
     """The lines below the table: where the numbers come from, what they do not promise, what to do next."""
     notes = [Note(f"Intervals: {intervals.calibration}. Order probabilities: {orders.calibration}.")]
     ties = int(orders.ties.sum())
-    if len(orders.gap) and np.isfinite(orders.probability[~orders.ties]).all():
+    if len(orders.gap) > 1 and np.isfinite(orders.probability[~orders.ties]).all():  # two models: one event, said once (best_note)
         ordered = len(orders.gap) - ties
         notes.append(
             Note(
@@ -325,6 +381,43 @@ def _notes(
             )
         )
         notes.extend(Note(f"  {model}: {row['reason']}.") for model, row in flagged.iterrows())
+    if chosen.adaptive and chosen.assessment is not None:
+        notes.extend(unfinished_notes(chosen.size, details, chosen.assessment.by_length != ()))
     if chosen.adaptive and (details["next_item"] != "").any():
         notes.append(Note("Ask each model its next item, then run this command again with the new results."))
+    return notes
+
+
+def unfinished_notes(size: int, details: pd.DataFrame, by_length: bool) -> list[Note]:
+    """What an unfinished adaptive test's numbers rest on (docs/intervals.md#unfinished-adaptive-tests): the models
+    calibrated at a shorter length, and those with no calibrated answer at all until they answer more."""
+    calibrated = details["calibrated_at"]
+    shorter = details[(calibrated > 0) & (calibrated < size)]
+    none = details[calibrated == 0]
+    notes = []
+    if len(shorter):
+        lengths = ", ".join(str(n) for n in sorted(set(shorter["calibrated_at"])))
+        notes.append(
+            Note(
+                f"{plural(len(shorter), 'model')} ({', '.join(map(str, shorter.index[:5]))}{', ...' if len(shorter) > 5 else ''}) "
+                f"{'has' if len(shorter) == 1 else 'have'} not finished the adaptive test of {plural(size, 'item')}: "
+                f"their intervals, their pairs' order probabilities and P(best) are calibrated on held-out tests stopped at "
+                f"{lengths} {'item' if lengths == '1' else 'items'} (the largest calibrated length not above the items answered), "
+                "so they are wider and less sure than the finished test's."
+            )
+        )
+    if len(none):
+        until = (
+            "answer the first item"
+            if by_length
+            else f"finish the test of {plural(size, 'item')} (this file calibrates only the full test; select it again to calibrate shorter ones)"
+        )
+        notes.append(
+            Note(
+                f"No interval, order probability or verdict for {plural(len(none), 'model')} "
+                f"({', '.join(map(str, none.index[:5]))}{', ...' if len(none) > 5 else ''}) until {'it' if len(none) == 1 else 'they'} {until}: "
+                "no held-out test was calibrated at so few answered items.",
+                warning=True,
+            )
+        )
     return notes

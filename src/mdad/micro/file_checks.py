@@ -223,25 +223,34 @@ def _assessment_problem(assessment, method: str, size: int) -> str | None:
     for name, value in assessment.metrics.items():
         if not _number(value) or np.isinf(value):
             return f"the field 'assessment' gives {name} {_short(value)}; it must be a finite number or null"
-    return _calibration_problem(assessment)
+    for calibration in assessment.by_length:
+        if not _whole(calibration.length) or not 0 < calibration.length < size:
+            return f"the field 'assessment' has a calibration at length {calibration.length!r}; it must be a whole number between 1 and {size - 1}"
+    lengths = [c.length for c in assessment.by_length]
+    if lengths != sorted(set(lengths)):
+        return "the field 'assessment' must give its calibrations by length in increasing order of length, each once"
+    stored = [(assessment.interval_calibration, assessment.order_calibration), *((c.intervals, c.orders) for c in assessment.by_length)]
+    for intervals, order in stored:
+        problem = _calibration_problem(intervals, order)
+        if problem:
+            return problem
+    return None
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _calibration_problem(assessment) -> str | None:
-    """Whether the stored calibrations of intervals and order probabilities hold possible numbers:
-    residuals (truth - estimate) of accuracies lie in [-1, 1], bin edges are accuracies, and the
-    order fit is finite with positive spreads."""
-    intervals = assessment.interval_calibration
+def _calibration_problem(intervals, order) -> str | None:
+    """Whether stored calibrations of intervals and order probabilities (an assessment's, or those at one length of
+    an adaptive test) hold possible numbers: residuals (truth - estimate) of accuracies lie in [-1, 1], bin edges
+    are accuracies, and the order fit is finite with positive spreads."""
     if intervals is not None:
         values = np.concatenate([np.asarray(intervals.edges, dtype=np.float64).ravel(), *[np.ravel(r) for r in intervals.residuals]])
         if not len(np.concatenate([np.ravel(r) for r in intervals.residuals])):
             return "the field 'assessment' has an interval calibration without residuals"
         if not np.isfinite(values).all() or np.abs(values).max() > 1 or (np.asarray(intervals.edges) < 0).any():
             return "the field 'assessment' has an interval calibration whose edges or residuals are not accuracies (0 to 1, residuals -1 to 1)"
-    order = assessment.order_calibration
     if order is not None:
         numbers = [
             order.intercept,

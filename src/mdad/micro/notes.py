@@ -11,7 +11,7 @@ from mdad.defaults import MIN_CROSSING_PAIRS
 from mdad.metrics.base import METRICS
 from mdad.metrics.pairwise import AgreementCurve, count_pairs, estimability_note
 from mdad.micro.harness import HarnessCommands
-from mdad.wording import points
+from mdad.wording import plural, points
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,9 @@ def describe_exact(curve: AgreementCurve, size: int, threshold: float, n_models:
     head = f"Exactly, over all {total:,} pairs of the {n_models} models (no held-out runs, so none of their noise), "
     mdad = curve.crossing(threshold)
     if mdad != mdad:  # NaN: not reached
-        return f"{head}no difference between two of these models is ordered correctly {share} of the time by {size} random items."
-    text = f"{head}{size} random items order models {points(mdad)} apart correctly {share} of the time: MDAD {points(mdad)}"
+        return f"{head}no difference between two of these models is ordered correctly {share} of the time by {plural(size, 'random item')}."
+    order = f"{plural(size, 'random item')} order{'s' if size == 1 else ''}"
+    text = f"{head}{order} models {points(mdad)} apart correctly {share} of the time: MDAD {points(mdad)}"
     in_bin = curve.pairs_at(mdad)
     if in_bin < MIN_CROSSING_PAIRS:
         text += (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from mdad import methods as method_registry
-from mdad.assessment import Assessment
+from mdad.assessment import Assessment, LengthCalibration
 from mdad.data.matrix import ResponseMatrix, fingerprint
 from mdad.data.readers.commands import ModelRun
 from mdad.defaults import DEFAULT_LEVEL
@@ -18,6 +18,7 @@ from mdad.errors import MdadError
 from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
 from mdad.estimators.audit import check_audit_items
 from mdad.exact import on_estimate_grid
+from mdad.intervals.conformal import ConformalCalibration
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.adaptive import AdaptiveBenchmark
@@ -27,19 +28,25 @@ from mdad.micro import file_format, harness
 from mdad.micro.audit import AuditItems, audited, without_unasked_audit
 from mdad.micro.comparison import Comparison, mcnemar_mid_p
 from mdad.micro.trust import (
+    UNCALIBRATED,
+    UNFINISHED,
     Strata,
     best_of_ranking,
     calibrated_marks,
+    calibrated_probability,
     design_estimates,
     design_strata,
     estimate_intervals,
     neighbour_orders,
+    one_event,
     pair_orders,
 )
 from mdad.seeding import rng_for
 from mdad.wording import plural
 
 TASK_IDENTITY = ("harness", "version", "n_shot")  # what must match between the data and later results
+COMPARE_BLOCK = 20_000  # pairs compared at once by ``every_comparison`` ...
+COMPARE_BYTES = 64 * 2**20  # ... fewer when their scores (pairs x items, both models) would take more memory than this
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -130,20 +137,67 @@ class SelectedMicroBenchmark:
         ``mid_p=False`` the Clopper-Pearson one (at least nominal for every accuracy, wider); with
         ``population`` the empirical-Bayes interval calibrated on the source models' accuracies
         (narrower; nominal on average over models like the sources, not for a model unlike all of them)."""
-        scores, estimates = self._scores_and_estimates(matrix)
-        calibration = self.assessment.interval_calibration if self.assessment is not None else None
-        return estimate_intervals(
-            scores,
-            estimates,
-            np.asarray(matrix.models),
-            method=self.method,
-            strata=self._strata(),
-            calibration=calibration,
-            prior=self.accuracy_prior,
-            level=level,
-            population=population,
-            mid_p=mid_p,
-        )
+        scores, estimates, lengths = self._scores_and_estimates(matrix)
+        models = np.asarray(matrix.models)
+
+        def at(rows: np.ndarray, calibration: ConformalCalibration | None) -> EstimateIntervals:
+            return estimate_intervals(
+                scores[rows],
+                estimates[rows],
+                models[rows],
+                method=self.method,
+                strata=self._strata(),
+                calibration=calibration,
+                prior=self.accuracy_prior,
+                level=level,
+                population=population,
+                mid_p=mid_p,
+            )
+
+        full = self.assessment.interval_calibration if self.assessment is not None else None
+        every = np.arange(len(models))
+        if full is None or (lengths == self.size).all():
+            return at(every, full)
+        # an unfinished adaptive test: each model's interval is calibrated at its own length (docs/intervals.md#unfinished-adaptive-tests)
+        low, high, mark = np.full(len(models), np.nan), np.full(len(models), np.nan), np.full(len(models), "", dtype=object)
+        for length in np.unique(lengths):
+            rows = np.flatnonzero(lengths == length)
+            calibration = self._calibration_at(int(length))
+            part = at(rows, None if calibration is None else calibration.intervals)
+            low[rows], high[rows] = part.low, part.high
+            if part.mark is not None:
+                mark[rows] = part.mark
+        how = f"{full.describe()}; a model that has not finished its test: {UNFINISHED}"
+        return EstimateIntervals(models, np.clip(estimates, 0.0, 1.0), low, high, level, how, "calibrated", mark)
+
+    def calibrated_lengths(self, matrix: ResponseMatrix) -> np.ndarray:
+        """Per model of ``matrix``, the test length its intervals and order probabilities are calibrated at: the
+        micro-benchmark's size, except for a model that has not finished an adaptive test, whose estimate rests on
+        fewer items: the largest length not above its answered items at which the held-out tests were calibrated,
+        0 when none is (docs/intervals.md#unfinished-adaptive-tests)."""
+        return self._scores_and_estimates(matrix)[2]
+
+    def _calibration_at(self, length: int) -> LengthCalibration | None:
+        """The calibrations of held-out tests stopped at ``length`` items (None: none, or 0)."""
+        return self.assessment.calibration_for(length) if self.assessment is not None and length > 0 else None
+
+    def _at_lengths(
+        self, probability: np.ndarray, estimates: np.ndarray, lengths: np.ndarray, first: np.ndarray, second: np.ndarray, *, neighbours: bool
+    ) -> np.ndarray:
+        """The pairs' order probabilities where one model has not finished its adaptive test: calibrated at the shorter
+        of the two lengths (``lengths``: per model, ``calibrated_lengths``), NaN where that length has no calibration."""
+        shortest = np.minimum(lengths[first], lengths[second])
+        out = np.array(probability, dtype=np.float64)
+        clipped = np.clip(estimates, 0.0, 1.0)
+        for length in np.unique(shortest[shortest < self.size]):
+            pairs = shortest == length
+            calibration = self._calibration_at(int(length))
+            if calibration is None or calibration.orders is None:
+                out[pairs] = np.nan
+            else:
+                e1, e2 = clipped[first[pairs]], clipped[second[pairs]]
+                out[pairs] = calibrated_probability(calibration.orders, e1, e2, len(estimates), neighbours=neighbours)
+        return out
 
     def audited(self, matrix: ResponseMatrix, *, level: float = DEFAULT_LEVEL, learned: np.ndarray | None = None) -> pd.DataFrame | None:
         """Per model of ``matrix``: the learned estimate (``learned``, default: the printed one of ``intervals``),
@@ -187,7 +241,7 @@ class SelectedMicroBenchmark:
 
     def order_probabilities(self, matrix: ResponseMatrix) -> OrderProbabilities:
         """For each neighbouring pair of the ranking by estimate: its gap and P(the full benchmark keeps the order)."""
-        scores, estimates = self._scores_and_estimates(matrix)
+        scores, estimates, lengths = self._scores_and_estimates(matrix)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
         orders = neighbour_orders(
             scores,
@@ -197,27 +251,49 @@ class SelectedMicroBenchmark:
             strata=self._strata(),
             calibration=calibration,
             prior=self.pair_prior,
-            marks=self._marks(scores, estimates, pairs=True),
+            marks=self._marks(scores, estimates, lengths, pairs=True),
         )
         rows = pd.Index(matrix.models)
-        first_only, second_only = self._discordant(scores, rows.get_indexer(orders.first), rows.get_indexer(orders.second))
+        first, second = rows.get_indexer(orders.first), rows.get_indexer(orders.second)
+        probability = self._at_lengths(orders.probability, estimates, lengths, first, second, neighbours=True)
+        first_only, second_only = self._discordant(scores, first, second)
         tied = self._whole_pool(scores) & (first_only == second_only)
-        return replace(orders, probability=np.where(tied, np.nan, orders.probability), tied=tied)
+        return replace(orders, probability=np.where(tied, np.nan, probability), tied=tied)
 
-    def _marks(self, scores: np.ndarray, estimates: np.ndarray, *, pairs: bool) -> np.ndarray | None:
+    def _marks(self, scores: np.ndarray, estimates: np.ndarray, lengths: np.ndarray, *, pairs: bool) -> np.ndarray | None:
         """Per model, the off-population mark its order probabilities carry (``pairs``) or its calibrated interval's,
-        which P(best) carries (mdad.micro.trust.calibrated_marks)."""
-        calibration = self.assessment.interval_calibration if self.assessment is not None else None
-        return calibrated_marks(
-            scores, estimates, method=self.method, strata=self._strata(), calibration=calibration, prior=self.accuracy_prior, pairs=pairs
-        )
+        which P(best) carries (mdad.micro.trust.calibrated_marks), each from the calibration at its length."""
+        marks: np.ndarray | None = None
+        for length in np.unique(lengths):
+            rows = np.flatnonzero(lengths == length)
+            calibration = self._calibration_at(int(length))
+            part = calibrated_marks(
+                scores[rows],
+                estimates[rows],
+                method=self.method,
+                strata=self._strata(),
+                calibration=None if calibration is None else calibration.intervals,
+                prior=self.accuracy_prior,
+                pairs=pairs,
+            )
+            if part is not None:
+                marks = np.full(len(estimates), "", dtype=object) if marks is None else marks
+                marks[rows] = part
+        return marks
 
     def best_probability(self, matrix: ResponseMatrix) -> BestProbability:
         """P(the estimated best model of ``matrix`` is the true best of them on the full benchmark)
-        (mdad.micro.trust.best_of_ranking)."""
-        scores, estimates = self._scores_and_estimates(matrix)
-        calibration = self.assessment.order_calibration if self.assessment is not None else None
-        return best_of_ranking(
+        (mdad.micro.trust.best_of_ranking), one probability per event: with two models it is the event that their
+        order holds, so it is that pair's probability (``order_probabilities``); with more it cannot exceed the first
+        neighbouring pair's, and is capped there (docs/intervals.md#the-best-of-a-ranking)."""
+        return one_event(self._best_of_ranking(matrix), self.order_probabilities(matrix))
+
+    def _best_of_ranking(self, matrix: ResponseMatrix) -> BestProbability:
+        scores, estimates, lengths = self._scores_and_estimates(matrix)
+        shortest = int(lengths.min())
+        at_shortest = self._calibration_at(shortest)
+        calibration = at_shortest.orders if at_shortest is not None else None
+        best = best_of_ranking(
             scores,
             estimates,
             np.asarray(matrix.models),
@@ -225,8 +301,14 @@ class SelectedMicroBenchmark:
             strata=self._strata(),
             calibration=calibration,
             prior=self.accuracy_prior,
-            marks=self._marks(scores, estimates, pairs=False),
+            marks=self._marks(scores, estimates, lengths, pairs=False),
         )
+        if shortest < self.size and self.assessment is not None and self.assessment.order_calibration is not None:
+            if at_shortest is None or calibration is None:
+                return replace(best, probability=float("nan"), calibration=f"not available: {UNCALIBRATED}", mark="")
+            stopped = f"of held-out tests stopped at {plural(shortest, 'item')}, the fewest any model's estimate rests on"
+            return replace(best, calibration=f"{best.calibration}, {stopped}")
+        return best
 
     def compare(self, matrix: ResponseMatrix, first: str, second: str) -> Comparison:
         """Models ``first`` and ``second`` of ``matrix`` compared: estimates, gap, P(the full benchmark orders them
@@ -239,38 +321,56 @@ class SelectedMicroBenchmark:
         rows = model_rows(matrix, [name for pair in pairs for name in pair])
         if not rows:
             return []
-        a, b = np.array(rows[0::2]), np.array(rows[1::2])
-        scores, raw = self._scores_and_estimates(matrix)
+        return self._compared(self._pair_inputs(matrix), np.array(rows[0::2]), np.array(rows[1::2]))
+
+    def every_comparison(self, matrix: ResponseMatrix, *, block: int = COMPARE_BLOCK) -> Iterator[list[Comparison]]:
+        """``compare`` for every pair of models of ``matrix`` (in the order of the data: the first model with each later
+        one, then the second, ...), in lists of about ``block`` pairs, so that memory stays bounded whatever the number
+        of models (``mdad estimate --pairs all``)."""
+        inputs = self._pair_inputs(matrix)
+        block = max(1, min(block, COMPARE_BYTES // (8 * max(inputs[0].shape[1], 1))))  # a block's scores of both models
+        n = matrix.n_models
+        first: list[np.ndarray] = []
+        held = 0
+        for i in range(n - 1):
+            first.append(np.full(n - 1 - i, i))
+            held += n - 1 - i
+            if held >= block or i == n - 2:
+                a = np.concatenate(first)
+                b = np.concatenate([np.arange(row + 1, n) for row in range(int(a[0]), i + 1)])
+                yield self._compared(inputs, a, b)
+                first, held = [], 0
+
+    def _pair_inputs(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+        """What comparing any pair needs, computed once: scores, estimates, calibrated lengths, order marks, model names."""
+        scores, raw, lengths = self._scores_and_estimates(matrix)
+        return scores, raw, lengths, self._marks(scores, raw, lengths, pairs=True), np.asarray(matrix.models)
+
+    def _compared(self, inputs: tuple, a: np.ndarray, b: np.ndarray) -> list[Comparison]:
+        """The comparisons of the pairs of rows (``a``, ``b``) (``_pair_inputs``)."""
+        scores, raw, lengths, marks, models = inputs
         estimates = design_estimates(self._strata(), scores, raw)
         swap = estimates[a] < estimates[b]
         ahead, behind = np.where(swap, b, a), np.where(swap, a, b)
         calibration = self.assessment.order_calibration if self.assessment is not None else None
         orders = pair_orders(
-            scores,
-            raw,
-            np.asarray(matrix.models),
-            ahead,
-            behind,
-            method=self.method,
-            strata=self._strata(),
-            calibration=calibration,
-            prior=self.pair_prior,
-            marks=self._marks(scores, raw, pairs=True),
+            scores, raw, models, ahead, behind, method=self.method, strata=self._strata(), calibration=calibration, prior=self.pair_prior, marks=marks
         )
+        probability = self._at_lengths(orders.probability, raw, lengths, ahead, behind, neighbours=False)
         paired = _paired(scores)
         first_only, second_only = self._discordant(scores, a, b)
         whole = self._whole_pool(scores)
         out = []
-        for i, (first, second) in enumerate(pairs):
-            tied = first_only[i] == second_only[i] and (first_only[i] == 0 or whole)
+        for i in range(len(a)):
+            tied = whole and first_only[i] == second_only[i]  # as the table: a tie is known only with every item drawn
             out.append(
                 Comparison(
-                    first=str(first),
-                    second=str(second),
+                    first=str(models[a[i]]),
+                    second=str(models[b[i]]),
                     estimate_first=float(estimates[a[i]]),
                     estimate_second=float(estimates[b[i]]),
                     gap=float(100.0 * (estimates[a[i]] - estimates[b[i]])),
-                    order_probability=float("nan") if tied else float(orders.probability[i]),
+                    order_probability=float("nan") if tied else float(probability[i]),
                     order_how=orders.calibration,
                     first_only=int(first_only[i]),
                     second_only=int(second_only[i]),
@@ -298,11 +398,14 @@ class SelectedMicroBenchmark:
         """The exact design's strata (mdad.micro.trust.design_strata), None when it has none."""
         return design_strata(self.method, self.n_pool, self.subtasks, self.pool_subtasks)
 
-    def _scores_and_estimates(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray]:
-        """The static items' scores (none for an adaptive test, which has no exact answer) and the estimates."""
-        estimates = self.details(matrix)["estimate"].to_numpy(np.float64)
-        scores = np.empty((matrix.n_models, 0)) if self.adaptive else self.item_scores(matrix)[0]
-        return scores, estimates
+    def _scores_and_estimates(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The static items' scores (none for an adaptive test, which has no exact answer), the estimates and the
+        length each model's answers are calibrated at (``calibrated_lengths``)."""
+        details = self.details(matrix)
+        estimates = details["estimate"].to_numpy(np.float64)
+        if not self.adaptive:
+            return self.item_scores(matrix)[0], estimates, np.full(matrix.n_models, self.size)
+        return np.empty((matrix.n_models, 0)), estimates, details["calibrated_at"].to_numpy(np.int64)
 
     def item_scores(self, matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray | None]:
         """The models' scores on the chosen items (models x k) and, if the estimator uses them, gold-option
@@ -349,15 +452,26 @@ class SelectedMicroBenchmark:
         if self.audit is not None:  # an audit answer the test did not ask stays out of its estimate (mdad.micro.audit)
             answers = without_unasked_audit(self._adaptive_test(), answers, np.isin(self.item_ids, self.audit.item_ids))
         nxt = self._adaptive_test().next_items(answers)
+        answered = (~np.isnan(answers)).sum(axis=1)
+        length = np.where(nxt >= 0, np.minimum(answered, self.size), self.size)  # a finished (or stopped) test stands for the whole test
         frame = pd.DataFrame(
             {
                 "estimate": on_estimate_grid(self.micro.estimate(answers)),
-                "answered": (~np.isnan(answers)).sum(axis=1),
+                "answered": answered,
                 "next_item": np.where(nxt >= 0, self.item_ids[np.maximum(nxt, 0)], ""),
+                "calibrated_at": [self._calibrated_length(int(n)) for n in length],
             },
             index=index,
         )
         return _with_flags(frame, self.micro.flags(answers))
+
+    def _calibrated_length(self, answered: int) -> int:
+        """The length whose calibration holds for a test that stands for ``answered`` items (0: none does); without an
+        assessment, the size (nothing is calibrated at all, and the sentences say so)."""
+        if self.assessment is None or self.assessment.interval_calibration is None or answered >= self.size:
+            return self.size
+        calibration = self._calibration_at(answered)
+        return 0 if calibration is None else calibration.length
 
     def _check_same_tasks(self, matrix: ResponseMatrix, cols: np.ndarray, positions: np.ndarray | None = None, *, audit: bool = False) -> None:
         """Refuse another task version; ``cols`` are the matrix columns of the items at ``positions``

@@ -129,6 +129,13 @@ def estimate_intervals(
     return EstimateIntervals(models, estimates, nan, nan, level, _why_not(method, strata, scores), "none")
 
 
+# an unfinished adaptive test (docs/intervals.md#unfinished-adaptive-tests)
+UNFINISHED = "the calibration of the held-out tests stopped at the largest calibrated length not above its answered items"
+UNCALIBRATED = (
+    "a model's estimate rests on fewer answered items than any length the held-out tests were calibrated at, so no "
+    "calibrated answer holds for it until it answers more"
+)
+
 OFF_POPULATION_SHARE = 0.1  # a calibrated interval is marked from the best tenth of the source models up ...
 OFF_POPULATION_REACH = 0.05  # ... and an ability-based estimate's when its 90% interval reaches the best twentieth
 OFF_POPULATION_ORDER_REACH = 0.0  # every calibrated method's order probabilities when the interval reaches the best source
@@ -247,9 +254,19 @@ def neighbour_orders(
     if _exact_strata(strata, scores) is not None or calibration is None or rankings is None or len(design) < 3:
         return orders
     n = len(design)
-    probability = rankings.adjacent_probability(calibration.scaled_gap(design[first], design[second]), n)
+    probability = calibrated_probability(calibration, design[first], design[second], n, neighbours=True)
     how = f"{calibration.describe()}; for neighbouring pairs, fitted on the neighbouring pairs of held-out rankings of {rankings.fitted_on(n)}"
     return replace(orders, probability=probability, calibration=how)
+
+
+def calibrated_probability(calibration: OrderCalibration, first: np.ndarray, second: np.ndarray, n_models: int, *, neighbours: bool) -> np.ndarray:
+    """P(the order of estimates ``first`` over ``second`` holds) from a held-out calibration: for ``neighbours`` in a
+    ranking of 3 models or more, the fit on neighbouring pairs of held-out rankings (when the file has it), else the
+    pair fit (docs/intervals.md#calibrated-order-probability)."""
+    rankings = calibration.rankings
+    if neighbours and rankings is not None and n_models >= 3:
+        return rankings.adjacent_probability(calibration.scaled_gap(first, second), n_models)
+    return calibration.probability(first, second)
 
 
 def calibrated_marks(
@@ -358,3 +375,24 @@ def best_of_ranking(
         )
     mark = str(marks[row]) if marks is not None and np.isfinite(probability) else ""
     return BestProbability(models, row, probability, how, mark=mark)
+
+
+def one_event(best: BestProbability, orders: OrderProbabilities) -> BestProbability:
+    """P(best) made one with the neighbouring orders (``orders``, best first) where the events coincide or nest: with
+    two models "the estimated best is the true best" is "their order holds", so it takes the pair's probability (and a
+    tied pair has no best); with more it implies the first pair's order, so it is capped at that pair's probability."""
+    if not len(orders.gap) or (not np.isfinite(best.probability) and len(best.models) > 2):
+        return best
+    pair = float(orders.probability[0])
+    if len(best.models) == 2:
+        if orders.ties[0]:
+            how = "not available: the two are tied on the full benchmark (every item drawn, as many right each), so neither is the best"
+        elif not np.isfinite(pair):
+            how = "not available: " + orders.calibration.removeprefix("no order probability: ")
+        else:
+            how = "the same event as their order holding, so the same probability as the table's"
+        return replace(best, probability=pair, calibration=how, mark=best.mark if np.isfinite(pair) else "")
+    if np.isfinite(pair) and best.probability > pair:
+        how = f"{best.calibration}; capped at the probability that the first neighbouring order holds, which it implies"
+        return replace(best, probability=pair, calibration=how)
+    return best
