@@ -15,14 +15,15 @@ each new model takes its test one item at a time, as `mdad estimate` names them.
 
     python benchmarks/bench_adaptive_coverage.py
     python benchmarks/bench_adaptive_coverage.py --datasets gpqa --size 16 --reps 2
+    python benchmarks/bench_adaptive_coverage.py --smoke     # gpqa, 4 items, 2 held-out runs
 """
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import replace
 
 import numpy as np
+import suite
 
 import mdad
 from mdad.seeding import rng_for
@@ -88,13 +89,18 @@ def measure(name: str, size: int, rep: int, runs: int) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = suite.parser(__doc__)
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--size", type=int, default=32)
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--runs", type=int, default=20, help="held-out runs of the assessment")
     args = parser.parse_args()
-    rows = [row for name in args.datasets.split(",") for rep in range(args.reps) for row in measure(name, args.size, rep, args.runs)]
+    if args.smoke:
+        args.datasets, args.size, args.reps, args.runs = "gpqa", 4, 1, 2
+    with suite.Session("bench_adaptive_coverage", args) as session:
+        rows = [row for name in args.datasets.split(",") for rep in range(args.reps) for row in measure(name, args.size, rep, args.runs)]
+        for r in rows:
+            session.add(f"{r['dataset']} rep {r['rep']} after {r['answered']}", **{k: v for k, v in r.items() if k not in ("dataset", "rep")})
     print(f"adaptive-1d, {args.size} items; new models: a random tenth; {int(100 * LEVEL)}% intervals; 'sure': P(order holds) >= {RELIABLE}")
     print(
         "| dataset | answered | coverage: by length / full-test calibration | width (points) | pairs | "
