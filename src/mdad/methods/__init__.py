@@ -31,8 +31,8 @@ def on_request() -> list[str]:
 
 
 def designs() -> tuple[str, ...]:
-    """Names of the methods whose items follow a random design (analytic curves, exact intervals)."""
-    return tuple(name for name, cls in METHODS.items() if cls.design is not None)
+    """Names of the methods that declare an exact random design (``exact_design``: analytic curves, mdad plan's exact answers)."""
+    return tuple(name for name, cls in METHODS.items() if cls.exact_design() is not None)
 
 
 def get(name: str) -> SelectionMethod:

@@ -161,6 +161,12 @@ def plain_mean(items: np.ndarray) -> MicroBenchmark:
 
 
 Design = Literal["uniform", "stratified"]
+Allocation = Literal["equal", "proportional"]
+"""How a stratified design splits its k items among the subtasks (mdad.methods.random): "equal" gives each
+subtask floor(k/m) items and one more to randomly chosen ones, "proportional" draws items one after another
+with probability proportional to 1/(size of their subtask)."""
+ExactDesign = Literal["uniform", "stratified-equal", "stratified-proportional"]
+"""A random design whose agreement curves mdad computes exactly (mdad.metrics.analytic)."""
 ScoresNeeded = Literal["binary", "option-probabilities", "either"]
 """0/1 correctness ("binary", e.g. for an IRT fit), the gold option's probability, or either."""
 IntervalKind = Literal["exact", "calibrated", "own", "none"]
@@ -185,9 +191,21 @@ class SelectionMethod(ABC):
     # "uniform" or "stratified": items drawn uniformly at random (within each subtask) without
     # looking at the sources, so the analytic curves and exact intervals apply; None otherwise
     design: Design | None = None
+    allocation: Allocation | None = None  # a stratified design's split of k among subtasks (see ``Allocation``)
+    ability_estimate: ClassVar[bool] = False  # estimates read off an IRT ability fitted to the sources (mdad.micro.trust)
     scores: ScoresNeeded = "either"  # what the data must hold (see ``ScoresNeeded``)
     interval: IntervalKind = "calibrated"  # how a saved micro-benchmark's intervals are had
     bounded: bool = True  # estimates lie in [0, 1] (an unbiased estimator may step outside)
+
+    @classmethod
+    def exact_design(cls) -> ExactDesign | None:
+        """The random design whose exact answers (mdad plan, the report's analytic curves) apply: the
+        declared ``design``, with its ``allocation`` when stratified; None when not declared."""
+        if cls.design == "uniform":
+            return "uniform"
+        if cls.design == "stratified" and cls.allocation is not None:
+            return "stratified-equal" if cls.allocation == "equal" else "stratified-proportional"
+        return None
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         """The size-independent work of one run on ``view`` (None when there is none)."""
