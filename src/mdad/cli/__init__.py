@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 
-MODULES = ("data", "micro", "plan", "run", "methods")  # in the order --help lists their commands
+# Every command, by the module of mdad.cli that defines it: the one list a new command joins (its module's
+# ``@app.command`` refuses a command missing here, with a sentence saying so). Its modules, in this order,
+# are the order in which --help lists the commands.
 COMMANDS = {
     "info": "data",
     "convert": "data",
@@ -33,6 +35,7 @@ COMMANDS = {
     "report": "run",
     "methods": "methods",
 }
+MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 
 def _commands(argv: list[str] | None = None):

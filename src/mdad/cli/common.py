@@ -125,7 +125,26 @@ class OneLineErrors(TyperGroup):
         sys.exit(code)
 
 
-app = typer.Typer(
+class Commands(typer.Typer):
+    """The app, whose commands are listed once, in ``mdad.cli.COMMANDS`` (so that ``mdad NAME`` imports only
+    the module of NAME): a command registered without its entry there is refused at once, naming the entry."""
+
+    def command(self, name: str | None = None, *args, **kwargs):
+        register = super().command(name, *args, **kwargs)
+
+        def checked(func):
+            from mdad import cli
+
+            command = name or func.__name__.replace("_", "-")
+            module = func.__module__.rpartition(".")[2]
+            if cli.COMMANDS.get(command) != module:
+                raise RuntimeError(f"The command {command!r} of {func.__module__} needs the entry {command!r}: {module!r} in mdad.cli.COMMANDS.")
+            return register(func)
+
+        return checked
+
+
+app = Commands(
     cls=OneLineErrors, add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models."
 )
 
