@@ -54,7 +54,9 @@ def test_a_command_missing_from_the_one_list_is_refused_as_it_registers():
     """A new command joins COMMANDS, and nothing else: forgetting it fails at once with a sentence naming the entry."""
     from mdad.cli.common import app
 
-    with pytest.raises(RuntimeError, match=r"The command 'say-hello' of \S+ needs the entry 'say-hello': 'test_cli_imports' in mdad.cli.COMMANDS"):
+    with pytest.raises(
+        RuntimeError, match=r"The command 'say-hello' of \S+ needs the entry 'say-hello': 'test_cli_imports' in mdad.cli.commands.COMMANDS"
+    ):
 
         @app.command()
         def say_hello() -> None:

@@ -13,29 +13,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from mdad.cli import allocator, interrupts, lean
+from mdad.cli.commands import COMMANDS, MODULES
 
 if TYPE_CHECKING:
     from mdad.cli.common import app
 
 __all__ = ["app", "main"]
-
-
-# Every command, by the module of mdad.cli that defines it: the one list a new command joins (its module's
-# ``@app.command`` refuses a command missing here, with a sentence saying so). Its modules, in this order,
-# are the order in which --help lists the commands.
-COMMANDS = {
-    "info": "data",
-    "convert": "data",
-    "datasets": "data",
-    "select": "micro",
-    "estimate": "micro",
-    "plan": "plan",
-    "compare": "plan",
-    "run": "run",
-    "report": "run",
-    "methods": "methods",
-}
-MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 
 def _commands(argv: list[str] | None = None):
