@@ -8,18 +8,26 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_extending import installed_plugin, run_python
+
+import mdad
+from mdad.errors import MdadError
+from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod
 
 BROKEN_IMPORTS = {
     "five": "X = 5\n",
     "exits": "import sys\nsys.exit(3)\n",
     "interrupts": "raise KeyboardInterrupt\n",
+    "abstract": "from mdad.methods.base import METHODS, SelectionMethod\n\n\n@METHODS.register()\nclass Half(SelectionMethod):\n"
+    '    name = "half"\n    description = "No choose."\n',
 }
 
-METHODS = """
+METHOD_CODE = """
 import numpy as np
 
 from mdad.methods.base import SelectionMethod, plain_mean, MicroBenchmark
@@ -81,7 +89,7 @@ class Chosen(Base):
         return plain_mean(np.arange(k))
 """
 
-READERS = """
+READER_CODE = """
 from pathlib import Path
 
 from mdad.data.readers.base import Reader
@@ -103,7 +111,7 @@ FRAGILE = Reader("fragile", detect_raises, read_list, expects="nothing")
 WEIRD = Reader("weird", detect_weird, read_list, expects="a *.weird file")
 """
 
-METRICS = """
+METRIC_CODE = """
 import numpy as np
 
 from mdad.metrics.base import Metric
@@ -141,7 +149,7 @@ def commands(tmp_path: Path, entry_points: str, args: list[list[str]]) -> tuple[
     """Install the broken plug-ins with ``entry_points`` and run ``args`` (one command line each) in a fresh Python:
     each command's exit code and output, and the warnings logged (the plug-ins left out)."""
     site = tmp_path / "site"
-    installed_plugin(site, entry_points, {**BROKEN_IMPORTS, "methods": METHODS, "readers": READERS, "metrics": METRICS})
+    installed_plugin(site, entry_points, {**BROKEN_IMPORTS, "methods": METHOD_CODE, "readers": READER_CODE, "metrics": METRIC_CODE})
     script = CLI.replace("json.loads(sys.argv[1])", repr(args))
     done = run_python(script, site, tmp_path)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
@@ -160,13 +168,16 @@ def one_sentence(record: dict) -> str:
 def test_plugins_that_break_on_import_are_named_and_left_out(tmp_path):
     entry_points = (
         "[mdad.methods]\nfive = mdad_every_other.five:X\nexits = mdad_every_other.exits\ninterrupts = mdad_every_other.interrupts\n"
+        "half = mdad_every_other.abstract\n"
         "[mdad.readers]\nfive = mdad_every_other.five:X\n[mdad.metrics]\nfive = mdad_every_other.five:X\n"
     )
     records, warnings = commands(tmp_path, entry_points, [["methods"], ["info", "--data", "results.csv"], [*RUN, "out", "--methods", "random"]])
     assert [r["code"] for r in records] == [0, 0, 0], records
     assert "random-stratified-equal" in records[0]["output"]
     assert "models" in records[1]["output"]
+    assert "half" not in records[0]["output"]
     for sentence in (
+        "The method plug-in 'half' (mdad_every_other.abstract) could not be loaded: its class Half does not define choose; it is left out.",
         "The method plug-in 'exits' (mdad_every_other.exits) could not be loaded: it called sys.exit(3) while imported; it is left out.",
         "The method plug-in 'five' (mdad_every_other.five:X) could not be loaded: it names int 5, not a subclass of "
         "mdad.methods.base.SelectionMethod; it is left out.",
@@ -217,7 +228,7 @@ def test_a_method_that_breaks_its_contract_is_one_sentence_naming_it(tmp_path):
 
 def test_plugin_methods_join_the_default_list_only_by_their_own_choice(tmp_path):
     site = tmp_path / "site"
-    installed_plugin(site, METHOD_POINTS, {"methods": METHODS})
+    installed_plugin(site, METHOD_POINTS, {"methods": METHOD_CODE})
     done = run_python("from mdad import methods; print(methods.defaults()); print(methods.on_request())", site, tmp_path)
     defaults, on_request = (line for line in done.stdout.splitlines())
     assert "'chosen'" in defaults and "'random'" in defaults and "'short'" not in defaults and "'heavy'" not in defaults, done.stdout
@@ -258,3 +269,37 @@ def test_the_command_line_reports_a_plugin_left_out_on_stderr(tmp_path):
     assert done.stderr.strip() == (
         "The method plug-in 'exits' (mdad_every_other.exits) could not be loaded: it called sys.exit(3) while imported; it is left out."
     )
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class NanEstimate(MicroBenchmark):
+    """An estimator that gives no number for the first model."""
+
+    kind = "test-nan-estimate"
+
+    def estimate(self, scores, gold_prob=None):
+        out = np.asarray(scores, dtype=np.float64).mean(axis=1)
+        out[0] = np.nan
+        return out
+
+
+class GivesNan(SelectionMethod):
+    name = "gives-nan"
+    description = "The first k items; no estimate for the first model."
+
+    def choose(self, view, k, rng, prepared):
+        return NanEstimate(items=np.arange(k), weights=np.full(k, 1.0 / k))
+
+
+def test_an_estimate_that_is_not_a_number_is_named_before_any_calibration():
+    """Not "Calibration needs at least one finite estimate...": the method that gave it, and what it gave."""
+    matrix = mdad.simulate(seed=0, n_models=30, n_items=60)
+    METHODS.add(GivesNan)
+    try:
+        with pytest.raises(MdadError, match=r"^The method 'gives-nan' gave 1 estimate\(s\) that are not finite numbers\.$"):
+            mdad.assess(matrix, "gives-nan", 10, runs=2)
+        micro = mdad.select(matrix, "gives-nan", 10)
+        with pytest.raises(MdadError, match=r"^The method 'gives-nan' gave 1 estimate\(s\) that are not finite numbers\.$"):
+            micro.estimate(matrix)
+    finally:
+        METHODS.remove("gives-nan")

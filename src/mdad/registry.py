@@ -85,6 +85,9 @@ class Registry(Generic[T]):
         key = self._name_of(obj) if name is None else name
         if not isinstance(key, str) or not key:
             raise MdadError(f"A {self.kind} needs a non-empty name, got {key!r}.")
+        problem = self._problem(obj) if self._loading and self._problem is not None else None
+        if problem:  # a plug-in registering something this registry cannot hold: left out with it (see _load_plugin)
+            raise MdadError(problem.replace("it names", f"{key!r} is", 1))
         if key in self._entries and self._entries[key].obj is not obj:
             raise MdadError(f"Two {self.kind}s are registered under the name {key!r}; rename one.")
         self._entries[key] = _Entry(obj, order, len(self._entries), self._loading)
