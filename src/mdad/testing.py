@@ -69,7 +69,9 @@ def check_method(method: type[SelectionMethod] | SelectionMethod | str) -> None:
     seed, with finite estimates in [0, 1] (unless it declares ``bounded = False``); a method that
     needs 0/1 scores or option probabilities refuses other data with an ``MdadError``, and one that
     takes either accepts both; a random design must ignore the sources and estimate with the plain
-    mean; an exact interval needs a random design and an own interval an estimator that gives one.
+    mean; an exact interval needs a random design and an own interval an estimator that gives one. A registered
+    method (given by name or class) is also copied under another name: the copy must get the same exact answers,
+    intervals and order probabilities, as mdad reads what a method can do from its attributes, never its name.
     """
     chosen = _method(method)
     name = getattr(chosen, "name", type(chosen).__name__)
@@ -97,7 +99,7 @@ def check_method(method: type[SelectionMethod] | SelectionMethod | str) -> None:
     _check_refusals(chosen, name, matrix, sources)
     if chosen.design is not None:
         _check_design(chosen, name, matrix, sources)
-    if not chosen.adaptive and not isinstance(method, SelectionMethod) and name in METHODS and METHODS.get(name) is type(chosen):
+    if not isinstance(method, SelectionMethod) and name in METHODS and METHODS.get(name) is type(chosen):
         _check_renamed_copy(chosen, name, matrix)
     if chosen.interval == "own":
         micro = _select(chosen, view, SIZES[-1], 0)
