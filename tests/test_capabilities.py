@@ -35,11 +35,12 @@ def renamed_copy(name: str) -> Iterator[str]:
 
 @pytest.mark.parametrize("name", RANDOM_DESIGNS)
 def test_a_renamed_random_design_gets_the_built_in_sign_probabilities(name):
-    """The reproduced bug: on simulate(seed=0) a copy of random was off by up to 0.040, and the stratified copies had no exact answer."""
-    stats = analytic.pair_stats(mdad.simulate(seed=0))
+    """The reproduced bug: on simulate(seed=0) a copy of random was off by up to 0.040, and the stratified copies had no exact answer
+    (here on fewer models, so that the test is quick)."""
+    stats = analytic.pair_stats(mdad.simulate(seed=0, n_models=60))
     with renamed_copy(name) as copy:
         assert analytic.has_exact_answer(copy)
-        for k in (5, 20, 60):
+        for k in (5, 20):
             built_in, renamed = analytic.sign_probabilities(stats, k, name), analytic.sign_probabilities(stats, k, copy)
             np.testing.assert_array_equal(renamed.higher, built_in.higher)
             np.testing.assert_array_equal(renamed.lower, built_in.lower)

@@ -134,7 +134,7 @@ class Commands(typer.Typer):
         register = super().command(name, *args, **kwargs)
 
         def checked(func):
-            command = name or func.__name__.replace("_", "-")
+            command = name or func.__name__.lower().replace("_", "-")  # as Typer names it
             module = func.__module__.rpartition(".")[2]
             if COMMANDS.get(command) != module:
                 raise RuntimeError(
