@@ -193,7 +193,7 @@ class SelectionMethod(ABC):
     # looking at the sources, so the analytic curves and exact intervals apply; None otherwise
     design: Design | None = None
     allocation: Allocation | None = None  # a stratified design's split of k among subtasks (see ``Allocation``)
-    ability_estimate: ClassVar[bool] = False  # estimates read off an IRT ability fitted to the sources (mdad.micro.trust)
+    ability_estimate: bool = False  # estimates read off an IRT ability fitted to the sources (mdad.micro.trust)
     scores: ScoresNeeded = "either"  # what the data must hold (see ``ScoresNeeded``)
     interval: IntervalKind = "calibrated"  # how a saved micro-benchmark's intervals are had
     bounded: bool = True  # estimates lie in [0, 1] (an unbiased estimator may step outside)
