@@ -107,7 +107,16 @@ def read_list(path, options):
     return [[1, 0], [0, 1]]
 
 
+def detect_boom(path):
+    return Path(path).suffix == ".boom"
+
+
+def read_raises(path, options):
+    raise RuntimeError("boom")
+
+
 FRAGILE = Reader("fragile", detect_raises, read_list, expects="nothing")
+BOOM = Reader("boom", detect_boom, read_raises, expects="a *.boom file")
 WEIRD = Reader("weird", detect_weird, read_list, expects="a *.weird file")
 """
 
@@ -134,6 +143,7 @@ from mdad.data.npz import write_npz
 write_npz(mdad.simulate(seed=0, n_models=30, n_items=60, n_subtasks=2), "small.npz")
 open("results.csv", "w").write("model,item,score\\na,q1,1\\na,q2,0\\nb,q1,0\\nb,q2,1\\n")
 open("x.weird", "w").write("?")
+open("x.boom", "w").write("?")
 records = []
 for args in json.loads(sys.argv[1]):
     done = CliRunner().invoke(app, args)
@@ -236,14 +246,18 @@ def test_plugin_methods_join_the_default_list_only_by_their_own_choice(tmp_path)
 
 
 def test_a_reader_that_breaks_is_named_and_the_other_formats_still_read(tmp_path):
-    entry_points = "[mdad.readers]\nfragile = mdad_every_other.readers:FRAGILE\nweird = mdad_every_other.readers:WEIRD\n"
-    records, warnings = commands(tmp_path, entry_points, [["info", "--data", "results.csv"], ["info", "--data", "x.weird"]])
+    entry_points = (
+        "[mdad.readers]\nfragile = mdad_every_other.readers:FRAGILE\nweird = mdad_every_other.readers:WEIRD\nboom = mdad_every_other.readers:BOOM\n"
+    )
+    args = [["info", "--data", "results.csv"], ["info", "--data", "x.weird"], ["info", "--data", "x.boom"]]
+    records, warnings = commands(tmp_path, entry_points, args)
     assert records[0]["code"] == 0, records[0]
     assert (
         "The reader plug-in 'fragile' (mdad_every_other.readers:FRAGILE) failed to detect whether it reads results.csv "
         "(ValueError: cannot tell). It is left out."
     ) in warnings
     assert one_sentence(records[1]) == "The reader plug-in 'weird' (mdad_every_other.readers:WEIRD) read x.weird into list, not a ResponseMatrix."
+    assert one_sentence(records[2]) == "The reader plug-in 'boom' (mdad_every_other.readers:BOOM) failed to read x.boom (RuntimeError: boom)."
 
 
 @pytest.mark.parametrize(
