@@ -32,9 +32,9 @@ def on_request() -> list[str]:
 
 
 def runs_by_default(cls: type[SelectionMethod]) -> bool:
-    """Whether ``cls`` runs when no methods are named: its ``default``; an installed plug-in's only when its own
-    class (or a class of its package, not mdad's base class) sets ``default = True``, so that installing a
-    package does not silently change what ``mdad run`` computes (docs/extending.md#an-installed-package)."""
+    """Whether ``cls`` runs when no methods are named: its ``default``; for an installed plug-in only when one of
+    its own classes (not one of mdad's) sets ``default = True``, so that installing a package does not silently
+    change what ``mdad run`` computes (docs/extending.md#an-installed-package)."""
     if not METHODS.plugin_of(cls):
         return bool(cls.default)
     declared = any("default" in vars(c) for c in cls.__mro__ if c.__module__.partition(".")[0] != "mdad")
