@@ -47,7 +47,20 @@ def test_every_command_has_its_module():
     from mdad.cli import app
 
     assert set(typer.main.get_command(app).commands) == set(COMMANDS)  # type: ignore[attr-defined]
-    assert set(COMMANDS.values()) == set(MODULES)
+    assert MODULES == ("data", "micro", "plan", "run", "methods")  # from COMMANDS, in its order
+
+
+def test_a_command_missing_from_the_one_list_is_refused_as_it_registers():
+    """A new command joins COMMANDS, and nothing else: forgetting it fails at once with a sentence naming the entry."""
+    from mdad.cli.common import app
+
+    with pytest.raises(
+        RuntimeError, match=r"The command 'say-hello' of \S+ needs the entry 'say-hello': 'test_cli_imports' in mdad.cli.commands.COMMANDS"
+    ):
+
+        @app.command()
+        def say_hello() -> None:
+            """Never registered."""
 
 
 def test_run_starts_its_workers_before_the_report_is_imported():

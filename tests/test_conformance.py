@@ -98,7 +98,7 @@ class Unseeded(SelectionMethod):
 @pytest.mark.parametrize(
     ("method", "message"),
     [
-        (Repeats, "'repeats' chose the same item twice"),
+        (Repeats, "'repeats' chose 4 item\\(s\\) twice at size 5"),
         (SaysBinary, "'says-binary' says it needs 0/1 scores but accepted fractional ones"),
         (PeeksAtSources, "'peeks' declares the uniform random design but its items depend on the source models"),
         (Overshoots, "'overshoots' gave an estimate outside \\[0, 1\\]"),

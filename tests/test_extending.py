@@ -97,11 +97,14 @@ METRICS.add(Metric("bias", "bias", "mean estimate - accuracy", lambda d: float(n
 """
 
 
-def installed_plugin(site: Path, entry_points: str) -> None:
-    """A package as pip would install it: its module and a dist-info folder with entry points."""
+def installed_plugin(site: Path, entry_points: str, modules: dict[str, str] | None = None) -> None:
+    """A package as pip would install it: its modules (``modules``: more of them, by name) and a dist-info folder
+    with entry points."""
     (site / "mdad_every_other").mkdir(parents=True)
     (site / "mdad_every_other" / "__init__.py").write_text(PLUGIN)
     (site / "mdad_every_other" / "metric.py").write_text(PLUGIN_METRIC)
+    for name, code in (modules or {}).items():
+        (site / "mdad_every_other" / f"{name}.py").write_text(textwrap.dedent(code))
     info = site / "mdad_every_other-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mdad-every-other\nVersion: 0.1\n")

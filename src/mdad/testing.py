@@ -9,6 +9,7 @@ tests call them on their own class (docs/extending.md).
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import get_args
 
@@ -20,13 +21,15 @@ from mdad.data.readers.commands import CommandWriter
 from mdad.data.simulate import simulate
 from mdad.errors import MdadError
 from mdad.methods import get as get_method
-from mdad.methods.base import Design, IntervalKind, MicroBenchmark, ScoresNeeded, SelectionMethod, SourceView
+from mdad.methods.base import METHODS, Allocation, Design, IntervalKind, MicroBenchmark, ScoresNeeded, SelectionMethod, SourceView
+from mdad.metrics import analytic
 from mdad.metrics.base import METRICS, Metric, ViewData
 from mdad.metrics.pairwise import pair_differences
 from mdad.seeding import rng_for
 
 SIZES = (5, 12)
 DESIGNS = (None, *get_args(Design))
+ALLOCATIONS = (None, *get_args(Allocation))
 SCORES = get_args(ScoresNeeded)
 INTERVALS = get_args(IntervalKind)
 
@@ -67,13 +70,22 @@ def check_method(method: type[SelectionMethod] | SelectionMethod | str) -> None:
     seed, with finite estimates in [0, 1] (unless it declares ``bounded = False``); a method that
     needs 0/1 scores or option probabilities refuses other data with an ``MdadError``, and one that
     takes either accepts both; a random design must ignore the sources and estimate with the plain
-    mean; an exact interval needs a random design and an own interval an estimator that gives one.
+    mean; an exact interval needs a random design and an own interval an estimator that gives one. A registered
+    method (given by name or class) is also copied under another name: the copy must get the same exact answers,
+    intervals and order probabilities, as mdad reads what a method can do from its attributes, never its name.
     """
     chosen = _method(method)
     name = getattr(chosen, "name", type(chosen).__name__)
     _check(isinstance(name, str) and bool(name), f"The method {type(chosen).__name__} has no name.")
     _check(isinstance(getattr(chosen, "description", None), str) and bool(chosen.description), f"The method {name!r} has no description.")
     _check(chosen.design in DESIGNS, f"The method {name!r} declares the unknown design {chosen.design!r}.")
+    _check(chosen.allocation in ALLOCATIONS, f"The method {name!r} declares the unknown allocation {chosen.allocation!r}.")
+    _check(
+        chosen.allocation is None or chosen.design == "stratified",
+        f"The method {name!r} declares an allocation to subtasks but not the stratified design.",
+    )
+    ability = chosen.ability_estimate
+    _check(isinstance(ability, bool), f"The method {name!r} declares ability_estimate = {ability!r}, not True or False.")
     _check(chosen.scores in SCORES, f"The method {name!r} declares unknown scores {chosen.scores!r}.")
     _check(chosen.interval in INTERVALS, f"The method {name!r} declares the unknown interval kind {chosen.interval!r}.")
     _check(chosen.interval != "exact" or chosen.design is not None, f"The method {name!r} declares exact intervals but no random design.")
@@ -88,6 +100,8 @@ def check_method(method: type[SelectionMethod] | SelectionMethod | str) -> None:
     _check_refusals(chosen, name, matrix, sources)
     if chosen.design is not None:
         _check_design(chosen, name, matrix, sources)
+    if not isinstance(method, SelectionMethod) and name in METHODS and METHODS.get(name) is type(chosen):
+        _check_renamed_copy(chosen, name, matrix)
     if chosen.interval == "own":
         micro = _select(chosen, view, SIZES[-1], 0)
         _check(
@@ -103,7 +117,10 @@ def _check_outcomes(chosen: SelectionMethod, name: str, view: SourceView, matrix
         prepared = chosen.prepare(view, rng_for(0, "check-prepare", name))
         return chosen.outcomes(view, (k,), scores=scores, gold_prob=gold, rng_of=lambda size: rng_for(0, "check", name, size), prepared=prepared)
 
-    first, again = run()[k], run()[k]
+    try:
+        first, again = run()[k], run()[k]
+    except MdadError as exc:  # a contract mdad checks at run time (SelectionMethod.check_choice), in its words
+        raise AssertionError(str(exc)) from None
     items = np.atleast_2d(np.asarray(first.items))
     expected_rows = len(targets) if chosen.adaptive else 1
     _check(items.shape == (expected_rows, k), f"The method {name!r} chose items of shape {items.shape} at size {k}; expected {(expected_rows, k)}.")
@@ -163,6 +180,44 @@ def _check_design(chosen: SelectionMethod, name: str, matrix: ResponseMatrix, so
         bool(np.allclose(micro.weights, 1.0 / k)) and not micro.uses_gold_prob,
         f"The method {name!r} declares a random design but does not estimate with the plain mean of the scores.",
     )
+
+
+def _check_renamed_copy(chosen: SelectionMethod, name: str, matrix: ResponseMatrix) -> None:
+    """A copy of the method under another name, registered as a plug-in would be, must get the same answers: mdad
+    reads what a method can do from its declared attributes, never from its name (docs/extending.md)."""
+    from mdad.micro.selected import select  # the micro-benchmark layer, above the methods
+
+    copy_name = f"{name}-renamed-copy"
+    copy = type(f"{type(chosen).__name__}Copy", (type(chosen),), {"name": copy_name, "__module__": __name__})
+    METHODS.add(copy)
+    try:
+        if chosen.exact_design() is not None:
+            stats = analytic.pair_stats(matrix)
+            for k in SIZES:
+                original, renamed = analytic.sign_probabilities(stats, k, name), analytic.sign_probabilities(stats, k, copy_name)
+                _check(
+                    np.array_equal(original.higher, renamed.higher) and np.array_equal(original.lower, renamed.lower),
+                    f"A renamed copy of the method {name!r} gets other exact order probabilities at size {k}.",
+                )
+        if chosen.scores == "option-probabilities" and not matrix.has_option_probs:
+            return
+        micro = select(matrix, name, SIZES[-1])
+        relabelled = replace(micro, method=copy_name)
+        models = matrix.take(models=np.arange(16, matrix.n_models))
+        first, second = micro.intervals(models), relabelled.intervals(models)
+        _check(
+            np.array_equal(first.low, second.low, equal_nan=True)
+            and np.array_equal(first.high, second.high, equal_nan=True)
+            and first.calibration == second.calibration,
+            f"A renamed copy of the method {name!r} gets other intervals for the same items.",
+        )
+        orders, copied = micro.order_probabilities(models), relabelled.order_probabilities(models)
+        _check(
+            np.array_equal(orders.probability, copied.probability, equal_nan=True) and orders.calibration == copied.calibration,
+            f"A renamed copy of the method {name!r} gets other order probabilities for the same items.",
+        )
+    finally:
+        METHODS.remove(copy_name)
 
 
 def check_reader(reader: Reader | str, sample: str | Path) -> None:

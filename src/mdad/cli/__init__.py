@@ -13,26 +13,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from mdad.cli import allocator, interrupts, lean
+from mdad.cli.commands import COMMANDS, MODULES
 
 if TYPE_CHECKING:
     from mdad.cli.common import app
 
 __all__ = ["app", "main"]
-
-
-MODULES = ("data", "micro", "plan", "run", "methods")  # in the order --help lists their commands
-COMMANDS = {
-    "info": "data",
-    "convert": "data",
-    "datasets": "data",
-    "select": "micro",
-    "estimate": "micro",
-    "plan": "plan",
-    "compare": "plan",
-    "run": "run",
-    "report": "run",
-    "methods": "methods",
-}
 
 
 def _commands(argv: list[str] | None = None):

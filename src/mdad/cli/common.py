@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from typer.core import TyperGroup, TyperOption
 
 from mdad.cli import interrupts
+from mdad.cli.commands import COMMANDS
 from mdad.cli.text import literal, visible
 from mdad.data import DEFAULT_DATASET, ResponseMatrix, load, load_dataset
 from mdad.data.matrix import MissingPolicy
@@ -126,7 +127,26 @@ class OneLineErrors(TyperGroup):
         sys.exit(code)
 
 
-app = typer.Typer(
+class Commands(typer.Typer):
+    """The app, whose commands are listed once, in ``mdad.cli.commands.COMMANDS`` (so that ``mdad NAME`` imports only
+    the module of NAME): a command registered without its entry there is refused at once, naming the entry."""
+
+    def command(self, name: str | None = None, *args, **kwargs):
+        register = super().command(name, *args, **kwargs)
+
+        def checked(func):
+            command = name or func.__name__.lower().replace("_", "-")  # as Typer names it
+            module = func.__module__.rpartition(".")[2]
+            if COMMANDS.get(command) != module:
+                raise RuntimeError(
+                    f"The command {command!r} of {func.__module__} needs the entry {command!r}: {module!r} in mdad.cli.commands.COMMANDS."
+                )
+            return register(func)
+
+        return checked
+
+
+app = Commands(
     cls=OneLineErrors, add_completion=False, no_args_is_help=True, help="Build micro-benchmarks and measure how reliably they rank models."
 )
 

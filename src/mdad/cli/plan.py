@@ -124,7 +124,7 @@ def plan(
         for curve in choice.sources_curves:
             print_sources_curve(curve, choice.runs)
         return
-    simulated = matrix is not None and method not in analytic.DESIGNS
+    simulated = matrix is not None and not analytic.has_exact_answer(method)
     progress, advance = runs_progress(runs)
     with progress if simulated else nullcontext():
         answer = plan_answer(

@@ -86,7 +86,7 @@ def view_metrics(
         "mdad_estimable": mdad.estimable,
         "target_pairs": int(curve.pairs.sum()),
     }
-    row.update({metric.key: float(metric.compute(data)) for metric in METRICS})
+    row.update({metric.key: metric.value(data) for metric in METRICS})
     row.update({"pair_agreement": float(agree.mean()), "runs": estimates.shape[0], "targets": n_targets})
     fitted = None
     if robust_rng is not None:

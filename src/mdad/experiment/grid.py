@@ -192,12 +192,12 @@ def task_outcomes(matrix: ResponseMatrix, splits: Splits, task: Task) -> Iterato
         for name, method in chosen.items():
             key = method.preparation or f"method:{name}"
             if key not in prepared:
-                prepared[key] = method.prepare(view, rng_for(splits.seed, "prepare", key, task.sources, run))
+                prepared[key] = method.prepare_checked(view, rng_for(splits.seed, "prepare", key, task.sources, run))
 
             def rng_of(k: int, name: str = name, run: int = run) -> np.random.Generator:
                 return rng_for(splits.seed, "select", name, k, run)
 
-            by_size = method.outcomes(
+            by_size = method.estimated(
                 view,
                 task.sizes,
                 scores=target_scores[:, pool],

@@ -21,18 +21,29 @@ def available() -> list[str]:
 
 
 def defaults() -> list[str]:
-    """Names of the methods run when none are named: all but the adaptive family (docs/adaptive.md)."""
-    return [name for name, cls in METHODS.items() if cls.default]
+    """Names of the methods run when none are named: all but the adaptive family (docs/adaptive.md) and the
+    plug-ins that do not ask to be (``runs_by_default``)."""
+    return [name for name, cls in METHODS.items() if runs_by_default(cls)]
 
 
 def on_request() -> list[str]:
-    """Names of the methods run only when named (``default = False``: the adaptive family and AIPW)."""
-    return [name for name, cls in METHODS.items() if not cls.default]
+    """Names of the methods run only when named (the adaptive family, AIPW, and most plug-ins)."""
+    return [name for name, cls in METHODS.items() if not runs_by_default(cls)]
+
+
+def runs_by_default(cls: type[SelectionMethod]) -> bool:
+    """Whether ``cls`` runs when no methods are named: its ``default``; for an installed plug-in only when one of
+    its own classes (not one of mdad's) sets ``default = True``, so that installing a package does not silently
+    change what ``mdad run`` computes (docs/extending.md#an-installed-package)."""
+    if not METHODS.plugin_of(cls):
+        return bool(cls.default)
+    declared = any("default" in vars(c) for c in cls.__mro__ if c.__module__.partition(".")[0] != "mdad")
+    return declared and bool(cls.default)
 
 
 def designs() -> tuple[str, ...]:
-    """Names of the methods whose items follow a random design (analytic curves, exact intervals)."""
-    return tuple(name for name, cls in METHODS.items() if cls.design is not None)
+    """Names of the methods that declare an exact random design (``exact_design``: analytic curves, mdad plan's exact answers)."""
+    return tuple(name for name, cls in METHODS.items() if cls.exact_design() is not None)
 
 
 def get(name: str) -> SelectionMethod:

@@ -154,6 +154,7 @@ class Adaptive(SelectionMethod):
     scores = "binary"
     preparation = "tinybenchmarks-irt"
     adaptive = True
+    ability_estimate = True
     default = False  # costlier than the static methods: run on request
     stop_se: float | None = None  # the stopping rule's threshold (None: every test runs to its budget)
     randomesque: int = 1  # exposure control: the next item among this many most informative

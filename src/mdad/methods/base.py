@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, fields
@@ -12,7 +13,7 @@ import numpy as np
 from mdad.errors import MdadError
 from mdad.estimates import EstimateIntervals
 from mdad.exact import on_estimate_grid
-from mdad.registry import Registry
+from mdad.registry import Registry, capital, foreign_failure
 
 if TYPE_CHECKING:
     from mdad.irt.guard import GuardFlags
@@ -161,6 +162,12 @@ def plain_mean(items: np.ndarray) -> MicroBenchmark:
 
 
 Design = Literal["uniform", "stratified"]
+Allocation = Literal["equal", "proportional"]
+"""How a stratified design splits its k items among the subtasks (mdad.methods.random): "equal" gives each
+subtask floor(k/m) items and one more to randomly chosen ones, "proportional" draws items one after another
+with probability proportional to 1/(size of their subtask)."""
+ExactDesign = Literal["uniform", "stratified-equal", "stratified-proportional"]
+"""A random design whose agreement curves mdad computes exactly (mdad.metrics.analytic)."""
 ScoresNeeded = Literal["binary", "option-probabilities", "either"]
 """0/1 correctness ("binary", e.g. for an IRT fit), the gold option's probability, or either."""
 IntervalKind = Literal["exact", "calibrated", "own", "none"]
@@ -185,9 +192,21 @@ class SelectionMethod(ABC):
     # "uniform" or "stratified": items drawn uniformly at random (within each subtask) without
     # looking at the sources, so the analytic curves and exact intervals apply; None otherwise
     design: Design | None = None
+    allocation: Allocation | None = None  # a stratified design's split of k among subtasks (see ``Allocation``)
+    ability_estimate: bool = False  # estimates read off an IRT ability fitted to the sources (mdad.micro.trust)
     scores: ScoresNeeded = "either"  # what the data must hold (see ``ScoresNeeded``)
     interval: IntervalKind = "calibrated"  # how a saved micro-benchmark's intervals are had
     bounded: bool = True  # estimates lie in [0, 1] (an unbiased estimator may step outside)
+
+    @classmethod
+    def exact_design(cls) -> ExactDesign | None:
+        """The random design whose exact answers (mdad plan, the report's analytic curves) apply: the
+        declared ``design``, with its ``allocation`` when stratified; None when not declared."""
+        if cls.design == "uniform":
+            return "uniform"
+        if cls.design == "stratified" and cls.allocation is not None:
+            return "stratified-equal" if cls.allocation == "equal" else "stratified-proportional"
+        return None
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         """The size-independent work of one run on ``view`` (None when there is none)."""
@@ -197,8 +216,64 @@ class SelectionMethod(ABC):
         """The micro-benchmark of ``k`` pool items; ``prepared`` is what ``prepare`` returned for this
         view (prepared here, from ``rng``, when not given)."""
         if prepared is None:
-            prepared = self.prepare(view, rng)
-        return self.choose(view, k, rng, prepared)
+            prepared = self.prepare_checked(view, rng)
+        try:
+            micro = self.choose(view, k, rng, prepared)
+        except (MdadError, MemoryError):
+            raise
+        except Exception as exc:  # an extension's code: one sentence naming it
+            raise foreign_failure(exc, self.described(), f"to choose {k} items") from None
+        self.check_choice(micro, k, view.n_items)
+        return micro
+
+    def prepare_checked(self, view: SourceView, rng: np.random.Generator) -> Any:
+        """``prepare``, where an error of the method's own code is one sentence naming it (what callers use)."""
+        try:
+            return self.prepare(view, rng)
+        except (MdadError, MemoryError):
+            raise
+        except Exception as exc:  # an extension's code: one sentence naming it
+            raise foreign_failure(exc, self.described(), "to prepare its selection") from None
+
+    def described(self) -> str:
+        """How messages name this method: "the method 'x'", or for a plug-in "the method plug-in 'x' (module:Class)"."""
+        return METHODS.describe(type(self), str(getattr(self, "name", type(self).__name__)))
+
+    def check_choice(self, micro: object, k: int, pool: int) -> None:
+        """The contract of ``choose``, checked on every call: a MicroBenchmark of exactly ``k`` distinct pool
+        positions (an adaptive test: any number, its whole pool), each in range, with one weight each, none NaN."""
+        who = capital(self.described())
+        if not isinstance(micro, MicroBenchmark):
+            raise MdadError(f"{who} returned {type(micro).__name__} from choose, not a MicroBenchmark.")
+        items = np.asarray(micro.items)
+        if items.ndim != 1 or not (items.size == 0 or np.issubdtype(items.dtype, np.integer)):
+            raise MdadError(f"{who} chose items that are not a list of whole-number pool positions (shape {items.shape}, {items.dtype}).")
+        if not self.adaptive and len(items) != k:
+            raise MdadError(f"{who} chose {len(items)} items where size {k} was asked.")
+        if len(items) and (items.min() < 0 or items.max() >= pool):
+            raise MdadError(f"{who} chose the position {int(items.min() if items.min() < 0 else items.max())}, outside the pool of {pool} items.")
+        if len(np.unique(items)) != len(items):
+            raise MdadError(f"{who} chose {len(items) - len(np.unique(items))} item(s) twice at size {k}.")
+        weights = np.asarray(micro.weights, dtype=np.float64) if np.asarray(micro.weights).dtype.kind in "biuf" else None
+        if weights is None or weights.shape != items.shape or np.isnan(weights).any():
+            raise MdadError(f"{who} gave weights that are not one number per item (NaN or the wrong count) at size {k}.")
+
+    def check_estimates(self, estimates: object, models: int) -> np.ndarray:
+        """The contract of an estimate, checked wherever one is made: one finite number per model, within [0, 1]
+        when the method declares itself ``bounded``."""
+        who = capital(self.described())
+        values = np.asarray(estimates)
+        if values.shape != (models,) or values.dtype.kind not in "biuf":
+            raise MdadError(f"{who} gave estimates of shape {values.shape} ({values.dtype}) for {models} models.")
+        values = values.astype(np.float64)
+        if not np.isfinite(values).all():
+            raise MdadError(f"{who} gave {int((~np.isfinite(values)).sum())} estimate(s) that are not finite numbers.")
+        if self.bounded and (values.min(initial=0.0) < 0 or values.max(initial=0.0) > 1):
+            raise MdadError(
+                f"{who} gave an estimate of {values[np.argmax(np.abs(values - 0.5))]:g}, outside [0, 1], though it declares itself "
+                "bounded (bounded = False says its estimates may step outside)."
+            )
+        return values
 
     @abstractmethod
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared: Any) -> MicroBenchmark:
@@ -223,12 +298,38 @@ class SelectionMethod(ABC):
         """
         out = {}
         for k, micro in self.choose_sizes(view, sizes, rng_of, prepared).items():
+            self.check_choice(micro, k, view.n_items)  # also when choose_sizes is overridden
             on_items = scores[:, micro.items]
             flags = micro.flags(on_items)
             out[k] = Outcome(
                 micro.estimate(on_items, gold_prob[:, micro.items]), None if flags is None else flags.flagged, items=np.asarray(micro.items)
             )
         return out
+
+    def estimated(
+        self,
+        view: SourceView,
+        sizes: Sequence[int],
+        *,
+        scores: np.ndarray,
+        gold_prob: np.ndarray,
+        rng_of: Callable[[int], np.random.Generator],
+        prepared: Any = None,
+    ) -> dict[int, Outcome]:
+        """``outcomes`` with its contract checked (what the experiment grid calls): every size asked, and
+        estimates that ``check_estimates`` accepts; an error of the method's own code is one sentence naming it."""
+        try:
+            by_size = self.outcomes(view, sizes, scores=scores, gold_prob=gold_prob, rng_of=rng_of, prepared=prepared)
+        except (MdadError, MemoryError):
+            raise
+        except Exception as exc:  # an extension's code: one sentence naming it
+            raise foreign_failure(exc, self.described(), "to estimate the targets' accuracy") from None
+        missing = [k for k in sizes if k not in by_size]
+        if missing:
+            raise MdadError(f"{capital(self.described())} gave no estimates at size {missing[0]}.")
+        for outcome in by_size.values():
+            self.check_estimates(outcome.estimates, len(scores))
+        return by_size
 
     def choose_sizes(
         self, view: SourceView, sizes: Sequence[int], rng_of: Callable[[int], np.random.Generator], prepared: Any
@@ -253,6 +354,17 @@ def check_size(k: int, pool: int) -> None:
         raise MdadError(f"Size {k} is larger than the pool of {pool} seen items.")
 
 
-METHODS: Registry[type[SelectionMethod]] = Registry("method", package="mdad.methods", group="mdad.methods")
+def _not_a_method(obj: object) -> str | None:
+    """What keeps ``obj`` from being a method class (None: nothing), for a plug-in's entry point."""
+    if not (isinstance(obj, type) and issubclass(obj, SelectionMethod)):
+        return f"it names {type(obj).__name__} {obj!r}, not a subclass of mdad.methods.base.SelectionMethod"
+    if inspect.isabstract(obj):
+        return f"its class {obj.__name__} does not define choose"
+    if not isinstance(getattr(obj, "name", None), str) or not isinstance(getattr(obj, "description", None), str):
+        return f"its class {obj.__name__} has no name or no description"
+    return None
+
+
+METHODS: Registry[type[SelectionMethod]] = Registry("method", package="mdad.methods", group="mdad.methods", problem=_not_a_method)
 """Every selection method class by name; a module of mdad.methods registers its classes with
 ``@METHODS.register()`` (docs/extending.md)."""

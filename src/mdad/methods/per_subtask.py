@@ -116,6 +116,11 @@ class PerSubtask(SelectionMethod):
         self.scores = base.scores
         self.interval = "calibrated" if base.interval == "own" else base.interval  # the parts' own intervals are not combined
         self.bounded = base.bounded
+        self.ability_estimate = base.ability_estimate
+
+    def described(self) -> str:
+        """How messages name the variant: as its base method (and its plug-in), under the variant's name."""
+        return self.base.described().replace(repr(self.base.name), repr(self.name), 1)
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> Any:
         return [self.base.prepare(sub, rng) for _, sub in subtask_views(view)]

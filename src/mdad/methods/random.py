@@ -55,6 +55,7 @@ class RandomStratifiedEqual(SelectionMethod):
     name = "random-stratified-equal"
     description = "An equal number of random items from every subtask; plain mean."
     design = "stratified"
+    allocation = "equal"
     interval = "exact"
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
@@ -69,6 +70,7 @@ class RandomStratifiedProportional(SelectionMethod):
     name = "random-stratified-proportional"
     description = "k items drawn with probability proportional to 1/(size of their subtask); plain mean."
     design = "stratified"
+    allocation = "proportional"
     interval = "exact"
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:

@@ -256,6 +256,7 @@ class TinyBenchmarks(SelectionMethod):
 class TinyBenchmarksPIRT(TinyBenchmarks):
     name = "tinybenchmarks-pirt"
     description = "IRT anchor points; p-IRT estimate (ability from the anchors predicts the rest of the pool)."
+    ability_estimate = True
 
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
         low, high = prepared.guard_range
@@ -266,6 +267,7 @@ class TinyBenchmarksPIRT(TinyBenchmarks):
 class TinyBenchmarksGPIRT(TinyBenchmarks):
     name = "tinybenchmarks-gpirt"
     description = "IRT anchor points; gp-IRT estimate (weighted mean and p-IRT blended by the paper's lambda)."
+    ability_estimate = True
 
     def _build(self, anchors, weights, prepared: TinyPreparation, k: int) -> MicroBenchmark:
         low, high = prepared.guard_range

@@ -26,13 +26,20 @@ import numpy as np
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
-from mdad.methods import designs
+from mdad.methods import METHODS, designs
+from mdad.methods.base import ExactDesign
 from mdad.methods.random import equal_allocation, equal_allocation_base
 from mdad.metrics import exact
 from mdad.metrics.pairwise import AgreementCurve, bin_of
 from mdad.seeding import rng_for
 
-DESIGNS = designs()  # the methods that declare a random design (mdad.methods.base.SelectionMethod.design)
+DESIGNS = designs()  # the methods that declare an exact random design (mdad.methods.base.SelectionMethod.exact_design)
+# The key of each stratified design's seeded allocation draws: the name of the built-in method that first had them,
+# kept so that every method declaring the design draws (and answers) the same as the built-in.
+ALLOCATION_KEYS: dict[ExactDesign, str] = {
+    "stratified-equal": "random-stratified-equal",
+    "stratified-proportional": "random-stratified-proportional",
+}
 PAIR_BLOCK = 2048
 ALLOCATION_DRAWS = 100
 
@@ -248,7 +255,7 @@ def _law_sizes(matrix: ResponseMatrix, models, design: str) -> np.ndarray | None
     """For the proportional design with missing cells: the largest size of each subtask over all pairs,
     the allocation law every pair uses (see :func:`_allocation_groups`), found before the blocks so
     that every block uses the same law."""
-    if design != "random-stratified-proportional" or not matrix.n_missing or len(matrix.subtask_names) < 2:
+    if design_kind(design) != "stratified-proportional" or not matrix.n_missing or len(matrix.subtask_names) < 2:
         return None
     largest = None
     for stats in iter_pair_stats(matrix, models):
@@ -257,9 +264,23 @@ def _law_sizes(matrix: ResponseMatrix, models, design: str) -> np.ndarray | None
     return largest
 
 
+def design_kind(design: str) -> ExactDesign:
+    """The exact random design the method named ``design`` declares (``exact_design``), what every answer here
+    follows, so that a method declaring a built-in's design gets the built-in's answers; other methods are an error."""
+    kind = METHODS.get(design).exact_design() if isinstance(design, str) and design in METHODS else None
+    if kind is None:
+        raise MdadError(f"No exact answer for method {design!r}; the analytic methods are {', '.join(designs())}.")
+    return kind
+
+
+def has_exact_answer(method: str) -> bool:
+    """Whether the method named ``method`` declares an exact random design (``exact_design``)."""
+    return method in METHODS and METHODS.get(method).exact_design() is not None
+
+
 def check_design(design: str) -> None:
-    if design not in DESIGNS:
-        raise MdadError(f"No exact answer for method {design!r}; the analytic methods are {', '.join(DESIGNS)}.")
+    """Refuse a method without an exact random design (see :func:`design_kind`)."""
+    design_kind(design)
 
 
 def sign_probabilities(
@@ -273,22 +294,22 @@ def sign_probabilities(
     Other scores: normal approximation (finite-population
     corrected per subtask), averaged over the design's allocations.
     """
-    check_design(design)
+    kind = design_kind(design)
     if stats.n_pairs == 0:
         return exact.SignProbabilities(np.zeros(0), np.zeros(0))
     small = int(stats.pool.min())
     if k < 1 or k > small:
         raise MdadError(f"Size {k} must lie between 1 and the smallest pool of a pair ({small} items).")
-    if design == "random" or stats.sizes.shape[1] == 1:
+    if kind == "uniform" or stats.sizes.shape[1] == 1:
         if stats.binary:
             return exact.sign_probabilities(stats.pool, k, stats.n_plus.sum(axis=1), stats.n_minus.sum(axis=1))
         return exact.SignProbabilities(*_normal_scores(stats, np.full((1, 1), k), np.ones(1), pooled=True))
     pos, neg = np.zeros(stats.n_pairs), np.zeros(stats.n_pairs)
-    for mask, group_sizes in _allocation_groups(design, stats.sizes, k, law_sizes):
-        exact_equal = stats.binary and design == "random-stratified-equal"
+    for mask, group_sizes in _allocation_groups(kind, stats.sizes, k, law_sizes):
+        exact_equal = stats.binary and kind == "stratified-equal"
         if not exact_equal:
-            rng = rng_for(seed, "analytic-allocation", design, k, *group_sizes.tolist())
-            allocations, weights = design_allocations(design, group_sizes, k, rng)
+            rng = rng_for(seed, "analytic-allocation", ALLOCATION_KEYS[kind], k, *group_sizes.tolist())
+            allocations, weights = design_allocations(kind, group_sizes, k, rng)
         members = np.flatnonzero(mask)
         # blocks of pairs bound the memory of the per-pair spectra (pairs x FFT length)
         for block in np.array_split(members, max(1, -(-len(members) // PAIR_BLOCK))):
@@ -302,7 +323,7 @@ def sign_probabilities(
     return exact.SignProbabilities(pos, neg)
 
 
-def _allocation_groups(design: str, sizes: np.ndarray, k: int, law_sizes: np.ndarray | None = None):
+def _allocation_groups(kind: ExactDesign, sizes: np.ndarray, k: int, law_sizes: np.ndarray | None = None):
     """Pairs that share the law of their allocation to subtasks, with subtask sizes that give that law.
 
     Without missing cells every pair has the same subtask sizes: one group, exact. With
@@ -312,7 +333,7 @@ def _allocation_groups(design: str, sizes: np.ndarray, k: int, law_sizes: np.nda
     only these), an approximation of the weights 1/size when a few items are missing.
     """
     rows, inverse = exact.unique_rows(*sizes.T)
-    if len(rows) == 1 or design == "random-stratified-proportional":
+    if len(rows) == 1 or kind == "stratified-proportional":
         return [(np.ones(len(sizes), bool), rows.max(axis=0) if law_sizes is None else law_sizes)]
     laws = [np.concatenate(equal_allocation_base(row, k)).tobytes() for row in rows]
     keys, law_of_row = np.unique(laws, return_inverse=True)
@@ -320,13 +341,13 @@ def _allocation_groups(design: str, sizes: np.ndarray, k: int, law_sizes: np.nda
     return [(law_of_pair == g, rows[np.argmax(law_of_row.ravel() == g)]) for g in range(len(keys))]
 
 
-def design_allocations(design: str, sizes: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Allocations of k items to subtasks under a stratified design, with their probabilities.
+def design_allocations(kind: ExactDesign, sizes: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Allocations of k items to subtasks under the stratified design ``kind``, with their probabilities.
 
     Equal: every possible choice of the subtasks that get the remainder when there are at
     most ALLOCATION_DRAWS of them (exact), else that many draws. Proportional: Monte Carlo.
     """
-    if design == "random-stratified-proportional":
+    if kind == "stratified-proportional":
         return exact.proportional_allocations(sizes, k, rng, ALLOCATION_DRAWS)
     base, room = equal_allocation_base(sizes, k)
     r = int(k - base.sum())
@@ -380,8 +401,7 @@ def mean_agreement_by_size(stats: PairStats, sizes, design: str = "random", seed
     """
     sizes = np.asarray(sizes, dtype=np.int64).ravel()
     truth = np.sign(stats.sum_d.sum(axis=1))
-    if stats.binary and (design == "random" or stats.sizes.shape[1] == 1) and len(sizes):
-        check_design(design)
+    if stats.binary and (design_kind(design) == "uniform" or stats.sizes.shape[1] == 1) and len(sizes):
         small = int(stats.pool.min())
         if sizes.min() < 1 or sizes.max() > small:
             raise MdadError(f"Sizes must lie between 1 and the smallest pool of a pair ({small} items).")

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mdad.registry import Registry
+from mdad.errors import MdadError
+from mdad.registry import Registry, capital, foreign_failure
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +56,25 @@ class Metric:
     def shown(self, values):
         return np.round(self.scale * values, self.digits)
 
+    def value(self, data: ViewData) -> float:
+        """``compute(data)`` as a float, its contract checked: a metric that raises or returns anything but one
+        number (a string, an array) is one error sentence naming it (and its plug-in), not a wrong column."""
+        try:
+            value = self.compute(data)
+        except (MdadError, MemoryError):
+            raise
+        except Exception as exc:  # an extension's code: one sentence naming it
+            raise foreign_failure(exc, METRICS.describe(self, self.key), "to compute its value") from None
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            shown = f"{type(value).__name__} {value!r}" if len(repr(value)) <= 40 else type(value).__name__
+            raise MdadError(f"{capital(METRICS.describe(self, self.key))} returned {shown}, not a number.")
+        return float(value)
 
-METRICS: Registry[Metric] = Registry("metric", package="mdad.metrics", group="mdad.metrics")
+
+def _not_a_metric(obj: object) -> str | None:
+    """What keeps ``obj`` from being a metric (None: nothing), for a plug-in's entry point."""
+    return None if isinstance(obj, Metric) else f"it names {type(obj).__name__} {obj!r}, not a mdad.metrics.base.Metric"
+
+
+METRICS: Registry[Metric] = Registry("metric", package="mdad.metrics", group="mdad.metrics", problem=_not_a_metric)
 """Every metric by key; a module of mdad.metrics registers its own with ``METRICS.add(Metric(...))``."""

@@ -23,7 +23,7 @@ from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.adaptive import AdaptiveBenchmark
 from mdad.methods.base import MicroBenchmark, SourceView, check_size
-from mdad.methods.names import canonical
+from mdad.methods.names import canonical, parse
 from mdad.micro import file_format, harness
 from mdad.micro.audit import AuditItems, audited, without_unasked_audit
 from mdad.micro.comparison import Comparison, mcnemar_mid_p
@@ -41,6 +41,7 @@ from mdad.micro.trust import (
     one_event,
     pair_orders,
 )
+from mdad.registry import foreign_failure
 from mdad.seeding import rng_for
 from mdad.wording import plural
 
@@ -124,7 +125,7 @@ class SelectedMicroBenchmark:
         if self.adaptive:
             return self._adaptive_details(matrix, {item: j for j, item in enumerate(matrix.items)}, index)
         scores, gold = self.item_scores(matrix)
-        frame = pd.DataFrame({"estimate": on_estimate_grid(self.micro.estimate(scores, gold))}, index=index)
+        frame = pd.DataFrame({"estimate": on_estimate_grid(self._estimates(scores, gold))}, index=index)
         own = self.micro.own_intervals(scores, np.asarray(matrix.models))
         if own is not None:  # the estimator's own interval (AIPW's)
             frame["low"], frame["high"] = own.low, own.high
@@ -394,6 +395,21 @@ class SelectedMicroBenchmark:
         strata = self._strata()
         return strata is not None and bool(np.array_equal(strata[1], strata[0])) and _paired(scores)
 
+    def _estimates(self, scores: np.ndarray, gold: np.ndarray | None) -> np.ndarray:
+        """The estimator's estimates of models with ``scores`` on the items, its contract checked when its method is
+        installed (``SelectionMethod.check_estimates``): an estimator that raises or gives no finite number is one
+        sentence naming it, not a wrong table."""
+        installed = parse(self.method).base in method_registry.METHODS
+        method = method_registry.get(self.method) if installed else None
+        try:
+            values = self.micro.estimate(scores, gold)
+        except (MdadError, MemoryError):
+            raise
+        except Exception as exc:  # an extension's code: one sentence naming it
+            who = method.described() if method is not None else f"the estimator of {self.method!r}"
+            raise foreign_failure(exc, who, "to estimate the models' accuracy") from None
+        return values if method is None else method.check_estimates(values, len(scores))
+
     def _strata(self) -> Strata | None:
         """The exact design's strata (mdad.micro.trust.design_strata), None when it has none."""
         return design_strata(self.method, self.n_pool, self.subtasks, self.pool_subtasks)
@@ -638,7 +654,7 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, aud
     method = canonical(method)
     view = SourceView.from_arrays(matrix.scores, matrix.gold_prob(), matrix.subtask_codes, matrix.has_option_probs)
     key = chosen.preparation or f"method:{method}"
-    prepared = chosen.prepare(view, rng_for(seed, "prepare", key, "all"))
+    prepared = chosen.prepare_checked(view, rng_for(seed, "prepare", key, "all"))
     micro = chosen.select(view, size, rng_for(seed, "select", method, size, "all"), prepared)
     binary = bool(np.isin(matrix.scores, (0.0, 1.0)).all())
     fixed = np.empty(0, dtype=np.int64) if chosen.adaptive else micro.items  # an adaptive test's audit is drawn from the whole pool

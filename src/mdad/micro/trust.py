@@ -31,6 +31,7 @@ from mdad.intervals.posterior import AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities, per_stratum
 from mdad.intervals.ranking import best_probabilities, count_posteriors, normal_posteriors
 from mdad.memory import require_memory
+from mdad.methods.base import METHODS
 from mdad.methods.names import parse
 
 Strata = tuple[np.ndarray, np.ndarray, np.ndarray]  # pool sizes, drawn items, stratum of each chosen item
@@ -139,9 +140,6 @@ UNCALIBRATED = (
 OFF_POPULATION_SHARE = 0.1  # a calibrated interval is marked from the best tenth of the source models up ...
 OFF_POPULATION_REACH = 0.05  # ... and an ability-based estimate's when its 90% interval reaches the best twentieth
 OFF_POPULATION_ORDER_REACH = 0.0  # every calibrated method's order probabilities when the interval reaches the best source
-# Estimates read off an IRT ability fitted to the sources: they pull a model better than every source down until it
-# looks ordinary (docs/intervals.md#models-better-than-the-sources), so the estimate alone cannot name it.
-ABILITY_ESTIMATES = ("tinybenchmarks-pirt", "tinybenchmarks-gpirt", "adaptive", "adaptive-1d")
 _RANDOM_DESIGNS = (
     "a random design's interval does not rest on the sources (with --clopper-pearson it covers at least its level for "
     "every accuracy, the mid-p default only on average)"
@@ -171,7 +169,8 @@ def off_population_marks(
 
     The calibration's promise is for models like the calibration targets (source models). A model
     estimated at or above the source models' 90th percentile of accuracy is marked. For the estimates
-    read off an IRT ability (``ABILITY_ESTIMATES``), which place models better than every source among
+    read off an IRT ability (methods declaring ``ability_estimate``: such estimates pull a model better than every
+    source down until it looks ordinary, docs/intervals.md#models-better-than-the-sources), which place models better than every source among
     ordinary ones, so is a model whose 90% calibrated interval (whatever level is printed) reaches the
     sources' 95th percentile (``calibration``: the interval's). Measured on real leaderboards with the
     best tenth held out as new models and in random splits (the share of ordinary models marked):
@@ -181,10 +180,16 @@ def off_population_marks(
     marks = np.full(len(estimates), "", dtype=object)
     if prior is None or not len(prior.counts):
         return marks
-    if calibration is not None and parse(method).base in ABILITY_ESTIMATES:
+    if calibration is not None and _reads_ability(method):
         marks[_reaches(estimates, calibration, _source_quantile(prior, OFF_POPULATION_REACH))] = OFF_POPULATION_REACH_MARK
     marks[estimates >= _source_quantile(prior, OFF_POPULATION_SHARE)] = OFF_POPULATION_MARK
     return marks
+
+
+def _reads_ability(method: str) -> bool:
+    """Whether ``method`` (a registered name) declares estimates read off an IRT ability (``ability_estimate``)."""
+    base = parse(method).base
+    return base in METHODS and METHODS.get(base).ability_estimate
 
 
 def order_marks(

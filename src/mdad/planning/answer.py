@@ -15,7 +15,7 @@ from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
-from mdad.metrics.analytic import DESIGNS
+from mdad.metrics.analytic import has_exact_answer
 from mdad.planning.choose import Plan, Progress, plan_methods, unmet_scores
 from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_at_size, exact_smallest_size
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
@@ -179,11 +179,11 @@ def plan(
     report = on_runs
     one = None if report is None else (lambda done: report(method, done))
     if detect is not None:
-        if method in DESIGNS:
+        if has_exact_answer(method):
             return exact_smallest_size(matrix, detect=detect, design=method, threshold=threshold, seed=seed)
         return simulated_plan(matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
     assert size is not None  # exactly one of the two is given
-    if method in DESIGNS:
+    if has_exact_answer(method):
         return exact_mdad_at_size(matrix, size=size, design=method, threshold=threshold, seed=seed)
     return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
 

@@ -23,7 +23,7 @@ from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, PLAN_NOISE_SE, check_threshold
 from mdad.errors import MdadError
-from mdad.metrics.analytic import DESIGNS
+from mdad.metrics.analytic import has_exact_answer
 from mdad.planning.bins import bin_label, bin_lower
 from mdad.planning.exact import check_pairs, exact_agreement_at_size, exact_mdad_at_size, exact_smallest_size, pairs_in_bin
 from mdad.planning.simulated import floored_se, simulated_mdad_at_size, simulated_plan
@@ -143,7 +143,7 @@ def _servable(matrix: ResponseMatrix, names: list[str], everything: bool) -> tup
             f"can only be simulated on complete results and {matrix.source} has cells that were not evaluated: "
             "--missing drop-items or drop-models answers it"
         )
-        unmet += [(name, incomplete) for name in names if name not in DESIGNS and all(name != n for n, _ in unmet)]
+        unmet += [(name, incomplete) for name in names if not has_exact_answer(name) and all(name != n for n, _ in unmet)]
     if unmet and not everything:
         name, why = unmet[0]
         raise MdadError(f"{name} {why}; leave it out of --method (--method all answers the methods these data can serve).")
@@ -190,7 +190,7 @@ def plan_methods(
     if sources_curve and question == "budget":
         raise MdadError("--sources-curve answers --detect or --size, not --budget.")
     names, not_answered = _servable(matrix, method_names(methods), asks_all(methods))
-    simulated = [n for n in names if n not in DESIGNS]
+    simulated = [n for n in names if not has_exact_answer(n)]
     if simulated and matrix.n_missing:
         raise MdadError(
             f"{matrix.source} has cells that were not evaluated; {', '.join(simulated)} can only be simulated on complete "
@@ -272,12 +272,12 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
 
     rows = []
     for name in names:
-        if name in DESIGNS:
-            found = baseline if name == BASELINE else exact_smallest_size(matrix, design=name, start=baseline.smallest, **exact)
+        if has_exact_answer(name):
+            found = baseline if _as_baseline(name) else exact_smallest_size(matrix, design=name, start=baseline.smallest, **exact)
             items = found.smallest
             random_value = random_at(items, baseline.at_smallest)
             fewer = baseline.smallest is None or (items is not None and items < baseline.smallest)
-            beats = items is not None and name != BASELINE and fewer and exact_beats(found.at_smallest, random_value, found.pairs)
+            beats = items is not None and not _as_baseline(name) and fewer and exact_beats(found.at_smallest, random_value, found.pairs)
             rows.append(
                 PlanRow(name, True, items, found.at_smallest, found.at_smallest, found.at_smallest, 0.0, random_value, beats, (), found.pairs)
             )
@@ -307,6 +307,12 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
     return rows
 
 
+def _as_baseline(name: str) -> bool:
+    """Whether the method ``name`` declares the baseline's exact design (uniform random): its answers are the baseline's."""
+    design = method_registry.METHODS.get(name).exact_design()
+    return design is not None and design == method_registry.METHODS.get(BASELINE).exact_design()
+
+
 def exact_beats(value: float, random_value: float, pairs: int) -> bool:
     """Whether an exact design's share beats uniform random's: exact for the pairs at hand, but those
     pairs are a finite sample, so the advantage must exceed PLAN_NOISE_SE binomial standard errors
@@ -318,13 +324,13 @@ def _size_rows(matrix, names, size, options, progress) -> list[PlanRow]:
     baseline = exact_mdad_at_size(matrix, size=size, design=BASELINE, threshold=options["threshold"], seed=options["seed"])
     rows = []
     for name in names:
-        if name in DESIGNS:
+        if has_exact_answer(name):
             found = (
                 baseline
-                if name == BASELINE
+                if _as_baseline(name)
                 else exact_mdad_at_size(matrix, size=size, design=name, threshold=options["threshold"], seed=options["seed"])
             )
-            smaller = name != BASELINE and found.reached and (not baseline.reached or found.mdad < baseline.mdad)
+            smaller = not _as_baseline(name) and found.reached and (not baseline.reached or found.mdad < baseline.mdad)
             beats = smaller and _exact_beats_in_bin(matrix, found.mdad, size, name, options["seed"])
             rows.append(PlanRow(name, True, size, found.mdad, found.mdad, found.mdad, math.nan, baseline.mdad, beats, (), found.pairs))
             continue
@@ -351,13 +357,13 @@ def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanR
     lower, pairs, random_value = exact_agreement_at_size(matrix, detect=detect, size=budget, design=BASELINE, seed=options["seed"], part=part)
     rows = []
     for name in names:
-        if name in DESIGNS:
+        if has_exact_answer(name):
             value = (
                 random_value
-                if name == BASELINE
+                if _as_baseline(name)
                 else exact_agreement_at_size(matrix, detect=detect, size=budget, design=name, seed=options["seed"], part=part)[2]
             )
-            beats = name != BASELINE and exact_beats(value, random_value, pairs)
+            beats = not _as_baseline(name) and exact_beats(value, random_value, pairs)
             rows.append(PlanRow(name, True, budget, value, value, value, 0.0, random_value, beats, (), pairs))
             continue
         sim = simulated_plan(matrix, name, detect=detect, sizes=(budget,), on_runs=progress(name), **_simulated_kwargs(options))

@@ -22,7 +22,7 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, PLAN_NOISE_SE, SOURCE_COUNTS
 from mdad.errors import MdadError
 from mdad.experiment.grid import default_targets
-from mdad.metrics.analytic import DESIGNS
+from mdad.metrics.analytic import has_exact_answer
 from mdad.planning.simulated import simulated_mdad_at_size, simulated_plan
 
 
@@ -99,7 +99,7 @@ def sources_curve(
     >>> curve.counts.tolist()
     [5, 10, 20, 30]
     """
-    if method in DESIGNS:
+    if has_exact_answer(method):
         raise MdadError(f"{method} uses no source models; a sources curve is for methods that learn from them.")
     if (detect is None) == (size is None):
         raise MdadError("A sources curve answers --detect or --size: give exactly one.")

@@ -16,9 +16,15 @@ from pathlib import Path
 from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers.base import RERUN_POLICIES, Reader, ReadOptions, Reruns
 from mdad.errors import MdadError
-from mdad.registry import Registry
+from mdad.registry import LOG, Registry, capital, foreign_failure
 
-READERS: Registry[Reader] = Registry("reader", package="mdad.data.readers", group="mdad.readers")
+
+def _not_a_reader(obj: object) -> str | None:
+    """What keeps ``obj`` from being a reader (None: nothing), for a plug-in's entry point."""
+    return None if isinstance(obj, Reader) else f"it names {type(obj).__name__} {obj!r}, not a mdad.data.readers.base.Reader"
+
+
+READERS: Registry[Reader] = Registry("reader", package="mdad.data.readers", group="mdad.readers", problem=_not_a_reader)
 
 __all__ = [
     "READERS",
@@ -89,7 +95,27 @@ def read_source(
     if unknown:
         what = "a plain score table" if not reader.options else f"{reader.name} results"
         raise MdadError(f"{path} holds {what}, with no {unknown[0]}s to choose from.")
-    return reader.read(path, options)
+    try:
+        matrix = reader.read(path, options)
+    except (MdadError, OSError, MemoryError, RecursionError):
+        raise
+    except Exception as exc:  # an extension's code: one sentence naming it
+        raise foreign_failure(exc, READERS.describe(reader, reader.name), f"to read {path}") from None
+    if not isinstance(matrix, ResponseMatrix):
+        raise MdadError(f"{capital(READERS.describe(reader, reader.name))} read {path} into {type(matrix).__name__}, not a ResponseMatrix.")
+    return matrix
+
+
+def _detects(reader: Reader, path: Path) -> bool:
+    """Whether ``reader`` claims ``path``; a reader whose ``detect`` fails (other than with an MdadError, its one
+    sentence) is reported in one sentence naming it and left out, so that it does not stop the other formats."""
+    try:
+        return bool(reader.detect(path))
+    except (MdadError, MemoryError):
+        raise
+    except Exception as exc:  # an extension's code
+        LOG.warning(f"{foreign_failure(exc, READERS.describe(reader, reader.name), f'to detect whether it reads {path}')} It is left out.")
+        return False
 
 
 def _reader_for(path: Path) -> Reader:
@@ -97,7 +123,7 @@ def _reader_for(path: Path) -> Reader:
         raise MdadError(f"No such file or folder: {path}.")
     if not path.is_file() and not path.is_dir():
         raise MdadError(f"{path} is neither a file nor a folder (a pipe or a device?); give a results file or folder.")
-    claimed = [reader for reader in readers() if reader.detect(path)]
+    claimed = [reader for reader in readers() if _detects(reader, path)]
     specific = [reader for reader in claimed if not reader.fallback]
     if len(specific) > 1:
         raise MdadError(f"{path} holds results in several formats ({', '.join(r.name for r in specific)}); point at one of them.")
@@ -125,6 +151,6 @@ def one_model_hint(path: str | Path, matrix: ResponseMatrix) -> str | None:
 
 def _claims(reader: Reader, path: Path) -> bool:
     try:
-        return reader.detect(path)
+        return _detects(reader, path)
     except MdadError:
         return False
