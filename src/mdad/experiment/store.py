@@ -51,6 +51,7 @@ else:
 from mdad.data.readers.files import KINDS, checked_file
 from mdad.errors import MdadError
 from mdad.outputs import writing
+from mdad.results_version import RESULTS_VERSION
 from mdad.wording import plural
 
 CONFIG_FILE = "config.json"
@@ -168,17 +169,14 @@ class ResultStore:
     def _merge_config(self, path: Path, old: dict | None, config: dict) -> None:
         """Write config.json: the settings of this run over the old ones, the methods, sizes and source counts of
         both, and every command that wrote the folder (``commands``, in the order they first did)."""
+        earlier = commands(old) if old is not None else []
         if old is not None:
             merged = {**old, **config}
             for key in ("methods", "sizes", "sources"):
                 merged[key] = sorted(set(old.get(key, [])) | set(config.get(key, [])), key=str)
             config = merged
-            commands = old.get("commands")
-            earlier: list = commands if isinstance(commands, list) else [old["command"]] if "command" in old else []
-        else:
-            earlier = []
         if "command" in config:
-            config = {**config, "commands": list(dict.fromkeys([*map(str, earlier), str(config["command"])]))}
+            config = {**config, "commands": list(dict.fromkeys([*earlier, str(config["command"])]))}
         _atomic_write_text(path, json.dumps(config, indent=2))
 
     # ---- the index: what every file holds and was computed for ----------------------------
@@ -189,6 +187,17 @@ class ResultStore:
             config = self._config_or_empty()
             return {key: config.get(key) for key in IDENTITY_KEYS}
         return self._experiment
+
+    def version_note(self) -> str | None:
+        """A sentence when the store was written under another results version than this code's (None: the same)."""
+        there = self.experiment().get("results_version")
+        if there == RESULTS_VERSION:
+            return None
+        written = "before results versions" if there is None else f"under results version {there}"
+        return (
+            f"{self.root} was written {written}, and this mdad writes results version {RESULTS_VERSION}: the tables and the "
+            "report show the numbers as that code computed them, and 'mdad run' does not resume the folder."
+        )
 
     def versioned(self) -> bool:
         """Whether the store records results versions (and so an index that vouches for every file)."""
@@ -460,6 +469,14 @@ class ResultStore:
             value if isinstance(value := config.get(key), list) else None  # type: ignore[return-value]
             for key in ("methods", "sizes", "sources")
         )
+
+
+def commands(config: dict) -> list[str]:
+    """Every command that wrote a results folder, first to last, as its config.json records them."""
+    listed = config.get("commands")
+    if isinstance(listed, list):
+        return [str(command) for command in listed]
+    return [str(config["command"])] if config.get("command") else []
 
 
 def _not_a_file(path: Path) -> str | None:
