@@ -185,7 +185,9 @@ class ResultStore:
         writing into it, else the one config.json records."""
         if self._experiment is None:
             config = self._config_or_empty()
-            return {key: config.get(key) for key in IDENTITY_KEYS}
+            if not config:  # no settings yet: nothing to keep
+                return dict.fromkeys(IDENTITY_KEYS)
+            self._experiment = {key: config.get(key) for key in IDENTITY_KEYS}
         return self._experiment
 
     def version_note(self) -> str | None:
