@@ -215,6 +215,18 @@ def test_a_deleted_config_does_not_let_another_seed_reuse_the_cells(tmp_path):
     assert _snapshot(out) == before
 
 
+def test_a_config_edited_to_another_seed_does_not_let_that_seed_reuse_the_cells(tmp_path):
+    out = tmp_path / "o"
+    _experiment(out).run(workers=1)
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "seed": 1}))
+    before = _snapshot(out)
+    with pytest.raises(MdadError) as caught:
+        _experiment(out, seed=1).run(workers=1)
+    assert str(caught.value) == f"{out} holds results of a different experiment (seed: 0 there, 1 now; by index.json); use another output folder."
+    assert _snapshot(out) == before
+
+
 def test_with_config_and_index_deleted_each_cell_is_recomputed_not_reused(tmp_path):
     out, fresh = tmp_path / "o", tmp_path / "fresh"
     _experiment(out).run(workers=1)

@@ -145,7 +145,7 @@ class ResultStore:
                 old = self.read_config() if path.is_file() else None
                 if old is not None:
                     self._refuse_other({key: old.get(key) for key in IDENTITY_KEYS}, experiment, "")
-                notes = self._open_index(experiment)
+                notes = self._open_index(experiment, old is None)
                 self._merge_config(path, old, config)
                 self._experiment = experiment
                 return notes
@@ -210,14 +210,14 @@ class ResultStore:
         identity = {**self.experiment(), "method": cell.method, "size": cell.size, "sources": cell.sources}
         return identity if first_run is None else {**identity, "first_run": first_run, "stop_run": stop_run}
 
-    def _open_index(self, experiment: dict) -> list[str]:
+    def _open_index(self, experiment: dict, config_missing: bool) -> list[str]:
         """Check (refusing another experiment's) or create index.json; an unreadable one is set aside."""
         index, problem = _read_index(self.root / INDEX_FILE)
         notes = []
         if problem is not None:
             notes.append(self.set_aside(INDEX_FILE, problem, "every file it vouched for is computed again"))
         elif index is not None:
-            self._refuse_other(index["experiment"], experiment, f"; by {INDEX_FILE}, as {CONFIG_FILE} is missing")
+            self._refuse_other(index["experiment"], experiment, f"; by {INDEX_FILE}" + (f", as {CONFIG_FILE} is missing" if config_missing else ""))
         if index is None or problem is not None:
             index = {"format": INDEX_FORMAT, "experiment": experiment, "files": {}}
             _atomic_write_text(self.root / INDEX_FILE, json.dumps(index, indent=1))
