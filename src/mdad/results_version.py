@@ -13,3 +13,12 @@ CHANGELOG.md. A change that moves no chosen item and no estimate keeps the versi
 from __future__ import annotations
 
 RESULTS_VERSION = 1
+
+
+def written_under(version: int | None) -> str:
+    """When a stored result was written, in words.
+
+    >>> written_under(2), written_under(None)
+    ('under results version 2', 'before results versions')
+    """
+    return "before results versions" if version is None else f"under results version {version}"

@@ -51,7 +51,7 @@ else:
 from mdad.data.readers.files import KINDS, checked_file
 from mdad.errors import MdadError
 from mdad.outputs import writing
-from mdad.results_version import RESULTS_VERSION
+from mdad.results_version import RESULTS_VERSION, written_under
 from mdad.wording import plural
 
 CONFIG_FILE = "config.json"
@@ -155,9 +155,8 @@ class ResultStore:
         for key in IDENTITY_KEYS:
             if there.get(key) != now.get(key):
                 if key == "results_version":
-                    written = "before results versions" if there.get(key) is None else f"under results version {there.get(key)}"
                     raise MdadError(
-                        f"{self.root} holds results of other code (written {written}{where}; this mdad writes results version "
+                        f"{self.root} holds results of other code (written {written_under(there.get(key))}{where}; this mdad writes results version "
                         f"{now.get(key)}, whose chosen items or estimates differ, see the changelog); write into another output "
                         f"folder ('mdad report' still reads this one)."
                     )
@@ -195,9 +194,8 @@ class ResultStore:
         there = self.experiment().get("results_version")
         if there == RESULTS_VERSION:
             return None
-        written = "before results versions" if there is None else f"under results version {there}"
         return (
-            f"{self.root} was written {written}, and this mdad writes results version {RESULTS_VERSION}: the tables and the "
+            f"{self.root} was written {written_under(there)}, and this mdad writes results version {RESULTS_VERSION}: the tables and the "
             "report show the numbers as that code computed them, and 'mdad run' does not resume the folder."
         )
 

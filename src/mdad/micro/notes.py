@@ -11,7 +11,7 @@ from mdad.defaults import MIN_CROSSING_PAIRS
 from mdad.metrics.base import METRICS
 from mdad.metrics.pairwise import AgreementCurve, count_pairs, estimability_note
 from mdad.micro.harness import HarnessCommands
-from mdad.results_version import RESULTS_VERSION
+from mdad.results_version import RESULTS_VERSION, written_under
 from mdad.wording import points
 
 
@@ -132,9 +132,8 @@ def version_note(version: int | None) -> str | None:
     """A sentence when a micro-benchmark was written under another results version than this code's (None: the same)."""
     if version == RESULTS_VERSION:
         return None
-    written = "before results versions" if version is None else f"under results version {version}"
     return (
-        f"This micro-benchmark was written {written}, and this mdad computes results version {RESULTS_VERSION}: its items, "
+        f"This micro-benchmark was written {written_under(version)}, and this mdad computes results version {RESULTS_VERSION}: its items, "
         "fitted estimator and assessment are used as that code made them, and selecting again may choose other items "
         "or estimate differently (the changelog says what changed)."
     )
