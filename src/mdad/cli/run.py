@@ -248,7 +248,7 @@ def print_start(experiment: Experiment, builtin: BuiltinDataset | None) -> int:
         blocks_note = f" (and {plural(kept_blocks, 'finished block')} of runs of the others)" if kept_blocks else ""
         console.print(literal(f"Resuming: {total - pending} of {total} cells are already in {store.root}{blocks_note}."), highlight=False)
     if note := earlier_cells_note(experiment):
-        err_console.print(f"[yellow]{literal(note)}[/yellow]", soft_wrap=True, highlight=False)
+        err_console.print(f"[yellow]{literal(note)}[/yellow]", highlight=False)
     return pending
 
 
@@ -298,7 +298,7 @@ def report(
         )
     print_table(outputs.summary, threshold if threshold is not None else store.read_config().get("threshold", DEFAULT_THRESHOLD))
     if note := store.version_note():
-        err_console.print(f"[yellow]{literal(note)}[/yellow]", soft_wrap=True, highlight=False)
+        err_console.print(f"[yellow]{literal(note)}[/yellow]", highlight=False)
     console.print(f"Report: {literal(outputs.report)}", highlight=False)
     if outputs.figure_files:
         console.print(f"Figures: {literal(out)}/figures/ ({len(outputs.figure_files)} {figures} files)", highlight=False)

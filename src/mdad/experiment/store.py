@@ -248,12 +248,12 @@ class ResultStore:
             return f"{INDEX_FILE} records it as computed for other settings"
         return None
 
-    def _put(self, relative: str, payload: bytes, identity: dict) -> None:
-        """Write a file (temporary name, then rename) and record its checksum and identity in the index first:
-        a killed run leaves at most an entry without its file, never a file the index does not vouch for."""
+    def _put(self, relative: str, payload: bytes, identity: dict, tmp_name: str) -> None:
+        """Write a file (as ``tmp_name`` beside it, then renamed) and record its checksum and identity in the index
+        first: a killed run leaves at most an entry without its file, never a file the index does not vouch for."""
         path = self.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+        tmp = path.with_name(tmp_name)
         with writing(path, "the results file"), uninterrupted():  # a full disk names the file
             tmp.write_bytes(payload)
             self._record({relative: {"sha256": hashlib.sha256(payload).hexdigest(), "identity": _digest(identity)}})
@@ -321,7 +321,7 @@ class ResultStore:
         sink = io.BytesIO()
         with writing(self.root / cell.relative_path, "the results file"):
             pq.write_table(table, sink)
-        self._put(cell.relative_path, sink.getvalue(), identity)
+        self._put(cell.relative_path, sink.getvalue(), identity, f"{Path(cell.relative_path).stem}.tmp-{os.getpid()}")
 
     def read(self, cell: Cell) -> pd.DataFrame:
         """The cell's frame; a damaged file is an error naming it and how to recover."""
@@ -398,7 +398,8 @@ class ResultStore:
         """Keep the records (runs x targets of BLOCK_DTYPE) of runs first_run to stop_run - 1."""
         sink = io.BytesIO()
         np.save(sink, np.asarray(records, dtype=BLOCK_DTYPE), allow_pickle=False)
-        self._put(cell.block_path(first_run, stop_run), sink.getvalue(), self.identity(cell, first_run, stop_run))
+        path = Path(cell.block_path(first_run, stop_run))  # a killed write's temporary file goes with the cell's blocks
+        self._put(str(path), sink.getvalue(), self.identity(cell, first_run, stop_run), f"{path.stem}.tmp-{os.getpid()}.npy")
 
     def read_block(self, cell: Cell, first_run: int, stop_run: int) -> np.ndarray:
         path = self.root / cell.block_path(first_run, stop_run)
