@@ -6,8 +6,9 @@ another results version is not resumed (its cells would mix numbers of two codes
 ``mdad estimate`` says when a micro.json was written under another one.
 
 The bump rule: add one whenever a change moves chosen items or estimates on purpose, which is
-whenever the golden grid (tests/fixtures/grid_golden.json) is recorded again, and say so in
-CHANGELOG.md. A change that moves no chosen item and no estimate keeps the version.
+whenever the golden grid (tests/fixtures/grid_golden.json) is recorded again with cells that
+moved, and say so in CHANGELOG.md (CONTRIBUTING.md says how). A change that moves no chosen item
+and no estimate (a new method's cells added to the grid included) keeps the version.
 """
 
 from __future__ import annotations
