@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mdad.outputs",
             "mdad.registry",
             "mdad.estimates",
+            "mdad.results_version",
         ),
     ),
     ("data", ("mdad.data",)),

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 from test_hostile_inputs import one_error, runner, small_experiment, small_store
 
 from mdad.cli import app
 from mdad.errors import MdadError
+from mdad.experiment.store import BLOCK_DTYPE
 
 CELL_EDITS = {
     "2 of its 3 runs": (lambda f: f[f["run"] < 2], "it holds 2 runs of the 3 of each cell"),
@@ -60,28 +62,11 @@ def test_a_block_of_runs_with_the_wrong_number_of_targets_is_set_aside(tmp_path)
     (out / "cells" / "random" / "k5-s6.parquet").unlink()
     block = out / "cells" / "random" / "partial" / "k5-s6-r0-5.npy"
     block.parent.mkdir(parents=True)
-    np.save(block, np.zeros((5, 3), dtype=[("estimate", np.float64), ("flagged", np.float64)]))  # 4 targets per run
+    np.save(block, np.zeros((5, 3), dtype=BLOCK_DTYPE))  # 4 targets per run
     again = small_experiment(out, sizes=(5,), runs=10)
     frames = again.run(workers=1, runs_per_task=5).frames
     pd.testing.assert_frame_equal(next(iter(frames.values())), next(iter(expected.values())))
     assert any("k5-s6-r0-5.npy was damaged (it holds estimates of 3 targets per run, not 4)" in note for note in again.recovered)
-
-
-def test_a_block_written_before_blocks_held_items_used_is_resumed(tmp_path):
-    """Blocks of (estimate, flagged) from an older mdad are read, not recomputed (their marked estimates are kept)."""
-    out = tmp_path / "o"
-    expected = next(iter(small_experiment(out, sizes=(5,), runs=10).run(workers=1, runs_per_task=5).frames.values()))
-    (out / "cells" / "random" / "k5-s6.parquet").unlink()
-    block = out / "cells" / "random" / "partial" / "k5-s6-r0-5.npy"
-    block.parent.mkdir(parents=True)
-    old = np.zeros((5, 4), dtype=[("estimate", np.float64), ("flagged", np.float64)])
-    old["estimate"], old["flagged"] = 0.5, np.nan  # a value no run of this matrix gives every target
-    np.save(block, old)
-    again = small_experiment(out, sizes=(5,), runs=10)
-    resumed = next(iter(again.run(workers=1, runs_per_task=5).frames.values()))
-    assert (resumed["estimate"].to_numpy()[:20] == 0.5).all() and not (expected["estimate"].to_numpy()[:20] == 0.5).all()
-    pd.testing.assert_frame_equal(resumed.iloc[20:], expected.iloc[20:])
-    assert "flagged" not in resumed and "items_used" not in resumed and not again.recovered
 
 
 def test_a_stray_cell_file_is_named_by_report(tmp_path):
@@ -96,7 +81,7 @@ def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
     def full(self, path, *args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")  # as a write() fails: no file name
 
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", full)
+    monkeypatch.setattr(pq, "write_table", full)
     with pytest.raises(MdadError, match=r"Could not write the results file .*k5-s6\.parquet: No space left on device"):
         small_experiment(tmp_path / "o").run(workers=1)
 

@@ -10,8 +10,10 @@ others with 1 and 2 in turn (docs/reproducibility.md).
 
 The matrices come from a fixed textbook simulation (tests/sim_params.py), so a new calibration
 of the simulator's defaults does not move them. Regenerate only on purpose, when a change of
-numbers is intended, and say why in docs/deviations.md:
-``python tests/test_perf_identical.py --write``.
+numbers is intended, and say why in docs/deviations.md and CHANGELOG.md:
+``python tests/test_perf_identical.py --write``. The file records the results version it was
+recorded under (mdad.results_version): ``--write`` refuses to record a grid whose recorded cells
+moved until RESULTS_VERSION is raised, and the test fails until a raised version is recorded.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from mdad import methods as method_registry
 from mdad.data import simulate
 from mdad.experiment.grid import Task, task_outcomes
 from mdad.experiment.splits import make_splits
+from mdad.results_version import RESULTS_VERSION
 
 sys.path.insert(0, str(Path(__file__).parent))
 from sim_params import TEXTBOOK_2PL
@@ -77,6 +80,19 @@ def grid(case: str) -> dict[str, dict[str, list]]:
     return out
 
 
+def moved_cells(now: dict, recorded: dict) -> list[str]:
+    """The recorded cells whose chosen items or estimates differ in ``now`` (cells only one side has are not counted)."""
+    return [
+        key
+        for key, cell in recorded.items()
+        if key in now
+        and (
+            now[key]["items"] != cell["items"]
+            or not np.allclose(now[key]["estimates"], cell["estimates"], rtol=0, atol=ESTIMATE_TOLERANCE, equal_nan=True)
+        )
+    ]
+
+
 def assert_same_grid(now: dict, recorded: dict, where: str) -> None:
     assert sorted(now) == sorted(recorded), where
     moved = [key for key in recorded if now[key]["items"] != recorded[key]["items"]]
@@ -88,6 +104,35 @@ def assert_same_grid(now: dict, recorded: dict, where: str) -> None:
 @pytest.fixture(scope="module")
 def golden() -> dict:
     return json.loads(GOLDEN.read_text())
+
+
+def test_the_golden_grid_was_recorded_under_this_results_version(golden):
+    assert golden["results_version"] == RESULTS_VERSION, (
+        f"{GOLDEN.name} was recorded under results version {golden['results_version']}, and RESULTS_VERSION is "
+        f"{RESULTS_VERSION}: record it again (python tests/test_perf_identical.py --write)"
+    )
+
+
+def test_moved_cells_are_the_recorded_cells_whose_items_or_estimates_differ():
+    recorded = {"a": {"items": [[1, 2]], "estimates": [[0.5]]}, "b": {"items": [[3]], "estimates": [[0.25]]}}
+    assert moved_cells(recorded, recorded) == []
+    assert moved_cells({**recorded, "new": {"items": [[9]], "estimates": [[0.0]]}}, recorded) == []  # a cell added
+    assert moved_cells({**recorded, "a": {"items": [[2, 1]], "estimates": [[0.5]]}}, recorded) == ["a"]
+    assert moved_cells({**recorded, "b": {"items": [[3]], "estimates": [[0.25 + 1e-6]]}}, recorded) == ["b"]
+    assert moved_cells({**recorded, "b": {"items": [[3]], "estimates": [[0.25 + 1e-12]]}}, recorded) == []
+
+
+def write_golden() -> None:
+    """Record the grid, refusing when recorded cells moved under the results version they were recorded with."""
+    now = {case: grid(case) for case in CASES}
+    recorded = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
+    moved = [f"{case}: {key}" for case in CASES if case in recorded for key in moved_cells(now[case], recorded[case])]
+    if moved and recorded.get("results_version") == RESULTS_VERSION:
+        sys.exit(
+            f"{len(moved)} recorded cells moved (e.g. {', '.join(moved[:3])}): raise RESULTS_VERSION in "
+            "src/mdad/results_version.py, say why in CHANGELOG.md and docs/deviations.md, then record again."
+        )
+    GOLDEN.write_text(json.dumps({"results_version": RESULTS_VERSION, **now}, separators=(",", ":")))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -137,6 +182,6 @@ def test_same_items_under_every_blas_kernel_and_thread_count(golden):
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--write"]:
-        GOLDEN.write_text(json.dumps({case: grid(case) for case in CASES}, separators=(",", ":")))
+        write_golden()
     elif sys.argv[1:] == ["--print"]:
         print(json.dumps({case: grid(case) for case in CASES}))

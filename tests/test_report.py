@@ -58,10 +58,11 @@ def test_not_reached_is_never_a_number(built_report):
     assert "not reached" in text and not re.search(r"\bnan\b", text, re.IGNORECASE)
 
 
-def test_rebuild_from_config_and_cells_alone_gives_the_same_page(built_report, tmp_path):
+def test_rebuild_from_config_index_and_cells_alone_gives_the_same_page(built_report, tmp_path):
     copy = tmp_path / "copy"
     copy.mkdir()
     shutil.copy(built_report / "config.json", copy / "config.json")
+    shutil.copy(built_report / "index.json", copy / "index.json")
     shutil.copytree(built_report / "cells", copy / "cells")
     result = runner.invoke(app, ["report", str(copy)])
     assert result.exit_code == 0, result.output
@@ -75,6 +76,7 @@ def test_one_process_builds_the_same_page_and_figures_as_several(built_report, t
     copy = tmp_path / "copy"
     copy.mkdir()
     shutil.copy(built_report / "config.json", copy / "config.json")
+    shutil.copy(built_report / "index.json", copy / "index.json")
     shutil.copytree(built_report / "cells", copy / "cells")
     result = runner.invoke(app, ["report", str(copy), "--workers", "1", "--figures", "svg"])
     assert result.exit_code == 0, result.output
@@ -313,6 +315,7 @@ def test_the_summary_is_handed_over_once_while_the_figures_are_drawn(built_repor
     copy = tmp_path / "copy"
     copy.mkdir()
     shutil.copy(built_report / "config.json", copy / "config.json")
+    shutil.copy(built_report / "index.json", copy / "index.json")
     shutil.copytree(built_report / "cells", copy / "cells")
     calls = []
     outputs = build_outputs(

@@ -20,6 +20,7 @@ from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
 from mdad.outputs import check_output_folder
+from mdad.wording import plural
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,6 +144,32 @@ def run_into_folder(
             frames=result.frames,  # as stored: the evaluation's workers need not read every cell again
             on_summary=on_summary,
         )
+
+
+def earlier_cells_note(experiment: Experiment) -> str | None:
+    """One sentence when the experiment's folder holds cells that it did not ask for (written by earlier
+    commands into the same folder), which its tables and report show too; None when it holds none."""
+    store = experiment.store
+    if store is None:
+        return None
+    asked = set(experiment.cells())
+    extra = [cell for cell in store.cells(strict=False) if cell not in asked]
+    if not extra:
+        return None
+    config = experiment.config
+    parts = [
+        f"{what} {', '.join(map(str, values))}"
+        for what, values in (
+            ("methods", sorted({c.method for c in extra} - set(config.methods))),
+            ("sizes", sorted({c.size for c in extra} - set(config.sizes))),
+            ("source counts", sorted({c.sources for c in extra} - set(config.sources))),
+        )
+        if values
+    ]
+    return (
+        f"{store.root} also holds {plural(len(extra), 'cell')} of earlier commands ({'; '.join(parts)}), which the tables and "
+        f"the report show beside the {plural(len(asked), 'cell')} asked for; config.json lists every command that wrote the folder."
+    )
 
 
 def _load_report() -> None:

@@ -47,7 +47,7 @@ from mdad.methods.names import parse as parse_method
 from mdad.metrics.pairwise import count_pairs
 from mdad.outputs import check_output_folder, check_outputs_apart
 from mdad.report.tables import MARK, NOT_ESTIMABLE, NOT_REACHED, format_exact, format_mdad, warnings, wide_summary
-from mdad.workflow import RunOptions, run_into_folder
+from mdad.workflow import RunOptions, earlier_cells_note, run_into_folder
 
 
 def with_stop_rules(method_names: list[str], thresholds: list[str]) -> list[str]:
@@ -252,6 +252,8 @@ def print_start(experiment: Experiment, builtin: BuiltinDataset | None) -> int:
     if pending < total or kept_blocks:
         blocks_note = f" (and {plural(kept_blocks, 'finished block')} of runs of the others)" if kept_blocks else ""
         console.print(literal(f"Resuming: {total - pending} of {total} cells are already in {store.root}{blocks_note}."), highlight=False)
+    if note := earlier_cells_note(experiment):
+        err_console.print(f"[yellow]{literal(note)}[/yellow]", highlight=False)
     return pending
 
 
@@ -301,6 +303,8 @@ def report(
             on_phase=lambda text: console.print(literal(text), highlight=False),
         )
     print_results(outputs.summary, outputs.exact, threshold if threshold is not None else stored.get("threshold", DEFAULT_THRESHOLD), verbose)
+    if note := store.version_note():
+        err_console.print(f"[yellow]{literal(note)}[/yellow]", highlight=False)
     console.print(f"Report: {literal(outputs.report)}", highlight=False)
     if outputs.figure_files:
         console.print(f"Figures: {literal(out)}/figures/ ({len(outputs.figure_files)} {figures} files)", highlight=False)

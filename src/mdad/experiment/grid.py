@@ -27,6 +27,7 @@ from mdad.experiment.store import BLOCK_DTYPE, Cell, ResultStore
 from mdad.methods.base import Outcome, SourceView, check_size
 from mdad.methods.names import canonical, parse
 from mdad.methods.per_subtask import allocate
+from mdad.results_version import RESULTS_VERSION
 from mdad.seeding import rng_for
 
 RUNS_PER_TASK = 5  # runs per task: the unit of parallel work and of what an interrupted run keeps
@@ -340,6 +341,7 @@ class Experiment:
         """What the stored numbers depend on, written to config.json."""
         c = self.config
         return {
+            "results_version": RESULTS_VERSION,
             "data_source": self.matrix.source,
             "simulated": self.matrix.simulated,
             "data_fingerprint": fingerprint(self.matrix),
@@ -368,11 +370,12 @@ class Experiment:
         """Create the store, or check that it holds this experiment's results (an error otherwise).
 
         Blocks of runs left beside a finished cell (a run killed between writing the cell and
-        removing its blocks) are removed. Damaged files of this grid are moved aside to be
-        computed again; ``recovered`` says which, one sentence each."""
+        removing its blocks) are removed. Damaged files of this grid (unreadable, or not what the
+        store's index vouches for) are moved aside to be computed again; ``recovered`` says which,
+        one sentence each."""
         if self.store is None:
             return
-        self.store.open_for({**self.identity(), **(extra_config or {})})
+        self.recovered += self.store.open_for({**self.identity(), **(extra_config or {})})
         with self.store.locked():
             self.recovered += self.store.set_aside_damaged(self.cells())
             for cell in self.cells():

@@ -20,7 +20,7 @@ from mdad.errors import MdadError
 from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities, written
 from mdad.micro.audit import audit_sentences
 from mdad.micro.comparison import Comparison, format_probability
-from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment
+from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment, version_note
 from mdad.micro.selected import SelectedMicroBenchmark, model_rows
 from mdad.micro.trust import OFF_POPULATION_ORDER_MARK, design_of
 from mdad.wording import plural
@@ -368,6 +368,8 @@ def _notes(
     beyond = beyond_sources_note(chosen.best_source_accuracy, intervals.estimate, intervals.kind)
     if beyond:
         notes.append(Note(beyond, warning=True))
+    if (version := version_note(chosen.results_version)) is not None:
+        notes.append(Note(version, warning=True))
     if chosen.assessment is None:
         notes.append(Note("This micro-benchmark carries no assessment (select with --assess-runs > 0 to measure its MDAD)."))
     else:

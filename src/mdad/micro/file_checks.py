@@ -70,6 +70,9 @@ def check_json(data: dict) -> str | None:
     for name in ("data_source", "data_fingerprint"):
         if name in data and not isinstance(data[name], str):
             return f"the field {name!r} must be a text"
+    version = data.get("results_version", 1)
+    if not _whole(version) or version < 1:
+        return f"the field 'results_version' must be a whole number, at least 1, not {_short(version)}"
     if "pool_items" in data and (not _whole(data["pool_items"]) or data["pool_items"] < 1):
         return "the field 'pool_items' must be a whole number of items, at least 1"
     if "size" in data and (not _whole(data["size"]) or data["size"] < 1):

@@ -1,5 +1,8 @@
 """micro.json: the file ``mdad select`` writes and ``mdad estimate`` reads (format ``mdad-microbenchmark/1``).
 
+Its ``results_version`` (mdad.results_version; absent in files written before versions) says which
+code chose the items and fitted the estimator.
+
 It works on the fields of a :class:`mdad.micro.selected.SelectedMicroBenchmark` as a mapping
 (name -> value), so the file format and the micro-benchmark stay one module each: ``encode``
 turns them into JSON values, ``read`` checks a file and gives them back, refusing a broken or
@@ -44,6 +47,7 @@ def encode(fields: dict[str, Any]) -> dict:
     }
     return {
         "format": FORMAT,
+        **({"results_version": fields["results_version"]} if fields["results_version"] is not None else {}),
         "method": fields["method"],
         "size": micro.size,
         "seed": fields["seed"],
@@ -142,6 +146,7 @@ def decode(data: dict) -> dict[str, Any]:
         "pair_prior": PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
         "accuracy_prior": AccuracyPrior.from_json(data["accuracy_prior"]) if data.get("accuracy_prior") else None,
         "audit": AuditItems.from_json(data["audit"]) if data.get("audit") is not None else None,
+        "results_version": data.get("results_version"),
     }
 
 

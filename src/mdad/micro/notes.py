@@ -1,4 +1,4 @@
-"""The sentences that say how far a micro-benchmark's numbers go: its assessment, and models beyond its sources."""
+"""The sentences that say how far a micro-benchmark's numbers go: its assessment, models beyond its sources, the code that made it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from mdad.defaults import MIN_CROSSING_PAIRS
 from mdad.metrics.base import METRICS
 from mdad.metrics.pairwise import AgreementCurve, count_pairs, estimability_note
 from mdad.micro.harness import HarnessCommands
+from mdad.results_version import RESULTS_VERSION, written_under
 from mdad.wording import plural, points
 
 
@@ -125,4 +126,15 @@ def beyond_sources_note(best_source_accuracy: float | None, estimates: np.ndarra
     return (
         f"{above} of the {len(estimates)} models are estimated above every model the micro-benchmark was chosen "
         f"from (the best scored {100 * best:.1f}%). {BEYOND_SOURCES[kind]}"
+    )
+
+
+def version_note(version: int | None) -> str | None:
+    """A sentence when a micro-benchmark was written under another results version than this code's (None: the same)."""
+    if version == RESULTS_VERSION:
+        return None
+    return (
+        f"This micro-benchmark was written {written_under(version)}, and this mdad computes results version {RESULTS_VERSION}: its items, "
+        "fitted estimator and assessment are used as that code made them, and selecting again may choose other items "
+        "or estimate differently (the changelog says what changed)."
     )

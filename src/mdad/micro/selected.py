@@ -42,6 +42,7 @@ from mdad.micro.trust import (
     pair_orders,
 )
 from mdad.registry import foreign_failure
+from mdad.results_version import RESULTS_VERSION
 from mdad.seeding import rng_for
 from mdad.wording import plural
 
@@ -69,6 +70,7 @@ class SelectedMicroBenchmark:
     pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
     accuracy_prior: AccuracyPrior | None = None  # the source models' pool counts (0/1 data; None: older file)
     audit: AuditItems | None = None  # uniformly drawn items that check and correct the estimate (None: none)
+    results_version: int | None = RESULTS_VERSION  # of the code that chose and fitted it (None: a file from before versions)
 
     def __repr__(self) -> str:
         """One short line (the fields hold thousands of numbers)."""

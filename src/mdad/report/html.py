@@ -25,7 +25,7 @@ from mdad.errors import MdadError
 from mdad.experiment.evaluate import VIEWS, evaluate_store_with
 from mdad.experiment.executors import ordered_map
 from mdad.experiment.sizes import size_requests_note
-from mdad.experiment.store import Cell, ResultStore
+from mdad.experiment.store import Cell, ResultStore, commands
 from mdad.methods.names import SUFFIX, parse
 from mdad.outputs import atomic_file, write_bytes, write_csv, write_text, writing
 from mdad.report import figures
@@ -484,6 +484,7 @@ def build_outputs(
         suffix=SUFFIX,
         methods=methods,
         size_note=_size_requests_note(config),
+        commands=commands(config),
         targets_text=targets_text(config),
         pairs_text=pairs_text(summary),
         warnings=warnings(summary),
