@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from sklearn.ensemble import RandomForestRegressor
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV, LeaveOneOut
 from sklearn.neighbors import KNeighborsRegressor
@@ -17,6 +18,8 @@ from typer.testing import CliRunner
 
 from mdad import methods
 from mdad.cli import app
+from mdad.estimators.forest import SETTINGS as FOREST_SETTINGS
+from mdad.estimators.forest import TREES, forest_on
 from mdad.estimators.krr import ALPHAS_BINARY, ALPHAS_CONTINUOUS, DEGREES, kernel_ridge_on
 from mdad.estimators.neighbours import NEIGHBOURS, neighbours_on
 from mdad.methods import SourceView
@@ -150,7 +153,7 @@ def test_tied_neighbours_go_to_the_earlier_source():
     assert replace(micro, n_neighbors=2).estimate(target)[0] == pytest.approx(0.75)
 
 
-@pytest.mark.parametrize("name", ["mrmr-krr", "disco", "anchor-points@estimator=krr", "random@estimator=knn@per-subtask"])
+@pytest.mark.parametrize("name", ["mrmr-krr", "disco", "anchor-points@estimator=krr", "random@estimator=knn@per-subtask", "disco@estimator=forest"])
 def test_new_methods_and_pairs_keep_the_contract(name):
     check_method(name)
 
@@ -170,3 +173,25 @@ def test_mrmr_and_disco_run_on_a_real_leaderboard(shared_data_dir, tmp_path):
     assert result.exit_code == 0, result.output
     for name in ("mrmr-krr", "disco", "lasso"):
         assert name in result.output
+
+
+def test_forest_predicts_as_scikit_learn_and_keeps_the_setting_of_least_out_of_bag_error():
+    rng = np.random.default_rng(9)
+    ability = rng.normal(size=60)
+    gold = 1 / (1 + np.exp(-(ability[:, None] - rng.normal(size=25) + rng.normal(0, 0.5, (60, 25)))))
+    view = SourceView.from_arrays((gold > 0.5).astype(float), gold)
+    items = np.arange(0, 25, 2)
+    micro = forest_on(view, items, np.random.default_rng(3))
+    seed = int(np.random.default_rng(3).integers(2**31 - 1))
+    accuracy = view.scores.astype(np.float64).mean(axis=1)
+    fits = [
+        RandomForestRegressor(n_estimators=TREES, min_samples_leaf=leaf, max_features=share, oob_score=True, random_state=seed, n_jobs=1).fit(
+            gold[:, items], accuracy
+        )
+        for leaf, share in FOREST_SETTINGS
+    ]
+    best = fits[int(np.argmin([np.mean(np.abs(f.oob_prediction_ - accuracy)) for f in fits]))]
+    targets = rng.random((9, 25))
+    np.testing.assert_allclose(micro.estimate((targets > 0.5)[:, items], targets[:, items]), best.predict(targets[:, items]), atol=1e-12)
+    again = forest_on(view, items, np.random.default_rng(3))
+    np.testing.assert_array_equal(again.threshold, micro.threshold)

@@ -34,12 +34,12 @@ def test_names_are_read_in_any_suffix_order_and_written_in_one():
     assert parse("random@estimator=krr").design is None  # a learned estimate: no random design, no exact interval
 
 
-@pytest.mark.parametrize("estimator", ["krr", "ridge", "knn"])
+@pytest.mark.parametrize("estimator", ["krr", "ridge", "knn", "forest"])
 def test_a_pair_keeps_the_methods_items_and_fits_the_estimator_on_them(view, estimator):
     own = methods.get("anchor-points").select(view, 15, rng_for(0, "pair"))
     paired = methods.get(f"anchor-points@estimator={estimator}").select(view, 15, rng_for(0, "pair"))
     np.testing.assert_array_equal(paired.items, own.items)
-    assert paired.kind == {"krr": "kernel-ridge", "ridge": "ridge-regression", "knn": "nearest-neighbours"}[estimator]
+    assert paired.kind == {"krr": "kernel-ridge", "ridge": "ridge-regression", "knn": "nearest-neighbours", "forest": "random-forest"}[estimator]
 
 
 def test_the_kernel_ridge_pair_estimates_as_kernel_ridge_on_the_same_items(view, small_sim):
@@ -50,7 +50,7 @@ def test_the_kernel_ridge_pair_estimates_as_kernel_ridge_on_the_same_items(view,
 
 
 def test_a_saved_pair_estimates_the_same_after_loading(view, small_sim):
-    for name in ("anchor-points@estimator=krr", "disco", "mrmr-krr@per-subtask"):
+    for name in ("anchor-points@estimator=krr", "disco", "mrmr-krr@per-subtask", "disco@estimator=forest"):
         micro = methods.get(name).select(view, 12, rng_for(2, "pair"))
         rebuilt = MicroBenchmark.from_params(json.loads(json.dumps(micro.estimator_params())), micro.items)
         scores, gold = small_sim.scores[80:, micro.items], small_sim.gold_prob()[80:, micro.items]
