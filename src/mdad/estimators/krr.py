@@ -32,19 +32,25 @@ DEGREES = (1, 2, 3)
 ALPHAS_BINARY = (0.1, 0.316227766, 1.0, 3.16227766, 10.0)  # the reference's np.logspace(-1, 1, 5) on 0/1 scores
 ALPHAS_CONTINUOUS = (0.01, 0.0316227766, 0.1, 0.316227766, 1.0, 3.16227766, 10.0, 31.6227766, 100.0)  # np.logspace(-2, 2, 9)
 COEF0 = 1.0
-ROWS_AT_ONCE = 256  # targets per block of the element-wise kernel
+BLOCK_ELEMENTS = 2**22  # products per block of the element-wise kernel (32 MB)
 
 
-def poly_kernel(x: np.ndarray, train: np.ndarray, degree: int, gamma: float, coef0: float = COEF0) -> np.ndarray:
-    """(gamma <x, t> + coef0)^degree between every row of ``x`` and every row of ``train``, by element-wise
-    products summed by numpy (not a BLAS product), so that a row's values do not depend on the other rows."""
+def inner_products(x: np.ndarray, train: np.ndarray) -> np.ndarray:
+    """<x_i, t_j> between every row of ``x`` and every row of ``train``, by element-wise products summed by numpy
+    (not a BLAS product), so that a row's values do not depend on the other rows; in blocks of rows of about
+    BLOCK_ELEMENTS products."""
     x = np.asarray(x, dtype=np.float64)
     train = np.asarray(train, dtype=np.float64)
     out = np.empty((len(x), len(train)))
-    for start in range(0, len(x), ROWS_AT_ONCE):
-        block = x[start : start + ROWS_AT_ONCE]
-        out[start : start + ROWS_AT_ONCE] = (block[:, None, :] * train[None, :, :]).sum(axis=2)
-    return (gamma * out + coef0) ** degree
+    rows = max(1, BLOCK_ELEMENTS // max(train.size, 1))
+    for start in range(0, len(x), rows):
+        out[start : start + rows] = (x[start : start + rows, None, :] * train[None, :, :]).sum(axis=2)
+    return out
+
+
+def poly_kernel(x: np.ndarray, train: np.ndarray, degree: int, gamma: float, coef0: float = COEF0) -> np.ndarray:
+    """(gamma <x, t> + coef0)^degree between every row of ``x`` and every row of ``train`` (``inner_products``)."""
+    return (gamma * inner_products(x, train) + coef0) ** degree
 
 
 def loo_errors(kernel: np.ndarray, y: np.ndarray, alphas: tuple[float, ...]) -> np.ndarray:
@@ -101,7 +107,8 @@ def kernel_ridge_on(scores: np.ndarray, items: np.ndarray, target: np.ndarray | 
     alphas = ALPHAS_BINARY if binary else ALPHAS_CONTINUOUS
     gamma = 1.0 / max(len(items), 1)
     grid = [(degree, alpha) for degree in DEGREES for alpha in alphas]
-    errors = np.concatenate([loo_errors(poly_kernel(x, x, degree, gamma), y, alphas) for degree in DEGREES])
+    inner = inner_products(x, x)
+    errors = np.concatenate([loo_errors((gamma * inner + COEF0) ** degree, y, alphas) for degree in DEGREES])
     degree, alpha = grid[int(np.argmin(snap(errors)))]  # the first of equals: lower degree, then smaller penalty
     fit = KernelRidge(alpha=alpha, kernel="poly", degree=degree, gamma=gamma, coef0=COEF0).fit(x, y)
     return KernelRidgeEstimate(

@@ -27,7 +27,7 @@ from mdad.methods.base import MicroBenchmark, SourceView
 from mdad.methods.ridge import filled, item_means, pool_accuracy
 
 NEIGHBOURS = (1, 2, 3, 5, 8, 13, 21)
-ROWS_AT_ONCE = 256  # targets per block of the element-wise distances
+BLOCK_ELEMENTS = 2**22  # differences per block of the element-wise distances (32 MB)
 
 
 def squared_distances(x: np.ndarray, train: np.ndarray) -> np.ndarray:
@@ -37,9 +37,10 @@ def squared_distances(x: np.ndarray, train: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     train = np.asarray(train, dtype=np.float64)
     out = np.empty((len(x), len(train)))
-    for start in range(0, len(x), ROWS_AT_ONCE):
-        block = x[start : start + ROWS_AT_ONCE, None, :] - train[None, :, :]
-        out[start : start + ROWS_AT_ONCE] = (block * block).sum(axis=2)
+    rows = max(1, BLOCK_ELEMENTS // max(train.size, 1))
+    for start in range(0, len(x), rows):
+        block = x[start : start + rows, None, :] - train[None, :, :]
+        out[start : start + rows] = (block * block).sum(axis=2)
     scale = float(max(train.shape[1], 1))
     return snap(np.append(out.ravel(), scale))[:-1].reshape(out.shape)
 
