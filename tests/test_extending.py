@@ -1,4 +1,4 @@
-"""docs/extending.md holds: one new file adds a method, a reader or a metric; an installed package adds them by entry points.
+"""docs/extending.md holds: one new file adds a method, an estimator, a reader or a metric; an installed package adds them by entry points.
 
 Each test runs a fresh Python in a subprocess: the extension must be found by discovery, not by
 anything this test process imported.
@@ -31,9 +31,14 @@ def run_python(code: str, pythonpath: Path, cwd: Path) -> subprocess.CompletedPr
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-def test_one_new_file_each_adds_a_method_a_reader_and_a_metric(tmp_path):
+def test_one_new_file_each_adds_a_method_an_estimator_a_reader_and_a_metric(tmp_path):
     files = doc_files()
-    assert sorted(files) == ["src/mdad/data/readers/scores_json.py", "src/mdad/methods/difficulty_spread.py", "src/mdad/metrics/within_one_point.py"]
+    assert sorted(files) == [
+        "src/mdad/data/readers/scores_json.py",
+        "src/mdad/estimators/calibrated_mean.py",
+        "src/mdad/methods/difficulty_spread.py",
+        "src/mdad/metrics/within_one_point.py",
+    ]
     copy = tmp_path / "src"
     shutil.copytree(Path(mdad.__file__).parent, copy / "mdad", ignore=shutil.ignore_patterns("__pycache__"))
     for path, code in files.items():
@@ -54,6 +59,9 @@ def test_one_new_file_each_adds_a_method_a_reader_and_a_metric(tmp_path):
         listed = CliRunner().invoke(app, ["methods"]).output
         assert "difficulty-spread" in listed and listed.index("aipw") < listed.index("difficulty-spread"), listed
         check_method("difficulty-spread")
+        check_method("anchor-points@estimator=calibrated-mean")
+        check_method("difficulty-spread@estimator=calibrated-mean@per-subtask")
+        assert "calibrated-mean" in mdad.methods.estimators()
 
         matrix = mdad.load({str(sample)!r})
         assert detect_format({str(sample)!r}) == "scores-json" and matrix.scores.shape == (6, 12)

@@ -104,8 +104,11 @@ def test_builtin_order_is_kept():
         "random-search-regression",
         "lasso",
         "metabench",
+        "mrmr-krr",
+        "disco",
     ]
-    assert methods.defaults() == methods.available()[:9]
+    assert methods.defaults() == [*methods.available()[:9], "mrmr-krr", "disco"]
+    assert methods.estimators() == ["ridge", "krr", "knn", "forest"]
     assert methods.on_request() == ["adaptive", "adaptive-1d", "aipw", "random-regression", "random-search-regression", "lasso", "metabench"]
     assert formats() == ("npz", "lm-eval", "lighteval", "inspect", "table") and READERS.get("table").fallback
     assert METRICS.names() == ["error", "kendall_tau"]

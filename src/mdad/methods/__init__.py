@@ -8,8 +8,10 @@ Every module of this package registers its method classes with ``@METHODS.regist
 from __future__ import annotations
 
 from mdad.errors import MdadError
+from mdad.estimators.base import ESTIMATORS
 from mdad.methods.base import METHODS, MicroBenchmark, SelectionMethod, SourceView, plain_mean
 from mdad.methods.names import MethodName, parse
+from mdad.methods.paired import Paired
 from mdad.methods.per_subtask import PerSubtask
 
 REGISTRY = METHODS  # the name older code and plug-ins use
@@ -46,14 +48,24 @@ def designs() -> tuple[str, ...]:
     return tuple(name for name, cls in METHODS.items() if cls.exact_design() is not None)
 
 
+def estimators() -> list[str]:
+    """Names of the estimators any selection can be paired with (``NAME@estimator=EST``)."""
+    return ESTIMATORS.names()
+
+
 def get(name: str) -> SelectionMethod:
-    """A selection method by name (``NAME@per-subtask``: its per-subtask variant); unknown names are errors."""
+    """A selection method by name (``NAME@per-subtask``: its per-subtask variant; ``NAME@estimator=EST``: its items
+    with estimator EST); unknown names are errors."""
     spec = parse(name)
     if spec.base not in METHODS:
         raise MdadError(f"Unknown method {name!r}; known methods: {', '.join(METHODS.names())}.")
+    if spec.estimator and spec.estimator not in ESTIMATORS:
+        raise MdadError(f"Unknown estimator {spec.estimator!r} in {name!r}; known estimators: {', '.join(ESTIMATORS.names())}.")
     method = spec.method_class()
     if spec.per_subtask and method.adaptive:
         raise MdadError(f"{spec.base} chooses items per model from its answers; it has no per-subtask variant.")
+    if spec.estimator:
+        method = Paired(method, ESTIMATORS.get(spec.estimator)())
     if spec.stop_se or spec.randomesque != 1:
         if not method.adaptive:
             raise MdadError(f"{spec.base} is not an adaptive test, so it has no stopping rule or exposure control.")
@@ -71,6 +83,7 @@ __all__ = [
     "available",
     "defaults",
     "designs",
+    "estimators",
     "get",
     "on_request",
     "parse",

@@ -1,9 +1,10 @@
 """A method's name as the user writes it: a registered method, or ``NAME@per-subtask`` for its per-subtask variant,
-or an adaptive test with options, ``NAME@stop-se=S`` (a stopping rule) and ``NAME@randomesque=R`` (exposure control).
+``NAME@estimator=EST`` for its items with another estimator (mdad.estimators.base), or an adaptive test with options,
+``NAME@stop-se=S`` (a stopping rule) and ``NAME@randomesque=R`` (exposure control).
 
 The suffixes are read here and nowhere else: every other module asks ``parse(name)``. They may come
 in any order; a name is written back in one canonical order (that of :data:`SUFFIXES`). A suffix's
-value is ASCII digits within stated bounds, so that a name means one thing everywhere it is written
+value is ASCII (digits within stated bounds, or a registered name), so that a name means one thing everywhere it is written
 (micro.json, the results folder, the report). One more suffix is one more entry of :data:`SUFFIXES`
 and one more field of :class:`MethodName`.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,16 @@ def _read_sd(text: str) -> float:
     if not _DECIMAL.fullmatch(text) or not 0 < float(text) < 1:
         raise ValueError
     return float(text)
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _read_name(text: str) -> str:
+    """A registered name's spelling (letters, digits, '.', '_' and '-'); whether it is registered is asked where it is used."""
+    if not _NAME.fullmatch(text):
+        raise ValueError
+    return text
 
 
 def _write_sd(value: float) -> str:
@@ -64,10 +75,12 @@ class Suffix:
 
 SUFFIXES: tuple[Suffix, ...] = (
     Suffix("per-subtask", "per_subtask", ""),
+    Suffix("estimator", "estimator", "the name of a registered estimator (mdad methods lists them), such as krr", _read_name),
     Suffix("stop-se", "stop_se", "a posterior sd of the ability, a decimal strictly between 0 and 1 such as 0.3", _read_sd, _write_sd),
     Suffix("randomesque", "randomesque", f"a whole number of items from 1 to {MAX_RANDOMESQUE:,}", _read_whole),
 )
 SUFFIX = "@per-subtask"  # as other modules write the per-subtask variant's name
+ESTIMATOR = "@estimator="  # as `mdad methods` shows how to pair a selection with an estimator
 STOP_SE = "@stop-se="  # as `mdad run --stop-se` writes a stopping rule into a name (then read back by parse)
 
 
@@ -79,6 +92,7 @@ class MethodName:
     per_subtask: bool = False
     stop_se: float = 0.0  # an adaptive test's stopping rule (0: none; docs/adaptive.md)
     randomesque: int = 1  # an adaptive test's exposure control
+    estimator: str = ""  # a registered estimator fitted on the items instead of the method's own ("": its own)
 
     def __str__(self) -> str:
         defaults = {f.name: f.default for f in fields(self)}
@@ -92,14 +106,15 @@ class MethodName:
     @property
     def design(self) -> Design | None:
         """The random design the named items follow: the base's, and "stratified" for the per-subtask
-        variant of a random design (it draws within each subtask); None when not random or not registered."""
-        if self.base not in METHODS or METHODS.get(self.base).design is None:
+        variant of a random design (it draws within each subtask); None when not random, not registered or
+        estimated by another estimator than the plain mean."""
+        if self.estimator or self.base not in METHODS or METHODS.get(self.base).design is None:
             return None
         return "stratified" if self.per_subtask else METHODS.get(self.base).design
 
     def variant(self) -> MethodName:
-        """The name of the per-subtask variant."""
-        return MethodName(self.base, per_subtask=True)
+        """The name of the per-subtask variant (the same estimator)."""
+        return replace(self, per_subtask=True)
 
 
 def _shown(text: str) -> str:

@@ -27,7 +27,7 @@ import numpy as np
 
 from mdad.errors import MdadError
 from mdad.methods.base import MicroBenchmark, SelectionMethod, SourceView
-from mdad.methods.names import SUFFIX, MethodName
+from mdad.methods.names import SUFFIX, parse
 
 
 def allocate(sizes: np.ndarray, k: int) -> np.ndarray:
@@ -109,7 +109,7 @@ class PerSubtask(SelectionMethod):
 
     def __init__(self, base: SelectionMethod):
         self.base = base
-        self.name = str(MethodName(base.name).variant())
+        self.name = str(parse(base.name).variant())
         self.description = f"{base.name} within each subtask, k split by subtask size; estimates weighted by subtask share."
         self.preparation = None if base.preparation is None else base.preparation + SUFFIX
         self.design = None if base.design is None else "stratified"  # uniform within each subtask
