@@ -56,7 +56,8 @@ def test_suffixes_are_read_in_any_order_and_written_in_one():
     config = ExperimentConfig(methods=("adaptive-1d@randomesque=4@stop-se=.3", "adaptive-1d@stop-se=0.30@randomesque=4"), sizes=(10,))
     assert config.methods == ("adaptive-1d@stop-se=0.3@randomesque=4",)  # one method, one set of cells
     assert str(parse("random@per-subtask")) == "random@per-subtask"
-    assert ("@" + SUFFIXES[0].key, "@" + SUFFIXES[1].key + "=") == (SUFFIX, STOP_SE)
+    assert ("@" + SUFFIXES[0].key, "@" + SUFFIXES[2].key + "=") == (SUFFIX, STOP_SE)
+    assert str(parse("anchor-points@estimator=krr@per-subtask")) == "anchor-points@per-subtask@estimator=krr"
     assert str(parse("adaptive@stop-se=0.00001")) == "adaptive@stop-se=0.00001"  # never an exponent, which would not read back
 
 
@@ -72,7 +73,7 @@ def test_suffix_bounds_are_the_stated_ones():
         ("adaptive@stop-se=", "strictly between 0 and 1"),
         ("adaptive@randomesque=3@randomesque=3", "gives @randomesque twice"),
         ("random@per-subtask=1", "@per-subtask takes no value"),
-        ("random@bogus=1", "unknown suffix '@bogus=1'; a name takes @per-subtask, @stop-se=VALUE"),
+        ("random@bogus=1", "unknown suffix '@bogus=1'; a name takes @per-subtask, @estimator=VALUE"),
     ):
         with pytest.raises(MdadError, match=re.escape(message)):
             parse(name)

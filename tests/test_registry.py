@@ -107,9 +107,9 @@ def test_builtin_order_is_kept():
         "mrmr-krr",
         "disco",
     ]
-    assert methods.defaults() == [*methods.available()[:9], "mrmr-krr", "disco"]
+    assert methods.defaults() == methods.available()[:9]
     assert methods.estimators() == ["ridge", "krr", "knn", "forest"]
-    assert methods.on_request() == ["adaptive", "adaptive-1d", "aipw", "random-regression", "random-search-regression", "lasso", "metabench"]
+    assert methods.on_request() == ["adaptive", "adaptive-1d", "aipw", "random-regression", "random-search-regression", "lasso", "metabench", "mrmr-krr", "disco"]
     assert formats() == ("npz", "lm-eval", "lighteval", "inspect", "table") and READERS.get("table").fallback
     assert METRICS.names() == ["error", "kendall_tau"]
 
@@ -146,5 +146,5 @@ def test_help_lists_methods_from_their_capabilities():
     compare = CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "300"})
     assert "random, random-stratified-equal or random-stratified-proportional" in " ".join(compare.output.split())
     run = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "300"})
-    on_request = "adaptive, adaptive-1d, aipw, random-regression, random-search-regression, lasso, metabench"
+    on_request = "adaptive, adaptive-1d, aipw, random-regression, random-search-regression, lasso, metabench, mrmr-krr, disco"
     assert f"default: all but {on_request};" in " ".join(run.output.split())

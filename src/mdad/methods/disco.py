@@ -53,6 +53,7 @@ class Disco(SelectionMethod):
         "The k items of largest Jensen-Shannon divergence among the source models' gold-option probabilities "
         "(0/1 answers without them); mean pool accuracy of the nearest source models by their answers on the items."
     )
+    default = False  # run when named, as the other regression baselines: the default run stays the paper's
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> np.ndarray:
         """The pool by divergence, largest first, equal divergences in a random order: shared by all sizes."""

@@ -75,7 +75,7 @@ class Suffix:
 
 SUFFIXES: tuple[Suffix, ...] = (
     Suffix("per-subtask", "per_subtask", ""),
-    Suffix("estimator", "estimator", "the name of a registered estimator (mdad methods lists them), such as krr", _read_name),
+    Suffix("estimator", "estimator", "the name of an estimator (mdad methods lists them), such as krr", _read_name),
     Suffix("stop-se", "stop_se", "a posterior sd of the ability, a decimal strictly between 0 and 1 such as 0.3", _read_sd, _write_sd),
     Suffix("randomesque", "randomesque", f"a whole number of items from 1 to {MAX_RANDOMESQUE:,}", _read_whole),
 )
