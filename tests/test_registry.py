@@ -109,7 +109,17 @@ def test_builtin_order_is_kept():
     ]
     assert methods.defaults() == methods.available()[:9]
     assert methods.estimators() == ["ridge", "krr", "knn", "forest"]
-    assert methods.on_request() == ["adaptive", "adaptive-1d", "aipw", "random-regression", "random-search-regression", "lasso", "metabench", "mrmr-krr", "disco"]
+    assert methods.on_request() == [
+        "adaptive",
+        "adaptive-1d",
+        "aipw",
+        "random-regression",
+        "random-search-regression",
+        "lasso",
+        "metabench",
+        "mrmr-krr",
+        "disco",
+    ]
     assert formats() == ("npz", "lm-eval", "lighteval", "inspect", "table") and READERS.get("table").fallback
     assert METRICS.names() == ["error", "kendall_tau"]
 
