@@ -137,7 +137,7 @@ def allocate(suite: Suite, budget: int, allocation: str = "optimal", *, method: 
     if allocation == "optimal" and not uniform:
         raise MdadError(
             f"The optimal allocation is computed from the exact variances of uniform random items (method random); "
-            f"for {method} use --allocation equal or proportional."
+            f"for {method} use the equal or the proportional allocation."
         )
     pools = np.array([m.n_items for m in suite.benchmarks.values()], dtype=np.int64)
     check_budget(budget, pools)

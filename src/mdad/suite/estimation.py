@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -25,11 +24,9 @@ from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
 from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
 from mdad.intervals.finite import check_level
+from mdad.micro.selected import SelectedMicroBenchmark
 from mdad.seeding import rng_for
 from mdad.suite.names import match_models
-
-if TYPE_CHECKING:
-    from mdad.suite.micro import SuiteMicroBenchmark
 
 BEST_DRAWS = 20000  # normal draws behind P(best)
 EXACT = "normal approximation with each benchmark's exact variance (random items)"
@@ -60,17 +57,17 @@ class SuiteEstimate:
         return frame
 
 
-def _matrices(chosen: SuiteMicroBenchmark, results: Mapping[str, ResponseMatrix | str | Path]) -> dict[str, ResponseMatrix]:
+def _matrices(names: list[str], results: Mapping[str, ResponseMatrix | str | Path]) -> dict[str, ResponseMatrix]:
     """The results of every benchmark, read; one sentence for an unknown or a missing benchmark."""
     from mdad.data.datasets import load
 
-    unknown = [name for name in results if name not in chosen.parts]
+    unknown = [name for name in results if name not in names]
     if unknown:
-        raise MdadError(f"Results are given for {unknown[0]!r}, which is not a benchmark of the suite ({', '.join(chosen.names)}).")
-    lacking = [name for name in chosen.names if name not in results]
+        raise MdadError(f"Results are given for {unknown[0]!r}, which is not a benchmark of the suite ({', '.join(names)}).")
+    lacking = [name for name in names if name not in results]
     if lacking:
-        raise MdadError(f"No results for the benchmark {lacking[0]!r}; give NAME=PATH for each of {', '.join(chosen.names)}.")
-    return {name: m if isinstance(m, ResponseMatrix) else load(m) for name, m in ((n, results[n]) for n in chosen.names)}
+        raise MdadError(f"No results for the benchmark {lacking[0]!r}; give NAME=PATH for each of {', '.join(names)}.")
+    return {name: m if isinstance(m, ResponseMatrix) else load(m) for name, m in ((n, results[n]) for n in names)}
 
 
 def _item_variance(scores: np.ndarray) -> np.ndarray:
@@ -85,22 +82,29 @@ def _item_variance(scores: np.ndarray) -> np.ndarray:
 
 
 def estimate_suite(
-    chosen: SuiteMicroBenchmark, results: Mapping[str, ResponseMatrix | str | Path], *, level: float = DEFAULT_LEVEL
+    parts: Mapping[str, SelectedMicroBenchmark],
+    results: Mapping[str, ResponseMatrix | str | Path],
+    *,
+    weights: np.ndarray,
+    baselines: Mapping[str, float],
+    level: float = DEFAULT_LEVEL,
 ) -> SuiteEstimate:
-    """Estimate the models of ``results`` (benchmark -> results) on every benchmark and on the suite average."""
+    """Estimate the models of ``results`` (benchmark -> results) with each benchmark's micro-benchmark (``parts``) and on
+    the suite average (``weights`` summing to 1, normalisation ``baselines``)."""
     check_level(level)
     z = float(ndtri((1 + level) / 2))
-    matrices = _matrices(chosen, results)
+    names = list(parts)
+    matrices = _matrices(names, results)
     keys, rows, notes = match_models({name: list(m.models) for name, m in matrices.items()})
-    n, names = len(keys), chosen.names
+    n = len(keys)
     estimate = np.full((n, len(names)), np.nan)
     variance = np.full((n, len(names)), np.nan)
-    parts: dict[str, EstimateIntervals] = {}
+    intervals_of: dict[str, EstimateIntervals] = {}
     item_scores: dict[int, tuple[np.ndarray, float]] = {}  # uniform benchmarks: models x k scores and 1/k - 1/N
     for b, name in enumerate(names):
-        part, matrix = chosen.parts[name], matrices[name]
+        part, matrix = parts[name], matrices[name]
         intervals = part.intervals(matrix, level=level)
-        parts[name] = intervals
+        intervals_of[name] = intervals
         have = rows[:, b] >= 0
         estimate[have, b] = intervals.estimate[rows[have, b]]
         if method_registry.get(part.method).design == "uniform":
@@ -112,10 +116,10 @@ def estimate_suite(
         else:
             variance[have, b] = ((intervals.high - intervals.low) / (2 * z))[rows[have, b]] ** 2
     exact = len(item_scores) == len(names)
-    scale = chosen.scale
-    base = np.array([chosen.baselines.get(name, 0.0) for name in names])
+    base = np.array([baselines.get(name, 0.0) for name in names])
+    scale = weights / (1.0 - base)
     normalised = np.where(np.isnan(estimate), np.nan, np.maximum(0.0, (estimate - base) / (1.0 - base)))
-    average = normalised @ chosen.weights
+    average = normalised @ weights
     sd = np.sqrt(variance @ scale**2)
     calibration = EXACT if exact else FROM_INTERVALS
     suite = EstimateIntervals(
@@ -128,7 +132,7 @@ def estimate_suite(
     missing = int(np.isnan(average).sum())
     if missing:
         notes.append(f"{missing} of the {n} models lack some benchmark's results and get no suite average.")
-    return SuiteEstimate(frame, parts, suite, orders, best, tuple(notes))
+    return SuiteEstimate(frame, intervals_of, suite, orders, best, tuple(notes))
 
 
 def _neighbour_orders(keys, ranked, average, variance, item_scores, scale, calibration) -> OrderProbabilities:

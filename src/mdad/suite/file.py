@@ -76,7 +76,10 @@ def read(path: str | Path) -> dict[str, Any]:
     for name, part in benchmarks.items():
         parts[name] = _part(part, f"{path} (benchmark {name})")
         if parts[name]["micro"].size != data["allocation"][name]:
-            raise MdadError(f"{path} is not a valid suite micro-benchmark file: benchmark {name} has {parts[name]['micro'].size} items, its allocation {data['allocation'][name]!r}.")
+            stated = data["allocation"][name]
+            raise MdadError(
+                f"{path} is not a valid suite micro-benchmark file: {name} has {parts[name]['micro'].size} items, its allocation {stated!r}."
+            )
     return {**data, "parts": parts}
 
 
@@ -90,7 +93,8 @@ def _part(data: Any, where: str) -> dict[str, Any]:
     try:
         problem = check_json(data)
         fields = None if problem else file_format.decode(data)
-        problem = problem or check_fields(fields, data.get("size"))
+        if fields is not None:
+            problem = check_fields(fields, data.get("size"))
     except MdadError as exc:
         raise MdadError(f"{where}: {exc}") from None
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError, OverflowError) as exc:

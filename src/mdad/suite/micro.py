@@ -22,7 +22,9 @@ from mdad.micro.selected import SelectedMicroBenchmark
 from mdad.micro.selection import build_selection
 from mdad.suite import file
 from mdad.suite.allocation import Allocation, AverageReliability, allocate, average_reliability, equal_counts
+from mdad.suite.estimation import SuiteEstimate, estimate_suite
 from mdad.suite.suite import Suite, check_baselines, check_weights
+from mdad.wording import points
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -86,12 +88,10 @@ class SuiteMicroBenchmark:
         parts = {name: SelectedMicroBenchmark(**fields) for name, fields in data["parts"].items()}
         return cls(parts, weights, baselines, str(data.get("allocation_kind", "")))
 
-    def estimate(self, results: Mapping[str, ResponseMatrix | str | Path], *, level: float = DEFAULT_LEVEL):
+    def estimate(self, results: Mapping[str, ResponseMatrix | str | Path], *, level: float = DEFAULT_LEVEL) -> SuiteEstimate:
         """Each benchmark's estimate of the models in ``results`` (benchmark -> its results, any readable format) and
         the suite average, with intervals, order probabilities and P(best) (mdad.suite.estimation)."""
-        from mdad.suite.estimation import estimate_suite
-
-        return estimate_suite(self, results, level=level)
+        return estimate_suite(self.parts, results, weights=self.weights, baselines=self.baselines, level=level)
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,7 +132,7 @@ class SuiteSelection:
 
 
 def _points(value: float) -> str:
-    return "not reached" if np.isnan(value) else f"{value:g} points"
+    return "not reached" if np.isnan(value) else points(value)
 
 
 def select_suite(

@@ -27,6 +27,7 @@ Benchmarks = str | Sequence[str] | Mapping[str, "str | Path | ResponseMatrix"]
 def parse_benchmarks(spec: Benchmarks) -> dict[str, str | Path | ResponseMatrix]:
     """Benchmark name -> dataset name, path or matrix, from ``"gpqa,musr,NAME=PATH"``, a list of such entries or a
     mapping; one sentence for a benchmark named twice or given twice."""
+    entries: list[tuple[str, str | Path | ResponseMatrix]]
     if isinstance(spec, Mapping):
         entries = [(str(name), source) for name, source in spec.items()]
     else:
@@ -34,9 +35,9 @@ def parse_benchmarks(spec: Benchmarks) -> dict[str, str | Path | ResponseMatrix]
         entries = []
         for text in texts:
             if not text:
-                raise MdadError("--suite has an empty entry; give benchmarks as NAME or NAME=PATH, separated by commas.")
-            name, sep, source = text.partition("=")
-            entries.append((name.strip(), source.strip()) if sep else (Path(text).stem if Path(text).exists() else text, text))
+                raise MdadError("The suite has an empty entry; give benchmarks as NAME or NAME=PATH, separated by commas.")
+            name, sep, given = text.partition("=")
+            entries.append((name.strip(), given.strip()) if sep else (Path(text).stem if Path(text).exists() else text, text))
     out: dict[str, str | Path | ResponseMatrix] = {}
     seen_sources: dict[str, str] = {}
     for name, source in entries:
@@ -51,7 +52,7 @@ def parse_benchmarks(spec: Benchmarks) -> dict[str, str | Path | ResponseMatrix]
             seen_sources[where] = name
         out[name] = source
     if len(out) < 2:
-        raise MdadError(f"A suite needs at least two benchmarks, got {len(out)}; for one benchmark use 'mdad select --method'.")
+        raise MdadError(f"A suite needs at least two benchmarks, got {len(out)}; a single benchmark is an ordinary micro-benchmark.")
     return out
 
 
@@ -141,6 +142,8 @@ class Suite:
         normalise: Mapping[str, float] | None = None,
         metric: str | None = None,
         filter_name: str | None = None,
+        missing: str = "error",
+        reruns: str = "latest",
     ) -> Suite:
         """A suite from named datasets, paths (any readable format) or matrices.
 
@@ -156,6 +159,10 @@ class Suite:
             ``max(0, (score - baseline) / (1 - baseline))`` before averaging (the Open LLM Leaderboard v2 rule).
         metric, filter_name : str, optional
             As for :func:`mdad.load`, for every benchmark read from harness results.
+        missing : {"error", "drop-items", "drop-models"}
+            What to do with a benchmark's cells that were not evaluated (``ResponseMatrix.require_complete``).
+        reruns : {"latest", "error"}
+            As for :func:`mdad.load`.
 
         Examples
         --------
@@ -170,8 +177,9 @@ class Suite:
         names = list(sources)
         checked = check_weights(weights, names)
         baselines = check_baselines(normalise, names)
+        options = {"metric": metric, "filter_name": filter_name, "reruns": reruns}
         matrices = {
-            name: source if isinstance(source, ResponseMatrix) else load(source, metric=metric, filter_name=filter_name)
+            name: (source if isinstance(source, ResponseMatrix) else load(source, **options)).require_complete(missing)  # type: ignore[arg-type]
             for name, source in sources.items()
         }
         return cls.of(matrices, weights=checked, baselines=baselines)
