@@ -43,6 +43,7 @@ class SuiteMicroBenchmark:
 
     @property
     def names(self) -> list[str]:
+        """The benchmarks' names, in the suite's order."""
         return list(self.parts)
 
     @property
