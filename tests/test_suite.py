@@ -292,3 +292,49 @@ def test_estimate_refuses_several_results_for_one_benchmark(tmp_path):
 
 def test_shipped_files_do_not_point_here():
     assert not any("/work/" in p.read_text() for p in Path(mdad.__file__).parent.joinpath("suite").glob("*.py"))
+
+
+# ---- plan --------------------------------------------------------------------------------------------------
+
+
+def test_expected_agreement_of_the_average_matches_simulated_draws(small_suite):
+    """The normal approximation of P(correct order of two averages) against uniform draws, averaged over pairs."""
+    from mdad.suite.allocation import AverageModel
+
+    counts = (25, 15)
+    model = AverageModel(small_suite)
+    alpha, beta = (small_suite.complete_scores(n).astype(np.float64) for n in ("alpha", "beta"))
+    rng = rng_for(1, "suite-test", "agreement")
+    truth = small_suite.average(small_suite.raw_scores()[small_suite.complete])
+    i, j = np.triu_indices(len(truth), 1)
+    agreed = np.zeros(len(i))
+    draws = 2000
+    for _ in range(draws):
+        a = alpha[:, rng.choice(alpha.shape[1], counts[0], replace=False)].mean(axis=1)
+        b = beta[:, rng.choice(beta.shape[1], counts[1], replace=False)].mean(axis=1)
+        estimate = small_suite.average(np.column_stack([a, b]))
+        agreed += np.sign(estimate[i] - estimate[j]) == np.sign(truth[i] - truth[j])
+    assert float(np.mean(agreed / draws)) == pytest.approx(float(model.agreement(counts).mean()), abs=0.02)
+
+
+def test_plan_finds_the_smallest_budget_for_each_allocation(bundled):
+    from mdad.suite.allocation import AverageModel
+    from mdad.suite.planning import plan_suite
+
+    answer = plan_suite(bundled, detect=2.0)
+    model = AverageModel(bundled)
+    in_bin = (np.abs(100 * model.diff) >= 2.0) & (np.abs(100 * model.diff) < 2.5)
+    for row in answer.rows:
+        assert row.budget is not None
+        at = model.agreement(allocate(bundled, row.budget, row.allocation).counts)[in_bin].mean()
+        below = model.agreement(allocate(bundled, row.budget - 1, row.allocation).counts)[in_bin].mean()
+        assert below < 0.8 <= at
+    assert min(answer.rows, key=lambda r: r.budget).allocation == "optimal"
+
+
+def test_plan_suite_command(tmp_path):
+    result = runner.invoke(app, ["plan", "--suite", "gpqa,musr,math-hard", "--budget", "600"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "250, 232, 118" in result.output and "81,406 pairs" in result.output
+    result = runner.invoke(app, ["plan", "--suite", "gpqa,musr", "--method", "anchor-points", "--detect", "2"], env={"COLUMNS": "200"})
+    assert result.exit_code == 2 and "planned for uniform random items" in result.output

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+from rich.table import Table
 
 from mdad.cli.common import console, err_console, output_path, progress_bar
+from mdad.cli.text import literal
 from mdad.defaults import DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.micro.comparison import format_probability
@@ -21,6 +23,7 @@ from mdad.micro.estimation import Column
 from mdad.micro.notes import Note
 from mdad.outputs import check_output_file, check_outputs_apart, write_csv
 from mdad.suite import Suite, SuiteMicroBenchmark, allocate, select_suite
+from mdad.suite.planning import plan_suite
 from mdad.suite.suite import parse_assignments
 
 
@@ -153,3 +156,55 @@ def _columns(report, names: list[str], level: float) -> list[Column]:
     warned = [bool(p < DEFAULT_THRESHOLD) for p in probability]
     columns.append(Column("P(order holds)", [format_probability(p) for p in probability], warned=warned, numeric=True))
     return columns
+
+
+def plan_suite_command(
+    *,
+    suite: str | None,
+    weights: str | None,
+    normalise: str | None,
+    detect: float | None,
+    size: int | None,
+    budget: int | None,
+    threshold: float,
+    method: str,
+) -> None:
+    """The budget a suite average needs, for each allocation (mdad.suite.planning.plan_suite), as a table."""
+    if suite is None:
+        raise MdadError("--weights and --normalise apply to a suite; give its benchmarks with --suite.")
+    if method != "random":
+        raise MdadError(f"A suite is planned for uniform random items (--method random), not {method}.")
+    if detect is None and size is None and budget is None:
+        raise MdadError("Give --detect D (the budget the average needs), --budget K (the average's MDAD at K items), or both.")
+    if size is not None and budget is not None:
+        raise MdadError("For a suite --size and --budget are the same question (items over all its benchmarks); give one.")
+    loaded = Suite.load(suite, weights=parse_assignments(weights, "--weights"), normalise=_baselines(normalise))
+    for note in loaded.notes:
+        err_console.print(f"note: {note}", style="dim", soft_wrap=True, highlight=False, markup=False)
+    answer = plan_suite(loaded, detect=detect, budget=budget if budget is not None else size, threshold=threshold)
+    asked = f"to order models {answer.bin} points apart with probability {threshold:g}" if answer.detect is not None else ""
+    title = f"Suite average of {', '.join(answer.names)}, uniform random items {asked}".rstrip()
+    table = Table(title=literal(title))
+    for name in ("allocation", "budget", "items per benchmark", "MDAD", "mean error"):
+        table.add_column(name, justify="left" if name == "allocation" else "right", no_wrap=True)
+    if answer.detect is not None:
+        table.add_column(f"P(order), {answer.bin}", justify="right", no_wrap=True)
+    for row in answer.rows:
+        cells = [
+            row.allocation,
+            "beyond every item" if row.budget is None else str(row.budget),
+            "" if row.counts is None else ", ".join(map(str, row.counts)),
+            "" if row.budget is None else ("not reached" if np.isnan(row.mdad) else f"{row.mdad:g}"),
+            "" if row.budget is None else f"{row.error:.2f}",
+        ]
+        if answer.detect is not None:
+            cells.append(f"{row.agreement:.3f}")
+        table.add_row(*cells)
+    console.print(table)
+    console.print(
+        f"Exact variances with the normal approximation, over the {answer.pairs:,} pairs of models in every benchmark"
+        + (" in that bin" if answer.detect is not None else "")
+        + "; MDAD and error in points.",
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -164,25 +164,43 @@ class AverageReliability:
     error: float
 
 
-def average_reliability(suite: Suite, counts: tuple[int, ...] | np.ndarray, *, threshold: float = DEFAULT_THRESHOLD) -> AverageReliability:
-    """The suite average's expected MDAD and error with ``counts`` uniform random items per benchmark.
+class AverageModel:
+    """The suite average of uniform random items over the pairs of models in every benchmark: each pair's true
+    difference of averages and, per benchmark, the variances that the allocation scales (computed once, so that
+    many allocations and budgets are cheap to compare).
 
-    Each pair's estimated difference of averages has the exact variance sum_b c_b^2 S_ij,b^2 (1/k_b - 1/N_b) (its own
-    per-item differences); P(correct order) = Phi(|D| / sd) in the normal approximation (a true tie counts as
-    disagreeing); each model's error is sqrt(2/pi) times its own standard deviation."""
-    counts = np.asarray(counts, dtype=np.float64)
-    truth = suite.average(suite.raw_scores()[suite.complete])
-    variance = np.zeros(len(truth) * (len(truth) - 1) // 2)
-    own = np.zeros(len(truth))
-    for b, (name, c) in enumerate(zip(suite.names, suite.scale, strict=True)):
-        scores = suite.complete_scores(name).astype(np.float64)
-        fpc = 1.0 / counts[b] - 1.0 / scores.shape[1]
-        variance += c**2 * pair_variances(scores) * fpc
-        own += c**2 * scores.var(axis=1, ddof=1) * fpc
-    i, j = np.triu_indices(len(truth), 1)
-    diff = truth[i] - truth[j]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        agree = np.where(diff == 0, 0.0, np.where(variance > 0, ndtr(np.abs(diff) / np.sqrt(variance)), 1.0))
-    curve = expected_curve(agree, 100.0 * diff)
-    error = float(100.0 * np.mean(np.sqrt(2.0 / np.pi * own)))
-    return AverageReliability(curve.crossing(threshold), curve, error)
+    A pair's estimated difference has the exact variance sum_b c_b^2 S_ij,b^2 (1/k_b - 1/N_b) (its own per-item
+    differences); P(correct order) = Phi(|D| / sd) in the normal approximation (a true tie counts as disagreeing);
+    each model's expected absolute error is sqrt(2/pi) times its own standard deviation.
+    """
+
+    def __init__(self, suite: Suite) -> None:
+        truth = suite.average(suite.raw_scores()[suite.complete])
+        i, j = np.triu_indices(len(truth), 1)
+        self.diff = truth[i] - truth[j]
+        self.pools = np.array([m.n_items for m in suite.benchmarks.values()], dtype=np.float64)
+        self.pair_terms = []  # per benchmark: c_b^2 S_ij,b^2 per pair
+        self.own_terms = []  # per benchmark: c_b^2 s_i,b^2 per model
+        for name, c in zip(suite.names, suite.scale, strict=True):
+            scores = suite.complete_scores(name).astype(np.float64)
+            self.pair_terms.append(c**2 * pair_variances(scores))
+            self.own_terms.append(c**2 * scores.var(axis=1, ddof=1))
+
+    def agreement(self, counts: tuple[int, ...] | np.ndarray) -> np.ndarray:
+        """Per pair: the probability that ``counts`` uniform random items per benchmark order the averages correctly."""
+        fpc = 1.0 / np.asarray(counts, dtype=np.float64) - 1.0 / self.pools
+        variance = sum(term * f for term, f in zip(self.pair_terms, fpc, strict=True))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.diff == 0, 0.0, np.where(variance > 0, ndtr(np.abs(self.diff) / np.sqrt(variance)), 1.0))
+
+    def reliability(self, counts: tuple[int, ...] | np.ndarray, *, threshold: float = DEFAULT_THRESHOLD) -> AverageReliability:
+        """The average's expected MDAD, agreement curve and mean absolute error (points) with ``counts``."""
+        fpc = 1.0 / np.asarray(counts, dtype=np.float64) - 1.0 / self.pools
+        own = sum(term * f for term, f in zip(self.own_terms, fpc, strict=True))
+        curve = expected_curve(self.agreement(counts), 100.0 * self.diff)
+        return AverageReliability(curve.crossing(threshold), curve, float(100.0 * np.mean(np.sqrt(2.0 / np.pi * own))))
+
+
+def average_reliability(suite: Suite, counts: tuple[int, ...] | np.ndarray, *, threshold: float = DEFAULT_THRESHOLD) -> AverageReliability:
+    """The suite average's expected MDAD and error with ``counts`` uniform random items per benchmark (AverageModel)."""
+    return AverageModel(suite).reliability(counts, threshold=threshold)

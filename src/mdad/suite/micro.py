@@ -21,7 +21,7 @@ from mdad.micro.notes import Note, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark
 from mdad.micro.selection import build_selection
 from mdad.suite import file
-from mdad.suite.allocation import Allocation, AverageReliability, allocate, average_reliability, equal_counts
+from mdad.suite.allocation import Allocation, AverageModel, AverageReliability, allocate, equal_counts
 from mdad.suite.estimation import SuiteEstimate, estimate_suite
 from mdad.suite.suite import Suite, check_baselines, check_weights
 from mdad.wording import points
@@ -175,6 +175,7 @@ def select_suite(
     chosen = SuiteMicroBenchmark(parts, suite.weights, dict(suite.baselines), allocation)
     reliability = equal = None
     if method_registry.get(method).design == "uniform":
-        reliability = average_reliability(suite, split.counts, threshold=threshold)
-        equal = average_reliability(suite, equal_counts(np.array(split.pools), budget), threshold=threshold)
+        model = AverageModel(suite)
+        reliability = model.reliability(split.counts, threshold=threshold)
+        equal = model.reliability(equal_counts(np.array(split.pools), budget), threshold=threshold)
     return SuiteSelection(chosen, suite, split, reliability, equal, threshold)
