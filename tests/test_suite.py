@@ -338,3 +338,22 @@ def test_plan_suite_command(tmp_path):
     assert "250, 232, 118" in result.output and "81,406 pairs" in result.output
     result = runner.invoke(app, ["plan", "--suite", "gpqa,musr", "--method", "anchor-points", "--detect", "2"], env={"COLUMNS": "200"})
     assert result.exit_code == 2 and "planned for uniform random items" in result.output
+
+
+def test_results_spelled_otherwise_are_matched_to_the_suite(small_suite):
+    """The new models' results may spell names as org__model in one benchmark and org/model in another."""
+    chosen = select_suite(small_suite, 40, allocation="equal", runs=0).chosen
+    alpha = small_suite.benchmarks["alpha"]
+    respelled = alpha.take(models=np.arange(5))
+    respelled = ResponseMatrix(
+        scores=respelled.scores, models=[m.replace("/", "__") for m in respelled.models], items=respelled.items, subtasks=respelled.subtasks
+    )
+    frame = chosen.estimate({"alpha": respelled, "beta": small_suite.benchmarks["beta"].take(models=np.arange(5))}).to_frame()
+    assert frame["suite"].notna().sum() == 5 and set(frame["model"]) == {f"org/m{i}" for i in range(5)}
+
+
+def test_estimate_refuses_one_benchmark_options_for_a_suite(small_suite, tmp_path):
+    path = tmp_path / "suite.json"
+    select_suite(small_suite, 40, allocation="equal", runs=0).chosen.save(path)
+    result = runner.invoke(app, ["estimate", str(path), "alpha=x", "--population"], env={"COLUMNS": "300"})
+    assert result.exit_code == 2 and "--population does not apply to a suite" in result.output

@@ -111,7 +111,7 @@ def estimate_suite(
             scores = np.full((n, part.size), np.nan)
             scores[have] = part.item_scores(matrix)[0][rows[have, b]]
             fpc = 1.0 / part.size - 1.0 / part.n_pool
-            variance[:, b] = _item_variance(scores) * fpc
+            variance[:, b] = np.where(np.isnan(scores).any(axis=1), np.nan, _item_variance(scores) * fpc if fpc > 0 else 0.0)
             item_scores[b] = (scores, fpc)
         else:
             variance[have, b] = ((intervals.high - intervals.low) / (2 * z))[rows[have, b]] ** 2

@@ -37,13 +37,13 @@ def write(data: dict, path: str | Path) -> None:
 
 
 def is_suite_file(path: str | Path) -> bool:
-    """Whether ``path`` is a file that starts like a suite micro-benchmark (read no further than its start)."""
+    """Whether ``path`` is a file that names the suite format near its start (read no further than that)."""
     path = Path(path)
     if not path.is_file():
         return False
     with open(path, "rb") as handle:
-        start = handle.read(200)
-    return b'"format": "' + FORMAT.encode() + b'"' in start
+        start = handle.read(400)
+    return b'"' + FORMAT.encode() + b'"' in start
 
 
 def read(path: str | Path) -> dict[str, Any]:
