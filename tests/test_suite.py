@@ -357,3 +357,31 @@ def test_estimate_refuses_one_benchmark_options_for_a_suite(small_suite, tmp_pat
     select_suite(small_suite, 40, allocation="equal", runs=0).chosen.save(path)
     result = runner.invoke(app, ["estimate", str(path), "alpha=x", "--population"], env={"COLUMNS": "300"})
     assert result.exit_code == 2 and "--population does not apply to a suite" in result.output
+
+
+# ---- run -----------------------------------------------------------------------------------------------
+
+
+def test_run_suite_measures_each_allocation_on_held_out_targets(small_suite):
+    from mdad.suite.experiment import held_out, run_suite
+
+    result = run_suite(small_suite, 40, runs=4, targets=10, seed=1)
+    assert list(result.summary["allocation"]) == ["equal", "proportional", "optimal"]
+    assert len(result.runs) == 12 and result.summary["error"].gt(0).all()
+    sources, results = held_out(small_suite, np.arange(5))
+    assert all(m.n_models == 5 for m in results.values())
+    assert not set(sources.models) & {f"org/m{i}" for i in range(5)}  # the targets are never sources
+    with pytest.raises(MdadError, match="The targets must number from 2"):
+        run_suite(small_suite, 40, runs=1, targets=40)
+
+
+def test_run_suite_command_writes_its_tables(tmp_path):
+    out = tmp_path / "run"
+    command = ["run", "--suite", "gpqa,musr,math-hard", "--budget", "60", "--runs", "2", "--out", str(out)]
+    result = runner.invoke(app, command, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    summary = pd.read_csv(out / "suite-summary.csv")
+    assert list(summary["allocation"]) == ["equal", "proportional", "optimal"] and {"mdad", "kendall_tau", "coverage"} <= set(summary.columns)
+    assert sorted(p.name for p in out.iterdir()) == ["suite-runs.csv", "suite-summary.csv"]
+    refused = runner.invoke(app, ["run", "--suite", "gpqa,musr", "--budget", "60", "--sizes", "10", "--out", str(tmp_path / "x")])
+    assert refused.exit_code == 2 and "--sizes does not apply to a suite" in refused.output

@@ -7,7 +7,7 @@ printers (``Printers``: the report's lines and the estimate table), so that the 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,13 +16,14 @@ from rich.table import Table
 
 from mdad.cli.common import console, err_console, output_path, progress_bar
 from mdad.cli.text import literal
-from mdad.defaults import DEFAULT_THRESHOLD
+from mdad.defaults import DEFAULT_TARGETS, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.micro.comparison import format_probability
 from mdad.micro.estimation import Column
 from mdad.micro.notes import Note
-from mdad.outputs import check_output_file, check_outputs_apart, write_csv
+from mdad.outputs import check_output_file, check_output_folder, check_outputs_apart, write_csv
 from mdad.suite import Suite, SuiteMicroBenchmark, allocate, select_suite
+from mdad.suite.experiment import run_suite
 from mdad.suite.planning import plan_suite
 from mdad.suite.suite import parse_assignments
 
@@ -34,11 +35,11 @@ class Printers(NamedTuple):
     table: Callable[[str, list[Column]], None]
 
 
-def refuse_with_suite(given: dict[str, object]) -> None:
+def refuse_with_suite(given: Mapping[str, object]) -> None:
     """One sentence for an option that has no meaning with --suite (each benchmark is named in it)."""
     for option, value in given.items():
         if value:
-            raise MdadError(f"{option} does not apply to a suite; name each benchmark's data in --suite (NAME=PATH).")
+            raise MdadError(f"{option} does not apply to a suite (docs/suites.md lists the options that do).")
 
 
 def select_suite_command(
@@ -208,3 +209,73 @@ def plan_suite_command(
         highlight=False,
         soft_wrap=True,
     )
+
+
+def run_suite_command(
+    *,
+    suite: str | None,
+    budget: int | None,
+    weights: str | None,
+    normalise: str | None,
+    methods: str | None,
+    runs: int,
+    targets: int | None,
+    seed: int,
+    threshold: float,
+    missing: str,
+    reruns: str,
+    out: str,
+) -> None:
+    """The protocol on a suite average (mdad.suite.experiment.run_suite): a table, and suite-summary.csv and
+    suite-runs.csv in the output folder."""
+    if suite is None or budget is None:
+        raise MdadError("A suite run needs both --suite (its benchmarks) and --budget (items over all of them).")
+    method = methods or "random"
+    if "," in method:
+        raise MdadError(f"A suite run takes one method (--methods {method.split(',')[0]}), got {method!r}.")
+    check_output_folder(out, "the output folder")
+    reads: dict[str, str | Path | None] = {f"the data {text}": text.partition("=")[2] or None for text in suite.split(",")}
+    check_outputs_apart(reads, {"the output folder": out})
+    loaded = Suite.load(suite, weights=parse_assignments(weights, "--weights"), normalise=_baselines(normalise), missing=missing, reruns=reruns)
+    progress = progress_bar()
+    task = progress.add_task(f"Suite runs ({method}, {budget} items)", total=runs)
+    with progress:
+        result = run_suite(
+            loaded,
+            budget,
+            method=method,
+            runs=runs,
+            targets=targets if targets is not None else DEFAULT_TARGETS,
+            seed=seed,
+            threshold=threshold,
+            on_run=lambda done: progress.update(task, completed=done),
+        )
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, frame in (("suite-summary.csv", result.summary), ("suite-runs.csv", result.runs)):
+        _write_atomically(frame, folder / name)
+    table = Table(title=literal(f"Suite average of {', '.join(loaded.names)}: {method}, {budget} items, {runs} runs (points)"))
+    for column in ("allocation", "items", "error", "RMSE", "Kendall tau", "MDAD [95%]", "coverage", "top fifth"):
+        table.add_column(column, justify="left" if column == "allocation" else "right", no_wrap=True)
+    for row in result.summary.to_dict("records"):
+        items = ", ".join(str(row[f"items_{name}"]) for name in loaded.names)
+        mdad = "not reached" if np.isnan(row["mdad"]) else f"{row['mdad']:g} [{row['mdad_low']:g}, {row['mdad_high']:g}]"
+        table.add_row(
+            row["allocation"],
+            items,
+            f"{row['error']:.2f}",
+            f"{row['rmse']:.2f}",
+            f"{row['kendall_tau']:.3f}",
+            mdad,
+            f"{100 * row['coverage']:.1f}%",
+            f"{100 * row['coverage_top_fifth']:.1f}%",
+        )
+    console.print(table)
+    console.print(literal(f"Written: {folder / 'suite-summary.csv'}, {folder / 'suite-runs.csv'}."), highlight=False, soft_wrap=True)
+
+
+def _write_atomically(frame, path: Path) -> None:
+    """Write ``frame`` as CSV to a temporary file beside ``path``, then rename it over ``path``."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    write_csv(frame, temporary)
+    os.replace(temporary, path)
