@@ -385,3 +385,30 @@ def test_run_suite_command_writes_its_tables(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["suite-runs.csv", "suite-summary.csv"]
     refused = runner.invoke(app, ["run", "--suite", "gpqa,musr", "--budget", "60", "--sizes", "10", "--out", str(tmp_path / "x")])
     assert refused.exit_code == 2 and "--sizes does not apply to a suite" in refused.output
+
+
+def test_one_results_source_holding_every_benchmark(small_suite, tmp_path):
+    """One folder of logs (here one npz) holding every benchmark's tasks gives the same estimates as one source each;
+    a model not run on a benchmark is missing there, not an error."""
+    from mdad.data import write_npz
+
+    alpha, beta = small_suite.benchmarks["alpha"], small_suite.benchmarks["beta"]
+    models = list(small_suite.models)
+    scores = np.full((len(models), alpha.n_items + beta.n_items), np.nan, dtype=np.float32)
+    for b, matrix in enumerate((alpha, beta)):
+        have = small_suite.rows[:, b] >= 0
+        start = 0 if b == 0 else alpha.n_items
+        scores[np.flatnonzero(have), start : start + matrix.n_items] = matrix.scores[small_suite.rows[have, b]]
+    combined = ResponseMatrix(
+        scores=scores, models=models, items=[*alpha.items, *beta.items], subtasks=[*alpha.subtasks, *beta.subtasks], source="combined"
+    )
+    chosen = select_suite(small_suite, 40, allocation="optimal", runs=0).chosen
+    apart = chosen.estimate({"alpha": alpha, "beta": beta}).to_frame().set_index("model").sort_index()
+    together = chosen.estimate({"alpha": combined, "beta": combined}).to_frame().set_index("model").sort_index()
+    pd.testing.assert_frame_equal(apart, together)
+    micro, npz, csv = tmp_path / "suite.json", tmp_path / "all.npz", tmp_path / "est.csv"
+    chosen.save(micro)
+    write_npz(combined, npz)
+    result = runner.invoke(app, ["estimate", str(micro), str(npz), "--csv", str(csv)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    np.testing.assert_allclose(pd.read_csv(csv).set_index("model").sort_index()["suite"], together["suite"])

@@ -111,16 +111,19 @@ def estimate_suite_command(*, micro: Path, results: list[str], csv: str | None, 
         if path is not None:
             check_output_file(path, what)
     given: dict[str, str] = {}
+    chosen = SuiteMicroBenchmark.load(micro)
+    if len(results) == 1 and "=" not in results[0]:  # one source holding every benchmark's tasks (a folder of logs)
+        given = dict.fromkeys(chosen.names, results[0])
+        results = []
     for text in results:
         name, sep, source = (part.strip() for part in text.partition("="))
         if not sep or not name or not source:
-            raise MdadError(f"A suite's results are given as NAME=PATH, one per benchmark; got {text!r}.")
+            raise MdadError(f"A suite's results are given as NAME=PATH, one per benchmark, or as one path holding them all; got {text!r}.")
         if name in given:
             raise MdadError(f"The results of {name!r} are given twice; give each benchmark once.")
         given[name] = source
     reads: dict[str, str | Path | None] = {"the suite micro-benchmark file": micro, **{f"the results of {n}": p for n, p in given.items()}}
     check_outputs_apart(reads, paths)
-    chosen = SuiteMicroBenchmark.load(micro)
     report = chosen.estimate(given, level=level)
     for note in report.notes:
         err_console.print(f"note: {note}", style="dim", soft_wrap=True, highlight=False, markup=False)

@@ -58,7 +58,8 @@ class SuiteEstimate:
 
 
 def _matrices(names: list[str], results: Mapping[str, ResponseMatrix | str | Path]) -> dict[str, ResponseMatrix]:
-    """The results of every benchmark, read; one sentence for an unknown or a missing benchmark."""
+    """The results of every benchmark, read (a source shared by several benchmarks, such as one folder of harness
+    logs holding every task, read once); one sentence for an unknown or a missing benchmark."""
     from mdad.data.datasets import load
 
     unknown = [name for name in results if name not in names]
@@ -67,7 +68,27 @@ def _matrices(names: list[str], results: Mapping[str, ResponseMatrix | str | Pat
     lacking = [name for name in names if name not in results]
     if lacking:
         raise MdadError(f"No results for the benchmark {lacking[0]!r}; give NAME=PATH for each of {', '.join(names)}.")
-    return {name: m if isinstance(m, ResponseMatrix) else load(m) for name, m in ((n, results[n]) for n in names)}
+    read: dict[str, ResponseMatrix] = {}
+    out = {}
+    for name in names:
+        given = results[name]
+        if isinstance(given, ResponseMatrix):
+            out[name] = given
+        else:
+            out[name] = read[str(given)] if str(given) in read else read.setdefault(str(given), load(given))
+    return out
+
+
+def _answered(part: SelectedMicroBenchmark, matrix: ResponseMatrix) -> ResponseMatrix:
+    """``matrix`` without the models that answered none of ``part``'s items present in it: results holding several
+    benchmarks (one folder of logs) leave a model that was not run on a benchmark without answers there, and that
+    model is missing from the benchmark, not an error. A model with some answers but not all is kept (and refused)."""
+    lookup = {item: j for j, item in enumerate(matrix.items)}
+    columns = [lookup[item] for item in part.item_ids if item in lookup]
+    if not columns:
+        return matrix
+    unanswered = np.isnan(matrix.scores[:, columns]).all(axis=1)
+    return matrix.take(models=~unanswered) if unanswered.any() and not unanswered.all() else matrix
 
 
 def _item_variance(scores: np.ndarray) -> np.ndarray:
@@ -94,7 +115,7 @@ def estimate_suite(
     check_level(level)
     z = float(ndtri((1 + level) / 2))
     names = list(parts)
-    matrices = _matrices(names, results)
+    matrices = {name: _answered(parts[name], m) for name, m in _matrices(names, results).items()}
     keys, rows, notes = match_models({name: list(m.models) for name, m in matrices.items()})
     n = len(keys)
     estimate = np.full((n, len(names)), np.nan)
