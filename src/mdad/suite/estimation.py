@@ -27,6 +27,7 @@ from mdad.intervals.finite import check_level
 from mdad.micro.selected import SelectedMicroBenchmark
 from mdad.seeding import rng_for
 from mdad.suite.names import match_models
+from mdad.suite.suite import normalise
 
 BEST_DRAWS = 20000  # normal draws behind P(best)
 EXACT = "normal approximation with each benchmark's exact variance (random items)"
@@ -139,7 +140,7 @@ def estimate_suite(
     exact = len(item_scores) == len(names)
     base = np.array([baselines.get(name, 0.0) for name in names])
     scale = weights / (1.0 - base)
-    normalised = np.where(np.isnan(estimate), np.nan, np.maximum(0.0, (estimate - base) / (1.0 - base)))
+    normalised = normalise(estimate, base)
     average = normalised @ weights
     sd = np.sqrt(variance @ scale**2)
     calibration = EXACT if exact else FROM_INTERVALS

@@ -56,11 +56,6 @@ class SuiteMicroBenchmark:
         """The selection method of the parts ('a, b' when they differ)."""
         return ", ".join(dict.fromkeys(part.method for part in self.parts.values()))
 
-    @property
-    def scale(self) -> np.ndarray:
-        """How much one point of each benchmark's raw score moves the suite score: weight / (1 - baseline)."""
-        return self.weights / (1.0 - np.array([self.baselines.get(n, 0.0) for n in self.names]))
-
     def to_json(self) -> dict:
         """The suite.json object (mdad.suite.file)."""
         return {
@@ -105,7 +100,6 @@ class SuiteSelection:
     allocation: Allocation
     reliability: AverageReliability | None
     equal: AverageReliability | None
-    threshold: float
 
     def report(self, out: str | Path) -> list[Note]:
         """What was written where, the allocation, and the average's expected MDAD and error beside an equal split's."""
@@ -178,4 +172,4 @@ def select_suite(
         model = AverageModel(suite)
         reliability = model.reliability(split.counts, threshold=threshold)
         equal = model.reliability(equal_counts(np.array(split.pools), budget), threshold=threshold)
-    return SuiteSelection(chosen, suite, split, reliability, equal, threshold)
+    return SuiteSelection(chosen, suite, split, reliability, equal)

@@ -97,6 +97,13 @@ def check_baselines(normalise: Mapping[str, float] | None, names: Sequence[str])
     return out
 
 
+def normalise(raw: np.ndarray, baselines: np.ndarray) -> np.ndarray:
+    """Per-benchmark scores (... x benchmarks, fractions) rescaled above each benchmark's random-guess baseline, as the
+    Open LLM Leaderboard v2 does: max(0, (score - baseline) / (1 - baseline)); NaN (missing) kept."""
+    raw = np.asarray(raw, dtype=np.float64)
+    return np.where(np.isnan(raw), np.nan, np.maximum(0.0, (raw - baselines) / (1.0 - baselines)))
+
+
 def parse_assignments(text: str | None, what: str) -> dict[str, float] | list[float] | None:
     """``"a=0.25,b=0.5"`` as a mapping, ``"1,2,1"`` as a list (None stays None); one sentence for anything else."""
     if text is None:
@@ -223,10 +230,8 @@ class Suite:
         return self.weights / (1.0 - self.baseline_array)
 
     def normalised(self, raw: np.ndarray) -> np.ndarray:
-        """Raw per-benchmark scores (... x benchmarks, fractions) normalised: max(0, (s - b) / (1 - b)); NaN kept."""
-        base = self.baseline_array
-        raw = np.asarray(raw, dtype=np.float64)
-        return np.where(np.isnan(raw), np.nan, np.maximum(0.0, (raw - base) / (1.0 - base)))
+        """Raw per-benchmark scores (... x benchmarks, fractions) normalised (``normalise``)."""
+        return normalise(raw, self.baseline_array)
 
     def average(self, raw: np.ndarray) -> np.ndarray:
         """The suite score of raw per-benchmark scores (... x benchmarks): the weighted mean of the normalised
