@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("metrics", ("mdad.metrics",)),
     ("intervals", ("mdad.intervals",)),
     ("experiment", ("mdad.experiment",)),
-    ("micro-benchmarks", ("mdad.micro", "mdad.assessment", "mdad.planning")),
+    ("micro-benchmarks", ("mdad.micro", "mdad.assessment", "mdad.planning", "mdad.suite")),
     ("report", ("mdad.report",)),
     ("workflow", ("mdad.workflow",)),
     ("cli", ("mdad.cli",)),

@@ -36,6 +36,7 @@ SCRIPTS = {
     "bench_baselines_table": ((), True, False),
     "bench_beyond_sources": ((), False, False),
     "bench_adaptive_coverage": ((), False, False),
+    "bench_suite": ((), False, False),
     "bench_paper_grid": ((), False, True),  # a fresh process per phase
     "bench_run": (("--workers", "1"), False, True),  # fresh processes time the commands' start-up
     "bench_reproducibility": ((), False, True),  # whole commands under two configurations

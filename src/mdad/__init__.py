@@ -9,6 +9,8 @@ The public API, thin over the library:
     check = mdad.assess(matrix, "random", 100, runs=20)    # its error and MDAD on held-out models
     config = mdad.ExperimentConfig.for_matrix(matrix, methods=["random"], sizes=[10, 100])
     result = mdad.Experiment(matrix, config).run()         # result.summary(), result.curves(), result.frames
+    suite = mdad.Suite.load("gpqa,musr,math-hard")         # several benchmarks, one leaderboard average
+    chosen = mdad.select_suite(suite, 600, allocation="optimal").chosen   # one budget split across them
     answer = mdad.plan(matrix, detect=2.0)                 # items needed to order models 2 points apart
     pairs = mdad.compare(matrix, size=100)                 # which comparisons 100 items keep (.to_frame())
 
@@ -44,6 +46,9 @@ _HOMES = {
     "select": "mdad.micro",
     "compare": "mdad.planning",
     "plan": "mdad.planning",
+    "Suite": "mdad.suite",
+    "SuiteMicroBenchmark": "mdad.suite",
+    "select_suite": "mdad.suite",
     "Plan": "mdad.planning",
     "intervals": "mdad.intervals",
     "methods": "mdad.methods",
@@ -61,6 +66,8 @@ __all__ = [
     "Plan",
     "ResponseMatrix",
     "SelectedMicroBenchmark",
+    "Suite",
+    "SuiteMicroBenchmark",
     "assess",
     "compare",
     "from_frame",
@@ -70,6 +77,7 @@ __all__ = [
     "metrics",
     "plan",
     "select",
+    "select_suite",
     "simulate",
     "to_frame",
 ]
@@ -83,6 +91,7 @@ if TYPE_CHECKING:  # what type checkers and the API reference read; at run time 
     from mdad.experiment.grid import Experiment, ExperimentConfig, ExperimentResult
     from mdad.micro import SelectedMicroBenchmark, select
     from mdad.planning import Plan, compare, plan
+    from mdad.suite import Suite, SuiteMicroBenchmark, select_suite
 
 
 def __getattr__(name: str):

@@ -52,8 +52,8 @@ from mdad.outputs import atomic_file, check_output_file, check_outputs_apart, is
 @friendly_errors
 def select_command(
     method: Annotated[str, typer.Option(help="Selection method (see 'mdad methods').")],
-    size: Annotated[int, typer.Option(min=1, help="Number of items.")],
     out: Annotated[str, typer.Option(help="Where to write the micro-benchmark (JSON).")],
+    size: Annotated[int | None, typer.Option(min=1, help="Number of items (with --suite: --budget).")] = None,
     dataset: DatasetOption = None,
     data: DataOption = None,
     seed: SeedOption = 0,
@@ -87,10 +87,52 @@ def select_command(
             "them too, and 'mdad estimate' corrects the estimate with them, with an interval that holds for models unlike the sources.",
         ),
     ] = 0,
+    suite: Annotated[
+        str | None,
+        typer.Option(help="Several benchmarks, one leaderboard average: NAME or NAME=PATH separated by commas (docs/suites.md)."),
+    ] = None,
+    budget: Annotated[int | None, typer.Option(min=1, help="With --suite: items over all its benchmarks.")] = None,
+    allocation: Annotated[str | None, typer.Option(help="With --suite: how the budget is split: equal, proportional or optimal (default).")] = None,
+    weights: Annotated[
+        str | None, typer.Option(help="With --suite: the benchmarks' weights in the average (1,1,2 or NAME=W,...; default equal).")
+    ] = None,
+    normalise: Annotated[
+        str | None, typer.Option(help="With --suite: NAME=BASELINE,...: rescale a benchmark's score above its random-guess baseline.")
+    ] = None,
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
     how reliable the choice is on held-out models. With harness logs, also print the command that
-    runs a new model on the items only (and write the samples file it reads beside OUT)."""
+    runs a new model on the items only (and write the samples file it reads beside OUT). With --suite, split a budget
+    across several benchmarks (docs/suites.md)."""
+    suite_options = {"--budget": budget, "--allocation": allocation, "--weights": weights, "--normalise": normalise}
+    if suite is not None:
+        from mdad.cli.suite import Printers, refuse_with_suite, select_suite_command
+
+        given = {"--size": size, "--dataset": dataset, "--data": data, "--targets": targets, "--lm-eval-samples": lm_eval_samples}
+        refuse_with_suite({**given, "--audit-items": audit_items})
+        return select_suite_command(
+            suite=suite,
+            method=method,
+            out=out,
+            budget=budget,
+            allocation=allocation,
+            weights=weights,
+            normalise=normalise,
+            seed=seed,
+            missing=missing,
+            reruns=reruns,
+            metric=metric,
+            filter_name=filter_name,
+            assess_runs=assess_runs,
+            threshold=threshold,
+            workers=workers,
+            printers=Printers(print_report, print_table),
+        )
+    for option, value in suite_options.items():
+        if value is not None:
+            raise MdadError(f"{option} applies to a suite; give the benchmarks with --suite, or leave {option} out.")
+    if size is None:
+        raise MdadError("Give the number of items with --size (or a suite with --suite and --budget).")
     out_path = output_path(out, "the micro-benchmark file")
     samples_path = None if lm_eval_samples is None else output_path(lm_eval_samples, "the lm-eval samples file")
     check_threshold(threshold)
@@ -165,6 +207,9 @@ def print_report(notes: list[Note]) -> None:
 def estimate_command(
     micro: Annotated[Path, typer.Argument(help="A micro-benchmark written by 'mdad select'.")],
     results: Annotated[Path, typer.Argument(help="New models' results on (at least) the micro-benchmark's items.")],
+    more_results: Annotated[
+        list[str] | None, typer.Argument(help="For a suite micro-benchmark: NAME=PATH, one per benchmark (the first is RESULTS).")
+    ] = None,
     csv: Annotated[
         str | None,
         typer.Option(
@@ -219,6 +264,18 @@ def estimate_command(
     with an interval for each and the probability that each neighbouring order holds on the full benchmark."""
     if not 0 < level < 1:
         raise MdadError(f"--level must lie strictly between 0 and 1, got {level}.")
+    from mdad.suite.file import is_suite_file
+
+    if is_suite_file(micro):
+        from mdad.cli.suite import Printers, estimate_suite_command, refuse_with_suite
+
+        given = {"--compare": compare, "--pairs": pairs, "--compare-csv": compare_csv, "--metric": metric, "--filter": filter_name}
+        refuse_with_suite({**given, "--clopper-pearson": clopper_pearson, "--population": population})
+        everything = [str(results), *(more_results or [])]
+        printers = Printers(print_report, print_table)
+        return estimate_suite_command(micro=micro, results=everything, csv=csv, pairs_csv=pairs_csv, level=level, printers=printers)
+    if more_results:
+        raise MdadError(f"{micro} is a one-benchmark micro-benchmark: give one results path (several NAME=PATH are for a suite's).")
     if clopper_pearson and population:
         raise MdadError("--clopper-pearson and --population are two different intervals; choose one.")
     if pairs is not None and pairs != "all":

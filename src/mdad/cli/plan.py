@@ -108,7 +108,19 @@ def plan(
     runs: Annotated[
         int, typer.Option(min=1, help="Held-out runs of the quick simulation that answers for methods without an exact answer.")
     ] = ASSESS_RUNS,
+    suite: Annotated[
+        str | None, typer.Option(help="Several benchmarks (NAME or NAME=PATH, commas): the budget their average needs, for each allocation.")
+    ] = None,
+    weights: Annotated[str | None, typer.Option(help="With --suite: the benchmarks' weights in the average (default equal).")] = None,
+    normalise: Annotated[str | None, typer.Option(help="With --suite: NAME=BASELINE,...: rescale above random guessing.")] = None,
 ) -> None:
+    if suite is not None or weights is not None or normalise is not None:
+        from mdad.cli.suite import plan_suite_command, refuse_with_suite
+
+        refuse_with_suite({"--dataset": dataset, "--data": data, "--results": results, "--sources-curve": sources_curve})
+        return plan_suite_command(
+            suite=suite, weights=weights, normalise=normalise, detect=detect, size=size, budget=budget, threshold=threshold, method=method
+        )
     named = results is None or dataset is not None or data is not None  # with --results, data is refused
     matrix = load_for_analysis(dataset, data, seed, missing) if named else None
     several = method == "all" or "," in method

@@ -137,8 +137,26 @@ def run(
     reruns: RerunsOption = "latest",
     out: Annotated[str, typer.Option(help="Output folder (a rerun with the same settings resumes).")] = "mdad-out",
     verbose: VerboseOption = False,
+    suite: Annotated[
+        str | None, typer.Option(help="Several benchmarks (NAME or NAME=PATH, commas): the protocol on their average, for each allocation.")
+    ] = None,
+    budget: Annotated[int | None, typer.Option(min=1, help="With --suite: items over all its benchmarks.")] = None,
+    weights: Annotated[str | None, typer.Option(help="With --suite: the benchmarks' weights in the average (default equal).")] = None,
+    normalise: Annotated[str | None, typer.Option(help="With --suite: NAME=BASELINE,...: rescale above random guessing.")] = None,
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
+    if suite is not None or budget is not None or weights is not None or normalise is not None:
+        from mdad.cli.suite import refuse_with_suite, run_suite_command
+
+        refuse_with_suite(
+            {"--dataset": dataset, "--data": data, "--sizes": sizes, "--sources": sources, "--group": group, "--per-subtask": per_subtask}
+            | {"--stop-se": stop_se, "--curve-sizes": curve_sizes, "--figures": figures, "--scheduler": scheduler, "--workers": workers}
+            | {"--metric": metric, "--filter": filter_name, "--targets-from top": targets_from == "top"}
+        )
+        return run_suite_command(
+            suite=suite, budget=budget, weights=weights, normalise=normalise, methods=methods, runs=runs, targets=targets, seed=seed,
+            threshold=threshold, missing=missing, reruns=reruns, out=out,
+        )  # fmt: skip
     if group is not None and targets is not None:
         raise MdadError("Give --group (a fixed set of targets) or --targets (a number drawn per run), not both.")
     check_outputs_apart({"the data": data}, {"the output folder": out})

@@ -1,0 +1,136 @@
+"""The paper's protocol on a suite average (``mdad run --suite``): held-out targets, the budget split by each
+allocation, and how well the average of the targets' estimates ranks them.
+
+Per run: ``targets`` of the models in every benchmark are held out (drawn from the seed and the run), the
+allocation is computed and the items chosen from the other models (the sources), and the targets are estimated
+with the suite micro-benchmark (mdad.suite.estimation). Per allocation, pooled over runs: the average's mean
+absolute error and RMSE (points), Kendall tau, MDAD from the targets' pairs with its bootstrap interval (runs
+resampled), and how often the average's intervals cover the targets' true averages, overall and in the top fifth
+of the suite scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from mdad import methods as method_registry
+from mdad.data.matrix import ResponseMatrix
+from mdad.defaults import DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS
+from mdad.errors import MdadError
+from mdad.metrics.estimation import kendall_tau
+from mdad.metrics.pairwise import agreement_curve, mdad_from_curve, pair_differences
+from mdad.seeding import rng_for
+from mdad.suite.allocation import ALLOCATIONS
+from mdad.suite.micro import select_suite
+from mdad.suite.suite import Suite
+
+TOP_SHARE = 0.2  # the top fifth of the suite scores, where intervals are checked apart
+
+
+def held_out(suite: Suite, targets: np.ndarray) -> tuple[Suite, dict[str, ResponseMatrix]]:
+    """The suite of every model but ``targets`` (indices of ``suite.models``, in every benchmark) and the targets'
+    results per benchmark."""
+    sources, results = {}, {}
+    for b, (name, matrix) in enumerate(suite.benchmarks.items()):
+        rows = suite.rows[targets, b]
+        keep = np.ones(matrix.n_models, dtype=bool)
+        keep[rows] = False
+        sources[name] = matrix.take(models=keep)
+        results[name] = matrix.take(models=rows)
+    return Suite.of(sources, weights=suite.weights, baselines=suite.baselines), results
+
+
+@dataclass(frozen=True, eq=False)
+class SuiteRun:
+    """``run_suite``'s answer: ``summary`` (one row per allocation) and ``runs`` (one row per run and allocation)."""
+
+    summary: pd.DataFrame
+    runs: pd.DataFrame
+
+
+def run_suite(
+    suite: Suite,
+    budget: int,
+    *,
+    method: str = "random",
+    runs: int = EXPERIMENT_RUNS,
+    targets: int = DEFAULT_TARGETS,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+    threshold: float = DEFAULT_THRESHOLD,
+    on_run: Callable[[int], None] | None = None,
+) -> SuiteRun:
+    """The suite average of ``budget`` items chosen with ``method``, on held-out targets, for every allocation that
+    ``method`` takes (the optimal one: uniform random only); ``on_run`` is called with each finished run's number.
+
+    Examples
+    --------
+    >>> import mdad
+    >>> from mdad.suite.experiment import run_suite
+    >>> result = run_suite(mdad.Suite.load("gpqa,musr,math-hard"), 300, runs=5)
+    >>> list(result.summary["allocation"])
+    ['equal', 'proportional', 'optimal']
+    """
+    complete = np.flatnonzero(suite.complete)
+    if not 2 <= targets <= len(complete) - 2:
+        raise MdadError(f"The targets must number from 2 to {len(complete) - 2} (the models in every benchmark, less two sources), got {targets}.")
+    allocations = [a for a in ALLOCATIONS if a != "optimal" or method_registry.get(method).design == "uniform"]
+    truth = suite.scores()["suite"]
+    top = float(np.quantile(truth.dropna(), 1 - TOP_SHARE))
+    found: dict[str, dict[str, list]] = {a: {"est": [], "true": [], "low": [], "high": [], "counts": []} for a in allocations}
+    for run in range(runs):
+        chosen_targets = np.sort(rng_for(seed, "suite", "targets", run).choice(complete, targets, replace=False))
+        sources, results = held_out(suite, chosen_targets)
+        names = suite.models[chosen_targets]
+        for allocation in allocations:
+            chosen = select_suite(
+                sources, budget, method=method, allocation=allocation, runs=0, seed=int(rng_for(seed, "suite", "items", run).integers(2**31))
+            ).chosen
+            frame = chosen.estimate(results, level=level).to_frame().set_index("model").loc[names]
+            for key, column in (("est", "suite"), ("low", "suite_low"), ("high", "suite_high")):
+                found[allocation][key].append(frame[column].to_numpy())
+            found[allocation]["true"].append(truth.loc[names].to_numpy())
+            found[allocation]["counts"].append([part.size for part in chosen.parts.values()])
+        if on_run is not None:
+            on_run(run + 1)
+    summary, per_run = [], []
+    for allocation, arrays in found.items():
+        est, true, low, high = (np.array(arrays[k], dtype=np.float64) for k in ("est", "true", "low", "high"))
+        error = 100 * np.abs(est - true)
+        de, dt = pair_differences(est), pair_differences(true)
+        curve = agreement_curve((np.sign(de) == np.sign(dt)) & (dt != 0), 100 * np.abs(dt))
+        mdad = mdad_from_curve(curve, threshold=threshold, rng=rng_for(seed, "suite", "bootstrap", allocation), targets=targets)
+        tau = kendall_tau(est, true)
+        inside = (low <= true) & (true <= high)
+        in_top = true >= top
+        counts = np.array(arrays["counts"])
+        summary.append(
+            {
+                "allocation": allocation,
+                **{f"items_{name}": int(np.median(counts[:, b])) for b, name in enumerate(suite.names)},
+                "error": float(error.mean()),
+                "rmse": float(np.sqrt((error**2).mean())),
+                "kendall_tau": tau.mean,
+                "mdad": mdad.value,
+                "mdad_low": mdad.low,
+                "mdad_high": mdad.high,
+                "coverage": float(inside.mean()),
+                "coverage_top_fifth": float(inside[in_top].mean()) if in_top.any() else float("nan"),
+                "top_fifth_targets": int(in_top.sum()),
+            }
+        )
+        for run in range(runs):
+            per_run.append(
+                {
+                    "allocation": allocation,
+                    "run": run,
+                    "error": float(error[run].mean()),
+                    "kendall_tau": float(tau.per_run[run]),
+                    "coverage": float(inside[run].mean()),
+                }
+            )
+    return SuiteRun(pd.DataFrame(summary), pd.DataFrame(per_run))
