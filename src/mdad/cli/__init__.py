@@ -20,13 +20,14 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 
-MODULES = ("data", "micro", "plan", "run", "methods")  # in the order --help lists their commands
+MODULES = ("data", "micro", "export", "plan", "run", "methods")  # in the order --help lists their commands
 COMMANDS = {
     "info": "data",
     "convert": "data",
     "datasets": "data",
     "select": "micro",
     "estimate": "micro",
+    "export": "export",
     "plan": "plan",
     "compare": "plan",
     "run": "run",
