@@ -298,7 +298,7 @@ def make_lm_eval_micro(python: Path, work: Path) -> None:
     install_mdad(python)
     for method in MICRO_METHODS:
         micro = target / f"{method}.json"
-        mdad(target, "select", "--data", "../lm_eval_loop/sources", "--method", method, "--size", MICRO_SIZE, "--assess-runs", "0", "--out", micro.name)
+        mdad(target, "select", "--data", "../lm_eval_loop/sources", "--method", method, "--size", MICRO_SIZE, "--assess-runs", 0, "--out", micro.name)
         (target / f"{method}.samples.json").unlink()  # select's samples file: the exported task needs none
         mdad(work, "export", micro, "--lm-eval", work / "loop" / f"micro_{method}", "--name", f"micro_{method}")
         out = work / f"micro_out_{method}"
@@ -315,7 +315,7 @@ def make_inspect_micro(python: Path, work: Path) -> None:
     install_mdad(python)
     for method in MICRO_METHODS:
         micro = target / f"{method}.json"
-        mdad(target, "select", "--data", "../inspect_loop/sources", "--method", method, "--size", MICRO_SIZE, "--assess-runs", "0", "--out", micro.name)
+        mdad(target, "select", "--data", "../inspect_loop/sources", "--method", method, "--size", MICRO_SIZE, "--assess-runs", 0, "--out", micro.name)
         run([str(python), str(work / "inspect_micro.py"), str(micro), str(target / method)], cwd=work)
 
 
