@@ -9,7 +9,7 @@ import typer
 
 from mdad.cli.common import app, console, friendly_errors
 from mdad.errors import MdadError
-from mdad.harness.lm_eval_export import export_lm_eval
+from mdad.harness.lm_eval_export import export_lm_eval, run_command
 
 
 @app.command("export")
@@ -30,8 +30,7 @@ def export_command(
     files = export_lm_eval(micro, lm_eval, name)
     group = next(p.stem for p in files if p.suffix == ".yaml")
     console.print(f"Wrote {', '.join(str(p) for p in files)}.")
-    console.print(
-        f"Run it with: lm-eval run --model YOUR_MODEL_TYPE --model_args pretrained=YOUR_MODEL --include_path {lm_eval} --tasks {group}",
-        soft_wrap=True,
-        markup=False,
-    )
+    command, notes = run_command(micro, lm_eval, group)
+    console.print(f"Run it with: {command}", soft_wrap=True, markup=False)
+    for note in notes:
+        console.print(note, markup=False)

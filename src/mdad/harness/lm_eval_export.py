@@ -74,3 +74,19 @@ def export_lm_eval(micro: str | Path, folder: str | Path, name: str | None = Non
 def _exported(path: Path) -> bool:
     """Whether ``path`` is the group YAML of an earlier export."""
     return path.suffix == ".yaml" and path.read_text(encoding="utf-8").startswith("# The micro-benchmark of micro.json")
+
+
+def run_command(micro: str | Path, folder: str | Path, name: str) -> tuple[str, list[str]]:
+    """The lm-eval command that runs the exported group ``name`` from ``folder``, and what to mind: lm-eval must find
+    the original tasks too, so when the source runs named an include path, the folder goes inside it."""
+    run = MicroRun(micro, "lm-eval")
+    included = sorted({str(spec["include_path"]) for spec in run.chosen.tasks.values() if spec.get("include_path")})
+    include = included[0] if len(included) == 1 and Path(folder).resolve().is_relative_to(Path(included[0]).resolve()) else str(folder)
+    command = f"lm-eval run --model YOUR_MODEL_TYPE --model_args pretrained=YOUR_MODEL --include_path {include} --tasks {name}"
+    notes = []
+    if included and include == str(folder):
+        notes.append(
+            f"The source runs found the original tasks in the include path {', '.join(map(repr, included))} (as logged): lm-eval must "
+            "find them too, so export into a folder inside it and pass that include path."
+        )
+    return command, notes

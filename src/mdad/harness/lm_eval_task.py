@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from mdad.data.readers.base import content_hash
-from mdad.data.readers.lm_eval import main_metric
+from mdad.data.readers.lm_eval import OWN_METRICS, main_metric
 from mdad.errors import MdadError
 from mdad.harness.run import HarnessEstimate, MicroRun
 
-METRICS = ("mdad_estimate", "mdad_low", "mdad_high", "mdad_answered")
+METRICS = tuple(OWN_METRICS + name for name in ("estimate", "low", "high", "answered"))
 # per micro.json, per task: document index -> the score the first filter gave it (the filter mdad reads
 # by default), shared by the tasks of one run, which lm-eval aggregates only once every task is scored
 ANSWERS: dict[str, dict[str, dict[str, float]]] = {}
@@ -80,15 +80,10 @@ def micro_task_class(path: str | Path) -> type:
             return run.estimate(scores, n_shots={self._mdad_task: shot})  # versions: checked when built
 
         def aggregation(self) -> dict:
-            return {
-                **super().aggregation(),
-                "mdad_estimate": lambda items: self._estimate().estimate,
-                "mdad_low": lambda items: self._estimate().low,
-                "mdad_high": lambda items: self._estimate().high,
-                "mdad_answered": lambda items: self._estimate().answered,
-            }
+            own = {name: (lambda items, field=name.removeprefix(OWN_METRICS): getattr(self._estimate(), field)) for name in METRICS}
+            return {**super().aggregation(), **own}
 
         def higher_is_better(self) -> dict:
-            return {**super().higher_is_better(), "mdad_estimate": True, "mdad_low": True, "mdad_high": True, "mdad_answered": True}
+            return {**super().higher_is_better(), **dict.fromkeys(METRICS, True)}
 
     return MicroTask

@@ -56,6 +56,7 @@ BOOKKEEPING = frozenset(
     }
 )
 NO_FILTER = "none"
+OWN_METRICS = "mdad_"  # the metrics an exported micro-benchmark adds (mdad.harness.lm_eval_task): the estimate, not an answer
 HEAVY = frozenset({"doc", "arguments", "resps", "filtered_resps", "prompt_hash"})
 LOGLIKS, CONTINUATIONS = "_logliks", "_continuations"
 
@@ -250,7 +251,7 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
     main_filter = NO_FILTER if NO_FILTER in by_filter else filters[0]
     chosen_filter = options.filters.choose(task, filters, main_filter, str(file))
     rows = by_filter[chosen_filter]
-    available = _metrics_of(rows[0][1])
+    available = [m for m in _metrics_of(rows[0][1]) if not m.startswith(OWN_METRICS)]
     chosen = options.metrics.choose(task, available, main_metric(available, config), str(file))
     multiple_choice = _is_multiple_choice(config, rows[0][1])
     delimiter = config.get("target_delimiter", " ")
