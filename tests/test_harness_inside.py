@@ -132,6 +132,8 @@ def test_every_item_must_be_answered():
     some = {task: dict.fromkeys(docs[:1], 1.0) for task, docs in run.by_task.items()}
     with pytest.raises(MdadError, match="micro-benchmark items are not in the lm-eval run"):
         run.estimate(some)
+    so_far = run.estimate(some, partial=True)  # inspect shows its metrics while the samples run
+    assert np.isnan([so_far.estimate, so_far.low, so_far.high]).all() and so_far.answered == 2
 
 
 def test_export_writes_the_group_and_refuses_a_folder_of_other_files(tmp_path):

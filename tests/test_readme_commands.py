@@ -8,8 +8,8 @@ A shell block is a fenced ```sh block. The line before it may mark it with an HT
   ../shared/data, named by MDAD_DATA_DIR; skipped with a message when that folder is absent;
 - ``<!-- commands: needs lm-eval -->``, ``<!-- commands: needs inspect -->``: run a harness; run only where this
   interpreter has it (inspect: with the offline model provider tests/make_fixtures.py installs), skipped with a message
-  otherwise, in a folder that also holds the local tasks of tests/fixtures/tasks (as ``tasks/``) and the source logs the
-  harness wrote there (``lm_eval_out/``, ``inspect_out/``: the adaptive-loop fixtures' sources);
+  otherwise, in a folder that also holds the local tasks of tests/fixtures/tasks and the source logs the harness wrote
+  from there (``lm_eval_out/``, ``inspect_out/``: the adaptive-loop fixtures' sources);
 - ``<!-- commands: skip (why) -->``: never run here, for the reason given (installing packages, the test run itself).
 
 The blocks of one page run in order in one temporary folder, so a later block can read what an earlier one wrote,
@@ -116,7 +116,7 @@ def test_command_block_runs(block: Block, folders: dict[Path, Path]):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{block.name} runs a harness this interpreter lacks ({module})")
         folder = folders[block.page]
-        shutil.copytree(FIXTURES / "tasks", folder / "tasks", dirs_exist_ok=True)
+        shutil.copytree(FIXTURES / "tasks", folder, dirs_exist_ok=True)
         shutil.copytree(sources, folder / logs, dirs_exist_ok=True)
         env.update({"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "INSPECT_DISPLAY": "none"})
     for command in block.commands:

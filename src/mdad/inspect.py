@@ -85,7 +85,7 @@ def _with_estimate(original: Any, run: MicroRun, task: str, key: str) -> Any:
                     raise MdadError(f"The scorer of task {task!r} gives several values; the micro-benchmark was selected on {key!r}, which it lacks.")
                 value = value[key]
             values[str(sample.sample_id)] = to_float(value)
-        return run.estimate({task: values}, versions=None)
+        return run.estimate({task: values}, partial=True)  # inspect also shows the metrics while the samples run
 
     def one(field: str) -> Metric:
         @metric(name=f"mdad_{field}")

@@ -100,9 +100,12 @@ class MicroRun:
         hashes: Mapping[str, Mapping[str, str]] | None = None,
         versions: Mapping[str, object] | None = None,
         n_shots: Mapping[str, object] | None = None,
+        partial: bool = False,
     ) -> HarnessEstimate:
         """The estimate and interval from one model's ``scores`` (task -> sample id -> score), as ``mdad estimate``
-        computes them; ``hashes``, ``versions`` and ``n_shots`` (per task) are checked as it checks them."""
+        computes them; ``hashes``, ``versions`` and ``n_shots`` (per task) are checked as it checks them. An item
+        left unanswered is refused, or with ``partial`` (a harness showing its metrics while it runs) gives NaN
+        estimate and interval beside the number of items answered so far."""
         ids, subtasks, values, content = [], [], [], []
         for task, answered in scores.items():
             self.check_task(task, version=(versions or {}).get(task), n_shot=(n_shots or {}).get(task))
@@ -111,8 +114,11 @@ class MicroRun:
                 subtasks.append(task)
                 values.append(float(score))
                 content.append(str((hashes or {}).get(task, {}).get(sample, "")))
-        if not ids:
+        if not ids and not partial:
             raise MdadError(f"The harness scored no sample of the tasks of {self.path}.")
+        answered_items = int(np.isin(ids, self.chosen.all_item_ids.astype(str)).sum())
+        if partial and not np.isin(self.chosen.item_ids.astype(str), ids).all():
+            return HarnessEstimate(np.nan, np.nan, np.nan, self.level, "not every item answered yet", answered_items)
         tasks = {t: self._identity(t, (versions or {}).get(t), (n_shots or {}).get(t)) for t in scores}
         matrix = ResponseMatrix(
             scores=np.array([values], dtype=np.float64),
@@ -124,7 +130,6 @@ class MicroRun:
             item_hashes=np.array(content),
         )
         intervals = self.chosen.intervals(matrix, level=self.level)
-        answered_items = int(np.isin(ids, self.chosen.all_item_ids.astype(str)).sum())
         return HarnessEstimate(
             estimate=float(intervals.estimate[0]),
             low=float(intervals.low[0]),
