@@ -80,8 +80,11 @@ def micro_task_class(path: str | Path) -> type:
             return run.estimate(scores, n_shots={self._mdad_task: shot})  # versions: checked when built
 
         def aggregation(self) -> dict:
-            own = {name: (lambda items, field=name.removeprefix(OWN_METRICS): getattr(self._estimate(), field)) for name in METRICS}
-            return {**super().aggregation(), **own}
+            return {**super().aggregation(), **{name: self._aggregate(name.removeprefix(OWN_METRICS)) for name in METRICS}}
+
+        def _aggregate(self, field: str):
+            """lm-eval's aggregation of one of mdad's metrics: the ``field`` of the estimate from every task of the run."""
+            return lambda items: getattr(self._estimate(), field)
 
         def higher_is_better(self) -> dict:
             return {**super().higher_is_better(), **dict.fromkeys(METRICS, True)}
