@@ -203,3 +203,23 @@ def test_live_lm_eval_run_reports_what_mdad_estimate_prints(tmp_path):
     assert "mdad_estimate" in done.stdout
     estimate, low, high = printed(micro, tmp_path / "out")
     assert lm_eval_reported(tmp_path / "out")["nb_zoo"] == {"mdad_estimate": estimate, "mdad_low": low, "mdad_high": high, "mdad_answered": 6}
+
+
+def test_live_inspect_refuses_a_changed_sample_and_another_task(monkeypatch):
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.dataset import Sample
+
+    monkeypatch.syspath_prepend(str(FIXTURES / "tasks"))
+    from tasks import loop_qa, tiny_qa  # type: ignore[import-not-found]
+
+    from mdad.inspect import micro_task
+
+    micro = FIXTURES / "inspect_micro" / "random.json"
+    with pytest.raises(MdadError, match=r"Task 'tiny_qa' is not one .* was selected from"):
+        micro_task(tiny_qa(), micro)
+    task = loop_qa()
+    first = MicroRun(micro, "inspect").by_task["loop_qa"][0]
+    samples = list(task.dataset)
+    task.dataset.samples = [Sample(id=s.id, input=s.input, target="changed") if str(s.id) == first else s for s in samples]
+    with pytest.raises(MdadError, match=f"Item 'loop_qa/{first}' .* has another document or gold answer"):
+        micro_task(task, micro)
