@@ -10,8 +10,11 @@ it builds the tasks (docs/harness.md).
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
+from mdad.data.readers.lm_eval_commands import MODEL_TYPE_PLACEHOLDER
+from mdad.data.readers.logged_setup import MODEL_PLACEHOLDER
 from mdad.errors import MdadError
 from mdad.harness.run import MicroRun
 from mdad.outputs import write_text
@@ -82,7 +85,10 @@ def run_command(micro: str | Path, folder: str | Path, name: str) -> tuple[str, 
     run = MicroRun(micro, "lm-eval")
     included = sorted({str(spec["include_path"]) for spec in run.chosen.tasks.values() if spec.get("include_path")})
     include = included[0] if len(included) == 1 and Path(folder).resolve().is_relative_to(Path(included[0]).resolve()) else str(folder)
-    command = f"lm-eval run --model YOUR_MODEL_TYPE --model_args pretrained=YOUR_MODEL --include_path {include} --tasks {name}"
+    logged = {(str(spec.get("lm_eval_model") or ""), str(spec.get("model_args") or "")) for spec in run.chosen.tasks.values()}
+    model_type, args = logged.pop() if len(logged) == 1 else ("", "")  # as the source runs logged them, when they agree
+    model = f"--model {shlex.quote(model_type or MODEL_TYPE_PLACEHOLDER)} --model_args {shlex.quote(args or 'pretrained=' + MODEL_PLACEHOLDER)}"
+    command = f"lm-eval run {model} --include_path {shlex.quote(include)} --tasks {name}"
     notes = []
     if included and include == str(folder):
         notes.append(
