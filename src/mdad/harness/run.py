@@ -97,29 +97,28 @@ class MicroRun:
         self,
         scores: Mapping[str, Mapping[str, float]],
         *,
-        hashes: Mapping[str, Mapping[str, str]] | None = None,
         versions: Mapping[str, object] | None = None,
         n_shots: Mapping[str, object] | None = None,
         partial: bool = False,
     ) -> HarnessEstimate:
         """The estimate and interval from one model's ``scores`` (task -> sample id -> score), as ``mdad estimate``
-        computes them; ``hashes``, ``versions`` and ``n_shots`` (per task) are checked as it checks them. An item
+        computes them; ``versions`` and ``n_shots`` (per task) are checked as it checks them (the samples' content is
+        checked before the run: ``check_samples``). An item
         left unanswered is refused, or with ``partial`` (a harness showing its metrics while it runs) gives NaN
         estimate and interval beside the number of items answered so far."""
-        ids, subtasks, values, content = [], [], [], []
+        ids, subtasks, values = [], [], []
         for task, answered in scores.items():
             self.check_task(task, version=(versions or {}).get(task), n_shot=(n_shots or {}).get(task))
             for sample, score in answered.items():
                 ids.append(f"{task}/{sample}")
                 subtasks.append(task)
                 values.append(float(score))
-                content.append(str((hashes or {}).get(task, {}).get(sample, "")))
         if not ids and not partial:
             raise MdadError(f"The harness scored no sample of the tasks of {self.path}.")
         answered_items = int(np.isin(ids, self.chosen.all_item_ids.astype(str)).sum())
         if partial and not np.isin(self.chosen.item_ids.astype(str), ids).all():
             return HarnessEstimate(np.nan, np.nan, np.nan, self.level, "not every item answered yet", answered_items)
-        tasks = {t: self._identity(t, (versions or {}).get(t), (n_shots or {}).get(t)) for t in scores}
+        tasks = {t: self._identity((versions or {}).get(t), (n_shots or {}).get(t)) for t in scores}
         matrix = ResponseMatrix(
             scores=np.array([values], dtype=np.float64),
             models=np.array(["the harness's model"]),
@@ -127,7 +126,6 @@ class MicroRun:
             subtasks=np.array(subtasks),
             source=self._source(list(scores)),
             tasks=tasks,
-            item_hashes=np.array(content),
         )
         intervals = self.chosen.intervals(matrix, level=self.level)
         return HarnessEstimate(
@@ -140,10 +138,12 @@ class MicroRun:
         )
 
     def _source(self, tasks: list[str]) -> str:
+        """The answers' name in sentences (``ResponseMatrix.source``)."""
         return f"the {self.harness} run of {', '.join(map(repr, tasks))}"
 
     @staticmethod
-    def _identity(task: str, version: object, n_shot: object) -> dict[str, str]:
+    def _identity(version: object, n_shot: object) -> dict[str, str]:
+        """What identifies a task as ``ResponseMatrix.tasks`` records it: its version and n-shot, where known."""
         return {**({"version": str(version)} if version is not None else {}), **({"n_shot": str(n_shot)} if n_shot is not None else {})}
 
     def _check(self, task: str, hashes: Mapping[str, str], *, version: object, n_shot: object) -> None:
@@ -155,7 +155,7 @@ class MicroRun:
             items=np.array([f"{task}/{s}" for s in samples]),
             subtasks=np.array([task] * len(samples)),
             source=self._source([task]),
-            tasks={task: self._identity(task, version, n_shot)},
+            tasks={task: self._identity(version, n_shot)},
             item_hashes=np.array([str(hashes.get(s, "")) for s in samples]),
         )
         self.chosen.check_results(matrix)
