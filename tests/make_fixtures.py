@@ -108,6 +108,8 @@ def make_lm_eval(python: Path, work: Path) -> None:
         copy_trimmed(work, out, HERE / folder)
     if wanted("lm_eval_loop"):
         make_lm_eval_loop(python, work)
+    if wanted("lm_eval_micro"):
+        make_lm_eval_micro(python, work)
 
 
 def run_lm_eval(python: Path, work: Path, model_args: str, seed: int, out: Path, extra: list[str]) -> None:
@@ -191,6 +193,8 @@ def make_inspect(python: Path, work: Path) -> None:
         elsewhere = work / "elsewhere"  # not where inspect ran: the task file is printed as found from here
         elsewhere.mkdir(exist_ok=True)
         run_printed_commands(work, elsewhere, "../inspect_sources", "inspect eval", {"YOUR_MODEL": "offline/model"}, python)
+    if wanted("inspect_micro"):
+        make_inspect_micro(python, work)
 
 
 # ---- the adaptive loop -------------------------------------------------------------------------
@@ -270,6 +274,49 @@ def run_printed_commands(work: Path, cwd: Path, sources: str, starts: str, fill:
             raise SystemExit(f"After {answered} printed commands mdad estimate counts {details.answered} answered items.")
         if answered < PRINTED_STEPS:
             command = printed_command(output, starts)
+
+
+# ---- inside the harness: mdad export --lm-eval, mdad.inspect.micro_task --------------------------
+
+MICRO_METHODS = ("random", "tinybenchmarks")  # an exact estimate, and a learned one
+MICRO_SIZE = 6
+
+
+def install_mdad(python: Path) -> None:
+    """This checkout in the harness's environment, unless it imports there already: the exported lm-eval task
+    and the wrapped inspect task compute the estimate with mdad's library."""
+    if subprocess.run([str(python), "-c", "import mdad"], capture_output=True).returncode:
+        subprocess.run([str(python), "-m", "pip", "install", "-q", str(HERE.parent.parent)], check=True)
+
+
+def make_lm_eval_micro(python: Path, work: Path) -> None:
+    """Per method, a micro-benchmark of lm_eval_loop/sources, exported (``mdad export --lm-eval``) into the task
+    folder and run by lm-eval for the new model of the loop: lm_eval_micro/<method>.json and lm_eval_micro/<method>/."""
+    target = HERE / "lm_eval_micro"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir()
+    install_mdad(python)
+    for method in MICRO_METHODS:
+        micro = target / f"{method}.json"
+        mdad(target, "select", "--data", "../lm_eval_loop/sources", "--method", method, "--size", MICRO_SIZE, "--assess-runs", 0, "--out", micro.name)
+        (target / f"{method}.samples.json").unlink()  # select's samples file: the exported task needs none
+        mdad(work, "export", micro, "--lm-eval", work / "loop" / f"micro_{method}", "--name", f"micro_{method}")
+        out = work / f"micro_out_{method}"
+        run_lm_eval(python, work, "pretrained=new-model", 7, out, ["--tasks", f"micro_{method}", "--include_path", "loop"])
+        copy_trimmed(work, out, target / method)
+
+
+def make_inspect_micro(python: Path, work: Path) -> None:
+    """Per method, a micro-benchmark of inspect_loop/sources answered by the loop's new model through
+    ``mdad.inspect.micro_task`` (tasks/inspect_micro.py): inspect_micro/<method>.json and inspect_micro/<method>/."""
+    target = HERE / "inspect_micro"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir()
+    install_mdad(python)
+    for method in MICRO_METHODS:
+        micro = target / f"{method}.json"
+        mdad(target, "select", "--data", "../inspect_loop/sources", "--method", method, "--size", MICRO_SIZE, "--assess-runs", 0, "--out", micro.name)
+        run([str(python), str(work / "inspect_micro.py"), str(micro), str(target / method)], cwd=work)
 
 
 # ---- lighteval ---------------------------------------------------------------------------------

@@ -287,6 +287,8 @@ def test_micro_benchmark_records_the_task_and_estimate_refuses_another_version(t
     results = json.loads(next((FIXTURES / "lm_eval" / "model-a").glob("results_*.json")).read_text())
     assert saved["tasks"]["tiny_mc"] == {
         "harness": "lm-eval",
+        "metric": "acc",  # what was read, which the exported task reads too (docs/harness.md)
+        "filter": "none",
         "version": str(results["versions"]["tiny_mc"]),
         "n_shot": str(results["n-shot"]["tiny_mc"]),
         # how the source runs were made, for the commands that run new models (docs/own-results.md)

@@ -6,6 +6,10 @@ A shell block is a fenced ```sh block. The line before it may mark it with an HT
 - ``<!-- commands: slow -->``: run it only in the slow run (``pytest -m slow``);
 - ``<!-- commands: needs MDAD_DATA_DIR -->``: it reads the real leaderboards of the repository's sibling folder
   ../shared/data, named by MDAD_DATA_DIR; skipped with a message when that folder is absent;
+- ``<!-- commands: needs lm-eval -->``, ``<!-- commands: needs inspect -->``: run a harness; run only where this
+  interpreter has it (inspect: with the offline model provider tests/make_fixtures.py installs), skipped with a message
+  otherwise, in a folder that also holds the local tasks of tests/fixtures/tasks and the source logs the harness wrote
+  from there (``lm_eval_out/``, ``inspect_out/``: the adaptive-loop fixtures' sources);
 - ``<!-- commands: skip (why) -->``: never run here, for the reason given (installing packages, the test run itself).
 
 The blocks of one page run in order in one temporary folder, so a later block can read what an earlier one wrote,
@@ -14,8 +18,10 @@ with the built-in datasets and this interpreter's ``mdad`` and ``python`` first 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -27,7 +33,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:<!--\s*commands:\s*(?P<mark>[^>]*?)\s*-->\s*\n)?```sh\n(?P<body>.*?)```", re.DOTALL)
-KINDS = ("run", "slow", "needs MDAD_DATA_DIR", "skip")
+KINDS = ("run", "slow", "needs MDAD_DATA_DIR", "needs lm-eval", "needs inspect", "skip")
+FIXTURES = ROOT / "tests" / "fixtures"
+HARNESSES = {  # mark: (the module it needs, the source logs copied beside the tasks)
+    "needs lm-eval": ("lm_eval", ("lm_eval_out", FIXTURES / "lm_eval_loop" / "sources")),
+    "needs inspect": ("mdad_offline_model", ("inspect_out", FIXTURES / "inspect_loop" / "sources")),
+}
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,14 @@ def test_command_block_runs(block: Block, folders: dict[Path, Path]):
         if not SHARED_DATA.is_dir():
             pytest.skip(f"{block.name} needs the real leaderboards in {SHARED_DATA} (MDAD_DATA_DIR), which is absent")
         env["MDAD_DATA_DIR"] = str(SHARED_DATA)
+    if block.kind in HARNESSES:
+        module, (logs, sources) = HARNESSES[block.kind]
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{block.name} runs a harness this interpreter lacks ({module})")
+        folder = folders[block.page]
+        shutil.copytree(FIXTURES / "tasks", folder, dirs_exist_ok=True)
+        shutil.copytree(sources, folder / logs, dirs_exist_ok=True)
+        env.update({"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "INSPECT_DISPLAY": "none"})
     for command in block.commands:
         done = subprocess.run(
             ["bash", "-o", "pipefail", "-c", command], check=False, cwd=folders[block.page], env=env, capture_output=True, text=True, timeout=600

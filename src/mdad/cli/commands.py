@@ -9,6 +9,7 @@ COMMANDS = {
     "datasets": "data",
     "select": "micro",
     "estimate": "micro",
+    "export": "export",
     "plan": "plan",
     "compare": "plan",
     "run": "run",

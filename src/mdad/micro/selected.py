@@ -445,6 +445,16 @@ class SelectedMicroBenchmark:
         gold = matrix.gold_prob()[:, cols] if self.micro.uses_gold_prob else None
         return scores, gold
 
+    def check_results(self, matrix: ResponseMatrix) -> None:
+        """Refuse ``matrix`` when its tasks or items differ from those the micro-benchmark was built on (another
+        version or n-shot, another document or gold answer), checking the items it holds; what ``item_scores``
+        checks, for a harness that runs the items (mdad.harness)."""
+        lookup = {item: j for j, item in enumerate(matrix.items)}
+        present = np.array([j for j, item in enumerate(self.item_ids) if item in lookup], dtype=np.int64)
+        if present.size:
+            self._check_same_tasks(matrix, np.array([lookup[self.item_ids[j]] for j in present]), present)
+        self.audit_scores(matrix)  # the audit items, checked alike
+
     def first_item(self) -> str:
         """The item an adaptive test asks every new model first (it starts from one ability)."""
         if not self.adaptive:

@@ -185,6 +185,7 @@ def _log_answers(
         if chosen is None:
             available = _names(scores)
             chosen = options.metrics.choose(task, available, available[0] if available else None, str(file))
+            cells.tasks[task].setdefault("metric", chosen)  # the scorer a harness run reads too (mdad.inspect)
         value = _value(scores, chosen, task, file, where)
         epochs = per_sample[sample_id]
         old = epochs.get(epoch)

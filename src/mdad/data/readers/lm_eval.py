@@ -56,6 +56,7 @@ BOOKKEEPING = frozenset(
     }
 )
 NO_FILTER = "none"
+OWN_METRICS = "mdad_"  # the metrics an exported micro-benchmark adds (mdad.harness.lm_eval_task): the estimate, not an answer
 HEAVY = frozenset({"doc", "arguments", "resps", "filtered_resps", "prompt_hash"})
 LOGLIKS, CONTINUATIONS = "_logliks", "_continuations"
 
@@ -248,15 +249,18 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
         raise MdadError(f"{file} is empty.")
     filters = list(by_filter)
     main_filter = NO_FILTER if NO_FILTER in by_filter else filters[0]
-    rows = by_filter[options.filters.choose(task, filters, main_filter, str(file))]
-    available = _metrics_of(rows[0][1])
-    chosen = options.metrics.choose(task, available, _main_metric(available, config), str(file))
+    chosen_filter = options.filters.choose(task, filters, main_filter, str(file))
+    rows = by_filter[chosen_filter]
+    available = [m for m in _metrics_of(rows[0][1]) if not m.startswith(OWN_METRICS)]
+    chosen = options.metrics.choose(task, available, main_metric(available, config), str(file))
     multiple_choice = _is_multiple_choice(config, rows[0][1])
     delimiter = config.get("target_delimiter", " ")
     cells.tasks.setdefault(
         task,
         {
             "harness": "lm-eval",
+            "metric": str(chosen),
+            "filter": chosen_filter,
             **({"version": str(run.versions[task])} if task in run.versions else {}),
             **({"n_shot": str(run.n_shot[task])} if task in run.n_shot else {}),
         },
@@ -309,7 +313,8 @@ def _read_task_file(file: Path, task: str, model: str, run: _Run, options: ReadO
     return found
 
 
-def _main_metric(available: list[str], config: dict) -> str | None:
+def main_metric(available: list[str], config: dict) -> str | None:
+    """The metric read by default: the first of the task's metric_list, else acc, else exact_match, else the first one."""
     listed = [m.get("metric") for m in config.get("metric_list") or [] if isinstance(m, dict)]
     for candidate in [*listed[:1], "acc", "exact_match", *available]:
         if candidate in available:
