@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("intervals", ("mdad.intervals",)),
     ("experiment", ("mdad.experiment",)),
     ("micro-benchmarks", ("mdad.micro", "mdad.assessment", "mdad.planning", "mdad.suite")),
+    ("harness", ("mdad.harness", "mdad.inspect")),
     ("report", ("mdad.report",)),
     ("workflow", ("mdad.workflow",)),
     ("cli", ("mdad.cli",)),

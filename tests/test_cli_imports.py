@@ -47,7 +47,7 @@ def test_every_command_has_its_module():
     from mdad.cli import app
 
     assert set(typer.main.get_command(app).commands) == set(COMMANDS)  # type: ignore[attr-defined]
-    assert MODULES == ("data", "micro", "plan", "run", "methods")  # from COMMANDS, in its order
+    assert MODULES == ("data", "micro", "export", "plan", "run", "methods")  # from COMMANDS, in its order
 
 
 def test_a_command_missing_from_the_one_list_is_refused_as_it_registers():

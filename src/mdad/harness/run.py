@@ -17,6 +17,7 @@ import numpy as np
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_LEVEL
 from mdad.errors import MdadError
+from mdad.estimates import written
 from mdad.micro.selected import SelectedMicroBenchmark
 from mdad.wording import plural
 
@@ -128,10 +129,11 @@ class MicroRun:
             tasks=tasks,
         )
         intervals = self.chosen.intervals(matrix, level=self.level)
+        estimate, low, high = written([intervals.estimate[0], intervals.low[0], intervals.high[0]])  # as estimate's CSV writes them
         return HarnessEstimate(
-            estimate=float(intervals.estimate[0]),
-            low=float(intervals.low[0]),
-            high=float(intervals.high[0]),
+            estimate=float(estimate),
+            low=float(low),
+            high=float(high),
             level=self.level,
             calibration=intervals.calibration,
             answered=answered_items,
