@@ -1,4 +1,4 @@
-"""The bad-input audit, second round: every one-line reproduction of the hardening issue, run as a user runs it.
+"""The bad-input audit: every one-line reproduction of the second and third hardening rounds, run as a user runs it.
 
     python benchmarks/audit_hostile.py [--only TEXT] [--timeout 60] [--memory-gb 4] [--keep]
     python benchmarks/audit_hostile.py --smoke
@@ -19,8 +19,12 @@ classified as
 
 Interrupt cases send SIGINT or SIGTERM to the main process only, at a moment made certain by holding
 the import of a named module until the signal comes, and expect exit code 130, one sentence, and a
-rerun of the same command that finishes. Prints one line per case and the summary table, whose counts
-by group the record keeps. ``--smoke`` runs the first two cases.
+rerun of the same command that finishes. The third round's cases (groups plug-ins, tampering,
+options, suffixes, atomic) install broken plug-ins into ./site as pip would, tamper with a finished
+store, give options that must be used or refused, and simulate a full disk (``Path.write_text``
+patched by a ``sitecustomize`` module) and a second writer holding the output's lock. Prints one line
+per case and the summary table, whose counts by group the record keeps. ``--smoke`` runs the first case of
+each group.
 """
 
 from __future__ import annotations
@@ -694,6 +698,375 @@ def cases() -> list[Case]:
             Case("signals", f"{sname} during mdad report", f"{MDAD} report o", signal=sig, pause_at="mdad.report.html", setup=small_run),
             Case("signals", f"{sname} during estimate", f"{est} --csv e.csv", signal=sig, pause_at="mdad.micro.estimation"),
         ]
+    return out + third_round()
+
+
+# ---- the third round: plug-ins, tampered stores, options used or refused, outputs -------------------
+PLUGIN_MODULES = {
+    "five": "X = 5\n",
+    "methods": """import numpy as np
+
+from mdad.methods.base import SelectionMethod, plain_mean
+
+
+class Base(SelectionMethod):
+    description = "A broken method."
+
+
+class Short(Base):
+    name = "short"
+
+    def choose(self, view, k, rng, prepared):
+        return plain_mean(np.arange(max(1, k // 2)))
+
+
+class Outside(Base):
+    name = "outside"
+
+    def choose(self, view, k, rng, prepared):
+        return plain_mean(np.arange(k) + view.n_items)
+
+
+class Twice(Base):
+    name = "twice"
+
+    def choose(self, view, k, rng, prepared):
+        return plain_mean(np.zeros(k, dtype=np.int64))
+""",
+    "readers": """from mdad.data.readers.base import Reader
+
+
+def detect_raises(path):
+    raise ValueError("cannot tell")
+
+
+def read_list(path, options):
+    return [[1, 0], [0, 1]]
+
+
+FRAGILE = Reader("fragile", detect_raises, read_list, expects="nothing")
+""",
+    "metrics": """from mdad.metrics.base import Metric
+
+TEXT = Metric("text", "text", "a metric that returns a string", lambda d: "high")
+""",
+}
+
+PLUGIN_POINTS = {
+    "not a class": "[mdad.methods]\nfive = mdad_audit_plugin.five:X\n",
+    "methods": "[mdad.methods]\n" + "".join(f"{n} = mdad_audit_plugin.methods:{n.capitalize()}\n" for n in ("short", "outside", "twice")),
+    "reader": "[mdad.readers]\nfragile = mdad_audit_plugin.readers:FRAGILE\n",
+    "metric": "[mdad.metrics]\ntext = mdad_audit_plugin.metrics:TEXT\n",
+}
+WITH_PLUGIN = f"PYTHONPATH=site:$PYTHONPATH {MDAD}"
+
+
+def plugin(points: str) -> Callable[[Path], None]:
+    """A plug-in package as pip installs it, in ./site (modules and a dist-info folder of entry points), and d.csv."""
+
+    def setup(folder: Path) -> None:
+        small_wide(folder)
+        package = folder / "site" / "mdad_audit_plugin"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        for name, code in PLUGIN_MODULES.items():
+            (package / f"{name}.py").write_text(code)
+        info = folder / "site" / "mdad_audit_plugin-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mdad-audit-plugin\nVersion: 0.1\n")
+        (info / "entry_points.txt").write_text(points)
+
+    return setup
+
+
+def nothing_new(folder: Path) -> Check:
+    """A check that the command left no new file or folder beside what the setup made."""
+    before = {p.relative_to(folder) for p in folder.rglob("*")}
+
+    def check(result: Result) -> str | None:
+        new = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.relative_to(folder) not in before)
+        return f"it left {new}" if new else None
+
+    return check
+
+
+def keeps(*makers: Callable[[Path], Check]) -> Callable[[Path], Check]:
+    def make(folder: Path) -> Check:
+        return both(*(m(folder) for m in makers))
+
+    return make
+
+
+CELL_5, CELL_10 = "o/cells/random/k5-s6.parquet", "o/cells/random/k10-s6.parquet"
+STORE_FILES = (CELL_5, CELL_10, "o/index.json")
+
+
+def copy_cell(folder: Path) -> None:
+    small_run(folder)
+    shutil.copy(folder / CELL_5, folder / CELL_10)
+
+
+def no_config(folder: Path) -> None:
+    small_run(folder)
+    (folder / "o" / "config.json").unlink()
+
+
+def anchor_micro(folder: Path) -> None:
+    """a.json: anchor-points (not a random design) chosen from d.csv."""
+    small_wide(folder, models=[f"m{i}" for i in range(30)])
+    cmd = f"{MDAD} select --data d.csv --method anchor-points --size 10 --assess-runs 0 --out a.json"
+    subprocess.run(cmd.split(), cwd=folder, check=True, capture_output=True)
+
+
+def continuous_csv(folder: Path) -> None:
+    rng = np.random.default_rng(4)
+    scores = np.clip(np.linspace(0.2, 0.8, 40)[:, None] + rng.normal(0, 0.25, (40, 150)), 0, 1)
+    frame = pd.DataFrame(scores, columns=[f"q{j}" for j in range(150)])
+    frame.insert(0, "model", [f"m{i}" for i in range(40)])
+    frame.to_csv(folder / "c.csv", index=False)
+
+
+def comma_model(folder: Path) -> None:
+    """n.npz with a model named 'a,b', and n.json chosen from it."""
+    rng = np.random.default_rng(1)
+    np.savez(
+        folder / "n.npz",
+        scores=(rng.random((6, 40)) < 0.5).astype(np.float32),
+        models=np.array(["a,b", "c", "d", "e", "f", "g"]),
+        items=np.array([f"q{j}" for j in range(40)]),
+        subtasks=np.array(["all"] * 40),
+    )
+    cmd = f"{MDAD} select --data n.npz --method random --size 20 --assess-runs 0 --out n.json"
+    subprocess.run(cmd.split(), cwd=folder, check=True, capture_output=True)
+
+
+# Path.write_text onto a file named full.json (or its temporary file) writes half, then the disk is full.
+FULL_DISK = """
+import errno, os
+from pathlib import Path
+
+_real = Path.write_text
+
+
+def _half_then_full(self, data, *args, **kwargs):
+    if "full.json" in self.name:
+        _real(self, data[: len(data) // 2], *args, **kwargs)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return _real(self, data, *args, **kwargs)
+
+
+Path.write_text = _half_then_full
+"""
+
+
+def full_disk(folder: Path) -> None:
+    small_wide(folder)
+    (folder / "full.json").write_text("the micro-benchmark of an earlier select\n")
+    (folder / "hook").mkdir()
+    (folder / "hook" / "sitecustomize.py").write_text(FULL_DISK)
+
+
+# Holds mdad's lock on w.json (writing ./held) until killed: the first of two writers.
+HOLD = """import signal, sys, time
+from pathlib import Path
+from mdad.outputs import locked_outputs
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # killed, it releases the lock as it would on finishing
+with locked_outputs({"the micro-benchmark file": sys.argv[1]}):
+    Path("held").write_text("")
+    time.sleep(120)
+"""
+
+
+def holder(folder: Path) -> None:
+    small_wide(folder)
+    (folder / "hold.py").write_text(HOLD)
+
+
+SELECT_D = f"{MDAD} select --data d.csv --method random --size 5 --assess-runs 0"
+SECOND_WRITER = (
+    f"{sys.executable} hold.py w.json & while [ ! -e held ]; do sleep 0.05; done; {SELECT_D} --out w.json; rc=$?; kill $!; wait $!; rm held; exit $rc"
+)
+SUFFIX_VALUES = {
+    "@randomesque=²": ("adaptive-1d@randomesque=²", "@randomesque takes a whole number"),
+    "@randomesque=<5,000 digits>": ("adaptive-1d@randomesque=" + "7" * 5000, "5,000 characters"),
+    "@randomesque=٣ (Arabic-Indic)": ("adaptive-1d@randomesque=٣", "got '٣'"),
+    "@stop-se=inf": ("adaptive-1d@stop-se=inf", "strictly between 0 and 1"),
+}
+SUFFIX_COMMANDS = {
+    "select": f"{MDAD} select --method {{}} --size 5 --out s.json",
+    "run": f"{MDAD} run --methods {{}} --out o",
+    "plan": f"{MDAD} plan --method {{}} --detect 5",
+}
+TAMPERED = {"estimates + 0.1": edit_cell(lambda f: f.assign(estimate=f["estimate"] + 0.1)), "the 5-item cell copied over the 10-item one": copy_cell}
+TAMPER_SAID = {"estimates + 0.1": "checksum", "the 5-item cell copied over the 10-item one": "holds the cell of random at 5 items"}
+
+
+def third_round() -> list[Case]:
+    """Every reproduction of the third hardening round: plug-ins, tampered stores, options, outputs."""
+    out = [
+        # plug-ins: one sentence naming the plug-in; commands that do not use it keep working
+        Case(
+            "plug-ins",
+            "an entry point that is not a class (methods still listed)",
+            f"{WITH_PLUGIN} methods",
+            check=both(says("'five' (mdad_audit_plugin.five:X) could not be loaded", "int 5", "random-stratified-equal")),
+            setup=plugin(PLUGIN_POINTS["not a class"]),
+        ),
+        Case(
+            "plug-ins",
+            "an entry point that is not a class (select still works)",
+            f"{WITH_PLUGIN} select --data d.csv --method random --size 5 --assess-runs 0 --out s.json",
+            check=says("could not be loaded"),
+            setup=plugin(PLUGIN_POINTS["not a class"]),
+        ),
+        *[
+            Case(
+                "plug-ins",
+                f"a choose returning {what}",
+                f"{WITH_PLUGIN} select --data d.csv --method {name} --size 10 --assess-runs 0 --out s.json",
+                (f"'{name}' (mdad_audit_plugin.methods:{name.capitalize()})", said),
+                setup=plugin(PLUGIN_POINTS["methods"]),
+                extra={"keep": nothing_new},
+            )
+            for name, what, said in (
+                ("short", "too few positions", "chose 5 items where size 10 was asked"),
+                ("outside", "out-of-range positions", "outside the pool of 40 items"),
+                ("twice", "duplicate positions", "twice at size 10"),
+            )
+        ],
+        Case(
+            "plug-ins",
+            "a reader whose detect raises (other formats still read)",
+            f"{WITH_PLUGIN} info d.csv",
+            check=both(says("'fragile' (mdad_audit_plugin.readers:FRAGILE) failed to detect", "cannot tell"), models_read(12)),
+            setup=plugin(PLUGIN_POINTS["reader"]),
+        ),
+        Case(
+            "plug-ins",
+            "a metric returning a string",
+            f"{WITH_PLUGIN} {SMALL_RUN.removeprefix(MDAD + ' ')}",
+            ("'text' (mdad_audit_plugin.metrics:TEXT)", "returned str 'high', not a number"),
+            setup=plugin(PLUGIN_POINTS["metric"]),
+        ),
+        # stores that notice tampering and lost identity
+        *[
+            Case("tampering", f"report: {what}", f"{MDAD} report o", (f"{CELL_10} is damaged", TAMPER_SAID[what]), setup=setup)
+            for what, setup in TAMPERED.items()
+        ],
+        *[
+            Case("tampering", f"resume: {what}", SMALL_RUN, check=says(f"{CELL_10} was damaged", "computed again"), setup=setup)
+            for what, setup in TAMPERED.items()
+        ],
+        Case(
+            "tampering",
+            "config.json deleted, then a resume with another seed",
+            f"{SMALL_RUN} --seed 1",
+            ("different experiment", "seed: 0 there, 1 now", "config.json is missing"),
+            setup=no_config,
+            extra={"keep": keeps(unchanged(*STORE_FILES), nothing_new)},
+        ),
+        # options used or refused
+        *[
+            Case(
+                "options",
+                f"estimate {option} on a design that is not random",
+                f"{MDAD} estimate a.json d.csv {option}",
+                (option, "not a random design"),
+                setup=anchor_micro,
+            )
+            for option in ("--clopper-pearson", "--population")
+        ],
+        Case(
+            "options",
+            "run --stop-se 0.3 with no adaptive method",
+            f"{MDAD} run --data d.csv --methods random --stop-se 0.3 --out o",
+            ("--stop-se applies to adaptive tests only",),
+            setup=small_wide,
+            extra={"keep": nothing_new},
+        ),
+        Case(
+            "options",
+            "run --stop-se 0.3 with the default methods",
+            f"{MDAD} run --data d.csv --stop-se 0.3 --out o",
+            ("no adaptive test",),
+            setup=small_wide,
+            extra={"keep": nothing_new},
+        ),
+        *[
+            Case(
+                "options",
+                f"--scheduler {address}",
+                f"{MDAD} run --methods random --scheduler {address} --out o",
+                (f"--scheduler '{address}'", "tcp://host:8786"),
+            )
+            for address in ("nonsense", "http://127.0.0.1:1")
+        ],
+        Case(
+            "options",
+            "plan --detect inf",
+            f"{MDAD} plan --detect inf",
+            ("from 0 to 100",),
+            check=lacks("RuntimeWarning", r"e\+18"),
+        ),
+        Case(
+            "options",
+            "plan --method all on continuous scores",
+            f"{MDAD} plan --data c.csv --method all --detect 10 --runs 2",
+            check=says("Not answered:", "needs 0/1 correctness and c.csv holds continuous scores"),
+            setup=continuous_csv,
+        ),
+        Case(
+            "options",
+            "--compare a model named 'a,b' by repeating --compare",
+            f"{MDAD} estimate n.json n.npz --compare a,b --compare c",
+            check=says("a,b", "vs c"),
+            setup=comma_model,
+        ),
+        Case(
+            "options",
+            "select --seed 2**64",
+            f"{SELECT_D} --seed {2**64} --out s.json",
+            ("smaller than 2**64",),
+            setup=small_wide,
+            extra={"keep": nothing_new},
+        ),
+        Case(
+            "options",
+            "info on all-NaN scores",
+            f"{MDAD} info nan.csv",
+            check=both(says("no model answered any item"), lacks("Warning")),
+            setup=write("nan.csv", "model,i0,i1\nm0,,\nm1,,\n"),
+        ),
+        # suffix values, in each command that reads a method name
+        *[
+            Case(
+                "suffixes",
+                f"{command} {label}",
+                template.format(name),
+                (said,),
+                extra={"keep": nothing_new},
+            )
+            for label, (name, said) in SUFFIX_VALUES.items()
+            for command, template in SUFFIX_COMMANDS.items()
+        ],
+        # outputs written whole, one writer at a time
+        Case(
+            "atomic",
+            "select --out on a full disk",
+            f"PYTHONPATH=hook:$PYTHONPATH {SELECT_D} --out full.json",
+            ("Could not write the micro-benchmark file", "No space left on device"),
+            setup=full_disk,
+            extra={"keep": keeps(unchanged("full.json"), nothing_new)},
+        ),
+        Case(
+            "atomic",
+            "two writers of one output",
+            SECOND_WRITER,
+            ("Another mdad command", "is writing the micro-benchmark file"),
+            setup=holder,
+            extra={"keep": nothing_new},
+        ),
+    ]
     return out
 
 
@@ -879,8 +1252,6 @@ def main() -> None:
     parser.add_argument("--run-memory", action="store_true", help="only measure the memory of run's held-out runs")
     parser.add_argument("--src", type=Path, default=REPO / "src", help="the mdad sources to audit (default: this checkout's)")
     args = parser.parse_args()
-    if args.smoke:
-        args.cases = 2
     os.environ["PYTHONPATH"] = str(args.src.resolve())  # every command of the audit runs these sources
     if args.assess_memory:
         return assess_memory()
@@ -889,6 +1260,11 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="mdad-audit-"))
     _micro(base)
     chosen = [c for c in cases() if args.only.lower() in f"{c.group} {c.name}".lower()]
+    if args.smoke:  # the first case of each group: every kind of setup runs, none rots
+        firsts: dict[str, Case] = {}
+        for case in chosen:
+            firsts.setdefault(case.group, case)
+        chosen = list(firsts.values())
     chosen = chosen[: args.cases] if args.cases else chosen
     counts = {kind: 0 for kind in KINDS}
     groups: dict[str, dict[str, int]] = {}
