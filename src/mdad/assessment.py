@@ -166,14 +166,16 @@ def held_out_runs(
     on_runs: Callable[[float], None] | None = None,
     sources: int | None = None,
     meanwhile: Callable[[], None] | None = None,
+    targets_from: str = "random",
 ) -> HeldOutRuns:
     """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run);
     ``on_runs`` receives the number of runs finished as they finish (for a progress bar). ``sources``
     keeps only the first that many non-target models of each run as sources (default: all of them);
     the targets and their truths do not depend on it, so fewer sources are nested in more. ``meanwhile``:
-    work for this process while worker processes run the runs (mdad.experiment.executors.execute)."""
+    work for this process while worker processes run the runs (mdad.experiment.executors.execute).
+    ``targets_from="top"``: the strongest models are the targets of every run (new models stronger than the sources)."""
     n_targets = targets if targets is not None else default_targets(matrix.n_models)
-    halves = make_splits(matrix, runs, n_targets, seed)
+    halves = make_splits(matrix, runs, n_targets, seed, targets_from=targets_from)
     whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
     splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
     if sources is not None:
@@ -202,6 +204,7 @@ def assess(
     on_runs: Callable[[float], None] | None = None,
     sources: int | None = None,
     meanwhile: Callable[[], None] | None = None,
+    targets_from: str = "random",
 ) -> Assessment:
     """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).
 
@@ -229,6 +232,8 @@ def assess(
     meanwhile : callable, optional
         Work for this process while worker processes run the held-out runs (``mdad select`` chooses
         the items meanwhile); with one worker it is done first. Its error stops the runs.
+    targets_from : str
+        "random" (default) or "top": the strongest models as the targets of every run.
 
     Returns
     -------
@@ -247,7 +252,17 @@ def assess(
     check_size(size, matrix.n_items)
     method = canonical(method)
     runs_out = held_out_runs(
-        matrix, method, (size,), runs=runs, targets=targets, seed=seed, workers=workers, on_runs=on_runs, sources=sources, meanwhile=meanwhile
+        matrix,
+        method,
+        (size,),
+        runs=runs,
+        targets=targets,
+        seed=seed,
+        workers=workers,
+        on_runs=on_runs,
+        sources=sources,
+        meanwhile=meanwhile,
+        targets_from=targets_from,
     )
     estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)

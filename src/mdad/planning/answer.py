@@ -40,6 +40,7 @@ def plan(
     budget: None = ...,
     on_runs: Progress | None = ...,
     sources_curve: Literal[False] = ...,
+    new_models: None = ...,
 ) -> PlanAnswer: ...
 
 
@@ -59,6 +60,7 @@ def plan(
     budget: int | None = ...,
     on_runs: Progress | None = ...,
     sources_curve: bool = ...,
+    new_models: str | None = ...,
 ) -> Plan: ...
 
 
@@ -78,6 +80,7 @@ def plan(
     budget: int | None = ...,
     on_runs: Progress | None = ...,
     sources_curve: Literal[True],
+    new_models: str | None = ...,
 ) -> Plan: ...
 
 
@@ -96,6 +99,7 @@ def plan(
     budget: int | None = None,
     on_runs: Progress | None = None,
     sources_curve: bool = False,
+    new_models: str | None = None,
 ) -> PlanAnswer | Plan:
     """The smallest size that orders pairs ``detect`` points apart, or the MDAD of ``size`` items;
     with ``methods``, every method's answer side by side and a recommendation.
@@ -116,8 +120,9 @@ def plan(
     workers : int
         Local worker processes of the simulation.
     methods : str or sequence of str, optional
-        ``"all"`` (the methods ``mdad run`` runs by default), a comma list or names: answer for each
-        (uniform random always included) and recommend one by a stated rule (:class:`Plan`).
+        ``"all"`` (every registered method the data can serve; the others are named with the reason),
+        ``"paper"`` (the paper's set, the methods ``mdad run`` runs by default), a comma list or names:
+        answer for each (uniform random always included) and recommend one by a stated rule (:class:`Plan`).
     budget : int, optional
         With ``methods`` and ``detect``: the probability that ``budget`` items order pairs ``detect``
         points apart, per method.
@@ -126,6 +131,11 @@ def plan(
     sources_curve : bool
         With ``methods``: add each learned method's answer as a function of the number of source
         models and where more stop helping (``Plan.sources_curves``).
+    new_models : str
+        With ``methods``: whom the answer is for: ``"like-sources"`` (random held-out models),
+        ``"stronger"`` (the strongest models held out, as ``run --targets-from top``) or ``"both"``
+        (``Plan.stronger`` holds the second population's answers); default ``"both"`` with ``methods``.
+        Given with one ``method``, it is answered for that method beside uniform random (a :class:`Plan`).
 
     Returns
     -------
@@ -145,7 +155,7 @@ def plan(
     >>> choice.recommended in choice.to_frame()["method"].tolist()
     True
     """
-    if methods is not None or budget is not None or sources_curve:
+    if methods is not None or budget is not None or sources_curve or new_models is not None:
         if results is not None:
             raise MdadError(_not_from_results(budget, sources_curve))
         if matrix is None:
@@ -162,6 +172,7 @@ def plan(
             workers=workers,
             on_runs=on_runs,
             sources_curve=sources_curve,
+            new_models="both" if new_models is None else new_models,
         )
     check_threshold(threshold)
     if (detect is None) == (size is None):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,14 +23,19 @@ from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, PLAN_NOISE_SE, check_threshold
 from mdad.errors import MdadError
+from mdad.experiment.grid import default_targets
+from mdad.experiment.splits import make_splits
 from mdad.metrics.analytic import DESIGNS
 from mdad.planning.bins import bin_label, bin_lower
 from mdad.planning.exact import check_pairs, exact_agreement_at_size, exact_mdad_at_size, exact_smallest_size, pairs_in_bin
-from mdad.planning.simulated import floored_se, simulated_mdad_at_size, simulated_plan
+from mdad.planning.simulated import floored_se, refined, simulated_mdad_at_size, simulated_plan
 from mdad.planning.sources import SourcesCurve
 from mdad.planning.sources import sources_curve as sources_curve_of
 
 BASELINE = "random"
+POPULATIONS = {"like-sources": "random", "stronger": "top"}  # new models -> where the held-out targets come from
+POPULATION_TEXT = {"like-sources": "new models like the sources", "stronger": "new models stronger than the sources"}
+NEW_MODELS = (*POPULATIONS, "both")
 NO_BETTER = "at this size no method is reliably better than random; use random: it needs no source models"
 Progress = Callable[[str, float], None]  # (method, held-out runs finished) as a simulation advances
 
@@ -58,7 +63,10 @@ class PlanRow:
     beats_random : bool
         Whether the rule counts this method's advantage over uniform random as beyond the noise.
     ladder : tuple of int
-        Sizes the simulation tried (empty for an exact answer).
+        Rungs of the ladder the simulation tried (empty for an exact answer); between the two
+        rungs that bracket the answer, sizes about 10% apart are tried too, on the same runs.
+    bracket : tuple of int, optional
+        ``detect``, simulated: the answer lies above the first size and at most ``items``.
     """
 
     method: str
@@ -72,6 +80,7 @@ class PlanRow:
     beats_random: bool
     ladder: tuple[int, ...]
     pairs: int
+    bracket: tuple[int, int] | None = None  # detect, simulated: (largest size tried that falls short, items), sizes between rungs included
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +99,13 @@ class Plan:
     rule: str
     sources_curves: tuple[SourcesCurve, ...] = ()  # with ``sources_curve=True``: one per learned method
     not_answered: tuple[tuple[str, str], ...] = ()  # ``"all"``: (method, why) for each method the data cannot serve
+    new_models: str = "like-sources"  # the population the rows answer for: "like-sources" or "stronger"
+    populations: tuple[Plan, ...] = ()  # with new_models="both": the plan of each population, each with its own recommendation
+
+    @property
+    def stronger(self) -> Plan | None:
+        """With ``new_models="both"``: the answers for new models stronger than the sources."""
+        return next((p for p in self.populations if p.new_models == "stronger"), None)
 
     def row(self, method: str) -> PlanRow:
         """The answer of one method."""
@@ -112,14 +128,23 @@ class Plan:
                 "random_value": [r.random_value for r in self.rows],
                 "beats_random": [r.beats_random for r in self.rows],
                 "sizes_tried": [",".join(map(str, r.ladder)) for r in self.rows],
+                "short_at": pd.array([r.bracket[0] if r.bracket else None for r in self.rows], dtype="Int64"),
             }
         )
 
 
-def asks_all(methods: str | Sequence[str]) -> bool:
-    """Whether ``methods`` asks for every default method (``"all"``) rather than naming them."""
+SETS = ("all", "paper")  # "all": every registered method the data can serve; "paper": the paper's set (what `mdad run` runs by default)
+
+
+def _names(methods: str | Sequence[str]) -> list[str]:
     names = [n.strip() for n in methods.split(",")] if isinstance(methods, str) else [str(n).strip() for n in methods]
-    return [n for n in names if n] == ["all"]
+    return [n for n in names if n]
+
+
+def asks_all(methods: str | Sequence[str]) -> bool:
+    """Whether ``methods`` names a set (``"all"`` or ``"paper"``) rather than methods: then the methods the
+    data cannot serve are left out and named, not refused."""
+    return _names(methods) in ([name] for name in SETS)
 
 
 def unmet_scores(name: str, matrix: ResponseMatrix) -> str | None:
@@ -152,9 +177,13 @@ def _servable(matrix: ResponseMatrix, names: list[str], everything: bool) -> tup
 
 
 def method_names(methods: str | Sequence[str]) -> list[str]:
-    """``"all"`` (the methods ``mdad run`` runs by default), a comma list, or a sequence of names; uniform random first."""
-    names = [n.strip() for n in methods.split(",")] if isinstance(methods, str) else [str(n).strip() for n in methods]
-    names = method_registry.defaults() if asks_all(methods) else [n for n in names if n]
+    """``"all"`` (every registered method, plug-ins included), ``"paper"`` (the paper's set: the methods ``mdad run``
+    runs by default), a comma list, or a sequence of names; uniform random first."""
+    names = _names(methods)
+    if names == ["all"]:
+        names = method_registry.available()
+    elif names == ["paper"]:
+        names = method_registry.defaults()
     if not names:
         raise MdadError("Name at least one method, or 'all'.")
     for name in names:
@@ -176,6 +205,7 @@ def plan_methods(
     workers: int = 1,
     on_runs: Progress | None = None,
     sources_curve: bool = False,
+    new_models: str = "both",
 ) -> Plan:
     """Answer one question for every method of ``methods`` and recommend one (see :class:`Plan`).
 
@@ -184,9 +214,15 @@ def plan_methods(
     at ``budget`` items. ``on_runs(method, runs finished)`` reports the simulations' progress.
     ``sources_curve`` adds, for every method that learns from source models, its answer as a
     function of the number of source models (:func:`mdad.planning.sources.sources_curve`).
+    ``new_models`` is the population the answer holds for: ``"like-sources"`` (random held-out
+    models), ``"stronger"`` (the strongest models held out) or ``"both"`` (the returned plan answers
+    for models like the sources, :attr:`Plan.stronger` for stronger ones, and the recommendation
+    holds for both or says which to use when).
     """
     check_threshold(threshold)
     question = _question(detect, size, budget)
+    if new_models not in NEW_MODELS:
+        raise MdadError(f"--new-models is one of {', '.join(NEW_MODELS)}, got {new_models!r}.")
     if sources_curve and question == "budget":
         raise MdadError("--sources-curve answers --detect or --size, not --budget.")
     names, not_answered = _servable(matrix, method_names(methods), asks_all(methods))
@@ -196,21 +232,10 @@ def plan_methods(
             f"{matrix.source} has cells that were not evaluated; {', '.join(simulated)} can only be simulated on complete "
             "results: use --missing drop-items or drop-models, or only the random designs."
         )
-
-    def progress(name: str) -> Callable[[float], None] | None:
-        return None if on_runs is None else (lambda done: on_runs(name, done))
-
-    options: dict[str, Any] = {"threshold": threshold, "runs": runs, "seed": seed, "workers": workers}
-    if question == "detect":
-        assert detect is not None
-        rows = _detect_rows(matrix, names, detect, options, progress)
-    elif question == "size":
-        assert size is not None
-        rows = _size_rows(matrix, names, size, options, progress)
-    else:
-        assert detect is not None and budget is not None
-        rows = _budget_rows(matrix, names, detect, budget, options, progress)
-    recommended, sentence, rule = _recommend(question, rows, detect, threshold)
+    options: dict[str, Any] = {"threshold": threshold, "runs": runs, "seed": seed, "workers": workers, "matrix": matrix}
+    asked = dict(detect=detect, size=size, budget=budget)
+    populations = ("like-sources", "stronger") if new_models == "both" else (new_models,)
+    plans = [_population_plan(matrix, names, question, asked, options, on_runs, population, len(populations) > 1) for population in populations]
     curves = tuple(
         sources_curve_of(
             matrix,
@@ -218,24 +243,79 @@ def plan_methods(
             detect=detect,
             size=size,
             on_runs=_by_sources(on_runs, name),
-            **options,
+            threshold=threshold,
+            runs=runs,
+            seed=seed,
+            workers=workers,
         )
         for name in (simulated if sources_curve else [])
     )
+    first = plans[0]
+    if len(plans) == 1:
+        return replace(first, sources_curves=curves, not_answered=not_answered)
+    recommended, sentence = _recommend_both(first, plans[1])
+    return replace(
+        first, recommended=recommended, recommendation=sentence, sources_curves=curves, not_answered=not_answered, populations=tuple(plans)
+    )
+
+
+def _population_plan(
+    matrix: ResponseMatrix,
+    names: list[str],
+    question: str,
+    asked: dict[str, Any],
+    options: dict[str, Any],
+    on_runs: Progress | None,
+    population: str,
+    named: bool,
+) -> Plan:
+    """Every method's answer for one population of new models: exact designs over the pairs of that
+    population's models, simulated methods on held-out runs whose targets are drawn from it."""
+    detect, size, budget = asked["detect"], asked["size"], asked["budget"]
+    targets_from = POPULATIONS[population]
+    pairs_of = matrix
+    if targets_from == "top":  # the strongest models, chosen by the rule of `run --targets-from top`
+        top = make_splits(matrix, 1, default_targets(matrix.n_models), options["seed"], targets_from="top").targets[0]
+        pairs_of = matrix.take(models=top)
+    options = {**options, "targets_from": targets_from}
+    suffix = f" ({POPULATION_TEXT[population]})" if named else ""
+
+    def progress(name: str) -> Callable[[float], None] | None:
+        report = on_runs
+        return None if report is None else (lambda done: report(name + suffix, done))
+
+    if question == "detect":
+        rows = _detect_rows(pairs_of, names, detect, options, progress)
+    elif question == "size":
+        rows = _size_rows(pairs_of, names, size, options, progress)
+    else:
+        rows = _budget_rows(pairs_of, names, detect, budget, options, progress)
+    recommended, sentence, rule = _recommend(question, rows, detect, options["threshold"])
     return Plan(
         question=question,
         source=matrix.source,
         detect=detect,
         size=size if size is not None else budget,
-        threshold=threshold,
-        runs=runs,
+        threshold=options["threshold"],
+        runs=options["runs"],
         rows=tuple(rows),
         recommended=recommended,
         recommendation=sentence,
         rule=rule,
-        sources_curves=curves,
-        not_answered=not_answered,
+        new_models=population,
     )
+
+
+def _recommend_both(like: Plan, stronger: Plan) -> tuple[str, str]:
+    """One method that holds for new models like the sources and for stronger ones, or which to use when."""
+    when = f"For new models like the sources: {like.recommendation} For new models stronger than the sources: {stronger.recommendation}"
+    if like.recommended == stronger.recommended:
+        return like.recommended, f"{like.recommended} holds for new models like the sources and for stronger ones. {when}"
+    holds = [row.method for row in like.rows if row.beats_random and stronger.row(row.method).beats_random]
+    if holds:
+        common = next(r.method for r in stronger.rows if r.method in holds)  # rows keep the order of the methods asked
+        return common, f"{when} If the new models may be either, use {common}: it beats uniform random for both."
+    return BASELINE, f"{when} If the new models may be either, use {BASELINE}: no method beats it for both."
 
 
 def _by_sources(on_runs: Progress | None, name: str) -> Callable[[int, float], None] | None:
@@ -257,7 +337,7 @@ def _question(detect: float | None, size: int | None, budget: int | None) -> str
 
 
 def _simulated_kwargs(options: dict) -> dict:
-    return {key: options[key] for key in ("threshold", "runs", "seed", "workers")}
+    return {key: options[key] for key in ("threshold", "runs", "seed", "workers", "targets_from")}
 
 
 def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
@@ -282,7 +362,9 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
                 PlanRow(name, True, items, found.at_smallest, found.at_smallest, found.at_smallest, 0.0, random_value, beats, (), found.pairs)
             )
             continue
-        sim = simulated_plan(matrix, name, detect=detect, on_runs=progress(name), **_simulated_kwargs(options))
+        ladder = simulated_plan(options["matrix"], name, detect=detect, on_runs=progress(name), **_simulated_kwargs(options))
+        kwargs = {key: value for key, value in _simulated_kwargs(options).items() if key not in ("threshold", "runs")}
+        sim = refined(ladder, options["matrix"], detect=detect, on_runs=progress(f"{name}, sizes between rungs"), **kwargs)
         items = sim.smallest
         at = int(np.searchsorted(sim.sizes, items)) if items is not None else len(sim.sizes) - 1
         value, se = float(sim.agreement[at]), floored_se(float(sim.agreement[at]), float(sim.stderr[at]), sim.pairs)
@@ -300,8 +382,9 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
                 se,
                 random_value,
                 beats,
-                tuple(map(int, sim.sizes)),
+                tuple(map(int, ladder.sizes)),
                 sim.pairs,
+                sim.bracket,
             )
         )
     return rows
@@ -328,7 +411,7 @@ def _size_rows(matrix, names, size, options, progress) -> list[PlanRow]:
             beats = smaller and _exact_beats_in_bin(matrix, found.mdad, size, name, options["seed"])
             rows.append(PlanRow(name, True, size, found.mdad, found.mdad, found.mdad, math.nan, baseline.mdad, beats, (), found.pairs))
             continue
-        a = simulated_mdad_at_size(matrix, name, size=size, on_runs=progress(name), **_simulated_kwargs(options)).assessment
+        a = simulated_mdad_at_size(options["matrix"], name, size=size, on_runs=progress(name), **_simulated_kwargs(options)).assessment
         upper_known = not math.isnan(a.mdad_high)
         beats = a.mdad_reached and upper_known and (not baseline.reached or a.mdad_high < baseline.mdad)
         pairs = a.runs * a.targets * (a.targets - 1) // 2
@@ -360,13 +443,19 @@ def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanR
             beats = name != BASELINE and exact_beats(value, random_value, pairs)
             rows.append(PlanRow(name, True, budget, value, value, value, 0.0, random_value, beats, (), pairs))
             continue
-        sim = simulated_plan(matrix, name, detect=detect, sizes=(budget,), on_runs=progress(name), **_simulated_kwargs(options))
+        sim = simulated_plan(options["matrix"], name, detect=detect, sizes=(budget,), on_runs=progress(name), **_simulated_kwargs(options))
         value, se = float(sim.agreement[0]), floored_se(float(sim.agreement[0]), float(sim.stderr[0]), sim.pairs)
         beats = value - random_value > PLAN_NOISE_SE * se
         rows.append(
             PlanRow(name, False, budget, value, value - PLAN_NOISE_SE * se, value + PLAN_NOISE_SE * se, se, random_value, beats, (budget,), sim.pairs)
         )
     return rows
+
+
+def items_text(row: PlanRow) -> str:
+    """A row's size as text, with its bracket when simulated: "130 items (121-130)"."""
+    short = None if row.bracket is None else row.bracket[0] + 1
+    return f"{row.items} items" + ("" if short is None or short == row.items else f" ({short}-{row.items})")
 
 
 def _points(value: float) -> str:
@@ -392,7 +481,7 @@ def _recommend(question: str, rows: list[PlanRow], detect: float | None, thresho
             return (
                 best.method,
                 (
-                    f"Use {best.method}: {best.items} items order pairs {label} points apart correctly {best.value:.3f} of the time "
+                    f"Use {best.method}: {items_text(best)} order pairs {label} points apart correctly {best.value:.3f} of the time "
                     f"(uniform random at {best.items} items: {best.random_value:.3f}; uniform random {random_items})."
                 ),
                 rule,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,7 @@ from mdad.errors import MdadError
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
 from mdad.planning.bins import bin_label, bin_lower
 
+REFINE_STEP = 1.1  # sizes between two rungs of the ladder are tried about 10% apart
 MAX_RUNS_TO_SETTLE = 100_000  # runs_to_settle caps at this: a share (almost) at the threshold is not settled by any practical number
 
 
@@ -60,6 +61,14 @@ class SimulatedPlan:
     @property
     def label(self) -> str:
         return bin_label(self.lower)
+
+    @property
+    def bracket(self) -> tuple[int, int] | None:
+        """(the largest size tried that falls short, :attr:`smallest`): the answer lies between them
+        (None: no answer, or the smallest size tried already reaches the threshold)."""
+        smallest = self.smallest
+        at = None if smallest is None else int(np.searchsorted(self.sizes, smallest))
+        return None if not at else (int(self.sizes[at - 1]), int(smallest))  # type: ignore[arg-type]
 
     def undecided(self) -> np.ndarray:
         """Positions of the sizes whose share decides the answer (the answer's and every smaller size's; every
@@ -112,11 +121,13 @@ def simulated_plan(
     workers: int = 1,
     sources: int | None = None,
     on_runs: Callable[[float], None] | None = None,
+    targets_from: str = "random",
 ) -> SimulatedPlan:
     """Simulate ``method`` at every size of ``sizes`` (default: the ladder up to the pool) on held-out runs.
 
     ``sources`` limits the source models of each run (default: every non-target model); ``on_runs``
-    receives the runs finished (for a progress bar).
+    receives the runs finished (for a progress bar); ``targets_from="top"`` holds out the strongest
+    models in every run (new models stronger than the sources).
 
     Examples
     --------
@@ -131,7 +142,16 @@ def simulated_plan(
     if not len(ladder):
         raise MdadError(f"The pool of {matrix.n_items} items is smaller than every size to try.")
     found = held_out_runs(
-        matrix, method, tuple(int(k) for k in ladder), runs=runs, targets=targets, seed=seed, workers=workers, sources=sources, on_runs=on_runs
+        matrix,
+        method,
+        tuple(int(k) for k in ladder),
+        runs=runs,
+        targets=targets,
+        seed=seed,
+        workers=workers,
+        sources=sources,
+        on_runs=on_runs,
+        targets_from=targets_from,
     )
     dt = pair_differences(found.truths)
     in_bin = bin_of(100 * dt, DEFAULT_BIN_WIDTH) == round(lower / DEFAULT_BIN_WIDTH)  # runs x pairs
@@ -162,6 +182,32 @@ def simulated_plan(
     )
 
 
+def between(low: int, high: int) -> list[int]:
+    """Sizes strictly between two rungs, about REFINE_STEP apart (geometric, whole items)."""
+    steps = max(1, math.ceil(math.log(high / low) / math.log(REFINE_STEP)))
+    grid = np.unique(np.round(np.geomspace(low, high, steps + 1)).astype(int))
+    return [int(k) for k in grid if low < k < high]
+
+
+def refined(found: SimulatedPlan, matrix: ResponseMatrix, **options) -> SimulatedPlan:
+    """``found`` with the sizes between the two rungs that bracket its answer simulated too, on the same
+    held-out runs (same seed, hence the same targets and source orders: the comparison stays paired),
+    so the answer is known to about 10% of its size. ``options``: those of :func:`simulated_plan`
+    (``detect`` among them)."""
+    bracket = found.bracket
+    sizes = [] if bracket is None else between(*bracket)
+    if not sizes:
+        return found
+    more = simulated_plan(matrix, found.method, sizes=sizes, runs=found.runs, threshold=found.threshold, **options)
+    order = np.argsort(np.concatenate([found.sizes, more.sizes]), kind="stable")
+    return replace(
+        found,
+        sizes=np.concatenate([found.sizes, more.sizes])[order],
+        agreement=np.concatenate([found.agreement, more.agreement])[order],
+        stderr=np.concatenate([found.stderr, more.stderr])[order],
+    )
+
+
 def simulated_mdad_at_size(
     matrix: ResponseMatrix,
     method: str,
@@ -173,6 +219,7 @@ def simulated_mdad_at_size(
     workers: int = 1,
     sources: int | None = None,
     on_runs: Callable[[float], None] | None = None,
+    targets_from: str = "random",
 ) -> SimulatedMdadAtSize:
     """MDAD of ``method`` at ``size`` items from ``runs`` held-out runs (``mdad.assess``).
 
@@ -183,5 +230,7 @@ def simulated_mdad_at_size(
     >>> found.assessment.targets, found.assessment.sources
     (20, 20)
     """
-    found = assess(matrix, method, size, runs=runs, seed=seed, workers=workers, threshold=threshold, sources=sources, on_runs=on_runs)
+    found = assess(
+        matrix, method, size, runs=runs, seed=seed, workers=workers, threshold=threshold, sources=sources, on_runs=on_runs, targets_from=targets_from
+    )
     return SimulatedMdadAtSize(method=method, source=matrix.source, size=size, runs=runs, assessment=found)
