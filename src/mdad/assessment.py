@@ -152,6 +152,7 @@ class HeldOutRuns:
     truths: np.ndarray
     targets: int
     sources: int
+    target_ids: np.ndarray | None = None  # runs x targets: the models held out in each run
 
 
 def held_out_runs(
@@ -188,7 +189,7 @@ def held_out_runs(
         blocks = {task.first_run: {cell.size: out["estimate"] for cell, out in result.items()} for task, result in finished}
     estimates = {k: np.concatenate([blocks[start][k] for start in sorted(blocks)]) for k in sizes}
     truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
-    return HeldOutRuns(estimates=estimates, truths=truths, targets=n_targets, sources=n_sources)
+    return HeldOutRuns(estimates=estimates, truths=truths, targets=n_targets, sources=n_sources, target_ids=splits.targets)
 
 
 def assess(

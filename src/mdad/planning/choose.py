@@ -28,7 +28,8 @@ from mdad.experiment.splits import make_splits
 from mdad.metrics.analytic import DESIGNS
 from mdad.planning.bins import bin_label, bin_lower
 from mdad.planning.exact import check_pairs, exact_agreement_at_size, exact_mdad_at_size, exact_smallest_size, pairs_in_bin
-from mdad.planning.simulated import floored_se, refined, simulated_mdad_at_size, simulated_plan
+from mdad.planning.paired import bootstrap_se, paired_difference
+from mdad.planning.simulated import SimulatedPlan, floored_se, refined, simulated_mdad_at_size, simulated_plan
 from mdad.planning.sources import SourcesCurve
 from mdad.planning.sources import sources_curve as sources_curve_of
 
@@ -99,6 +100,7 @@ class Plan:
     rule: str
     sources_curves: tuple[SourcesCurve, ...] = ()  # with ``sources_curve=True``: one per learned method
     not_answered: tuple[tuple[str, str], ...] = ()  # ``"all"``: (method, why) for each method the data cannot serve
+    tied: tuple[str, ...] = ()  # detect: the methods tied within noise with the one needing the fewest items, simplest first
     new_models: str = "like-sources"  # the population the rows answer for: "like-sources" or "stronger"
     populations: tuple[Plan, ...] = ()  # with new_models="both": the plan of each population, each with its own recommendation
 
@@ -284,13 +286,18 @@ def _population_plan(
         report = on_runs
         return None if report is None else (lambda done: report(name + suffix, done))
 
+    tied: tuple[str, ...] = ()
     if question == "detect":
-        rows = _detect_rows(pairs_of, names, detect, options, progress)
+        rows, sims = _detect_rows(pairs_of, names, detect, options, progress)
     elif question == "size":
         rows = _size_rows(pairs_of, names, size, options, progress)
     else:
         rows = _budget_rows(pairs_of, names, detect, budget, options, progress)
     recommended, sentence, rule = _recommend(question, rows, detect, options["threshold"])
+    if question == "detect":
+        settled = _settle(rows, sims, names, detect, options, progress)
+        if settled is not None:
+            recommended, sentence, tied = settled
     return Plan(
         question=question,
         source=matrix.source,
@@ -303,19 +310,24 @@ def _population_plan(
         recommendation=sentence,
         rule=rule,
         new_models=population,
+        tied=tied,
     )
 
 
 def _recommend_both(like: Plan, stronger: Plan) -> tuple[str, str]:
-    """One method that holds for new models like the sources and for stronger ones, or which to use when."""
+    """One method that holds for new models like the sources and for stronger ones, or which to use when.
+    A method holds for a population when it is recommended there or tied within noise with the recommendation."""
     when = f"For new models like the sources: {like.recommendation} For new models stronger than the sources: {stronger.recommendation}"
     if like.recommended == stronger.recommended:
         return like.recommended, f"{like.recommended} holds for new models like the sources and for stronger ones. {when}"
-    holds = [row.method for row in like.rows if row.beats_random and stronger.row(row.method).beats_random]
+    holds = [name for name in (like.tied or (like.recommended,)) if name in (stronger.tied or (stronger.recommended,))]
     if holds:
-        common = next(r.method for r in stronger.rows if r.method in holds)  # rows keep the order of the methods asked
-        return common, f"{when} If the new models may be either, use {common}: it beats uniform random for both."
-    return BASELINE, f"{when} If the new models may be either, use {BASELINE}: no method beats it for both."
+        return holds[0], f"{when} If the new models may be either, use {holds[0]}: it holds for both."
+    return (
+        stronger.recommended,
+        f"{when} No method holds for both: use {like.recommended} for new models like the sources and {stronger.recommended} for "
+        "models stronger than every model you have results for (the usual case for new models).",
+    )
 
 
 def _by_sources(on_runs: Progress | None, name: str) -> Callable[[int, float], None] | None:
@@ -340,7 +352,7 @@ def _simulated_kwargs(options: dict) -> dict:
     return {key: options[key] for key in ("threshold", "runs", "seed", "workers", "targets_from")}
 
 
-def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
+def _detect_rows(matrix, names, detect, options, progress) -> tuple[list[PlanRow], dict[str, SimulatedPlan]]:
     check_pairs(matrix)
     lower, part = pairs_in_bin(matrix, detect)  # once: every exact answer below reads these pairs
     exact = {"detect": detect, "threshold": options["threshold"], "seed": options["seed"], "part": part}
@@ -350,7 +362,8 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
         """Uniform random's exact probability for the bin's pairs at ``items`` (``fallback`` without a size)."""
         return fallback if items is None else exact_agreement_at_size(matrix, detect=lower, size=items, seed=options["seed"], part=part)[2]
 
-    rows = []
+    rows: list[PlanRow] = []
+    sims: dict[str, SimulatedPlan] = {}
     for name in names:
         if name in DESIGNS:
             found = baseline if name == BASELINE else exact_smallest_size(matrix, design=name, start=baseline.smallest, **exact)
@@ -365,9 +378,10 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
         ladder = simulated_plan(options["matrix"], name, detect=detect, on_runs=progress(name), **_simulated_kwargs(options))
         kwargs = {key: value for key, value in _simulated_kwargs(options).items() if key not in ("threshold", "runs")}
         sim = refined(ladder, options["matrix"], detect=detect, on_runs=progress(f"{name}, sizes between rungs"), **kwargs)
+        sims[name] = sim
         items = sim.smallest
         at = int(np.searchsorted(sim.sizes, items)) if items is not None else len(sim.sizes) - 1
-        value, se = float(sim.agreement[at]), floored_se(float(sim.agreement[at]), float(sim.stderr[at]), sim.pairs)
+        value, se = float(sim.agreement[at]), held_se(sim, int(sim.sizes[at]), options["seed"])
         random_value = random_at(int(sim.sizes[at]), math.nan)
         fewer = baseline.smallest is None or (items is not None and items < baseline.smallest)
         beats = items is not None and fewer and value - random_value > PLAN_NOISE_SE * se
@@ -387,7 +401,77 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
                 sim.bracket,
             )
         )
-    return rows
+    return rows, sims
+
+
+def held_se(sim: SimulatedPlan, size: int, seed: int) -> float:
+    """The standard error of a simulated share at ``size`` that holds when runs share targets: the larger of
+    the two-way bootstrap over runs and models (mdad.planning.paired) and the between-runs error, never below
+    the binomial error of the pairs."""
+    at = int(np.searchsorted(sim.sizes, size))
+    se = floored_se(float(sim.agreement[at]), float(sim.stderr[at]), sim.pairs)
+    if sim.in_bin is None or sim.correct is None:
+        return se
+    return max(se, bootstrap_se(sim.correct[size], sim.in_bin.weights(seed)))
+
+
+def _settle(
+    rows: list[PlanRow], sims: dict[str, SimulatedPlan], names: list[str], detect: float, options: dict[str, Any], progress
+) -> tuple[str, str, tuple[str, ...]] | None:
+    """The detect rule on paired differences: the method needing the fewest items is named only when, at its
+    size and on the same held-out pairs, its share beats the runner-up's and uniform random's by more than
+    PLAN_NOISE_SE standard errors of the paired difference (two-way bootstrap); otherwise the methods it does
+    not beat are tied with it and the simplest of them is recommended. None: nothing simulated to pair with."""
+    random_items = rows[0].items
+    candidates = sorted(
+        (r for r in rows if r.items is not None and r.method != BASELINE and (random_items is None or r.items < random_items)),
+        key=lambda r: (r.items, -(r.value - r.random_value), names.index(r.method)),
+    )
+    if not candidates or not sims:
+        return None
+    best = candidates[0]
+    size = int(best.items)  # type: ignore[arg-type]
+    pairs = next(iter(sims.values())).in_bin
+    if pairs is None:
+        return None
+    weights = pairs.weights(options["seed"])
+    kwargs = {key: value for key, value in _simulated_kwargs(options).items()}
+
+    def flags(name: str) -> np.ndarray:
+        """Whether each pair was ordered correctly by ``name`` at ``size`` on the same runs (simulated if not yet)."""
+        found = sims.get(name)
+        if found is None or found.correct is None or size not in found.correct:
+            found = simulated_plan(options["matrix"], name, detect=detect, sizes=(size,), on_runs=progress(f"{name} at {size} items"), **kwargs)
+        assert found.correct is not None
+        return found.correct[size]
+
+    others = [BASELINE] + ([candidates[1].method] if len(candidates) > 1 else [])
+    mine = flags(best.method)
+    tied, margins = [best.method], []
+    for other in others:
+        difference, se = paired_difference(mine, flags(other), weights)
+        margins.append(f"{other} by {difference:+.3f} ± {se:.3f}")
+        if not difference > PLAN_NOISE_SE * se:
+            tied.append(other)
+    label = bin_label(bin_lower(detect))
+    if len(tied) == 1:
+        return (
+            best.method,
+            (
+                f"Use {best.method}: {items_text(best)} order pairs {label} points apart correctly {best.value:.3f} of the time; "
+                f"at that size, on the same held-out pairs, it beats {' and '.join(margins)} (paired difference ± its standard error)."
+            ),
+            (),
+        )
+    ordered = sorted(tied, key=lambda name: (name not in DESIGNS, names.index(name)))
+    simplest = ordered[0]
+    sentence = (
+        f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {simplest}. "
+        f"{best.method} needs the fewest items ({items_text(best)}), but at that size, on the same held-out pairs, its share of pairs "
+        f"ordered correctly beats {' and '.join(margins)} (paired difference ± its standard error), not by more than "
+        f"{PLAN_NOISE_SE:g} standard errors each."
+    )
+    return simplest, sentence, tuple(ordered)
 
 
 def exact_beats(value: float, random_value: float, pairs: int) -> bool:
@@ -472,8 +556,11 @@ def _recommend(question: str, rows: list[PlanRow], detect: float | None, thresho
     if question == "detect":
         rule = (
             f"the method needing the fewest items to order pairs {label} points apart with probability {threshold:g}, among those needing "
-            f"fewer than uniform random whose probability at that size exceeds uniform random's (exact) at the same size by {noise}; "
-            "ties go to the larger advantage; otherwise uniform random"
+            "fewer than uniform random, is named when at its size, on the same held-out pairs, its share of pairs ordered correctly beats "
+            f"uniform random's and the runner-up's by more than {PLAN_NOISE_SE:g} standard errors of the paired difference (bootstrap over "
+            "runs and models); otherwise the methods it does not beat are tied within noise and the simplest is recommended (random "
+            "designs before learned ones); exact designs alone are judged against uniform random's exact share by "
+            f"{noise}; otherwise uniform random"
         )
         if winners:
             best = min(winners, key=lambda r: (r.items, -(r.value - r.random_value), r.method))

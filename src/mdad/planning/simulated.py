@@ -26,6 +26,7 @@ from mdad.defaults import ASSESS_RUNS, DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, PLA
 from mdad.errors import MdadError
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
 from mdad.planning.bins import bin_label, bin_lower
+from mdad.planning.paired import PairsInBin
 
 REFINE_STEP = 1.1  # sizes between two rungs of the ladder are tried about 10% apart
 MAX_RUNS_TO_SETTLE = 100_000  # runs_to_settle caps at this: a share (almost) at the threshold is not settled by any practical number
@@ -51,6 +52,8 @@ class SimulatedPlan:
     pairs: int  # pairs in the bin over all runs (the same at every size)
     runs: int
     threshold: float
+    in_bin: PairsInBin | None = None  # the pairs behind every share, for errors over runs and models and paired differences
+    correct: dict[int, np.ndarray] | None = None  # size -> whether each pair of ``in_bin`` was ordered correctly
 
     @property
     def smallest(self) -> int | None:
@@ -158,9 +161,10 @@ def simulated_plan(
     per_run = in_bin.sum(axis=1)
     if not per_run.sum():
         raise MdadError(f"No pair of held-out models differs by {bin_label(lower)} points; choose another difference.")
-    agreement, stderr = [], []
+    agreement, stderr, correct = [], [], {}
     for k in ladder:
         agree = agreement_from_differences(pair_differences(found.estimates[int(k)]), dt) & in_bin
+        correct[int(k)] = agree[in_bin]
         rate = agree.sum() / per_run.sum()
         run_rates = np.where(per_run > 0, agree.sum(axis=1) / np.maximum(per_run, 1), rate)
         used = per_run > 0
@@ -179,6 +183,8 @@ def simulated_plan(
         pairs=int(per_run.sum()),
         runs=runs,
         threshold=threshold,
+        in_bin=None if found.target_ids is None else PairsInBin.of(in_bin, found.target_ids),
+        correct=correct,
     )
 
 
@@ -205,6 +211,7 @@ def refined(found: SimulatedPlan, matrix: ResponseMatrix, **options) -> Simulate
         sizes=np.concatenate([found.sizes, more.sizes])[order],
         agreement=np.concatenate([found.agreement, more.agreement])[order],
         stderr=np.concatenate([found.stderr, more.stderr])[order],
+        correct={**(found.correct or {}), **(more.correct or {})},
     )
 
 
