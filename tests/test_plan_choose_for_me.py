@@ -151,3 +151,30 @@ def test_another_seed_gives_the_same_decision_for_every_method(dataset, request)
     for population in (0, 1):
         first, second = (p.populations[population] for p in plans)
         assert decision(first) & decision(second), (first.recommendation, second.recommendation)
+
+
+def test_uniform_randoms_exact_estimation_error_matches_drawing_the_items(small_sim):
+    from mdad.planning.exact import exact_estimation_error
+
+    rng = np.random.default_rng(0)
+    truth = small_sim.scores.mean(axis=1)
+    drawn = [np.abs(small_sim.scores[:, rng.choice(small_sim.n_items, 25, replace=False)].mean(axis=1) - truth).mean() for _ in range(3000)]
+    assert exact_estimation_error(small_sim, 25) == pytest.approx(100 * np.mean(drawn), rel=0.02)
+    assert exact_estimation_error(small_sim, small_sim.n_items) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_size_answer_prints_the_estimation_error_and_says_when_the_smallest_mdad_errs_more(small_sim):
+    from mdad.planning.choose import PlanRow, _recommend
+
+    def row(method, mdad, error, exact=False):
+        return PlanRow(method, exact, 25, mdad, mdad, mdad, float("nan"), 13.0, method != "random", (), 100, error)
+
+    rows = [row("random", 13.0, 7.5, exact=True), row("anchor-points", 5.5, 8.5)]
+    _, sentence, _ = _recommend("size", rows, None, 0.8)
+    assert "estimation error 8.50 points against 7.50" in sentence
+    _, calm, _ = _recommend("size", [rows[0], row("anchor-points", 5.5, 5.0)], None, 0.8)
+    assert "estimation error" not in calm
+    choice = mdad.plan(small_sim, size=25, methods="random,anchor-points", runs=2, new_models="like-sources")
+    errors = choice.to_frame().set_index("method")["error_points"]
+    assert errors["anchor-points"] == pytest.approx(100 * mdad.assess(small_sim, "anchor-points", 25, runs=2).metrics["error"])
+    assert errors["random"] > 0

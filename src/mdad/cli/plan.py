@@ -225,7 +225,7 @@ def print_rows(choice: Plan, *, named: bool, own: bool) -> None:
     console.print(f"{literal(choice.source)}: {questions[choice.question]}, per method{whom}.", highlight=False)
     headers = {
         "detect": ("answer", "items", "P(correct\norder)", "random at\nsame size", "sizes tried"),
-        "size": ("answer", "MDAD", "interval", "random's\nMDAD"),
+        "size": ("answer", "MDAD", "interval", "random's\nMDAD", "error\n(points)"),
         "budget": ("answer", "items", "P(correct\norder)", "random at\nsame size"),
     }[choice.question]
     names: list[str] = []
@@ -235,7 +235,7 @@ def print_rows(choice: Plan, *, named: bool, own: bool) -> None:
         names.append(f"[bold]{literal(row.method)}[/bold]" if row.method == choice.recommended else literal(row.method))
         if choice.question == "size":
             interval = "exact" if row.exact else f"{row.low:g} to {'not reached' if np.isnan(row.high) else f'{row.high:g}'}"
-            rows.append([how, _points(row.value), interval, _points(row.random_value)])
+            rows.append([how, _points(row.value), interval, _points(row.random_value), "-" if np.isnan(row.error) else f"{row.error:.2f}"])
             continue
         value = f"{row.value:.3f}" if row.exact else f"{row.value:.3f} ± {row.stderr:.3f}"
         items = "not reached" if row.items is None else items_text(row).replace(" items", "")

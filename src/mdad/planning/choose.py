@@ -27,7 +27,14 @@ from mdad.experiment.grid import default_targets
 from mdad.experiment.splits import make_splits
 from mdad.metrics.analytic import DESIGNS
 from mdad.planning.bins import bin_label, bin_lower
-from mdad.planning.exact import check_pairs, exact_agreement_at_size, exact_mdad_at_size, exact_smallest_size, pairs_in_bin
+from mdad.planning.exact import (
+    check_pairs,
+    exact_agreement_at_size,
+    exact_estimation_error,
+    exact_mdad_at_size,
+    exact_smallest_size,
+    pairs_in_bin,
+)
 from mdad.planning.paired import bootstrap_se, paired_difference
 from mdad.planning.simulated import SimulatedPlan, floored_se, refined, simulated_mdad_at_size, simulated_plan
 from mdad.planning.sources import SourcesCurve
@@ -66,6 +73,9 @@ class PlanRow:
     ladder : tuple of int
         Rungs of the ladder the simulation tried (empty for an exact answer); between the two
         rungs that bracket the answer, sizes about 10% apart are tried too, on the same runs.
+    error : float
+        ``size``: mean |estimate - accuracy| in points at ``items`` (simulated methods: over the held-out
+        runs; uniform random: exact; NaN where no exact value is known).
     bracket : tuple of int, optional
         ``detect``, simulated: the answer lies above the first size and at most ``items``.
     """
@@ -81,6 +91,7 @@ class PlanRow:
     beats_random: bool
     ladder: tuple[int, ...]
     pairs: int
+    error: float = math.nan  # size: the estimation error in points (simulated: mean over runs; uniform random: exact)
     bracket: tuple[int, int] | None = None  # detect, simulated: (largest size tried that falls short, items), sizes between rungs included
 
 
@@ -130,6 +141,7 @@ class Plan:
                 "random_value": [r.random_value for r in self.rows],
                 "beats_random": [r.beats_random for r in self.rows],
                 "sizes_tried": [",".join(map(str, r.ladder)) for r in self.rows],
+                "error_points": [r.error for r in self.rows],
                 "short_at": pd.array([r.bracket[0] if r.bracket else None for r in self.rows], dtype="Int64"),
             }
         )
@@ -398,7 +410,7 @@ def _detect_rows(matrix, names, detect, options, progress) -> tuple[list[PlanRow
                 beats,
                 tuple(map(int, ladder.sizes)),
                 sim.pairs,
-                sim.bracket,
+                bracket=sim.bracket,
             )
         )
     return rows, sims
@@ -493,13 +505,15 @@ def _size_rows(matrix, names, size, options, progress) -> list[PlanRow]:
             )
             smaller = name != BASELINE and found.reached and (not baseline.reached or found.mdad < baseline.mdad)
             beats = smaller and _exact_beats_in_bin(matrix, found.mdad, size, name, options["seed"])
-            rows.append(PlanRow(name, True, size, found.mdad, found.mdad, found.mdad, math.nan, baseline.mdad, beats, (), found.pairs))
+            error = exact_estimation_error(matrix, size) if name == BASELINE else math.nan
+            rows.append(PlanRow(name, True, size, found.mdad, found.mdad, found.mdad, math.nan, baseline.mdad, beats, (), found.pairs, error))
             continue
         a = simulated_mdad_at_size(options["matrix"], name, size=size, on_runs=progress(name), **_simulated_kwargs(options)).assessment
         upper_known = not math.isnan(a.mdad_high)
         beats = a.mdad_reached and upper_known and (not baseline.reached or a.mdad_high < baseline.mdad)
         pairs = a.runs * a.targets * (a.targets - 1) // 2
-        rows.append(PlanRow(name, False, size, a.mdad, a.mdad_low, a.mdad_high, math.nan, baseline.mdad, beats, (size,), pairs))
+        error = 100.0 * a.metrics["error"]
+        rows.append(PlanRow(name, False, size, a.mdad, a.mdad_low, a.mdad_high, math.nan, baseline.mdad, beats, (size,), pairs, error))
     return rows
 
 
@@ -534,6 +548,22 @@ def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanR
             PlanRow(name, False, budget, value, value - PLAN_NOISE_SE * se, value + PLAN_NOISE_SE * se, se, random_value, beats, (budget,), sim.pairs)
         )
     return rows
+
+
+def _error_note(rows: list[PlanRow]) -> str:
+    """``size``: a sentence when the method with the smallest MDAD estimates accuracies less closely than
+    uniform random (a larger estimation error), else ""."""
+    reached = [r for r in rows if not math.isnan(r.value)]
+    if not reached:
+        return ""
+    smallest = min(reached, key=lambda r: (r.value, r.method != BASELINE))
+    random_error = rows[0].error
+    if smallest.method == BASELINE or not smallest.error > random_error:
+        return ""
+    return (
+        f" Note: {smallest.method}, with the smallest MDAD, estimates accuracies less closely than uniform random "
+        f"(estimation error {smallest.error:.2f} points against {random_error:.2f}): it orders models better than it measures them."
+    )
 
 
 def items_text(row: PlanRow) -> str:
@@ -589,17 +619,18 @@ def _recommend(question: str, rows: list[PlanRow], detect: float | None, thresho
             "(exact designs: a smaller MDAD whose share in its bin exceeds uniform random's there by "
             f"{PLAN_NOISE_SE:g} binomial standard errors over the bin's pairs); ties go to the smaller upper end; otherwise uniform random"
         )
+        note = _error_note(rows)
         if winners:
             best = min(winners, key=lambda r: (r.value, r.high, r.method))
             random_text = "not reached" if math.isnan(best.random_value) else _points(best.random_value)
             interval = "" if best.exact else f" (interval {best.low:g} to {best.high:g})"
             return (
                 best.method,
-                (f"Use {best.method}: MDAD {_points(best.value)}{interval} with {best.items} items, against uniform random's {random_text}."),
+                (f"Use {best.method}: MDAD {_points(best.value)}{interval} with {best.items} items, against uniform random's {random_text}.{note}"),
                 rule,
             )
         random_text = "not reached" if math.isnan(baseline.value) else _points(baseline.value)
-        return BASELINE, f"Uniform random's MDAD with {baseline.items} items is {random_text}: {NO_BETTER}.", rule
+        return BASELINE, f"Uniform random's MDAD with {baseline.items} items is {random_text}: {NO_BETTER}.{note}", rule
     rule = (
         f"the method with the highest probability of ordering pairs {label} points apart at the budget, among those whose "
         f"probability exceeds uniform random's (exact) by {noise}; otherwise uniform random"
