@@ -304,10 +304,10 @@ def _population_plan(
     elif question == "size":
         rows = _size_rows(pairs_of, names, size, options, progress)
     else:
-        rows = _budget_rows(pairs_of, names, detect, budget, options, progress)
+        rows, sims = _budget_rows(pairs_of, names, detect, budget, options, progress)
     recommended, sentence, rule = _recommend(question, rows, detect, options["threshold"])
-    if question == "detect":
-        settled = _settle(rows, sims, names, detect, options, progress)
+    if question != "size":
+        settled = _settle(question, rows, sims, names, detect, options, progress)
         if settled is not None:
             recommended, sentence, tied = settled
     return Plan(
@@ -428,62 +428,62 @@ def held_se(sim: SimulatedPlan, size: int, seed: int) -> float:
 
 
 def _settle(
-    rows: list[PlanRow], sims: dict[str, SimulatedPlan], names: list[str], detect: float, options: dict[str, Any], progress
+    question: str, rows: list[PlanRow], sims: dict[str, SimulatedPlan], names: list[str], detect: float, options: dict[str, Any], progress
 ) -> tuple[str, str, tuple[str, ...]] | None:
-    """The detect rule on paired differences: the method needing the fewest items is named only when, at its
-    size and on the same held-out pairs, its share beats the runner-up's and uniform random's by more than
+    """The rule on paired differences (``detect`` and ``budget``): the leading method (``detect``: the fewest
+    items among those needing fewer than uniform random; ``budget``: the highest share) is named only when, at
+    its size and on the same held-out pairs, its share beats the runner-up's and uniform random's by more than
     PLAN_NOISE_SE standard errors of the paired difference (two-way bootstrap); otherwise the methods it does
     not beat are tied with it and the simplest of them is recommended. None: nothing simulated to pair with."""
     random_items = rows[0].items
-    candidates = sorted(
-        (r for r in rows if r.items is not None and r.method != BASELINE and (random_items is None or r.items < random_items)),
-        key=lambda r: (r.items, -(r.value - r.random_value), names.index(r.method)),
-    )
-    if not candidates or not sims:
+    if question == "detect":
+        candidates = sorted(
+            (r for r in rows if r.items is not None and r.method != BASELINE and (random_items is None or r.items < random_items)),
+            key=lambda r: (r.items, -(r.value - r.random_value), names.index(r.method)),
+        )
+    else:
+        candidates = sorted((r for r in rows if r.method != BASELINE), key=lambda r: (-r.value, names.index(r.method)))
+    pairs = next(iter(sims.values())).in_bin if sims else None
+    if not candidates or pairs is None:
         return None
     best = candidates[0]
     size = int(best.items)  # type: ignore[arg-type]
-    pairs = next(iter(sims.values())).in_bin
-    if pairs is None:
-        return None
     weights = pairs.weights(options["seed"])
-    kwargs = {key: value for key, value in _simulated_kwargs(options).items()}
 
     def flags(name: str) -> np.ndarray:
         """Whether each pair was ordered correctly by ``name`` at ``size`` on the same runs (simulated if not yet)."""
         found = sims.get(name)
         if found is None or found.correct is None or size not in found.correct:
-            found = simulated_plan(options["matrix"], name, detect=detect, sizes=(size,), on_runs=progress(f"{name} at {size} items"), **kwargs)
+            on_runs = progress(f"{name} at {size} items")
+            found = simulated_plan(options["matrix"], name, detect=detect, sizes=(size,), on_runs=on_runs, **_simulated_kwargs(options))
         assert found.correct is not None
         return found.correct[size]
 
-    others = [BASELINE] + ([candidates[1].method] if len(candidates) > 1 else [])
     mine = flags(best.method)
     tied, margins = [best.method], []
-    for other in others:
+    for other in [BASELINE] + ([candidates[1].method] if len(candidates) > 1 else []):
         difference, se = paired_difference(mine, flags(other), weights)
-        margins.append(f"{other} by {difference:+.3f} ± {se:.3f}")
+        margins.append(f"{other}'s by {difference:+.3f} ± {se:.3f}")
         if not difference > PLAN_NOISE_SE * se:
             tied.append(other)
     label = bin_label(bin_lower(detect))
+    beats = f"its share of pairs ordered correctly beats {' and '.join(margins)} (paired difference ± its standard error)"
     if len(tied) == 1:
         return (
             best.method,
             (
                 f"Use {best.method}: {items_text(best)} order pairs {label} points apart correctly {best.value:.3f} of the time; "
-                f"at that size, on the same held-out pairs, it beats {' and '.join(margins)} (paired difference ± its standard error)."
+                f"at that size, on the same held-out pairs, {beats}."
             ),
             (),
         )
     ordered = sorted(tied, key=lambda name: (name not in DESIGNS, names.index(name)))
-    simplest = ordered[0]
+    leads = f"needs the fewest items ({items_text(best)})" if question == "detect" else f"has the highest share ({best.value:.3f})"
     sentence = (
-        f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {simplest}. "
-        f"{best.method} needs the fewest items ({items_text(best)}), but at that size, on the same held-out pairs, its share of pairs "
-        f"ordered correctly beats {' and '.join(margins)} (paired difference ± its standard error), not by more than "
-        f"{PLAN_NOISE_SE:g} standard errors each."
+        f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {ordered[0]}. {best.method} {leads}, but at "
+        f"{best.items} items, on the same held-out pairs, {beats}: not by more than {PLAN_NOISE_SE:g} standard errors each."
     )
-    return simplest, sentence, tuple(ordered)
+    return ordered[0], sentence, tuple(ordered)
 
 
 def exact_beats(value: float, random_value: float, pairs: int) -> bool:
@@ -526,11 +526,12 @@ def _exact_beats_in_bin(matrix: ResponseMatrix, edge: float, size: int, design: 
     return exact_beats(value, random_value, pairs)
 
 
-def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanRow]:
+def _budget_rows(matrix, names, detect, budget, options, progress) -> tuple[list[PlanRow], dict[str, SimulatedPlan]]:
     check_pairs(matrix)
     _, part = pairs_in_bin(matrix, detect)
     lower, pairs, random_value = exact_agreement_at_size(matrix, detect=detect, size=budget, design=BASELINE, seed=options["seed"], part=part)
-    rows = []
+    rows: list[PlanRow] = []
+    sims: dict[str, SimulatedPlan] = {}
     for name in names:
         if name in DESIGNS:
             value = (
@@ -542,12 +543,13 @@ def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanR
             rows.append(PlanRow(name, True, budget, value, value, value, 0.0, random_value, beats, (), pairs))
             continue
         sim = simulated_plan(options["matrix"], name, detect=detect, sizes=(budget,), on_runs=progress(name), **_simulated_kwargs(options))
-        value, se = float(sim.agreement[0]), floored_se(float(sim.agreement[0]), float(sim.stderr[0]), sim.pairs)
+        sims[name] = sim
+        value, se = float(sim.agreement[0]), held_se(sim, budget, options["seed"])
         beats = value - random_value > PLAN_NOISE_SE * se
         rows.append(
             PlanRow(name, False, budget, value, value - PLAN_NOISE_SE * se, value + PLAN_NOISE_SE * se, se, random_value, beats, (budget,), sim.pairs)
         )
-    return rows
+    return rows, sims
 
 
 def _error_note(rows: list[PlanRow]) -> str:
@@ -632,8 +634,11 @@ def _recommend(question: str, rows: list[PlanRow], detect: float | None, thresho
         random_text = "not reached" if math.isnan(baseline.value) else _points(baseline.value)
         return BASELINE, f"Uniform random's MDAD with {baseline.items} items is {random_text}: {NO_BETTER}.{note}", rule
     rule = (
-        f"the method with the highest probability of ordering pairs {label} points apart at the budget, among those whose "
-        f"probability exceeds uniform random's (exact) by {noise}; otherwise uniform random"
+        f"the method with the highest probability of ordering pairs {label} points apart at the budget is named when, on the same "
+        f"held-out pairs, its share beats uniform random's and the runner-up's by more than {PLAN_NOISE_SE:g} standard errors of the "
+        "paired difference (bootstrap over runs and models); otherwise the methods it does not beat are tied within noise and the "
+        f"simplest is recommended (random designs before learned ones); exact designs alone are judged against uniform random's "
+        f"exact share by {noise}; otherwise uniform random"
     )
     if winners:
         best = min(winners, key=lambda r: (-r.value, r.method))
