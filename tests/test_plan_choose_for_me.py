@@ -178,3 +178,27 @@ def test_the_size_answer_prints_the_estimation_error_and_says_when_the_smallest_
     errors = choice.to_frame().set_index("method")["error_points"]
     assert errors["anchor-points"] == pytest.approx(100 * mdad.assess(small_sim, "anchor-points", 25, runs=2).metrics["error"])
     assert errors["random"] > 0
+
+
+def test_cli_answers_each_population_and_refuses_what_it_cannot_answer(small_sim, tmp_path):
+    from typer.testing import CliRunner
+
+    from mdad.cli import app
+    from mdad.data import write_npz
+
+    data = tmp_path / "sim.npz"
+    write_npz(small_sim, data)
+    runner = CliRunner()
+    both = runner.invoke(app, ["plan", "--data", str(data), "--detect", "4", "--method", "random,random-stratified-equal"])
+    assert both.exit_code == 0, both.output
+    text = " ".join(both.output.split())
+    assert "per method for new models like the sources." in text and "per method for new models stronger than the sources." in text
+    assert text.count("Recommendation:") == 1
+    stronger = runner.invoke(app, ["plan", "--data", str(data), "--detect", "4", "--new-models", "stronger"])
+    assert stronger.exit_code == 0, stronger.output
+    text = " ".join(stronger.output.split())
+    assert "for new models stronger than the sources" in text and "like the sources" not in text
+    wrong = runner.invoke(app, ["plan", "--data", str(data), "--detect", "4", "--new-models", "weaker"])
+    assert wrong.exit_code == 2 and "weaker" in wrong.output
+    stored = runner.invoke(app, ["plan", "--results", str(tmp_path), "--detect", "4", "--new-models", "stronger"])
+    assert stored.exit_code == 2 and "--new-models" in stored.output and "Traceback" not in stored.output
