@@ -202,3 +202,17 @@ def test_cli_answers_each_population_and_refuses_what_it_cannot_answer(small_sim
     assert wrong.exit_code == 2 and "weaker" in wrong.output
     stored = runner.invoke(app, ["plan", "--results", str(tmp_path), "--detect", "4", "--new-models", "stronger"])
     assert stored.exit_code == 2 and "--new-models" in stored.output and "Traceback" not in stored.output
+
+
+def test_scheduler_sends_the_simulations_to_dask_and_is_refused_where_nothing_is_simulated(small_sim):
+    dask = pytest.importorskip("dask", reason="Dask is an optional extra")
+    pytest.importorskip("distributed", reason="Dask is an optional extra")
+    with (
+        dask.config.set({"distributed.comm.timeouts.connect": "2s"}),
+        pytest.raises(mdad.MdadError, match="Cannot reach the Dask scheduler at tcp://127.0.0.1:9"),
+    ):
+        mdad.plan(small_sim, detect=4.0, methods="random,anchor-points", runs=2, scheduler="tcp://127.0.0.1:9")
+    with pytest.raises(mdad.MdadError, match="answered exactly; drop --scheduler"):
+        mdad.plan(small_sim, detect=4.0, methods="random,random-stratified-equal", scheduler="tcp://127.0.0.1:9")
+    with pytest.raises(mdad.MdadError, match="answered exactly; drop --scheduler"):
+        mdad.plan(small_sim, detect=4.0, scheduler="tcp://127.0.0.1:9")

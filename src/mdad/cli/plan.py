@@ -118,12 +118,17 @@ def plan(
             "model (the strongest held out, as 'run --targets-from top'), or both (the default with several methods)."
         ),
     ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Dask scheduler address (e.g. tcp://host:8786) that runs the simulations' held-out runs, as 'mdad run' can.")
+    ] = None,
 ) -> None:
     named = results is None or dataset is not None or data is not None  # with --results, data is refused
     matrix = load_for_analysis(dataset, data, seed, missing) if named else None
     several = method in ("all", "paper") or "," in method or new_models is not None
     if results is not None and new_models is not None:
         raise MdadError("--new-models simulates held-out runs on the data; a finished run's curves cannot answer it: drop --results.")
+    if results is not None and scheduler:
+        raise MdadError("--results reads a finished run's curves and simulates nothing; drop --scheduler.")
     if results is not None and several and budget is None and not sources_curve:
         if matrix is not None:
             raise MdadError("--results answers from a finished run's own data; drop --data and --dataset.")
@@ -131,7 +136,7 @@ def plan(
             print_stored(found)
         return
     if several or budget is not None or sources_curve:
-        choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed, sources_curve, new_models)
+        choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed, sources_curve, new_models, scheduler)
         print_plan(choice)
         for curve in choice.sources_curves:
             print_sources_curve(curve, choice.runs)
@@ -150,6 +155,7 @@ def plan(
             seed=seed,
             workers=os.cpu_count() or 1,
             on_runs=advance if simulated else None,
+            scheduler=scheduler,
         )
     PRINTERS[type(answer)](answer)
 
@@ -179,6 +185,7 @@ def plan_with_progress(
     seed: int,
     sources_curve: bool,
     new_models: str | None,
+    scheduler: str | None,
 ) -> Plan:
     """Every method's answer, with a bar per simulated method."""
     progress, advance = runs_progress(runs)
@@ -197,6 +204,7 @@ def plan_with_progress(
             on_runs=advance,
             sources_curve=sources_curve,
             new_models=new_models,
+            scheduler=scheduler,
         )
 
 

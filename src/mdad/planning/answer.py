@@ -41,6 +41,7 @@ def plan(
     on_runs: Progress | None = ...,
     sources_curve: Literal[False] = ...,
     new_models: None = ...,
+    scheduler: str | None = ...,
 ) -> PlanAnswer: ...
 
 
@@ -61,6 +62,7 @@ def plan(
     on_runs: Progress | None = ...,
     sources_curve: bool = ...,
     new_models: str | None = ...,
+    scheduler: str | None = ...,
 ) -> Plan: ...
 
 
@@ -81,6 +83,7 @@ def plan(
     on_runs: Progress | None = ...,
     sources_curve: Literal[True],
     new_models: str | None = ...,
+    scheduler: str | None = ...,
 ) -> Plan: ...
 
 
@@ -100,6 +103,7 @@ def plan(
     on_runs: Progress | None = None,
     sources_curve: bool = False,
     new_models: str | None = None,
+    scheduler: str | None = None,
 ) -> PlanAnswer | Plan:
     """The smallest size that orders pairs ``detect`` points apart, or the MDAD of ``size`` items;
     with ``methods``, every method's answer side by side and a recommendation.
@@ -136,6 +140,8 @@ def plan(
         ``"stronger"`` (the strongest models held out, as ``run --targets-from top``) or ``"both"``
         (``Plan.stronger`` holds the second population's answers); default ``"both"`` with ``methods``.
         Given with one ``method``, it is answered for that method beside uniform random (a :class:`Plan`).
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``) that runs the simulations' held-out runs.
 
     Returns
     -------
@@ -173,6 +179,7 @@ def plan(
             on_runs=on_runs,
             sources_curve=sources_curve,
             new_models="both" if new_models is None else new_models,
+            scheduler=scheduler,
         )
     check_threshold(threshold)
     if (detect is None) == (size is None):
@@ -181,22 +188,30 @@ def plan(
     if results is not None:
         if matrix is not None:
             raise MdadError("--results answers from a finished run's own data; drop --data and --dataset.")
+        if scheduler:
+            raise MdadError("--results reads a finished run's curves and simulates nothing; drop --scheduler.")
         return plan_from_results(results, method, detect=detect, size=size, threshold=threshold)
     if matrix is None:
         raise MdadError("Give the results to plan on, or the folder of a finished run.")
     unmet = unmet_scores(method, matrix)
     if unmet is not None:
         raise MdadError(f"{method} {unmet}.")
+    if scheduler and method in DESIGNS:
+        raise MdadError(f"--scheduler runs simulations and {method} is answered exactly; drop --scheduler.")
     report = on_runs
     one = None if report is None else (lambda done: report(method, done))
     if detect is not None:
         if method in DESIGNS:
             return exact_smallest_size(matrix, detect=detect, design=method, threshold=threshold, seed=seed)
-        return simulated_plan(matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
+        return simulated_plan(
+            matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one, scheduler=scheduler
+        )
     assert size is not None  # exactly one of the two is given
     if method in DESIGNS:
         return exact_mdad_at_size(matrix, size=size, design=method, threshold=threshold, seed=seed)
-    return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
+    return simulated_mdad_at_size(
+        matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one, scheduler=scheduler
+    )
 
 
 def _not_from_results(budget: int | None, sources_curve: bool) -> str:

@@ -220,6 +220,7 @@ def plan_methods(
     on_runs: Progress | None = None,
     sources_curve: bool = False,
     new_models: str = "both",
+    scheduler: str | None = None,
 ) -> Plan:
     """Answer one question for every method of ``methods`` and recommend one (see :class:`Plan`).
 
@@ -231,7 +232,8 @@ def plan_methods(
     ``new_models`` is the population the answer holds for: ``"like-sources"`` (random held-out
     models), ``"stronger"`` (the strongest models held out) or ``"both"`` (the returned plan answers
     for models like the sources, :attr:`Plan.stronger` for stronger ones, and the recommendation
-    holds for both or says which to use when).
+    holds for both or says which to use when). ``scheduler``: a Dask scheduler's address that runs the
+    simulations' held-out runs (as ``mdad run --scheduler``).
     """
     check_threshold(threshold)
     question = _question(detect, size, budget)
@@ -239,6 +241,8 @@ def plan_methods(
         raise MdadError(f"--new-models is one of {', '.join(NEW_MODELS)}, got {new_models!r}.")
     if sources_curve and question == "budget":
         raise MdadError("--sources-curve answers --detect or --size, not --budget.")
+    if sources_curve and scheduler:
+        raise MdadError("--sources-curve runs in local processes; drop --scheduler or --sources-curve.")
     names, not_answered = _servable(matrix, method_names(methods), asks_all(methods))
     simulated = [n for n in names if n not in DESIGNS]
     if simulated and matrix.n_missing:
@@ -246,7 +250,9 @@ def plan_methods(
             f"{matrix.source} has cells that were not evaluated; {', '.join(simulated)} can only be simulated on complete "
             "results: use --missing drop-items or drop-models, or only the random designs."
         )
-    options: dict[str, Any] = {"threshold": threshold, "runs": runs, "seed": seed, "workers": workers, "matrix": matrix}
+    if scheduler and not simulated:
+        raise MdadError("--scheduler runs simulations and every method asked is answered exactly; drop --scheduler.")
+    options: dict[str, Any] = {"threshold": threshold, "runs": runs, "seed": seed, "workers": workers, "matrix": matrix, "scheduler": scheduler}
     asked = dict(detect=detect, size=size, budget=budget)
     populations = ("like-sources", "stronger") if new_models == "both" else (new_models,)
     plans = [_population_plan(matrix, names, question, asked, options, on_runs, population, len(populations) > 1) for population in populations]
@@ -361,7 +367,7 @@ def _question(detect: float | None, size: int | None, budget: int | None) -> str
 
 
 def _simulated_kwargs(options: dict) -> dict:
-    return {key: options[key] for key in ("threshold", "runs", "seed", "workers", "targets_from")}
+    return {key: options[key] for key in ("threshold", "runs", "seed", "workers", "targets_from", "scheduler")}
 
 
 def _detect_rows(matrix, names, detect, options, progress) -> tuple[list[PlanRow], dict[str, SimulatedPlan]]:

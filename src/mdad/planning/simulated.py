@@ -125,12 +125,14 @@ def simulated_plan(
     sources: int | None = None,
     on_runs: Callable[[float], None] | None = None,
     targets_from: str = "random",
+    scheduler: str | None = None,
 ) -> SimulatedPlan:
     """Simulate ``method`` at every size of ``sizes`` (default: the ladder up to the pool) on held-out runs.
 
     ``sources`` limits the source models of each run (default: every non-target model); ``on_runs``
     receives the runs finished (for a progress bar); ``targets_from="top"`` holds out the strongest
-    models in every run (new models stronger than the sources).
+    models in every run (new models stronger than the sources); ``scheduler``: a Dask scheduler's
+    address, to run the held-out runs on a cluster.
 
     Examples
     --------
@@ -155,6 +157,7 @@ def simulated_plan(
         sources=sources,
         on_runs=on_runs,
         targets_from=targets_from,
+        scheduler=scheduler,
     )
     dt = pair_differences(found.truths)
     in_bin = bin_of(100 * dt, DEFAULT_BIN_WIDTH) == round(lower / DEFAULT_BIN_WIDTH)  # runs x pairs
@@ -227,6 +230,7 @@ def simulated_mdad_at_size(
     sources: int | None = None,
     on_runs: Callable[[float], None] | None = None,
     targets_from: str = "random",
+    scheduler: str | None = None,
 ) -> SimulatedMdadAtSize:
     """MDAD of ``method`` at ``size`` items from ``runs`` held-out runs (``mdad.assess``).
 
@@ -238,6 +242,16 @@ def simulated_mdad_at_size(
     (20, 20)
     """
     found = assess(
-        matrix, method, size, runs=runs, seed=seed, workers=workers, threshold=threshold, sources=sources, on_runs=on_runs, targets_from=targets_from
+        matrix,
+        method,
+        size,
+        runs=runs,
+        seed=seed,
+        workers=workers,
+        threshold=threshold,
+        sources=sources,
+        on_runs=on_runs,
+        targets_from=targets_from,
+        scheduler=scheduler,
     )
     return SimulatedMdadAtSize(method=method, source=matrix.source, size=size, runs=runs, assessment=found)
