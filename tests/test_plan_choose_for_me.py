@@ -216,3 +216,10 @@ def test_scheduler_sends_the_simulations_to_dask_and_is_refused_where_nothing_is
         mdad.plan(small_sim, detect=4.0, methods="random,random-stratified-equal", scheduler="tcp://127.0.0.1:9")
     with pytest.raises(mdad.MdadError, match="answered exactly; drop --scheduler"):
         mdad.plan(small_sim, detect=4.0, scheduler="tcp://127.0.0.1:9")
+
+
+def test_a_population_without_pairs_that_far_apart_is_one_sentence_that_names_it():
+    matrix = mdad.simulate(seed=0, n_models=12, n_items=200)
+    with pytest.raises(mdad.MdadError, match=r"^For new models stronger than the sources: No pair .*--new-models like-sources answers"):
+        mdad.plan(matrix, detect=5.0, methods="random,random-stratified-equal")
+    assert mdad.plan(matrix, detect=5.0, methods="random,random-stratified-equal", new_models="like-sources").row("random").items

@@ -255,7 +255,18 @@ def plan_methods(
     options: dict[str, Any] = {"threshold": threshold, "runs": runs, "seed": seed, "workers": workers, "matrix": matrix, "scheduler": scheduler}
     asked = dict(detect=detect, size=size, budget=budget)
     populations = ("like-sources", "stronger") if new_models == "both" else (new_models,)
-    plans = [_population_plan(matrix, names, question, asked, options, on_runs, population, len(populations) > 1) for population in populations]
+    plans, failed = [], []
+    for population in populations:
+        try:
+            plans.append(_population_plan(matrix, names, question, asked, options, on_runs, population, len(populations) > 1))
+        except MdadError as error:
+            if len(populations) == 1:
+                raise
+            failed.append((population, str(error).rstrip(".")))
+    if failed:
+        population, why = failed[0]
+        hint = f"; --new-models {plans[0].new_models} answers for {POPULATION_TEXT[plans[0].new_models]}" if plans else ""
+        raise MdadError(f"For {POPULATION_TEXT[population]}: {why}{hint}.")
     curves = tuple(
         sources_curve_of(
             matrix,
