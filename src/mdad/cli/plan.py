@@ -256,7 +256,8 @@ def print_rows(choice: Plan, *, named: bool, own: bool) -> None:
     if choice.question == "detect" and any(not r.exact for r in choice.rows):
         console.print(
             "Simulated rows answer at the sizes tried (the smallest that reaches the threshold): the rungs listed, then sizes "
-            "about 10% apart between the two rungs around the answer, on the same runs; (a-b): the answer lies between a and b. "
+            "about 10% apart between the two rungs around the answer, on the same runs, for the methods that could need fewer items "
+            "than uniform random; (a-b): the answer lies between a and b. "
             "± is the Monte Carlo standard error between runs. Exact rows are the smallest size by bisection over every size.",
             highlight=False,
         )

@@ -406,7 +406,11 @@ def _detect_rows(matrix, names, detect, options, progress) -> tuple[list[PlanRow
             continue
         ladder = simulated_plan(options["matrix"], name, detect=detect, on_runs=progress(name), **_simulated_kwargs(options))
         kwargs = {key: value for key, value in _simulated_kwargs(options).items() if key not in ("threshold", "runs")}
-        sim = refined(ladder, options["matrix"], detect=detect, on_runs=progress(f"{name}, sizes between rungs"), **kwargs)
+        # between the rungs only where it can matter: a method whose bracket starts at or above uniform random's answer
+        # needs more items than random whatever lies between; its answer keeps the rungs' bracket
+        compete = ladder.bracket is not None and (baseline.smallest is None or ladder.bracket[0] < baseline.smallest)
+        on_runs = progress(f"{name}, sizes between rungs")
+        sim = refined(ladder, options["matrix"], detect=detect, on_runs=on_runs, **kwargs) if compete else ladder
         sims[name] = sim
         items = sim.smallest
         at = int(np.searchsorted(sim.sizes, items)) if items is not None else len(sim.sizes) - 1
