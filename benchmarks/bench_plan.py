@@ -114,8 +114,8 @@ def choose_for_me(session: suite.Session, runner: CliRunner, smoke: bool) -> Non
         raise SystemExit(f"{' '.join(cmd)} failed:\n{results[0].output}")
     session.add(" ".join(cmd), wall_s=timing.wall, cpu_s=timing.cpu, goal_wall_s=CHOOSE_GOAL_S, within_goal=timing.wall < CHOOSE_GOAL_S)
     print(f"{' '.join(cmd):70s} {timing.wall:6.1f} s ({timing.cpu:.1f} s CPU of the process tree; goal {CHOOSE_GOAL_S:g} s on 2 cores)")
-    recommendation = [line for line in results[0].output.splitlines() if line.startswith("Recommendation")]
-    print(*recommendation, sep="\n")
+    output = results[0].output
+    print(output[output.index("Recommendation:") :].split("\nRule:")[0])  # the recommendation, whole
 
 
 if __name__ == "__main__":
