@@ -484,11 +484,12 @@ def _settle(
     tied, margins = [best.method], []
     for other in [BASELINE] + ([candidates[1].method] if len(candidates) > 1 else []):
         difference, se = paired_difference(mine, flags(other), weights)
-        margins.append(f"{other}'s by {difference:+.3f} ± {se:.3f}")
-        if not difference > PLAN_NOISE_SE * se:
+        beyond = difference > PLAN_NOISE_SE * se
+        margins.append(f"minus {other}'s: {difference:+.3f} ± {se:.3f} ({'beyond' if beyond else 'within'} noise)")
+        if not beyond:
             tied.append(other)
     label = bin_label(bin_lower(detect))
-    beats = f"its share of pairs ordered correctly beats {' and '.join(margins)} (paired difference ± its standard error)"
+    beats = f"its share of pairs ordered correctly {', '.join(margins)} (paired difference ± its standard error)"
     if len(tied) == 1:
         return (
             best.method,
@@ -499,10 +500,10 @@ def _settle(
             (),
         )
     ordered = sorted(tied, key=lambda name: (name not in DESIGNS, names.index(name)))
-    leads = f"needs the fewest items ({items_text(best)})" if question == "detect" else f"has the highest share ({best.value:.3f})"
+    leads = f"needs the fewest items, {items_text(best)}" if question == "detect" else f"has the highest share, {best.value:.3f}"
     sentence = (
         f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {ordered[0]}. {best.method} {leads}, but at "
-        f"{best.items} items, on the same held-out pairs, {beats}: not by more than {PLAN_NOISE_SE:g} standard errors each."
+        f"{best.items} items, on the same held-out pairs, {beats}; beyond noise means by more than {PLAN_NOISE_SE:g} standard errors."
     )
     return ordered[0], sentence, tuple(ordered)
 
