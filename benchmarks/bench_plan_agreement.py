@@ -66,7 +66,7 @@ def measure(args, session: suite.Session) -> None:
         seen = n_seen_items(matrix)
         sizes = sorted({k if k <= seen else max(s for s in (10, 25, 50, 100, 200) if s <= seen) for k in map(int, args.sizes.split(","))})
         start = time.perf_counter()
-        plans = {k: mdad.plan(matrix, size=k, methods=args.methods, runs=args.runs, workers=args.workers) for k in sizes}
+        plans = {k: mdad.plan(matrix, size=k, methods=args.methods, runs=args.runs, workers=args.workers, new_models="like-sources") for k in sizes}
         plan_time = time.perf_counter() - start
         methods = [row.method for row in plans[sizes[0]].rows]
         config = mdad.ExperimentConfig.for_matrix(matrix, methods=methods, sizes=sizes, runs=args.run_runs)

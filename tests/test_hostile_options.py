@@ -173,9 +173,9 @@ def _continuous(tmp_path: Path, missing: bool = False) -> Path:
     return wide_csv(tmp_path / f"continuous{'-missing' if missing else ''}.csv", matrix)
 
 
-def test_plan_all_on_continuous_scores_answers_the_methods_that_can_and_names_the_rest(tmp_path):
+def test_plan_paper_on_continuous_scores_answers_the_methods_that_can_and_names_the_rest(tmp_path):
     data = _continuous(tmp_path)
-    result = runner.invoke(app, ["plan", "--data", str(data), "--method", "all", "--detect", "10", "--runs", "2"], terminal_width=250)
+    result = runner.invoke(app, ["plan", "--data", str(data), "--method", "paper", "--detect", "10", "--runs", "2"], terminal_width=250)
     assert result.exit_code == 0, result.output
     text = flat(result.output)
     binary_only = [n for n in method_registry.defaults() if method_registry.get(n).scores == "binary"]
@@ -233,9 +233,10 @@ def test_plan_all_with_missing_cells_answers_the_random_designs_and_names_the_re
     data = _continuous(tmp_path, missing=True)
     result = runner.invoke(app, ["plan", "--data", str(data), "--method", "all", "--detect", "10"], terminal_width=250)
     assert result.exit_code == 0, result.output
-    rows = {line.split()[0] for line in result.output.splitlines() if line.split() and line.split()[0] in method_registry.defaults()}
-    assert rows == set(method_registry.designs()) & set(method_registry.defaults())
-    simulated = [n for n in method_registry.defaults() if n not in method_registry.designs() and method_registry.get(n).scores != "binary"]
+    every = method_registry.available()  # "all": every registered method
+    rows = {line.split()[0] for line in result.output.splitlines() if line.split() and line.split()[0] in every}
+    assert rows == set(method_registry.designs())
+    simulated = [n for n in every if n not in method_registry.designs() and method_registry.get(n).scores not in ("binary", "option-probabilities")]
     assert f"Not answered: {', '.join(simulated)} (each can only be simulated on complete results" in flat(result.output)
     named = runner.invoke(app, ["plan", "--data", str(data), "--method", "random,anchor-points", "--detect", "10"])
     one_error(named, "anchor-points can only be simulated on complete results")

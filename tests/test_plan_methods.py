@@ -268,6 +268,6 @@ def test_a_smaller_exact_mdad_counts_only_beyond_the_noise_of_its_bins_pairs(str
 
     monkeypatch.setattr(choose, "exact_mdad_at_size", mdads)
     monkeypatch.setattr(choose, "exact_agreement_at_size", shares)
-    plan = mdad.plan(small_sim, size=25, methods="random,random-stratified-equal")
+    plan = mdad.plan(small_sim, size=25, methods="random,random-stratified-equal", new_models="like-sources")
     assert plan.row("random-stratified-equal").value == smaller
     assert plan.recommended == recommended

@@ -204,6 +204,7 @@ class HeldOutRuns:
     truths: np.ndarray
     targets: int
     sources: int
+    target_ids: np.ndarray | None = None  # runs x targets: the models held out in each run
 
 
 def held_out_runs(
@@ -218,27 +219,31 @@ def held_out_runs(
     on_runs: Callable[[float], None] | None = None,
     sources: int | None = None,
     meanwhile: Callable[[], None] | None = None,
+    targets_from: str = "random",
+    scheduler: str | None = None,
 ) -> HeldOutRuns:
     """The runs behind :func:`assess` for several sizes at once (size-independent work shared per run);
     ``on_runs`` receives the number of runs finished as they finish (for a progress bar). ``sources``
     keeps only the first that many non-target models of each run as sources (default: all of them);
     the targets and their truths do not depend on it, so fewer sources are nested in more. ``meanwhile``:
-    work for this process while worker processes run the runs (mdad.experiment.executors.execute)."""
+    work for this process while worker processes run the runs (mdad.experiment.executors.execute).
+    ``targets_from="top"``: the strongest models are the targets of every run (new models stronger than the sources).
+    ``scheduler``: the address of a Dask scheduler that runs the runs instead of local processes."""
     n_targets = targets if targets is not None else default_targets(matrix.n_models)
-    halves = make_splits(matrix, runs, n_targets, seed)
+    halves = make_splits(matrix, runs, n_targets, seed, targets_from=targets_from)
     whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
     splits = replace(halves, seen=whole_pool, unseen=np.empty((runs, 0), dtype=np.int64))
     if sources is not None:
         splits = replace(splits, source_pool=splits.sources(sources))
     n_sources = splits.source_pool.shape[1]
     config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
-    tasks = plan_tasks(config, runs_per_task=1 if workers > 1 else None)  # one run per task: the workers stay busy to the end
+    tasks = plan_tasks(config, runs_per_task=1 if workers > 1 or scheduler else None)  # one run per task: the workers stay busy to the end
     on_cells = None if on_runs is None else (lambda cells: on_runs(cells * runs / len(config.sizes)))
-    with closing(execute(run_task, matrix, splits, tasks, workers, on_cells=on_cells, meanwhile=meanwhile)) as finished:
+    with closing(execute(run_task, matrix, splits, tasks, workers, on_cells=on_cells, meanwhile=meanwhile, scheduler=scheduler)) as finished:
         blocks = {task.first_run: {cell.size: out["estimate"] for cell, out in result.items()} for task, result in finished}
     estimates = {k: np.concatenate([blocks[start][k] for start in sorted(blocks)]) for k in sizes}
     truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
-    return HeldOutRuns(estimates=estimates, truths=truths, targets=n_targets, sources=n_sources)
+    return HeldOutRuns(estimates=estimates, truths=truths, targets=n_targets, sources=n_sources, target_ids=splits.targets)
 
 
 def assess(
@@ -254,6 +259,8 @@ def assess(
     on_runs: Callable[[float], None] | None = None,
     sources: int | None = None,
     meanwhile: Callable[[], None] | None = None,
+    targets_from: str = "random",
+    scheduler: str | None = None,
 ) -> Assessment:
     """Re-run ``method`` at ``size`` on ``runs`` held-out splits of ``matrix`` (docs/protocol.md#assessment).
 
@@ -281,6 +288,10 @@ def assess(
     meanwhile : callable, optional
         Work for this process while worker processes run the held-out runs (``mdad select`` chooses
         the items meanwhile); with one worker it is done first. Its error stops the runs.
+    targets_from : str
+        "random" (default) or "top": the strongest models as the targets of every run.
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``) that runs the held-out runs.
 
     Returns
     -------
@@ -311,6 +322,8 @@ def assess(
         on_runs=on_runs,
         sources=sources,
         meanwhile=meanwhile,
+        targets_from=targets_from,
+        scheduler=scheduler,
     )
     estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
     key = ("assess", method, size, n_sources)

@@ -43,12 +43,14 @@ from mdad.outputs import atomic_file, check_output_file, check_outputs_apart, lo
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer, plans_from_results
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label, bin_lower
+from mdad.planning.choose import POPULATION_TEXT, items_text
 from mdad.planning.pairs import compare_streamed
 from mdad.planning.simulated import MAX_RUNS_TO_SETTLE
 from mdad.wording import with_article
 
 MISSING_HELP = "Cells not evaluated: pairwise (default: each pair is judged on the items both models answered), error, drop-items or drop-models."
 PairwiseOrPolicy = Literal["pairwise", "error", "drop-items", "drop-models"]  # "pairwise" or a MissingPolicy
+NewModels = Literal["like-sources", "stronger", "both"]  # mdad.planning.choose.NEW_MODELS
 MissingPairwiseOption = Annotated[PairwiseOrPolicy, typer.Option(help=MISSING_HELP)]
 SeedPlanOption = Annotated[
     int, typer.Option(help="Seed of the simulated dataset and of the proportional design's allocation draws.", callback=checked_seed)
@@ -86,8 +88,9 @@ def plan(
         str,
         typer.Option(
             help=(
-                f"{', '.join(analytic.DESIGNS)} (exact), or any other method (simulated); 'all' (the methods 'mdad run' runs by "
-                "default) or a comma list answers for each and recommends one."
+                f"{', '.join(analytic.DESIGNS)} (exact), or any other method (simulated); 'all' (every registered method the "
+                "data can serve), 'paper' (the paper's set, what 'mdad run' runs by default) or a comma list answers for each "
+                "and recommends one."
             )
         ),
     ] = "random",
@@ -113,17 +116,40 @@ def plan(
     ] = None,
     weights: Annotated[str | None, typer.Option(help="With --suite: the benchmarks' weights in the average (default equal).")] = None,
     normalise: Annotated[str | None, typer.Option(help="With --suite: NAME=BASELINE,...: rescale above random guessing.")] = None,
+    new_models: Annotated[
+        NewModels | None,
+        typer.Option(
+            help="Whom the answer is for: new models like the sources (random held-out models), stronger than every source "
+            "model (the strongest held out, as 'run --targets-from top'), or both (the default with several methods)."
+        ),
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Dask scheduler address (e.g. tcp://host:8786) that runs the simulations' held-out runs, as 'mdad run' can.")
+    ] = None,
 ) -> None:
     if suite is not None or weights is not None or normalise is not None:
         from mdad.cli.suite import plan_suite_command, refuse_with_suite
 
-        refuse_with_suite({"--dataset": dataset, "--data": data, "--results": results, "--sources-curve": sources_curve})
+        refuse_with_suite(
+            {
+                "--dataset": dataset,
+                "--data": data,
+                "--results": results,
+                "--sources-curve": sources_curve,
+                "--new-models": new_models,
+                "--scheduler": scheduler,
+            }
+        )
         return plan_suite_command(
             suite=suite, weights=weights, normalise=normalise, detect=detect, size=size, budget=budget, threshold=threshold, method=method
         )
     named = results is None or dataset is not None or data is not None  # with --results, data is refused
     matrix = load_for_analysis(dataset, data, seed, missing) if named else None
-    several = method == "all" or "," in method
+    several = method in ("all", "paper") or "," in method or new_models is not None
+    if results is not None and new_models is not None:
+        raise MdadError("--new-models simulates held-out runs on the data; a finished run's curves cannot answer it: drop --results.")
+    if results is not None and scheduler:
+        raise MdadError("--results reads a finished run's curves and simulates nothing; drop --scheduler.")
     if results is not None and several and budget is None and not sources_curve:
         if matrix is not None:
             raise MdadError("--results answers from a finished run's own data; drop --data and --dataset.")
@@ -131,7 +157,7 @@ def plan(
             print_stored(found)
         return
     if several or budget is not None or sources_curve:
-        choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed, sources_curve)
+        choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed, sources_curve, new_models, scheduler)
         print_plan(choice)
         for curve in choice.sources_curves:
             print_sources_curve(curve, choice.runs)
@@ -150,6 +176,7 @@ def plan(
             seed=seed,
             workers=os.cpu_count() or 1,
             on_runs=advance if simulated else None,
+            scheduler=scheduler,
         )
     PRINTERS[type(answer)](answer)
 
@@ -178,6 +205,8 @@ def plan_with_progress(
     runs: int,
     seed: int,
     sources_curve: bool,
+    new_models: str | None,
+    scheduler: str | None,
 ) -> Plan:
     """Every method's answer, with a bar per simulated method."""
     progress, advance = runs_progress(runs)
@@ -195,21 +224,37 @@ def plan_with_progress(
             workers=os.cpu_count() or 1,
             on_runs=advance,
             sources_curve=sources_curve,
+            new_models=new_models,
+            scheduler=scheduler,
         )
 
 
 def print_plan(choice: Plan) -> None:
-    """One row per method, the recommendation and its rule."""
+    """One table per population of new models (one row per method), the recommendation and its rule."""
+    for population in choice.populations or (choice,):
+        print_rows(population, named=bool(choice.populations) or choice.new_models != "like-sources", own=bool(choice.populations))
+    reasons: dict[str, list[str]] = {}
+    for name, why in choice.not_answered:
+        reasons.setdefault(why, []).append(name)
+    for why, left_out in reasons.items():
+        console.print(f"Not answered: {literal(', '.join(left_out))} ({'each ' if len(left_out) > 1 else ''}{literal(why)}).", highlight=False)
+    console.print(f"[bold]Recommendation:[/bold] {literal(choice.recommendation)}", highlight=False)
+    console.print(f"Rule: {literal(choice.rule)}.", highlight=False)
+
+
+def print_rows(choice: Plan, *, named: bool, own: bool) -> None:
+    """One row per method for the population of ``choice`` (``named``: saying which); ``own``: its recommendation under the table."""
     label = bin_label(bin_lower(choice.detect)) if choice.detect is not None else ""
     questions = {
         "detect": f"fewest items that order pairs {label} points apart correctly with probability {choice.threshold:g}",
         "size": f"MDAD (points) of {choice.size} items, threshold {choice.threshold:g}",
         "budget": f"probability that {choice.size} items order pairs {label} points apart correctly",
     }
-    console.print(f"{literal(choice.source)}: {questions[choice.question]}, per method.", highlight=False)
+    whom = f" for {POPULATION_TEXT[choice.new_models]}" if named else ""
+    console.print(f"{literal(choice.source)}: {questions[choice.question]}, per method{whom}.", highlight=False)
     headers = {
         "detect": ("answer", "items", "P(correct\norder)", "random at\nsame size", "sizes tried"),
-        "size": ("answer", "MDAD", "interval", "random's\nMDAD"),
+        "size": ("answer", "MDAD", "interval", "random's\nMDAD", "error\n(points)"),
         "budget": ("answer", "items", "P(correct\norder)", "random at\nsame size"),
     }[choice.question]
     names: list[str] = []
@@ -219,10 +264,10 @@ def print_plan(choice: Plan) -> None:
         names.append(f"[bold]{literal(row.method)}[/bold]" if row.method == choice.recommended else literal(row.method))
         if choice.question == "size":
             interval = "exact" if row.exact else f"{row.low:g} to {'not reached' if np.isnan(row.high) else f'{row.high:g}'}"
-            rows.append([how, _points(row.value), interval, _points(row.random_value)])
+            rows.append([how, _points(row.value), interval, _points(row.random_value), "-" if np.isnan(row.error) else f"{row.error:.2f}"])
             continue
         value = f"{row.value:.3f}" if row.exact else f"{row.value:.3f} ± {row.stderr:.3f}"
-        items = "not reached" if row.items is None else str(row.items)
+        items = "not reached" if row.items is None else items_text(row).replace(" items", "")
         cells = [how, items, value, f"{row.random_value:.3f}"]
         if choice.question == "detect":
             cells.append(",".join(map(str, row.ladder)) or "bisection")
@@ -231,17 +276,14 @@ def print_plan(choice: Plan) -> None:
     print_fitted(console, "", [TableColumn("method", names, right=False)], [[column] for column in columns])
     if choice.question == "detect" and any(not r.exact for r in choice.rows):
         console.print(
-            "Simulated rows answer at the sizes tried only (the smallest that reaches the threshold); ± is the Monte Carlo "
-            "standard error between runs. Exact rows are the smallest size by bisection over every size.",
+            "Simulated rows answer at the sizes tried (the smallest that reaches the threshold): the rungs listed, then sizes "
+            "about 10% apart between the two rungs around the answer, on the same runs, for the methods that could need fewer items "
+            "than uniform random; (a-b): the answer lies between a and b. "
+            "± is the Monte Carlo standard error between runs. Exact rows are the smallest size by bisection over every size.",
             highlight=False,
         )
-    reasons: dict[str, list[str]] = {}
-    for name, why in choice.not_answered:
-        reasons.setdefault(why, []).append(name)
-    for why, left_out in reasons.items():
-        console.print(f"Not answered: {literal(', '.join(left_out))} ({'each ' if len(left_out) > 1 else ''}{literal(why)}).", highlight=False)
-    console.print(f"[bold]Recommendation:[/bold] {literal(choice.recommendation)}", highlight=False)
-    console.print(f"Rule: {literal(choice.rule)}.", highlight=False)
+    if own:
+        console.print(f"For {POPULATION_TEXT[choice.new_models]}: {literal(choice.recommendation)}", highlight=False)
 
 
 def print_sources_curve(curve: SourcesCurve, runs: int) -> None:

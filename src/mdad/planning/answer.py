@@ -40,6 +40,8 @@ def plan(
     budget: None = ...,
     on_runs: Progress | None = ...,
     sources_curve: Literal[False] = ...,
+    new_models: None = ...,
+    scheduler: str | None = ...,
 ) -> PlanAnswer: ...
 
 
@@ -59,6 +61,8 @@ def plan(
     budget: int | None = ...,
     on_runs: Progress | None = ...,
     sources_curve: bool = ...,
+    new_models: str | None = ...,
+    scheduler: str | None = ...,
 ) -> Plan: ...
 
 
@@ -78,6 +82,8 @@ def plan(
     budget: int | None = ...,
     on_runs: Progress | None = ...,
     sources_curve: Literal[True],
+    new_models: str | None = ...,
+    scheduler: str | None = ...,
 ) -> Plan: ...
 
 
@@ -96,6 +102,8 @@ def plan(
     budget: int | None = None,
     on_runs: Progress | None = None,
     sources_curve: bool = False,
+    new_models: str | None = None,
+    scheduler: str | None = None,
 ) -> PlanAnswer | Plan:
     """The smallest size that orders pairs ``detect`` points apart, or the MDAD of ``size`` items;
     with ``methods``, every method's answer side by side and a recommendation.
@@ -116,8 +124,9 @@ def plan(
     workers : int
         Local worker processes of the simulation.
     methods : str or sequence of str, optional
-        ``"all"`` (the methods ``mdad run`` runs by default), a comma list or names: answer for each
-        (uniform random always included) and recommend one by a stated rule (:class:`Plan`).
+        ``"all"`` (every registered method the data can serve; the others are named with the reason),
+        ``"paper"`` (the paper's set, the methods ``mdad run`` runs by default), a comma list or names:
+        answer for each (uniform random always included) and recommend one by a stated rule (:class:`Plan`).
     budget : int, optional
         With ``methods`` and ``detect``: the probability that ``budget`` items order pairs ``detect``
         points apart, per method.
@@ -126,6 +135,13 @@ def plan(
     sources_curve : bool
         With ``methods``: add each learned method's answer as a function of the number of source
         models and where more stop helping (``Plan.sources_curves``).
+    new_models : str
+        With ``methods``: whom the answer is for: ``"like-sources"`` (random held-out models),
+        ``"stronger"`` (the strongest models held out, as ``run --targets-from top``) or ``"both"``
+        (``Plan.stronger`` holds the second population's answers); default ``"both"`` with ``methods``.
+        Given with one ``method``, it is answered for that method beside uniform random (a :class:`Plan`).
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``) that runs the simulations' held-out runs.
 
     Returns
     -------
@@ -145,7 +161,7 @@ def plan(
     >>> choice.recommended in choice.to_frame()["method"].tolist()
     True
     """
-    if methods is not None or budget is not None or sources_curve:
+    if methods is not None or budget is not None or sources_curve or new_models is not None:
         if results is not None:
             raise MdadError(_not_from_results(budget, sources_curve))
         if matrix is None:
@@ -162,6 +178,8 @@ def plan(
             workers=workers,
             on_runs=on_runs,
             sources_curve=sources_curve,
+            new_models="both" if new_models is None else new_models,
+            scheduler=scheduler,
         )
     check_threshold(threshold)
     if (detect is None) == (size is None):
@@ -170,22 +188,30 @@ def plan(
     if results is not None:
         if matrix is not None:
             raise MdadError("--results answers from a finished run's own data; drop --data and --dataset.")
+        if scheduler:
+            raise MdadError("--results reads a finished run's curves and simulates nothing; drop --scheduler.")
         return plan_from_results(results, method, detect=detect, size=size, threshold=threshold)
     if matrix is None:
         raise MdadError("Give the results to plan on, or the folder of a finished run.")
     unmet = unmet_scores(method, matrix)
     if unmet is not None:
         raise MdadError(f"{method} {unmet}.")
+    if scheduler and has_exact_answer(method):
+        raise MdadError(f"--scheduler runs simulations and {method} is answered exactly; drop --scheduler.")
     report = on_runs
     one = None if report is None else (lambda done: report(method, done))
     if detect is not None:
         if has_exact_answer(method):
             return exact_smallest_size(matrix, detect=detect, design=method, threshold=threshold, seed=seed)
-        return simulated_plan(matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
+        return simulated_plan(
+            matrix, method, detect=detect, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one, scheduler=scheduler
+        )
     assert size is not None  # exactly one of the two is given
     if has_exact_answer(method):
         return exact_mdad_at_size(matrix, size=size, design=method, threshold=threshold, seed=seed)
-    return simulated_mdad_at_size(matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one)
+    return simulated_mdad_at_size(
+        matrix, method, size=size, threshold=threshold, runs=runs, seed=seed, workers=workers, on_runs=one, scheduler=scheduler
+    )
 
 
 def _not_from_results(budget: int | None, sources_curve: bool) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,14 +23,27 @@ from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, PLAN_NOISE_SE, check_threshold
 from mdad.errors import MdadError
+from mdad.experiment.grid import default_targets
+from mdad.experiment.splits import make_splits
 from mdad.metrics.analytic import has_exact_answer
 from mdad.planning.bins import bin_label, bin_lower
-from mdad.planning.exact import check_pairs, exact_agreement_at_size, exact_mdad_at_size, exact_smallest_size, pairs_in_bin
-from mdad.planning.simulated import floored_se, simulated_mdad_at_size, simulated_plan
+from mdad.planning.exact import (
+    check_pairs,
+    exact_agreement_at_size,
+    exact_estimation_error,
+    exact_mdad_at_size,
+    exact_smallest_size,
+    pairs_in_bin,
+)
+from mdad.planning.paired import bootstrap_se, paired_difference
+from mdad.planning.simulated import SimulatedPlan, floored_se, refined, simulated_mdad_at_size, simulated_plan
 from mdad.planning.sources import SourcesCurve
 from mdad.planning.sources import sources_curve as sources_curve_of
 
 BASELINE = "random"
+POPULATIONS = {"like-sources": "random", "stronger": "top"}  # new models -> where the held-out targets come from
+POPULATION_TEXT = {"like-sources": "new models like the sources", "stronger": "new models stronger than the sources"}
+NEW_MODELS = (*POPULATIONS, "both")
 NO_BETTER = "at this size no method is reliably better than random; use random: it needs no source models"
 Progress = Callable[[str, float], None]  # (method, held-out runs finished) as a simulation advances
 
@@ -58,7 +71,13 @@ class PlanRow:
     beats_random : bool
         Whether the rule counts this method's advantage over uniform random as beyond the noise.
     ladder : tuple of int
-        Sizes the simulation tried (empty for an exact answer).
+        Rungs of the ladder the simulation tried (empty for an exact answer); between the two
+        rungs that bracket the answer, sizes about 10% apart are tried too, on the same runs.
+    error : float
+        ``size``: mean |estimate - accuracy| in points at ``items`` (simulated methods: over the held-out
+        runs; uniform random: exact; NaN where no exact value is known).
+    bracket : tuple of int, optional
+        ``detect``, simulated: the answer lies above the first size and at most ``items``.
     """
 
     method: str
@@ -72,6 +91,8 @@ class PlanRow:
     beats_random: bool
     ladder: tuple[int, ...]
     pairs: int
+    error: float = math.nan  # size: the estimation error in points (simulated: mean over runs; uniform random: exact)
+    bracket: tuple[int, int] | None = None  # detect, simulated: (largest size tried that falls short, items), sizes between rungs included
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +111,14 @@ class Plan:
     rule: str
     sources_curves: tuple[SourcesCurve, ...] = ()  # with ``sources_curve=True``: one per learned method
     not_answered: tuple[tuple[str, str], ...] = ()  # ``"all"``: (method, why) for each method the data cannot serve
+    tied: tuple[str, ...] = ()  # detect: the methods tied within noise with the one needing the fewest items, simplest first
+    new_models: str = "like-sources"  # the population the rows answer for: "like-sources" or "stronger"
+    populations: tuple[Plan, ...] = ()  # with new_models="both": the plan of each population, each with its own recommendation
+
+    @property
+    def stronger(self) -> Plan | None:
+        """With ``new_models="both"``: the answers for new models stronger than the sources."""
+        return next((p for p in self.populations if p.new_models == "stronger"), None)
 
     def row(self, method: str) -> PlanRow:
         """The answer of one method."""
@@ -112,14 +141,24 @@ class Plan:
                 "random_value": [r.random_value for r in self.rows],
                 "beats_random": [r.beats_random for r in self.rows],
                 "sizes_tried": [",".join(map(str, r.ladder)) for r in self.rows],
+                "error_points": [r.error for r in self.rows],
+                "short_at": pd.array([r.bracket[0] if r.bracket else None for r in self.rows], dtype="Int64"),
             }
         )
 
 
-def asks_all(methods: str | Sequence[str]) -> bool:
-    """Whether ``methods`` asks for every default method (``"all"``) rather than naming them."""
+SETS = ("all", "paper")  # "all": every registered method the data can serve; "paper": the paper's set (what `mdad run` runs by default)
+
+
+def _names(methods: str | Sequence[str]) -> list[str]:
     names = [n.strip() for n in methods.split(",")] if isinstance(methods, str) else [str(n).strip() for n in methods]
-    return [n for n in names if n] == ["all"]
+    return [n for n in names if n]
+
+
+def asks_all(methods: str | Sequence[str]) -> bool:
+    """Whether ``methods`` names a set (``"all"`` or ``"paper"``) rather than methods: then the methods the
+    data cannot serve are left out and named, not refused."""
+    return _names(methods) in ([name] for name in SETS)
 
 
 def unmet_scores(name: str, matrix: ResponseMatrix) -> str | None:
@@ -152,9 +191,13 @@ def _servable(matrix: ResponseMatrix, names: list[str], everything: bool) -> tup
 
 
 def method_names(methods: str | Sequence[str]) -> list[str]:
-    """``"all"`` (the methods ``mdad run`` runs by default), a comma list, or a sequence of names; uniform random first."""
-    names = [n.strip() for n in methods.split(",")] if isinstance(methods, str) else [str(n).strip() for n in methods]
-    names = method_registry.defaults() if asks_all(methods) else [n for n in names if n]
+    """``"all"`` (every registered method, plug-ins included), ``"paper"`` (the paper's set: the methods ``mdad run``
+    runs by default), a comma list, or a sequence of names; uniform random first."""
+    names = _names(methods)
+    if names == ["all"]:
+        names = method_registry.available()
+    elif names == ["paper"]:
+        names = method_registry.defaults()
     if not names:
         raise MdadError("Name at least one method, or 'all'.")
     for name in names:
@@ -176,6 +219,8 @@ def plan_methods(
     workers: int = 1,
     on_runs: Progress | None = None,
     sources_curve: bool = False,
+    new_models: str = "both",
+    scheduler: str | None = None,
 ) -> Plan:
     """Answer one question for every method of ``methods`` and recommend one (see :class:`Plan`).
 
@@ -184,11 +229,20 @@ def plan_methods(
     at ``budget`` items. ``on_runs(method, runs finished)`` reports the simulations' progress.
     ``sources_curve`` adds, for every method that learns from source models, its answer as a
     function of the number of source models (:func:`mdad.planning.sources.sources_curve`).
+    ``new_models`` is the population the answer holds for: ``"like-sources"`` (random held-out
+    models), ``"stronger"`` (the strongest models held out) or ``"both"`` (the returned plan answers
+    for models like the sources, :attr:`Plan.stronger` for stronger ones, and the recommendation
+    holds for both or says which to use when). ``scheduler``: a Dask scheduler's address that runs the
+    simulations' held-out runs (as ``mdad run --scheduler``).
     """
     check_threshold(threshold)
     question = _question(detect, size, budget)
+    if new_models not in NEW_MODELS:
+        raise MdadError(f"--new-models is one of {', '.join(NEW_MODELS)}, got {new_models!r}.")
     if sources_curve and question == "budget":
         raise MdadError("--sources-curve answers --detect or --size, not --budget.")
+    if sources_curve and scheduler:
+        raise MdadError("--sources-curve runs in local processes; drop --scheduler or --sources-curve.")
     names, not_answered = _servable(matrix, method_names(methods), asks_all(methods))
     simulated = [n for n in names if not has_exact_answer(n)]
     if simulated and matrix.n_missing:
@@ -196,21 +250,23 @@ def plan_methods(
             f"{matrix.source} has cells that were not evaluated; {', '.join(simulated)} can only be simulated on complete "
             "results: use --missing drop-items or drop-models, or only the random designs."
         )
-
-    def progress(name: str) -> Callable[[float], None] | None:
-        return None if on_runs is None else (lambda done: on_runs(name, done))
-
-    options: dict[str, Any] = {"threshold": threshold, "runs": runs, "seed": seed, "workers": workers}
-    if question == "detect":
-        assert detect is not None
-        rows = _detect_rows(matrix, names, detect, options, progress)
-    elif question == "size":
-        assert size is not None
-        rows = _size_rows(matrix, names, size, options, progress)
-    else:
-        assert detect is not None and budget is not None
-        rows = _budget_rows(matrix, names, detect, budget, options, progress)
-    recommended, sentence, rule = _recommend(question, rows, detect, threshold)
+    if scheduler and not simulated:
+        raise MdadError("--scheduler runs simulations and every method asked is answered exactly; drop --scheduler.")
+    options: dict[str, Any] = {"threshold": threshold, "runs": runs, "seed": seed, "workers": workers, "matrix": matrix, "scheduler": scheduler}
+    asked = dict(detect=detect, size=size, budget=budget)
+    populations = ("like-sources", "stronger") if new_models == "both" else (new_models,)
+    plans, failed = [], []
+    for population in populations:
+        try:
+            plans.append(_population_plan(matrix, names, question, asked, options, on_runs, population, len(populations) > 1))
+        except MdadError as error:
+            if len(populations) == 1:
+                raise
+            failed.append((population, str(error).rstrip(".")))
+    if failed:
+        population, why = failed[0]
+        hint = f"; --new-models {plans[0].new_models} answers for {POPULATION_TEXT[plans[0].new_models]}" if plans else ""
+        raise MdadError(f"For {POPULATION_TEXT[population]}: {why}{hint}.")
     curves = tuple(
         sources_curve_of(
             matrix,
@@ -218,23 +274,88 @@ def plan_methods(
             detect=detect,
             size=size,
             on_runs=_by_sources(on_runs, name),
-            **options,
+            threshold=threshold,
+            runs=runs,
+            seed=seed,
+            workers=workers,
         )
         for name in (simulated if sources_curve else [])
     )
+    first = plans[0]
+    if len(plans) == 1:
+        return replace(first, sources_curves=curves, not_answered=not_answered)
+    recommended, sentence = _recommend_both(first, plans[1])
+    return replace(
+        first, recommended=recommended, recommendation=sentence, sources_curves=curves, not_answered=not_answered, populations=tuple(plans)
+    )
+
+
+def _population_plan(
+    matrix: ResponseMatrix,
+    names: list[str],
+    question: str,
+    asked: dict[str, Any],
+    options: dict[str, Any],
+    on_runs: Progress | None,
+    population: str,
+    named: bool,
+) -> Plan:
+    """Every method's answer for one population of new models: exact designs over the pairs of that
+    population's models, simulated methods on held-out runs whose targets are drawn from it."""
+    detect, size, budget = asked["detect"], asked["size"], asked["budget"]
+    targets_from = POPULATIONS[population]
+    pairs_of = matrix
+    if targets_from == "top":  # the strongest models, chosen by the rule of `run --targets-from top`
+        top = make_splits(matrix, 1, default_targets(matrix.n_models), options["seed"], targets_from="top").targets[0]
+        pairs_of = matrix.take(models=top)
+    options = {**options, "targets_from": targets_from}
+    suffix = f" ({POPULATION_TEXT[population]})" if named else ""
+
+    def progress(name: str) -> Callable[[float], None] | None:
+        report = on_runs
+        return None if report is None else (lambda done: report(name + suffix, done))
+
+    tied: tuple[str, ...] = ()
+    if question == "detect":
+        rows, sims = _detect_rows(pairs_of, names, detect, options, progress)
+    elif question == "size":
+        rows = _size_rows(pairs_of, names, size, options, progress)
+    else:
+        rows, sims = _budget_rows(pairs_of, names, detect, budget, options, progress)
+    recommended, sentence, rule = _recommend(question, rows, detect, options["threshold"])
+    if question != "size":
+        settled = _settle(question, rows, sims, names, detect, options, progress)
+        if settled is not None:
+            recommended, sentence, tied = settled
     return Plan(
         question=question,
         source=matrix.source,
         detect=detect,
         size=size if size is not None else budget,
-        threshold=threshold,
-        runs=runs,
+        threshold=options["threshold"],
+        runs=options["runs"],
         rows=tuple(rows),
         recommended=recommended,
         recommendation=sentence,
         rule=rule,
-        sources_curves=curves,
-        not_answered=not_answered,
+        new_models=population,
+        tied=tied,
+    )
+
+
+def _recommend_both(like: Plan, stronger: Plan) -> tuple[str, str]:
+    """One method that holds for new models like the sources and for stronger ones, or which to use when.
+    A method holds for a population when it is recommended there or tied within noise with the recommendation."""
+    when = f"For new models like the sources: {like.recommendation} For new models stronger than the sources: {stronger.recommendation}"
+    if like.recommended == stronger.recommended:
+        return like.recommended, f"{like.recommended} holds for new models like the sources and for stronger ones. {when}"
+    holds = [name for name in (like.tied or (like.recommended,)) if name in (stronger.tied or (stronger.recommended,))]
+    if holds:
+        return holds[0], f"{when} If the new models may be either, use {holds[0]}: it holds for both."
+    return (
+        stronger.recommended,
+        f"{when} No method holds for both: use {like.recommended} for new models like the sources and {stronger.recommended} for "
+        "models stronger than every model you have results for (the usual case for new models).",
     )
 
 
@@ -257,10 +378,10 @@ def _question(detect: float | None, size: int | None, budget: int | None) -> str
 
 
 def _simulated_kwargs(options: dict) -> dict:
-    return {key: options[key] for key in ("threshold", "runs", "seed", "workers")}
+    return {key: options[key] for key in ("threshold", "runs", "seed", "workers", "targets_from", "scheduler")}
 
 
-def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
+def _detect_rows(matrix, names, detect, options, progress) -> tuple[list[PlanRow], dict[str, SimulatedPlan]]:
     check_pairs(matrix)
     lower, part = pairs_in_bin(matrix, detect)  # once: every exact answer below reads these pairs
     exact = {"detect": detect, "threshold": options["threshold"], "seed": options["seed"], "part": part}
@@ -270,7 +391,8 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
         """Uniform random's exact probability for the bin's pairs at ``items`` (``fallback`` without a size)."""
         return fallback if items is None else exact_agreement_at_size(matrix, detect=lower, size=items, seed=options["seed"], part=part)[2]
 
-    rows = []
+    rows: list[PlanRow] = []
+    sims: dict[str, SimulatedPlan] = {}
     for name in names:
         if has_exact_answer(name):
             found = baseline if _as_baseline(name) else exact_smallest_size(matrix, design=name, start=baseline.smallest, **exact)
@@ -282,10 +404,17 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
                 PlanRow(name, True, items, found.at_smallest, found.at_smallest, found.at_smallest, 0.0, random_value, beats, (), found.pairs)
             )
             continue
-        sim = simulated_plan(matrix, name, detect=detect, on_runs=progress(name), **_simulated_kwargs(options))
+        ladder = simulated_plan(options["matrix"], name, detect=detect, on_runs=progress(name), **_simulated_kwargs(options))
+        kwargs = {key: value for key, value in _simulated_kwargs(options).items() if key not in ("threshold", "runs")}
+        # between the rungs only where it can matter: a method whose bracket starts at or above uniform random's answer
+        # needs more items than random whatever lies between; its answer keeps the rungs' bracket
+        compete = ladder.bracket is not None and (baseline.smallest is None or ladder.bracket[0] < baseline.smallest)
+        on_runs = progress(f"{name}, sizes between rungs")
+        sim = refined(ladder, options["matrix"], detect=detect, on_runs=on_runs, **kwargs) if compete else ladder
+        sims[name] = sim
         items = sim.smallest
         at = int(np.searchsorted(sim.sizes, items)) if items is not None else len(sim.sizes) - 1
-        value, se = float(sim.agreement[at]), floored_se(float(sim.agreement[at]), float(sim.stderr[at]), sim.pairs)
+        value, se = float(sim.agreement[at]), held_se(sim, int(sim.sizes[at]), options["seed"])
         random_value = random_at(int(sim.sizes[at]), math.nan)
         fewer = baseline.smallest is None or (items is not None and items < baseline.smallest)
         beats = items is not None and fewer and value - random_value > PLAN_NOISE_SE * se
@@ -300,11 +429,83 @@ def _detect_rows(matrix, names, detect, options, progress) -> list[PlanRow]:
                 se,
                 random_value,
                 beats,
-                tuple(map(int, sim.sizes)),
+                tuple(map(int, ladder.sizes)),
                 sim.pairs,
+                bracket=sim.bracket,
             )
         )
-    return rows
+    return rows, sims
+
+
+def held_se(sim: SimulatedPlan, size: int, seed: int) -> float:
+    """The standard error of a simulated share at ``size`` that holds when runs share targets: the larger of
+    the two-way bootstrap over runs and models (mdad.planning.paired) and the between-runs error, never below
+    the binomial error of the pairs."""
+    at = int(np.searchsorted(sim.sizes, size))
+    se = floored_se(float(sim.agreement[at]), float(sim.stderr[at]), sim.pairs)
+    if sim.in_bin is None or sim.correct is None:
+        return se
+    return max(se, bootstrap_se(sim.correct[size], sim.in_bin.weights(seed)))
+
+
+def _settle(
+    question: str, rows: list[PlanRow], sims: dict[str, SimulatedPlan], names: list[str], detect: float, options: dict[str, Any], progress
+) -> tuple[str, str, tuple[str, ...]] | None:
+    """The rule on paired differences (``detect`` and ``budget``): the leading method (``detect``: the fewest
+    items among those needing fewer than uniform random; ``budget``: the highest share) is named only when, at
+    its size and on the same held-out pairs, its share beats the runner-up's and uniform random's by more than
+    PLAN_NOISE_SE standard errors of the paired difference (two-way bootstrap); otherwise the methods it does
+    not beat are tied with it and the simplest of them is recommended. None: nothing simulated to pair with."""
+    random_items = rows[0].items
+    if question == "detect":
+        candidates = sorted(
+            (r for r in rows if r.items is not None and r.method != BASELINE and (random_items is None or r.items < random_items)),
+            key=lambda r: (r.items, -(r.value - r.random_value), names.index(r.method)),
+        )
+    else:
+        candidates = sorted((r for r in rows if r.method != BASELINE), key=lambda r: (-r.value, names.index(r.method)))
+    pairs = next(iter(sims.values())).in_bin if sims else None
+    if not candidates or pairs is None:
+        return None
+    best = candidates[0]
+    size = int(best.items)  # type: ignore[arg-type]
+    weights = pairs.weights(options["seed"])
+
+    def flags(name: str) -> np.ndarray:
+        """Whether each pair was ordered correctly by ``name`` at ``size`` on the same runs (simulated if not yet)."""
+        found = sims.get(name)
+        if found is None or found.correct is None or size not in found.correct:
+            on_runs = progress(f"{name} at {size} items")
+            found = simulated_plan(options["matrix"], name, detect=detect, sizes=(size,), on_runs=on_runs, **_simulated_kwargs(options))
+        assert found.correct is not None
+        return found.correct[size]
+
+    mine = flags(best.method)
+    tied, margins = [best.method], []
+    for other in [BASELINE] + ([candidates[1].method] if len(candidates) > 1 else []):
+        difference, se = paired_difference(mine, flags(other), weights)
+        beyond = difference > PLAN_NOISE_SE * se
+        margins.append(f"minus {other}'s: {difference:+.3f} ± {se:.3f} ({'beyond' if beyond else 'within'} noise)")
+        if not beyond:
+            tied.append(other)
+    label = bin_label(bin_lower(detect))
+    beats = f"its share of pairs ordered correctly {', '.join(margins)} (paired difference ± its standard error)"
+    if len(tied) == 1:
+        return (
+            best.method,
+            (
+                f"Use {best.method}: {items_text(best)} order pairs {label} points apart correctly {best.value:.3f} of the time; "
+                f"at that size, on the same held-out pairs, {beats}."
+            ),
+            (),
+        )
+    ordered = sorted(tied, key=lambda name: (not has_exact_answer(name), names.index(name)))
+    leads = f"needs the fewest items, {items_text(best)}" if question == "detect" else f"has the highest share, {best.value:.3f}"
+    sentence = (
+        f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {ordered[0]}. {best.method} {leads}, but at "
+        f"{best.items} items, on the same held-out pairs, {beats}; beyond noise means by more than {PLAN_NOISE_SE:g} standard errors."
+    )
+    return ordered[0], sentence, tuple(ordered)
 
 
 def _as_baseline(name: str) -> bool:
@@ -332,13 +533,15 @@ def _size_rows(matrix, names, size, options, progress) -> list[PlanRow]:
             )
             smaller = not _as_baseline(name) and found.reached and (not baseline.reached or found.mdad < baseline.mdad)
             beats = smaller and _exact_beats_in_bin(matrix, found.mdad, size, name, options["seed"])
-            rows.append(PlanRow(name, True, size, found.mdad, found.mdad, found.mdad, math.nan, baseline.mdad, beats, (), found.pairs))
+            error = exact_estimation_error(matrix, size) if name == BASELINE else math.nan
+            rows.append(PlanRow(name, True, size, found.mdad, found.mdad, found.mdad, math.nan, baseline.mdad, beats, (), found.pairs, error))
             continue
-        a = simulated_mdad_at_size(matrix, name, size=size, on_runs=progress(name), **_simulated_kwargs(options)).assessment
+        a = simulated_mdad_at_size(options["matrix"], name, size=size, on_runs=progress(name), **_simulated_kwargs(options)).assessment
         upper_known = not math.isnan(a.mdad_high)
         beats = a.mdad_reached and upper_known and (not baseline.reached or a.mdad_high < baseline.mdad)
         pairs = a.runs * a.targets * (a.targets - 1) // 2
-        rows.append(PlanRow(name, False, size, a.mdad, a.mdad_low, a.mdad_high, math.nan, baseline.mdad, beats, (size,), pairs))
+        error = 100.0 * a.metrics["error"]
+        rows.append(PlanRow(name, False, size, a.mdad, a.mdad_low, a.mdad_high, math.nan, baseline.mdad, beats, (size,), pairs, error))
     return rows
 
 
@@ -351,11 +554,12 @@ def _exact_beats_in_bin(matrix: ResponseMatrix, edge: float, size: int, design: 
     return exact_beats(value, random_value, pairs)
 
 
-def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanRow]:
+def _budget_rows(matrix, names, detect, budget, options, progress) -> tuple[list[PlanRow], dict[str, SimulatedPlan]]:
     check_pairs(matrix)
     _, part = pairs_in_bin(matrix, detect)
     lower, pairs, random_value = exact_agreement_at_size(matrix, detect=detect, size=budget, design=BASELINE, seed=options["seed"], part=part)
-    rows = []
+    rows: list[PlanRow] = []
+    sims: dict[str, SimulatedPlan] = {}
     for name in names:
         if has_exact_answer(name):
             value = (
@@ -366,13 +570,36 @@ def _budget_rows(matrix, names, detect, budget, options, progress) -> list[PlanR
             beats = not _as_baseline(name) and exact_beats(value, random_value, pairs)
             rows.append(PlanRow(name, True, budget, value, value, value, 0.0, random_value, beats, (), pairs))
             continue
-        sim = simulated_plan(matrix, name, detect=detect, sizes=(budget,), on_runs=progress(name), **_simulated_kwargs(options))
-        value, se = float(sim.agreement[0]), floored_se(float(sim.agreement[0]), float(sim.stderr[0]), sim.pairs)
+        sim = simulated_plan(options["matrix"], name, detect=detect, sizes=(budget,), on_runs=progress(name), **_simulated_kwargs(options))
+        sims[name] = sim
+        value, se = float(sim.agreement[0]), held_se(sim, budget, options["seed"])
         beats = value - random_value > PLAN_NOISE_SE * se
         rows.append(
             PlanRow(name, False, budget, value, value - PLAN_NOISE_SE * se, value + PLAN_NOISE_SE * se, se, random_value, beats, (budget,), sim.pairs)
         )
-    return rows
+    return rows, sims
+
+
+def _error_note(rows: list[PlanRow]) -> str:
+    """``size``: a sentence when the method with the smallest MDAD estimates accuracies less closely than
+    uniform random (a larger estimation error), else ""."""
+    reached = [r for r in rows if not math.isnan(r.value)]
+    if not reached:
+        return ""
+    smallest = min(reached, key=lambda r: (r.value, r.method != BASELINE))
+    random_error = rows[0].error
+    if smallest.method == BASELINE or not smallest.error > random_error:
+        return ""
+    return (
+        f" Note: {smallest.method}, with the smallest MDAD, estimates accuracies less closely than uniform random "
+        f"(estimation error {smallest.error:.2f} points against {random_error:.2f}): it orders models better than it measures them."
+    )
+
+
+def items_text(row: PlanRow) -> str:
+    """A row's size as text, with its bracket when simulated: "130 items (121-130)"."""
+    short = None if row.bracket is None else row.bracket[0] + 1
+    return f"{row.items} items" + ("" if short is None or short == row.items else f" ({short}-{row.items})")
 
 
 def _points(value: float) -> str:
@@ -389,8 +616,11 @@ def _recommend(question: str, rows: list[PlanRow], detect: float | None, thresho
     if question == "detect":
         rule = (
             f"the method needing the fewest items to order pairs {label} points apart with probability {threshold:g}, among those needing "
-            f"fewer than uniform random whose probability at that size exceeds uniform random's (exact) at the same size by {noise}; "
-            "ties go to the larger advantage; otherwise uniform random"
+            "fewer than uniform random, is named when at its size, on the same held-out pairs, its share of pairs ordered correctly beats "
+            f"uniform random's and the runner-up's by more than {PLAN_NOISE_SE:g} standard errors of the paired difference (bootstrap over "
+            "runs and models); otherwise the methods it does not beat are tied within noise and the simplest is recommended (random "
+            "designs before learned ones); exact designs alone are judged against uniform random's exact share by "
+            f"{noise}; otherwise uniform random"
         )
         if winners:
             best = min(winners, key=lambda r: (r.items, -(r.value - r.random_value), r.method))
@@ -398,7 +628,7 @@ def _recommend(question: str, rows: list[PlanRow], detect: float | None, thresho
             return (
                 best.method,
                 (
-                    f"Use {best.method}: {best.items} items order pairs {label} points apart correctly {best.value:.3f} of the time "
+                    f"Use {best.method}: {items_text(best)} order pairs {label} points apart correctly {best.value:.3f} of the time "
                     f"(uniform random at {best.items} items: {best.random_value:.3f}; uniform random {random_items})."
                 ),
                 rule,
@@ -419,20 +649,24 @@ def _recommend(question: str, rows: list[PlanRow], detect: float | None, thresho
             "(exact designs: a smaller MDAD whose share in its bin exceeds uniform random's there by "
             f"{PLAN_NOISE_SE:g} binomial standard errors over the bin's pairs); ties go to the smaller upper end; otherwise uniform random"
         )
+        note = _error_note(rows)
         if winners:
             best = min(winners, key=lambda r: (r.value, r.high, r.method))
             random_text = "not reached" if math.isnan(best.random_value) else _points(best.random_value)
             interval = "" if best.exact else f" (interval {best.low:g} to {best.high:g})"
             return (
                 best.method,
-                (f"Use {best.method}: MDAD {_points(best.value)}{interval} with {best.items} items, against uniform random's {random_text}."),
+                (f"Use {best.method}: MDAD {_points(best.value)}{interval} with {best.items} items, against uniform random's {random_text}.{note}"),
                 rule,
             )
         random_text = "not reached" if math.isnan(baseline.value) else _points(baseline.value)
-        return BASELINE, f"Uniform random's MDAD with {baseline.items} items is {random_text}: {NO_BETTER}.", rule
+        return BASELINE, f"Uniform random's MDAD with {baseline.items} items is {random_text}: {NO_BETTER}.{note}", rule
     rule = (
-        f"the method with the highest probability of ordering pairs {label} points apart at the budget, among those whose "
-        f"probability exceeds uniform random's (exact) by {noise}; otherwise uniform random"
+        f"the method with the highest probability of ordering pairs {label} points apart at the budget is named when, on the same "
+        f"held-out pairs, its share beats uniform random's and the runner-up's by more than {PLAN_NOISE_SE:g} standard errors of the "
+        "paired difference (bootstrap over runs and models); otherwise the methods it does not beat are tied within noise and the "
+        f"simplest is recommended (random designs before learned ones); exact designs alone are judged against uniform random's "
+        f"exact share by {noise}; otherwise uniform random"
     )
     if winners:
         best = min(winners, key=lambda r: (-r.value, r.method))

@@ -7,10 +7,12 @@ MDAD of a given size. No simulation, so no Monte Carlo error.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import hypergeom
 
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, PLAN_SIZES, check_threshold
@@ -246,3 +248,23 @@ def exact_mdad_at_size(
     check_pairs(matrix)
     curve = analytic.streamed_curve(matrix, size, design, seed=seed)
     return ExactMdadAtSize(method=design, source=matrix.source, size=size, threshold=threshold, mdad=curve.crossing(threshold), curve=curve)
+
+
+def exact_estimation_error(matrix: ResponseMatrix, size: int) -> float:
+    """The expected estimation error, in points, of a ``size``-item uniform random micro-benchmark:
+    the mean over models of E|X/k - p|, X hypergeometric (k items drawn without replacement from the
+    pool, p the model's accuracy on it). Exact for 0/1 results without missing cells; NaN otherwise.
+
+    Examples
+    --------
+    >>> import mdad
+    >>> round(exact_estimation_error(mdad.simulate(seed=0, n_models=40, n_items=300), 300), 9)
+    0.0
+    """
+    if not matrix.is_binary or matrix.n_missing or not 1 <= size <= matrix.n_items:
+        return math.nan
+    pool = matrix.n_items
+    counts, models = np.unique(np.rint(np.nansum(matrix.scores, axis=1)).astype(int), return_counts=True)
+    drawn = np.arange(size + 1)
+    errors = [float(hypergeom.pmf(drawn, pool, c, size) @ np.abs(drawn / size - c / pool)) for c in counts]
+    return 100.0 * float(np.dot(errors, models) / models.sum())

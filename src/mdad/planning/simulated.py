@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -26,7 +26,9 @@ from mdad.defaults import ASSESS_RUNS, DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, PLA
 from mdad.errors import MdadError
 from mdad.metrics.pairwise import agreement_from_differences, bin_of, pair_differences
 from mdad.planning.bins import bin_label, bin_lower
+from mdad.planning.paired import PairsInBin
 
+REFINE_STEP = 1.1  # sizes between two rungs of the ladder are tried about 10% apart
 MAX_RUNS_TO_SETTLE = 100_000  # runs_to_settle caps at this: a share (almost) at the threshold is not settled by any practical number
 
 
@@ -50,6 +52,8 @@ class SimulatedPlan:
     pairs: int  # pairs in the bin over all runs (the same at every size)
     runs: int
     threshold: float
+    in_bin: PairsInBin | None = None  # the pairs behind every share, for errors over runs and models and paired differences
+    correct: dict[int, np.ndarray] | None = None  # size -> whether each pair of ``in_bin`` was ordered correctly
 
     @property
     def smallest(self) -> int | None:
@@ -60,6 +64,14 @@ class SimulatedPlan:
     @property
     def label(self) -> str:
         return bin_label(self.lower)
+
+    @property
+    def bracket(self) -> tuple[int, int] | None:
+        """(the largest size tried that falls short, :attr:`smallest`): the answer lies between them
+        (None: no answer, or the smallest size tried already reaches the threshold)."""
+        smallest = self.smallest
+        at = None if smallest is None else int(np.searchsorted(self.sizes, smallest))
+        return None if not at else (int(self.sizes[at - 1]), int(smallest))  # type: ignore[arg-type]
 
     def undecided(self) -> np.ndarray:
         """Positions of the sizes whose share decides the answer (the answer's and every smaller size's; every
@@ -112,11 +124,15 @@ def simulated_plan(
     workers: int = 1,
     sources: int | None = None,
     on_runs: Callable[[float], None] | None = None,
+    targets_from: str = "random",
+    scheduler: str | None = None,
 ) -> SimulatedPlan:
     """Simulate ``method`` at every size of ``sizes`` (default: the ladder up to the pool) on held-out runs.
 
     ``sources`` limits the source models of each run (default: every non-target model); ``on_runs``
-    receives the runs finished (for a progress bar).
+    receives the runs finished (for a progress bar); ``targets_from="top"`` holds out the strongest
+    models in every run (new models stronger than the sources); ``scheduler``: a Dask scheduler's
+    address, to run the held-out runs on a cluster.
 
     Examples
     --------
@@ -131,16 +147,27 @@ def simulated_plan(
     if not len(ladder):
         raise MdadError(f"The pool of {matrix.n_items} items is smaller than every size to try.")
     found = held_out_runs(
-        matrix, method, tuple(int(k) for k in ladder), runs=runs, targets=targets, seed=seed, workers=workers, sources=sources, on_runs=on_runs
+        matrix,
+        method,
+        tuple(int(k) for k in ladder),
+        runs=runs,
+        targets=targets,
+        seed=seed,
+        workers=workers,
+        sources=sources,
+        on_runs=on_runs,
+        targets_from=targets_from,
+        scheduler=scheduler,
     )
     dt = pair_differences(found.truths)
     in_bin = bin_of(100 * dt, DEFAULT_BIN_WIDTH) == round(lower / DEFAULT_BIN_WIDTH)  # runs x pairs
     per_run = in_bin.sum(axis=1)
     if not per_run.sum():
         raise MdadError(f"No pair of held-out models differs by {bin_label(lower)} points; choose another difference.")
-    agreement, stderr = [], []
+    agreement, stderr, correct = [], [], {}
     for k in ladder:
         agree = agreement_from_differences(pair_differences(found.estimates[int(k)]), dt) & in_bin
+        correct[int(k)] = agree[in_bin]
         rate = agree.sum() / per_run.sum()
         run_rates = np.where(per_run > 0, agree.sum(axis=1) / np.maximum(per_run, 1), rate)
         used = per_run > 0
@@ -159,6 +186,35 @@ def simulated_plan(
         pairs=int(per_run.sum()),
         runs=runs,
         threshold=threshold,
+        in_bin=None if found.target_ids is None else PairsInBin.of(in_bin, found.target_ids),
+        correct=correct,
+    )
+
+
+def between(low: int, high: int) -> list[int]:
+    """Sizes strictly between two rungs, about REFINE_STEP apart (geometric, whole items)."""
+    steps = max(1, math.ceil(math.log(high / low) / math.log(REFINE_STEP)))
+    grid = np.unique(np.round(np.geomspace(low, high, steps + 1)).astype(int))
+    return [int(k) for k in grid if low < k < high]
+
+
+def refined(found: SimulatedPlan, matrix: ResponseMatrix, **options) -> SimulatedPlan:
+    """``found`` with the sizes between the two rungs that bracket its answer simulated too, on the same
+    held-out runs (same seed, hence the same targets and source orders: the comparison stays paired),
+    so the answer is known to about 10% of its size. ``options``: those of :func:`simulated_plan`
+    (``detect`` among them)."""
+    bracket = found.bracket
+    sizes = [] if bracket is None else between(*bracket)
+    if not sizes:
+        return found
+    more = simulated_plan(matrix, found.method, sizes=sizes, runs=found.runs, threshold=found.threshold, **options)
+    order = np.argsort(np.concatenate([found.sizes, more.sizes]), kind="stable")
+    return replace(
+        found,
+        sizes=np.concatenate([found.sizes, more.sizes])[order],
+        agreement=np.concatenate([found.agreement, more.agreement])[order],
+        stderr=np.concatenate([found.stderr, more.stderr])[order],
+        correct={**(found.correct or {}), **(more.correct or {})},
     )
 
 
@@ -173,6 +229,8 @@ def simulated_mdad_at_size(
     workers: int = 1,
     sources: int | None = None,
     on_runs: Callable[[float], None] | None = None,
+    targets_from: str = "random",
+    scheduler: str | None = None,
 ) -> SimulatedMdadAtSize:
     """MDAD of ``method`` at ``size`` items from ``runs`` held-out runs (``mdad.assess``).
 
@@ -183,5 +241,17 @@ def simulated_mdad_at_size(
     >>> found.assessment.targets, found.assessment.sources
     (20, 20)
     """
-    found = assess(matrix, method, size, runs=runs, seed=seed, workers=workers, threshold=threshold, sources=sources, on_runs=on_runs)
+    found = assess(
+        matrix,
+        method,
+        size,
+        runs=runs,
+        seed=seed,
+        workers=workers,
+        threshold=threshold,
+        sources=sources,
+        on_runs=on_runs,
+        targets_from=targets_from,
+        scheduler=scheduler,
+    )
     return SimulatedMdadAtSize(method=method, source=matrix.source, size=size, runs=runs, assessment=found)
