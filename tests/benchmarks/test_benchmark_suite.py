@@ -51,7 +51,7 @@ def run_script(name: str, extra: tuple[str, ...], out: Path) -> subprocess.Compl
 
 def test_every_kept_script_has_a_smoke_test():
     """A script added to benchmarks/ (but the harness and the helpers maintained scripts call) gets a smoke test here."""
-    helpers = {"suite", "pyirt_fit", "calibrate_simulator"}  # calibrate_simulator: tests/test_simulator_calibration.py
+    helpers = {"suite", "pyirt_fit", "calibrate_simulator"}  # calibrate_simulator: tests/data/test_simulator_calibration.py
     assert {path.stem for path in BENCHMARKS.glob("*.py")} - helpers == {*SCRIPTS, "bench_select"}
 
 

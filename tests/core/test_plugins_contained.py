@@ -1,6 +1,6 @@
 """A broken plug-in is one sentence naming it (entry point and module) and what it broke, exit code 2, and commands
 that do not use it keep working (docs/extending.md#what-mdad-checks-at-run-time). Each case installs the plug-in as pip would
-(tests/test_extending.py) and runs mdad in a fresh Python."""
+(tests/docs/test_extending.py) and runs mdad in a fresh Python."""
 
 from __future__ import annotations
 

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from support.paths import ROOT
 
 CITATION = re.compile(r"docs/((?:[\w-]+/)*[\w-]+\.md)(?:#([\w-]+))?")
+
+
+def sources() -> list[Path]:
+    """The code, tests (not their fixtures), README and docs pages that may cite a file."""
+    tests = [path for path in ROOT.glob("tests/**/*.py") if "fixtures" not in path.relative_to(ROOT).parts]
+    return [*ROOT.glob("src/**/*.py"), *tests, ROOT / "README.md", *ROOT.glob("docs/*.md")]
 
 
 def anchors(markdown: str) -> set[str]:
@@ -19,7 +26,7 @@ def anchors(markdown: str) -> set[str]:
 
 def test_every_cited_doc_and_anchor_exists():
     cited = []
-    for path in [*ROOT.glob("src/**/*.py"), *ROOT.glob("tests/*.py"), ROOT / "README.md", *ROOT.glob("docs/*.md")]:
+    for path in sources():
         cited += [(path.relative_to(ROOT), name, anchor) for name, anchor in CITATION.findall(path.read_text())]
     assert cited, "code cites no docs"
     missing = []
@@ -30,9 +37,18 @@ def test_every_cited_doc_and_anchor_exists():
     assert not missing, missing
 
 
+def test_every_cited_test_file_exists():
+    """Pages and code that name a test file (``tests/cli/test_cli.py``) name one that is there."""
+    pages = [*sources(), ROOT / "CONTRIBUTING.md", *ROOT.glob("benchmarks/**/*.md"), *ROOT.glob("benchmarks/*.py")]
+    cited = {(path.relative_to(ROOT), name) for path in pages for name in re.findall(r"tests/[\w/]+\.py", path.read_text())}
+    assert any(name == "tests/experiment/test_perf_identical.py" for _, name in cited), "nothing names the golden grid's test"
+    missing = sorted(f"{where}: {name}" for where, name in cited if not (ROOT / name).is_file())
+    assert not missing, missing
+
+
 def test_nothing_cites_a_file_outside_the_repository():
     outside = "PROTOCOL" + ".md"  # the background notes the project started from, not part of it
-    for path in [*ROOT.glob("src/**/*.py"), *ROOT.glob("tests/*.py"), ROOT / "README.md", *ROOT.glob("docs/*.md")]:
+    for path in sources():
         assert outside not in path.read_text(), path
 
 

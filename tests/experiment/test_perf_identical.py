@@ -8,10 +8,10 @@ estimates to 1e-9. The same grid is computed again in subprocesses under every O
 that runs on this CPU (the first three of KERNELS), the first with 1 and with 2 BLAS threads, the
 others with 1 and 2 in turn (docs/reproducibility.md).
 
-The matrices come from a fixed textbook simulation (tests/sim_params.py), so a new calibration
+The matrices come from a fixed textbook simulation (tests/support/sim_params.py), so a new calibration
 of the simulator's defaults does not move them. Regenerate only on purpose, when a change of
 numbers is intended, and say why in docs/deviations.md and CHANGELOG.md:
-``python tests/test_perf_identical.py --write``. The file records the results version it was
+``python tests/experiment/test_perf_identical.py --write``. The file records the results version it was
 recorded under (mdad.results_version): ``--write`` refuses to record a grid whose recorded cells
 moved until RESULTS_VERSION is raised, and the test fails until a raised version is recorded.
 """
@@ -110,7 +110,7 @@ def golden() -> dict:
 def test_the_golden_grid_was_recorded_under_this_results_version(golden):
     assert golden["results_version"] == RESULTS_VERSION, (
         f"{GOLDEN.name} was recorded under results version {golden['results_version']}, and RESULTS_VERSION is "
-        f"{RESULTS_VERSION}: record it again (python tests/test_perf_identical.py --write)"
+        f"{RESULTS_VERSION}: record it again (python tests/experiment/test_perf_identical.py --write)"
     )
 
 
