@@ -1,5 +1,5 @@
 """A Dask cluster started the ordinary way (`dask scheduler` and `dask worker` processes), for the tests that need
-one; import it after ``pytest.importorskip("distributed")``."""
+one; without Dask (an optional extra) importing it skips."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import distributed
+import pytest
 
 from support.waiting import BOUND, DASK_TIMEOUTS, wait_until
 
+distributed = pytest.importorskip("distributed", reason="Dask is an optional extra: pip install 'mdad[dask]'")
 DASK = str(Path(sys.executable).with_name("dask"))
 # the cluster's processes read the raised Dask timeouts from their environment
 TIMEOUT_VARIABLES = {"DASK_" + key.upper().replace(".", "__"): value for key, value in DASK_TIMEOUTS.items()}
