@@ -12,17 +12,9 @@ import pytest
 # environment the tests start in (as pytest-xdist's workers have) would fix every width at import.
 os.environ.pop("COLUMNS", None)
 
-from mdad.data import ResponseMatrix, read_npz, simulate
+from support.paths import SHARED_DATA, real_dataset
 
-SHARED_DATA = Path(os.environ.get("MDAD_TEST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
-
-
-def real_dataset(name: str) -> ResponseMatrix:
-    """A dataset of ../shared/data, or a clean skip saying it is absent."""
-    path = SHARED_DATA / name / "responses.npz"
-    if not path.is_file():
-        pytest.skip(f"real data {name} not found at {path}; set MDAD_TEST_DATA to the shared data folder")
-    return read_npz(path, source=name)
+from mdad.data import ResponseMatrix, simulate
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests (imported as ``support.<module>``; ``tests/`` is on pytest's ``pythonpath``)."""
