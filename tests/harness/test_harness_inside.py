@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
+from support.paths import FIXTURES
 
 from mdad.data import read_source
 from mdad.data.readers.inspect_logs import _load
@@ -25,7 +26,6 @@ from mdad.harness import MicroRun
 from mdad.harness.lm_eval_export import export_lm_eval
 from mdad.micro import SelectedMicroBenchmark
 from mdad.micro.estimation import estimate_report
-from support.paths import FIXTURES
 
 METHODS = ("random", "tinybenchmarks")
 
