@@ -42,7 +42,7 @@ from mdad.micro.trust import OFF_POPULATION_MARK, design_of, off_population_mark
 from mdad.seeding import rng_for
 
 DATA = Path(os.environ.get("MDAD_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
-DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard", "mmlu-pro-tiger", "simulated")
+DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard", "mmlu-pro-tiger", "alpacaeval2", "gsm8k-zeroeval", "simulated")
 LEVELS = (0.9, 0.95)
 NEW_SHARE = 0.3
 P_BINS = np.array([0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0 + 1e-9])
