@@ -281,6 +281,31 @@ def guard_table(models: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def promise_table(models: pd.DataFrame, datasets: list[str]) -> pd.DataFrame:
+    """Per method and size, per dataset and over all: the share of new models whose 90% interval covers them or is
+    marked (%, ± cluster-robust SE over repetitions), over every new model and over those in the top fifth of the
+    leaderboard by true accuracy ("top fifth"), and the share marked (the false-alarm rate in a random split)."""
+    models = models.assign(
+        either=((models["low"] <= models["truth"] + 1e-12) & (models["truth"] <= models["high"] + 1e-12)) | (models["mark"] != ""),
+        marked=models["mark"] != "",
+    )
+    rows = []
+    for (method, size), part in models.groupby(["method", "size"]):
+        row: dict = {"method": method, "size": size}
+        for name in [*[d for d in datasets if d in set(part["dataset"])], "all"]:
+            cell = part if name == "all" else part[part["dataset"] == name]
+            top = cell[cell["fifth"] == 4]
+            either, se = _cluster_share(cell, "either")
+            text = f"{100 * either:.0f}±{100 * se:.0f}"
+            if len(top) and len(top) < len(cell):
+                top_share, top_se = _cluster_share(top, "either")
+                text += f" (top {100 * top_share:.0f}±{100 * top_se:.0f})"
+            marked, _ = _cluster_share(cell, "marked")
+            row[name] = f"{text}; {100 * marked:.0f} marked"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def unmarked_pairs(pairs: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """The pairs neither of whose models' order probabilities carry the off-population mark (``order_marked``; runs of
     an older script: the interval's mark)."""
@@ -475,6 +500,11 @@ def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[s
         if "mark" in models:
             print("\nThe off-population mark on the new models (90% intervals, %, ± cluster-robust SE; bias: estimate - truth, points)\n")
             print(markdown(guard_table(models), index=False))
+            print(
+                "\nCovered or marked (90% intervals, %, ± cluster-robust SE over repetitions) per dataset; (top: the new models in the "
+                "top fifth by true accuracy); marked: % of new models marked\n"
+            )
+            print(markdown(promise_table(models, datasets), index=False))
             if {"first", "second"} <= set(pair_frame.columns):
                 unmarked = unmarked_pairs(pair_frame, models)
                 table = calibration_table(unmarked, min_pairs=50)

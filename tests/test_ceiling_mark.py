@@ -27,13 +27,13 @@ def test_models_better_than_every_source_are_covered_or_marked_while_ordinary_on
     """Known truth: calibration targets at 20-62% whose estimates top out at 55.4%, and new models at 66-88% that all
     get that capped estimate (as lasso gave the best models on a real leaderboard). Their calibrated 90% intervals
     miss most of them and the rule on the sources' accuracies (which needs them) cannot see them; every one is marked,
-    piled up when another shares its estimate. Ordinary new models are marked about as often as the top tenth."""
+    piled up when another shares its estimate. Ordinary new models are marked about as often as the top fifth."""
     rng = np.random.default_rng(7)
     cal_truth = rng.uniform(0.2, 0.62, 2000)
     cal_est = capped(cal_truth, rng)
     calibration = ConformalCalibration.fit(cal_est, cal_truth)
     ordered = np.sort(cal_est)
-    assert ordered[int(0.9 * 2000) - 2] <= calibration.ceiling <= ordered[int(0.9 * 2000) + 1]  # the 90th percentile
+    assert ordered[int(0.8 * 2000) - 2] <= calibration.ceiling <= ordered[int(0.8 * 2000) + 1]  # the 80th percentile
 
     best_truth = rng.uniform(0.66, 0.88, 40)
     best_est = np.full(40, CAP)
@@ -46,7 +46,7 @@ def test_models_better_than_every_source_are_covered_or_marked_while_ordinary_on
 
     ordinary_truth = rng.uniform(0.2, 0.62, 2000)
     ordinary = off_population_marks(capped(ordinary_truth, rng), None, calibration)
-    assert 0.07 < np.mean(ordinary != "") < 0.13
+    assert 0.15 < np.mean(ordinary != "") < 0.25
 
 
 def test_the_ceiling_is_stored_with_the_calibration_and_an_older_file_without_it_marks_nothing():

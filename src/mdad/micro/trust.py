@@ -162,7 +162,7 @@ OFF_POPULATION_REACH_MARK = (
 )
 
 OFF_POPULATION_CEILING_MARK = (
-    "interval not valid for this model: its estimate lies in the top tenth of this method's estimates of the held-out "
+    "interval not valid for this model: its estimate lies in the top fifth of this method's estimates of the held-out "
     "source models, where a learned estimate caps the best models (with the best tenth of the models held out as new "
     "ones, the calibrated 90% intervals of the learned methods covered as little as 2% of them on real leaderboards, "
     f"docs/intervals.md); {_RANDOM_DESIGNS}"
@@ -190,7 +190,7 @@ def off_population_marks(
     scores, older files) these two rules mark nothing.
 
     Whatever the method, a model estimated at or above the ceiling of its estimates of the calibration targets
-    (``calibration.ceiling``: where their top tenth starts) is marked too: a learned estimate caps the best models
+    (``calibration.ceiling``: where their top fifth starts) is marked too: a learned estimate caps the best models
     near the sources' ceiling, below the sources' best accuracies, so the rule on accuracies misses them
     (docs/intervals.md#the-ceiling-of-a-learned-estimate). Such a model whose estimate another model shares gets
     the piled-up mark (``piled_at_ceiling``) before any other."""
