@@ -196,10 +196,10 @@ def off_population_marks(
     the piled-up mark (``piled_at_ceiling``) before any other."""
     estimates = np.asarray(estimates, dtype=np.float64)
     marks = np.full(len(estimates), "", dtype=object)
-    if prior is not None and len(prior.counts) and calibration is not None and _reads_ability(method):
-        marks[_reaches(estimates, calibration, _source_quantile(prior, OFF_POPULATION_REACH))] = OFF_POPULATION_REACH_MARK
     if calibration is not None and np.isfinite(calibration.ceiling):
         marks[estimates >= calibration.ceiling] = OFF_POPULATION_CEILING_MARK
+    if prior is not None and len(prior.counts) and calibration is not None and _reads_ability(method):
+        marks[_reaches(estimates, calibration, _source_quantile(prior, OFF_POPULATION_REACH))] = OFF_POPULATION_REACH_MARK
     if prior is not None and len(prior.counts):
         marks[estimates >= _source_quantile(prior, OFF_POPULATION_SHARE)] = OFF_POPULATION_MARK
     marks[piled_at_ceiling(estimates, calibration)] = OFF_POPULATION_PILED_MARK
