@@ -135,9 +135,10 @@ def one_repetition(
     fifth = accuracy_fifths(truth)
     calibration, cal_raw = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
     final, final_raw = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
-    prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
-    accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 else None
-    source_accuracies = AccuracyPrior.from_scores(matrix.scores[rest])  # what select stores for the off-population mark
+    binary = bool(np.isin(matrix.scores, (0.0, 1.0)).all())  # continuous scores: no priors, as select stores none
+    prior = PairPrior.from_scores(matrix.scores[rest]) if binary else None  # as select does: from the models the user has
+    accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 and binary else None
+    source_accuracies = AccuracyPrior.from_scores(matrix.scores[rest]) if binary else None  # what select stores for the off-population mark
     i, j = np.triu_indices(n_new, k=1)
     rows, pairs, per_model, cal_rows = [], [], [], []
     for (method, k), [(micro, est)] in final.items():
