@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 import mdad
@@ -60,6 +61,9 @@ def test_the_ceiling_is_stored_with_the_calibration_and_an_older_file_without_it
     older = ConformalCalibration.from_json(older)
     assert math.isnan(older.ceiling)
     assert (off_population_marks(np.full(3, CAP), None, older) == "").all()
+    for bad in ("high", float("inf")):
+        with pytest.raises(mdad.MdadError, match="calibration"):
+            ConformalCalibration.from_json({**calibration.to_json(), "ceiling": bad})
 
 
 def test_estimate_csv_and_pairs_csv_carry_the_mark_and_the_notes_say_the_piled_estimate_cannot_tell_models_apart(tmp_path):
