@@ -9,12 +9,13 @@ orders of every pair of new models are then compared with their full-benchmark a
 Random designs use the exact finite-population answers (no calibration); the others the
 split-conformal residuals and the logistic order fit of (a).
 
-    python benchmarks/bench_intervals.py                      # every method, the five datasets
+    python benchmarks/bench_intervals.py                      # every method, the six shared leaderboards and the simulated one
     python benchmarks/bench_intervals.py --datasets simulated --methods random,anchor-points --reps 3
 
 Prints markdown tables (coverage at 90% and 95% overall and by the new model's fifth of the
 leaderboard by true accuracy, with the estimates outside their own interval; mean width;
-order-probability calibration) and, with --csv X.csv, writes the per-repetition rows as CSV,
+order-probability calibration; per dataset, the share of new models covered or marked by the off-population marks,
+overall and in the top fifth, and the share marked) and, with --csv X.csv, writes the per-repetition rows as CSV,
 the pairs to X.pairs.parquet, every new model's estimate, 90% interval and accuracy to
 X.models.parquet and every calibration target's estimate and accuracy to X.cal.parquet (from which
 the calibrated intervals can be rebuilt with another construction, without selecting again). The
