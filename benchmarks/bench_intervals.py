@@ -9,12 +9,13 @@ orders of every pair of new models are then compared with their full-benchmark a
 Random designs use the exact finite-population answers (no calibration); the others the
 split-conformal residuals and the logistic order fit of (a).
 
-    python benchmarks/bench_intervals.py                      # every method, the five datasets
+    python benchmarks/bench_intervals.py                      # every method, the six shared leaderboards and the simulated one
     python benchmarks/bench_intervals.py --datasets simulated --methods random,anchor-points --reps 3
 
 Prints markdown tables (coverage at 90% and 95% overall and by the new model's fifth of the
 leaderboard by true accuracy, with the estimates outside their own interval; mean width;
-order-probability calibration) and, with --csv X.csv, writes the per-repetition rows as CSV,
+order-probability calibration; per dataset, the share of new models covered or marked by the off-population marks,
+overall and in the top fifth, and the share marked) and, with --csv X.csv, writes the per-repetition rows as CSV,
 the pairs to X.pairs.parquet, every new model's estimate, 90% interval and accuracy to
 X.models.parquet and every calibration target's estimate and accuracy to X.cal.parquet (from which
 the calibrated intervals can be rebuilt with another construction, without selecting again). The
@@ -38,11 +39,19 @@ from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import UNIFORM_WEIGHT, AccuracyPrior
 from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
 from mdad.methods.base import SourceView
-from mdad.micro.trust import OFF_POPULATION_MARK, design_of, off_population_marks, order_marks
+from mdad.micro.trust import (
+    OFF_POPULATION_CEILING_MARK,
+    OFF_POPULATION_MARK,
+    OFF_POPULATION_PILED_MARK,
+    OFF_POPULATION_REACH_MARK,
+    design_of,
+    off_population_marks,
+    order_marks,
+)
 from mdad.seeding import rng_for
 
 DATA = Path(os.environ.get("MDAD_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
-DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard", "mmlu-pro-tiger", "simulated")
+DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard", "mmlu-pro-tiger", "alpacaeval2", "gsm8k-zeroeval", "simulated")
 LEVELS = (0.9, 0.95)
 NEW_SHARE = 0.3
 P_BINS = np.array([0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0 + 1e-9])
@@ -127,9 +136,10 @@ def one_repetition(
     fifth = accuracy_fifths(truth)
     calibration, cal_raw = run_block(matrix, methods, sizes, cal_sources, cal_targets, (name, rep, "cal"))
     final, final_raw = run_block(matrix, methods, sizes, [rest], [new], (name, rep, "final"))
-    prior = PairPrior.from_scores(matrix.scores[rest])  # as select does: from the models the user has
-    accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 else None
-    source_accuracies = AccuracyPrior.from_scores(matrix.scores[rest])  # what select stores for the off-population mark
+    binary = bool(np.isin(matrix.scores, (0.0, 1.0)).all())  # continuous scores: no priors, as select stores none
+    prior = PairPrior.from_scores(matrix.scores[rest]) if binary else None  # as select does: from the models the user has
+    accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 and binary else None
+    source_accuracies = AccuracyPrior.from_scores(matrix.scores[rest]) if binary else None  # what select stores for the off-population mark
     i, j = np.triu_indices(n_new, k=1)
     rows, pairs, per_model, cal_rows = [], [], [], []
     for (method, k), [(micro, est)] in final.items():
@@ -167,7 +177,8 @@ def one_repetition(
                     if exact
                     else off_population_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method)
                 )
-                mark_kind = np.where(marks == OFF_POPULATION_MARK, "estimated", np.where(marks != "", "reach", ""))
+                kinds = {OFF_POPULATION_MARK: "estimated", OFF_POPULATION_REACH_MARK: "reach", OFF_POPULATION_CEILING_MARK: "ceiling"}
+                mark_kind = np.array([kinds.get(m, "piled" if m == OFF_POPULATION_PILED_MARK else "") for m in marks], dtype=object)
                 pair_marked = (
                     np.zeros(n_new, dtype=bool) if exact else order_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method) != ""
                 )
@@ -187,7 +198,7 @@ def one_repetition(
                             "high": high,
                             # the design-free check of the off-population guard: the model's raw accuracy on the
                             # chosen items against the sources' 90th percentile of theirs (NaN: adaptive test)
-                            "mark": mark_kind,  # the off-population mark estimate prints: "", "estimated" or "reach"
+                            "mark": mark_kind,  # the off-population mark estimate prints: "", "estimated", "reach", "ceiling" or "piled"
                             "order_marked": pair_marked,  # the mark the model's order probabilities carry (mdad.micro.trust.order_marks)
                             "raw": raw,
                             "raw_line": source_raw_line,
@@ -268,6 +279,31 @@ def guard_table(models: pd.DataFrame) -> pd.DataFrame:
         row["marked covered"] = f"{100 * part.loc[part['marked'], 'cover'].mean():.1f}" if part["marked"].any() else ""
         row["bias"] = round(part["bias"].mean(), 1)
         row["new models"] = len(part)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def promise_table(models: pd.DataFrame, datasets: list[str]) -> pd.DataFrame:
+    """Per method and size, per dataset and over all: the share of new models whose 90% interval covers them or is
+    marked (%, ± cluster-robust SE over repetitions), over every new model and over those in the top fifth of the
+    leaderboard by true accuracy ("top fifth"), and the share marked (the false-alarm rate in a random split)."""
+    models = models.assign(
+        either=((models["low"] <= models["truth"] + 1e-12) & (models["truth"] <= models["high"] + 1e-12)) | (models["mark"] != ""),
+        marked=models["mark"] != "",
+    )
+    rows = []
+    for (method, size), part in models.groupby(["method", "size"]):
+        row: dict = {"method": method, "size": size}
+        for name in [*[d for d in datasets if d in set(part["dataset"])], "all"]:
+            cell = part if name == "all" else part[part["dataset"] == name]
+            top = cell[cell["fifth"] == 4]
+            either, se = _cluster_share(cell, "either")
+            text = f"{100 * either:.0f}±{100 * se:.0f}"
+            if len(top) and len(top) < len(cell):
+                top_share, top_se = _cluster_share(top, "either")
+                text += f" (top {100 * top_share:.0f}±{100 * top_se:.0f})"
+            marked, _ = _cluster_share(cell, "marked")
+            row[name] = f"{text}; {100 * marked:.0f} marked"
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -466,6 +502,11 @@ def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[s
         if "mark" in models:
             print("\nThe off-population mark on the new models (90% intervals, %, ± cluster-robust SE; bias: estimate - truth, points)\n")
             print(markdown(guard_table(models), index=False))
+            print(
+                "\nCovered or marked (90% intervals, %, ± cluster-robust SE over repetitions) per dataset; (top: the new models in the "
+                "top fifth by true accuracy); marked: % of new models marked\n"
+            )
+            print(markdown(promise_table(models, datasets), index=False))
             if {"first", "second"} <= set(pair_frame.columns):
                 unmarked = unmarked_pairs(pair_frame, models)
                 table = calibration_table(unmarked, min_pairs=50)

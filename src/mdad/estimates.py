@@ -47,12 +47,12 @@ class EstimateIntervals:
         return bool(np.isfinite(self.low).all() and np.isfinite(self.high).all())
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per model: model, estimate, low, high, level, and the mark when some interval has one."""
+        """One row per model: model, estimate, low, high, level, and mark: why the interval may not hold, what the
+        table's '!' says ("" where nothing is known against it), so that a script sees it."""
         frame = pd.DataFrame(
             {"model": self.models, "estimate": written(self.estimate), "low": written(self.low), "high": written(self.high), "level": self.level}
         )
-        if self.mark is not None and any(self.mark):
-            frame["mark"] = self.mark
+        frame["mark"] = self.mark if self.mark is not None else ""
         return frame
 
 
@@ -77,13 +77,12 @@ class OrderProbabilities:
         return np.zeros(len(self.gap), dtype=bool) if self.tied is None else self.tied
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per pair: first, second, gap (points), probability (NaN for a tie), tied when some pair is, and the
-        mark when some pair has one."""
+        """One row per pair: first, second, gap (points), probability (NaN for a tie), tied when some pair is, and mark:
+        why the probability may not hold, what the table's '!' says ("" where nothing is known against it)."""
         frame = pd.DataFrame({"first": self.first, "second": self.second, "gap": written(self.gap, points=True), "probability": self.probability})
         if self.ties.any():
             frame["tied"] = self.ties
-        if self.mark is not None and any(self.mark):
-            frame["mark"] = self.mark
+        frame["mark"] = self.mark if self.mark is not None else ""
         return frame
 
 

@@ -155,12 +155,12 @@ def test_estimate_command_prints_and_writes_intervals_and_pair_probabilities(ass
     assert result.exit_code == 0, result.output
     assert "80% interval" in result.output and "Intervals: split-conformal" in " ".join(result.output.split())
     rows = pd.read_csv(tmp_path / "e.csv")
-    assert list(rows.columns) == ["model", "estimate", "low", "high", "level", "p_best"] and (rows["level"] == 0.8).all()
+    assert list(rows.columns) == ["model", "estimate", "low", "high", "level", "mark", "p_best"] and (rows["level"] == 0.8).all()
     assert ((rows["low"] <= rows["high"]) & (rows["level"] == 0.8)).all() and len(rows) == 3
     expected = assessed.intervals(small_sim.take(models=np.arange(3)), level=0.8)
     np.testing.assert_allclose(rows["low"], expected.low)
     pairs = pd.read_csv(tmp_path / "p.csv")
-    assert list(pairs.columns) == ["first", "second", "gap", "probability"] and len(pairs) == 2
+    assert list(pairs.columns) == ["first", "second", "gap", "probability", "mark"] and len(pairs) == 2
     assert (pairs["gap"] >= 0).all() and pairs["probability"].between(0, 1).all()
     result = runner.invoke(app, ["estimate", str(tmp_path / "m.json"), str(tmp_path / "three.npz"), "--level", "90"])
     assert result.exit_code == 2 and "--level must lie strictly between 0 and 1" in result.output

@@ -213,12 +213,14 @@ def estimate_command(
     csv: Annotated[
         str | None,
         typer.Option(
-            help="Also write one row per model (model, estimate, low, high, level, p_best; with audit items also corrected, "
-            "corrected_low, corrected_high) to this CSV file."
+            help="Also write one row per model (model, estimate, low, high, level, mark: what the table's '!' says, empty "
+            "where nothing is known against the interval; p_best; with audit items also corrected, corrected_low, corrected_high) "
+            "to this CSV file."
         ),
     ] = None,
     pairs_csv: Annotated[
-        str | None, typer.Option(help="Also write one row per neighbouring pair (first, second, gap, probability) to this CSV file.")
+        str | None,
+        typer.Option(help="Also write one row per neighbouring pair (first, second, gap, probability, mark: what the '!' says) to this CSV file."),
     ] = None,
     compare: Annotated[
         list[str] | None,

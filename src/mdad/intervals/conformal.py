@@ -46,6 +46,7 @@ MIN_PER_BIN = 200
 ACCURACY_BINS = 5  # bins of the true accuracy: the promise holds in each fifth
 MIN_PER_ACCURACY_BIN = 40  # the 95% interval's ranks stay inside the sample from 39 residuals on
 MIN_TREND_SLOPE = 0.05  # a flatter line of the estimates on the accuracy: scores about the identity line instead
+CEILING_SHARE = 0.2  # the ceiling of a method's estimates: the share of the calibration targets' estimates at or above it (tuned: docs/intervals.md)
 
 
 def estimate_bin_edges(estimates: np.ndarray) -> np.ndarray:
@@ -96,6 +97,7 @@ class ConformalCalibration:
     residuals: tuple[np.ndarray, ...]  # sorted scores per bin
     binned_on: str = "accuracy"  # "accuracy": the targets' true accuracy; "estimate": their estimate (older files)
     trend: tuple[float, float] = (0.0, 1.0)  # intercept and slope of the estimates' line on the true accuracy
+    ceiling: float = math.nan  # the calibration targets' estimates' top CEILING_SHARE starts here (NaN: a file of an older mdad)
 
     @classmethod
     def fit(
@@ -117,7 +119,8 @@ class ConformalCalibration:
         which = np.searchsorted(edges, tru, side="right")
         scores = intercept + slope * tru - est
         residuals = tuple(np.sort(scores[which == b]) for b in range(len(edges) + 1))
-        return cls(edges=edges, residuals=residuals, trend=(intercept, slope))
+        ceiling = float(np.quantile(est, 1.0 - CEILING_SHARE))
+        return cls(edges=edges, residuals=residuals, trend=(intercept, slope), ceiling=ceiling)
 
     @property
     def size(self) -> int:
@@ -174,13 +177,17 @@ class ConformalCalibration:
         )
 
     def to_json(self) -> dict:
-        """The calibration as JSON-ready lists (bin edges, each bin's scores and the trend), as micro.json stores it."""
-        return {
+        """The calibration as JSON-ready lists (bin edges, each bin's scores, the trend and, when known, the ceiling of
+        the estimates), as micro.json stores it."""
+        data = {
             "binned_on": self.binned_on,
             "edges": self.edges.tolist(),
             "residuals": [r.tolist() for r in self.residuals],
             "trend": list(self.trend),
         }
+        if math.isfinite(self.ceiling):
+            data["ceiling"] = self.ceiling
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> ConformalCalibration:
@@ -191,6 +198,7 @@ class ConformalCalibration:
             residuals = tuple(np.sort(np.asarray(r, dtype=np.float64)) for r in data["residuals"])
             binned_on = data.get("binned_on", "estimate")
             intercept, slope = (float(v) for v in data.get("trend", (0.0, 1.0)))
+            ceiling = float(data.get("ceiling", math.nan))
         except (KeyError, TypeError, ValueError, AttributeError):
             raise MdadError("The micro-benchmark's interval calibration is malformed (edges and residuals per bin).") from None
         if not (math.isfinite(intercept) and math.isfinite(slope) and slope > 0):
@@ -199,4 +207,6 @@ class ConformalCalibration:
             raise MdadError("The micro-benchmark's interval calibration needs one residual list per bin.")
         if binned_on not in ("accuracy", "estimate"):
             raise MdadError(f"The micro-benchmark's interval calibration is binned on {binned_on!r}; expected 'accuracy' or 'estimate'.")
-        return cls(edges=edges, residuals=residuals, binned_on=binned_on, trend=(intercept, slope))
+        if math.isinf(ceiling):
+            raise MdadError("The micro-benchmark's interval calibration has a ceiling of the estimates that is not a finite number.")
+        return cls(edges=edges, residuals=residuals, binned_on=binned_on, trend=(intercept, slope), ceiling=ceiling)

@@ -22,7 +22,7 @@ from mdad.micro.audit import audit_sentences
 from mdad.micro.comparison import Comparison, format_probability
 from mdad.micro.notes import Note, beyond_sources_note, command_notes, describe_assessment, version_note
 from mdad.micro.selected import SelectedMicroBenchmark, model_rows
-from mdad.micro.trust import OFF_POPULATION_ORDER_MARK, design_of
+from mdad.micro.trust import OFF_POPULATION_ORDER_MARK, OFF_POPULATION_PILED_MARK, design_of
 from mdad.wording import plural
 
 
@@ -357,6 +357,9 @@ def _notes(
                 warning=True,
             )
         )
+    piled = piled_note(intervals)
+    if piled:
+        notes.append(Note(piled, warning=True))
     reaching = sum(bool(m) and m.endswith(OFF_POPULATION_ORDER_MARK) for m in (orders.mark if orders.mark is not None else ()))
     if reaching:
         notes.append(
@@ -388,6 +391,22 @@ def _notes(
     if chosen.adaptive and (details["next_item"] != "").any():
         notes.append(Note("Ask each model its next item, then run this command again with the new results."))
     return notes
+
+
+def piled_note(intervals: EstimateIntervals) -> str:
+    """The sentence for models whose estimates pile up at the ceiling of the method's estimates of the source models
+    (the piled-up mark, mdad.micro.trust.piled_at_ceiling), "" when there are none."""
+    if intervals.mark is None:
+        return ""
+    piled = np.asarray(intervals.mark, dtype=object) == OFF_POPULATION_PILED_MARK
+    if not piled.any():
+        return ""
+    values = ", ".join(f"{100 * v:.1f}%" for v in sorted(set(written(intervals.estimate[piled]).tolist()), reverse=True))
+    return (
+        f"{plural(int(piled.sum()), 'model')} share the estimate {values} at the ceiling of this "
+        "method's estimates of the source models: the estimate cannot tell those models apart, and their true accuracies "
+        "may differ widely and lie above it."
+    )
 
 
 def unfinished_notes(size: int, details: pd.DataFrame, by_length: bool) -> list[Note]:

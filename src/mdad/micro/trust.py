@@ -22,7 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 from mdad.defaults import DEFAULT_LEVEL
-from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities
+from mdad.estimates import BestProbability, EstimateIntervals, OrderProbabilities, written
 from mdad.exact import on_estimate_grid
 from mdad.intervals.conformal import ConformalCalibration
 from mdad.intervals.finite import check_level, stratified_estimate
@@ -161,6 +161,18 @@ OFF_POPULATION_REACH_MARK = (
     f"90% intervals of those the other rule left unmarked covered 29-57% of them on real leaderboards, docs/intervals.md); {_RANDOM_DESIGNS}"
 )
 
+OFF_POPULATION_CEILING_MARK = (
+    "interval not valid for this model: its estimate lies in the top fifth of this method's estimates of the held-out "
+    "source models, where a learned estimate caps the best models (with the best tenth of the models held out as new "
+    "ones, the calibrated 90% intervals of the learned methods covered as little as 36% of them on real leaderboards, "
+    f"docs/intervals.md); {_RANDOM_DESIGNS}"
+)
+OFF_POPULATION_PILED_MARK = (
+    "interval not valid for this model: other models share its estimate at the ceiling of this method's estimates of the "
+    "held-out source models, so the estimate cannot tell them apart and their true accuracies may lie far above it "
+    f"(docs/intervals.md); {_RANDOM_DESIGNS}"
+)
+
 
 def off_population_marks(
     estimates: np.ndarray, prior: AccuracyPrior | None, calibration: ConformalCalibration | None = None, *, method: str = ""
@@ -175,15 +187,34 @@ def off_population_marks(
     sources' 95th percentile (``calibration``: the interval's). Measured on real leaderboards with the
     best tenth held out as new models and in random splits (the share of ordinary models marked):
     docs/intervals.md#models-better-than-the-sources. Without the sources' accuracies (continuous
-    scores, older files) nothing is marked."""
+    scores, older files) these two rules mark nothing.
+
+    Whatever the method, a model estimated at or above the ceiling of its estimates of the calibration targets
+    (``calibration.ceiling``: where their top fifth starts) is marked too: a learned estimate caps the best models
+    near the sources' ceiling, below the sources' best accuracies, so the rule on accuracies misses them
+    (docs/intervals.md#the-ceiling-of-a-learned-estimate). Such a model whose estimate another model shares gets
+    the piled-up mark (``piled_at_ceiling``) before any other."""
     estimates = np.asarray(estimates, dtype=np.float64)
     marks = np.full(len(estimates), "", dtype=object)
-    if prior is None or not len(prior.counts):
-        return marks
-    if calibration is not None and _reads_ability(method):
+    if calibration is not None and np.isfinite(calibration.ceiling):
+        marks[estimates >= calibration.ceiling] = OFF_POPULATION_CEILING_MARK
+    if prior is not None and len(prior.counts) and calibration is not None and _reads_ability(method):
         marks[_reaches(estimates, calibration, _source_quantile(prior, OFF_POPULATION_REACH))] = OFF_POPULATION_REACH_MARK
-    marks[estimates >= _source_quantile(prior, OFF_POPULATION_SHARE)] = OFF_POPULATION_MARK
+    if prior is not None and len(prior.counts):
+        marks[estimates >= _source_quantile(prior, OFF_POPULATION_SHARE)] = OFF_POPULATION_MARK
+    marks[piled_at_ceiling(estimates, calibration)] = OFF_POPULATION_PILED_MARK
     return marks
+
+
+def piled_at_ceiling(estimates: np.ndarray, calibration: ConformalCalibration | None) -> np.ndarray:
+    """Whether each model's estimate lies at or above the ceiling of the method's estimates of the calibration targets
+    (``ConformalCalibration.ceiling``) and is shared by another model: a regression capped at its fit's ceiling gives
+    models of very different accuracies one estimate there, and cannot tell them apart."""
+    estimates = np.asarray(estimates, dtype=np.float64)
+    if calibration is None or not np.isfinite(calibration.ceiling):
+        return np.zeros(len(estimates), dtype=bool)
+    _, inverse, counts = np.unique(written(estimates), return_inverse=True, return_counts=True)
+    return (estimates >= calibration.ceiling) & (counts[inverse] > 1)
 
 
 def _reads_ability(method: str) -> bool:
