@@ -130,7 +130,7 @@ class Selection:
             first = chosen.first_item()
             notes = [
                 Note(
-                    f"{method}: an adaptive test of {size} items from the pool of {matrix.n_items} items of "
+                    f"{method}: an adaptive test of {plural(size, 'item')} from the pool of {matrix.n_items} items of "
                     f"{matrix.source} ({plural(n_subtasks, 'subtask')}) written to {out}. Every new model "
                     f"starts with item {first}; after each answer 'mdad estimate {out} RESULTS' "
                     "names its next item."

@@ -39,6 +39,7 @@ from mdad.planning.paired import bootstrap_se, paired_difference
 from mdad.planning.simulated import SimulatedPlan, floored_se, refined, simulated_mdad_at_size, simulated_plan
 from mdad.planning.sources import SourcesCurve
 from mdad.planning.sources import sources_curve as sources_curve_of
+from mdad.wording import plural
 
 BASELINE = "random"
 POPULATIONS = {"like-sources": "random", "stronger": "top"}  # new models -> where the held-out targets come from
@@ -599,7 +600,8 @@ def _error_note(rows: list[PlanRow]) -> str:
 def items_text(row: PlanRow) -> str:
     """A row's size as text, with its bracket when simulated: "130 items (121-130)"."""
     short = None if row.bracket is None else row.bracket[0] + 1
-    return f"{row.items} items" + ("" if short is None or short == row.items else f" ({short}-{row.items})")
+    size = f"{row.items} items" if row.items is None else plural(row.items, "item")  # None: not reached
+    return size + ("" if short is None or short == row.items else f" ({short}-{row.items})")
 
 
 def _points(value: float) -> str:

@@ -289,12 +289,12 @@ def comparison_sentences(summary: pd.DataFrame, baseline: str = "random", exact:
     for size, rows in seen.groupby("size", sort=True):
         reached = rows[rows["lead"].notna()]
         if reached.empty:
-            out.append(f"With {size} items, no method reaches the threshold (MDAD {NOT_REACHED} for all).")
+            out.append(f"With {plural(size, 'item')}, no method reaches the threshold (MDAD {NOT_REACHED} for all).")
             continue
         best_value = reached["lead"].min()
         best = reached[reached["lead"] == best_value]
         names = ", ".join(f"{row['method']}{_lead_note(row, '; ')}" for _, row in best.sort_values("method").iterrows())
-        text = f"With {size} items, the lowest MDAD is {points(best_value)} ({names})"
+        text = f"With {plural(size, 'item')}, the lowest MDAD is {points(best_value)} ({names})"
         base = rows[rows["method"] == baseline]
         if not base.empty and baseline not in set(best["method"]):
             b = base.iloc[0]
