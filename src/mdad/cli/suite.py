@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from rich.table import Table
 
+from mdad import methods as method_registry
 from mdad.cli.common import console, err_console, output_path, progress_bar
 from mdad.cli.text import literal
 from mdad.defaults import DEFAULT_TARGETS, DEFAULT_THRESHOLD
@@ -176,7 +177,7 @@ def plan_suite_command(
     """The budget a suite average needs, for each allocation (mdad.suite.planning.plan_suite), as a table."""
     if suite is None:
         raise MdadError("--weights and --normalise apply to a suite; give its benchmarks with --suite.")
-    if method != "random":
+    if method not in method_registry.METHODS or method_registry.get(method).exact_design() != "uniform":
         raise MdadError(f"A suite is planned for uniform random items (--method random), not {method}.")
     if detect is None and size is None and budget is None:
         raise MdadError("Give --detect D (the budget the average needs), --budget K (the average's MDAD at K items), or both.")
