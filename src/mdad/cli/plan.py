@@ -119,8 +119,8 @@ def plan(
     new_models: Annotated[
         NewModels | None,
         typer.Option(
-            help="Whom the answer is for: new models like the sources (random held-out models), stronger than every source "
-            "model (the strongest held out, as 'run --targets-from top'), or both (the default with several methods)."
+            help="Whom the answer is for: like-sources (new models like the sources: random held-out models), stronger (than every "
+            "source model: the strongest held out, as 'run --targets-from top'), or both (the default with several methods)."
         ),
     ] = None,
     scheduler: Annotated[
