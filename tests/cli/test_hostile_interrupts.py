@@ -91,6 +91,11 @@ def paused(tmp_path: Path, proc: subprocess.Popen) -> None:
     wait_until(lambda: (tmp_path / "paused").exists(), "the child to reach the held import", proc)
 
 
+# SIGTERM takes the same path as SIGINT once the handler is in (test_interrupt_during_the_imports checks both
+# signals): the runs with it are in the slow run only, to keep the default test run short
+SIGNALS = [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)]
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("entry", ["python -m mdad.cli", "console script"])
 def test_interrupt_during_the_imports(tmp_path, signum, entry):
@@ -100,7 +105,7 @@ def test_interrupt_during_the_imports(tmp_path, signum, entry):
     one_sentence(output, proc.returncode, f"Interrupted by {interrupts.NAMES[signum]}.")
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("signum", SIGNALS, ids=["SIGINT", "SIGTERM"])
 def test_interrupt_among_the_cells_keeps_them_for_the_rerun(tmp_path, signum):
     out = tmp_path / "o"
     proc = start(tmp_path, [*LONG_RUN, "--out", str(out)])
@@ -114,7 +119,7 @@ def test_interrupt_among_the_cells_keeps_them_for_the_rerun(tmp_path, signum):
     assert "Resuming:" in rerun.stdout
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("signum", SIGNALS, ids=["SIGINT", "SIGTERM"])
 def test_interrupt_during_the_report_of_a_run(tmp_path, signum):
     out = tmp_path / "o"
     proc = start(tmp_path, [*SMALL_RUN, "--out", str(out)], pause_at="mdad.report.html")

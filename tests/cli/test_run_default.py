@@ -11,8 +11,10 @@
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +23,7 @@ import pandas as pd
 import pytest
 from support.paths import ROOT
 
+from mdad.methods import defaults
 from mdad.report.tables import format_mdad
 
 LINES, COLUMNS = 60, 80
@@ -143,3 +146,50 @@ def test_the_numbers_the_docs_give_in_prose_are_this_run_s(default_run):
     running = flat((ROOT / "docs" / "running.md").read_text())
     assert f"this run's 95% interval is [{random10['mdad_low']:g}, {random10['mdad_high']:g}]" in running
     assert f"anchor-points at 10 items: {anchor10['mdad']:g} points here" in running
+
+
+def test_default_run_writes_results_tables_and_report(default_run, tmp_path):
+    out = tmp_path / "o"
+    shutil.copytree(default_run[0], out)  # the report is rebuilt below: the shared run stays as it was
+    output = default_run[1]
+    assert "MDAD on the seen items" in output and "random-stratified-equal" in output
+    assert "MDAD unseen" not in output  # the tables per method are behind --verbose
+    n = len(defaults())
+    # the default data: the paper's GPQA matrix, bundled
+    sizes = len(json.loads((out / "config.json").read_text())["sizes"])
+    assert (
+        f"gpqa (the GPQA matrix of the paper, Open LLM Leaderboard v2): 420 models x 448 items (1 subtask, 224 seen "
+        f"per run); 50 runs of 50 targets; {n} methods x {sizes} sizes x 1 source count = {sizes * n} cells."
+    ) in flat(output)
+    assert (
+        'gpqa: GPQA main, Open LLM Leaderboard v2, the matrix of "How Reliable is Language Model Micro-Benchmarking?" '
+        "(Yauney, Warraich, Swayamdipta, ICLR 2026)."
+    ) in flat(output)
+    for name in ("summary.parquet", "summary.csv", "curves.csv", "table.csv", "report.html", "config.json"):
+        assert (out / name).is_file(), name
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary["method"]) == set(defaults())  # every method but the adaptive family by default
+    assert set(summary["view"]) == {"seen", "unseen"}
+    assert {"mdad_robust", "mdad_robust_low", "mdad_robust_high"} <= set(summary.columns)
+    html = (out / "report.html").read_text()
+    assert "How Reliable is Language Model Micro-Benchmarking?" in html and "(real model outputs)" in html
+    assert html.count("data:image/png;base64,") >= 3
+    # the closing overview: one line per method with its seen MDAD at each size
+    overview = output.split("MDAD on the seen items")[1]
+    seen = summary[summary["view"] == "seen"]
+    for method in defaults():
+        line = next(row for row in overview.splitlines() if row.split()[:1] == [method])
+        values = seen[seen["method"] == method].sort_values("size")
+        expected = " ".join(
+            f"{v:g}{'*' if marked else ''}" if ok else "not reached"  # *: the first crossing is noise
+            for v, ok, marked in zip(values["mdad"], values["mdad_reached"], values["mdad_marked"], strict=True)
+        )
+        assert line.split()[1:] == expected.split()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    command = [sys.executable, "-m", "mdad.cli", "report", str(out), "--threshold", "0.9"]
+    rebuilt = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    stricter = pd.read_csv(out / "summary.csv")
+    merged = summary.merge(stricter, on=["method", "size", "sources", "view"])
+    reached = merged["mdad_reached_x"] & merged["mdad_reached_y"]
+    assert (merged.loc[reached, "mdad_y"] >= merged.loc[reached, "mdad_x"]).all()
