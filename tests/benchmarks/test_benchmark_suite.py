@@ -106,6 +106,15 @@ def test_select_times_every_registered_static_method_against_gpirt(tmp_path):
         assert result["repeats"] == 1
 
 
+def test_select_grid_times_the_named_methods_cells_against_gpirt(tmp_path):
+    """bench_select --grid: each named method's cells of the grid, paired with gp-IRT's, one result each."""
+    record = smoke_record("bench_select", ("--grid", "--methods", "mrmr-krr,disco"), tmp_path)
+    check_record(record, "bench_select")
+    assert [r["name"] for r in record["results"]] == ["grid mrmr-krr", "grid disco"]
+    for result in record["results"]:
+        assert result["baseline_cpu_s"] > 0 and result["cpu_s"] > 0 and result["cpu_ratio"] > 0
+
+
 def busy(seconds: float) -> None:
     """Spin this process's CPU for ``seconds`` of CPU time."""
     end = time.process_time() + seconds
