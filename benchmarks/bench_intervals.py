@@ -51,6 +51,7 @@ from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
 from mdad.methods.base import SourceView
 from mdad.micro.trust import (
     OFF_POPULATION_CEILING_MARK,
+    OFF_POPULATION_FIT_MARK,
     OFF_POPULATION_MARK,
     OFF_POPULATION_PILED_MARK,
     OFF_POPULATION_REACH_MARK,
@@ -200,7 +201,12 @@ def one_repetition(
                     if exact
                     else off_population_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method)
                 )
-                kinds = {OFF_POPULATION_MARK: "estimated", OFF_POPULATION_REACH_MARK: "reach", OFF_POPULATION_CEILING_MARK: "ceiling"}
+                kinds = {
+                    OFF_POPULATION_MARK: "estimated",
+                    OFF_POPULATION_REACH_MARK: "reach",
+                    OFF_POPULATION_CEILING_MARK: "ceiling",
+                    OFF_POPULATION_FIT_MARK: "fitted",
+                }
                 mark_kind = np.array([kinds.get(m, "piled" if m == OFF_POPULATION_PILED_MARK else "") for m in marks], dtype=object)
                 pair_marked = (
                     np.zeros(n_new, dtype=bool) if exact else order_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method) != ""
@@ -221,7 +227,7 @@ def one_repetition(
                             "high": high,
                             # the design-free check of the off-population guard: the model's raw accuracy on the
                             # chosen items against the sources' 90th percentile of theirs (NaN: adaptive test)
-                            "mark": mark_kind,  # the off-population mark estimate prints: "", "estimated", "reach", "ceiling" or "piled"
+                            "mark": mark_kind,  # the mark estimate prints: "", "estimated", "reach", "ceiling", "fitted" or "piled"
                             "order_marked": pair_marked,  # the mark the model's order probabilities carry (mdad.micro.trust.order_marks)
                             "raw": raw,
                             "raw_line": source_raw_line,
