@@ -140,7 +140,8 @@ UNCALIBRATED = (
 
 OFF_POPULATION_SHARE = 0.1  # a calibrated interval is marked from the best tenth of the source models up ...
 OFF_POPULATION_REACH = 0.05  # ... and an ability-based estimate's when its 90% interval reaches the best twentieth
-OFF_POPULATION_FIT_REACH = 0.0  # ... and a fitted estimate's when its 90% interval reaches the best source's accuracy
+OFF_POPULATION_FIT_REACH = 0.0  # ... and a fitted estimate's when its 90% interval reaches the best source's accuracy ...
+OFF_POPULATION_FIT_FLOOR = 0.4  # ... from an estimate among the best two fifths of the source models up
 OFF_POPULATION_ORDER_REACH = 0.0  # every calibrated method's order probabilities when the interval reaches the best source
 _RANDOM_DESIGNS = (
     "a random design's interval does not rest on the sources (with --clopper-pearson it covers at least its level for "
@@ -170,8 +171,9 @@ OFF_POPULATION_CEILING_MARK = (
     f"docs/intervals.md); {_RANDOM_DESIGNS}"
 )
 OFF_POPULATION_FIT_MARK = (
-    "interval not valid for this model: its 90% interval reaches the best source model's accuracy, and this method's "
-    "estimate, fitted to the source models, caps models better than every source below their accuracy (with the best "
+    "interval not valid for this model: it is estimated among the best two fifths of the source models and its 90% "
+    "interval reaches the best source's accuracy, and this method's estimate, fitted to the source models, caps "
+    "models better than every source below their accuracy (with the best "
     "tenth of the models held out as new ones, the calibrated 90% intervals of the models only this rule marks covered "
     f"as little as 5% of them on real leaderboards, docs/intervals.md); {_RANDOM_DESIGNS}"
 )
@@ -203,12 +205,13 @@ def off_population_marks(
     (docs/intervals.md#the-ceiling-of-a-learned-estimate). Such a model whose estimate another model shares gets
     the piled-up mark (``piled_at_ceiling``) before any other. For the estimates fitted to the sources' scores on
     the chosen items (methods declaring ``fitted_estimate``), whose estimates of such models can also fall just
-    below the ceiling, so is a model whose 90% calibrated interval reaches the best source's accuracy (the rule of
-    the order mark, ``order_marks``); the other rules' marks take precedence."""
+    below the ceiling, so is a model estimated at or above the sources' 60th percentile of accuracy whose 90%
+    calibrated interval reaches the best source's accuracy; the other rules' marks take precedence."""
     estimates = np.asarray(estimates, dtype=np.float64)
     marks = np.full(len(estimates), "", dtype=object)
     if prior is not None and len(prior.counts) and calibration is not None and _declares(method, "fitted_estimate"):
-        marks[_reaches(estimates, calibration, _source_quantile(prior, OFF_POPULATION_FIT_REACH))] = OFF_POPULATION_FIT_MARK
+        reaches = _reaches(estimates, calibration, _source_quantile(prior, OFF_POPULATION_FIT_REACH))
+        marks[reaches & (estimates >= _source_quantile(prior, OFF_POPULATION_FIT_FLOOR))] = OFF_POPULATION_FIT_MARK
     if calibration is not None and np.isfinite(calibration.ceiling):
         marks[estimates >= calibration.ceiling] = OFF_POPULATION_CEILING_MARK
     if prior is not None and len(prior.counts) and calibration is not None and _declares(method, "ability_estimate"):
