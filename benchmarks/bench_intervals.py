@@ -486,6 +486,10 @@ def main() -> None:
     if args.smoke:
         args.datasets, args.methods, args.sizes, args.reps, args.cal_runs = "simulated", "random,stratified-confidence", "10", 1, 2
     if args.columns:
+        options = (("--new-top", args.new_top), ("--population", args.population), ("--csv", args.csv), ("--tables", args.tables))
+        given = [flag for flag, value in options if value]
+        if given:
+            parser.error(f"--columns draws its own new models (random and top) and keeps no files: {', '.join(given)} cannot go with it")
         columns(args)
         return
     if args.tables:

@@ -129,6 +129,12 @@ def test_interval_columns_cover_both_kinds_of_targets_per_cell(tmp_path):
     assert cells[("simulated", "random", 10, "random")]["marked"] == 0  # a random design's exact interval is never marked
 
 
+def test_interval_columns_refuse_the_options_they_would_ignore(tmp_path):
+    done = run_script("bench_intervals", ("--columns", "--new-top", "0.1"), tmp_path / "record.json")
+    assert done.returncode == 2 and "--new-top cannot go with it" in done.stderr
+    assert not (tmp_path / "record.json").exists()
+
+
 def test_coverage_columns_against_a_hand_count():
     """coverage_columns: shares and cluster-robust standard errors over repetitions, counted by hand."""
     import bench_intervals
