@@ -96,6 +96,12 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true", help="time each method's cells of the GPQA grid against gp-IRT's instead")
     parser.add_argument("--grid-runs", type=int, default=5, help="with --grid: runs per cell")
     args = parser.parse_args()
+    names = ("commands", "workers", "runs", "size", "items", "models")
+    ignored = [f"--{name}" for name in names if getattr(args, name) != parser.get_default(name)]
+    if args.grid and ignored:
+        parser.error(f"--grid times the GPQA grid's own sizes and runs in this process: {', '.join(ignored)} cannot go with it")
+    if not args.grid and args.grid_runs != parser.get_default("grid_runs"):
+        parser.error("--grid-runs is the number of runs of --grid, which was not asked for")
     if args.smoke:
         args.models, args.items, args.size, args.runs, args.grid_runs = 30, 80, 10, 0, 1
     methods = args.methods.split(",") if args.methods else static_methods()

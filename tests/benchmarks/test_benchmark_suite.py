@@ -115,6 +115,11 @@ def test_select_grid_times_the_named_methods_cells_against_gpirt(tmp_path):
         assert result["baseline_cpu_s"] > 0 and result["cpu_s"] > 0 and result["cpu_ratio"] > 0
 
 
+def test_select_grid_refuses_the_options_it_would_ignore(tmp_path):
+    done = run_script("bench_select", ("--grid", "--commands"), tmp_path / "record.json")
+    assert done.returncode == 2 and "--commands cannot go with it" in done.stderr
+
+
 def test_interval_columns_cover_both_kinds_of_targets_per_cell(tmp_path):
     """bench_intervals --columns: one result per dataset, targets, size and method, keyed as the side-by-side table's;
     the top targets are the strongest models, so all of them lie in the leaderboard's top fifth."""
