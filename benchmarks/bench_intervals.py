@@ -20,6 +20,15 @@ the pairs to X.pairs.parquet, every new model's estimate, 90% interval and accur
 X.models.parquet and every calibration target's estimate and accuracy to X.cal.parquet (from which
 the calibrated intervals can be rebuilt with another construction, without selecting again). The
 record keeps every cell's coverage. ``--smoke``: the simulated matrix, two methods, one repetition.
+
+``--columns`` gives the interval columns of the side-by-side table (bench_baselines_table.py) instead: per
+dataset, targets ("random": as many new models as ``mdad run`` has targets, drawn at random; "top": that many of
+the strongest, as ``run --targets-from top``), method and size (default 10, 25, 50, 100 and 250), the 90%
+interval's coverage of the new models overall and of those in the top fifth of the leaderboard, ± cluster-robust
+SE over repetitions, and the share covered or marked and marked; one record result per cell, keyed by dataset,
+targets, size and method as the table's are (methods that need 0/1 scores are left out on continuous scores):
+
+    python benchmarks/bench_intervals.py --columns --reps 6 --cal-runs 10
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ import suite
 
 from mdad import methods as method_registry
 from mdad.data import ResponseMatrix, read_npz, simulate
+from mdad.experiment.grid import default_targets
 from mdad.intervals import ConformalCalibration, OrderCalibration
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import UNIFORM_WEIGHT, AccuracyPrior
@@ -41,6 +51,7 @@ from mdad.intervals.random_designs import exact_bounds, exact_pair_probabilities
 from mdad.methods.base import SourceView
 from mdad.micro.trust import (
     OFF_POPULATION_CEILING_MARK,
+    OFF_POPULATION_FIT_MARK,
     OFF_POPULATION_MARK,
     OFF_POPULATION_PILED_MARK,
     OFF_POPULATION_REACH_MARK,
@@ -110,21 +121,34 @@ def strata_of(matrix: ResponseMatrix, method: str, items: np.ndarray):
     return (np.bincount(codes, minlength=len(matrix.subtask_names)), np.bincount(codes[items], minlength=len(matrix.subtask_names)), codes[items])
 
 
-def split_models(matrix: ResponseMatrix, name: str, rep: int, new_top: float = 0.0) -> tuple[np.random.Generator, np.ndarray, np.ndarray]:
-    """The repetition's new models and the rest (the user's models), and the generator that draws the calibration runs next."""
+def split_models(
+    matrix: ResponseMatrix, name: str, rep: int, new_top: float = 0.0, n_new: int | None = None
+) -> tuple[np.random.Generator, np.ndarray, np.ndarray]:
+    """The repetition's new models and the rest (the user's models), and the generator that draws the calibration runs next.
+
+    ``n_new``: how many new models (default: ``NEW_SHARE`` of them, or with ``new_top`` that share of the best)."""
     rng = rng_for(0, "bench-intervals", name, rep)
     order = rng.permutation(matrix.n_models)
-    n_new = max(3, round(NEW_SHARE * matrix.n_models))
+    count = max(3, round(NEW_SHARE * matrix.n_models))
     if new_top:  # off-population: the best models by full-benchmark accuracy are the new ones
         order = np.argsort(-matrix.scores.astype(np.float64).mean(axis=1), kind="stable")
-        n_new = max(3, round(new_top * matrix.n_models))
-    return rng, np.sort(order[:n_new]), order[n_new:]
+        count = max(3, round(new_top * matrix.n_models))
+    count = count if n_new is None else n_new
+    return rng, np.sort(order[:count]), order[count:]
 
 
 def one_repetition(
-    matrix: ResponseMatrix, name: str, rep: int, methods, sizes, cal_runs: int, new_top: float = 0.0, uniform_weight: float = UNIFORM_WEIGHT
+    matrix: ResponseMatrix,
+    name: str,
+    rep: int,
+    methods,
+    sizes,
+    cal_runs: int,
+    new_top: float = 0.0,
+    uniform_weight: float = UNIFORM_WEIGHT,
+    n_new: int | None = None,
 ):
-    rng, new, rest = split_models(matrix, name, rep, new_top)
+    rng, new, rest = split_models(matrix, name, rep, new_top, n_new)
     n_new = len(new)
     n_cal_targets = min(50, len(rest) // 2)
     cal_targets, cal_sources = [], []
@@ -177,7 +201,12 @@ def one_repetition(
                     if exact
                     else off_population_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method)
                 )
-                kinds = {OFF_POPULATION_MARK: "estimated", OFF_POPULATION_REACH_MARK: "reach", OFF_POPULATION_CEILING_MARK: "ceiling"}
+                kinds = {
+                    OFF_POPULATION_MARK: "estimated",
+                    OFF_POPULATION_REACH_MARK: "reach",
+                    OFF_POPULATION_CEILING_MARK: "ceiling",
+                    OFF_POPULATION_FIT_MARK: "fitted",
+                }
                 mark_kind = np.array([kinds.get(m, "piled" if m == OFF_POPULATION_PILED_MARK else "") for m in marks], dtype=object)
                 pair_marked = (
                     np.zeros(n_new, dtype=bool) if exact else order_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method) != ""
@@ -198,7 +227,7 @@ def one_repetition(
                             "high": high,
                             # the design-free check of the off-population guard: the model's raw accuracy on the
                             # chosen items against the sources' 90th percentile of theirs (NaN: adaptive test)
-                            "mark": mark_kind,  # the off-population mark estimate prints: "", "estimated", "reach", "ceiling" or "piled"
+                            "mark": mark_kind,  # the mark estimate prints: "", "estimated", "reach", "ceiling", "fitted" or "piled"
                             "order_marked": pair_marked,  # the mark the model's order probabilities carry (mdad.micro.trust.order_marks)
                             "raw": raw,
                             "raw_line": source_raw_line,
@@ -428,7 +457,7 @@ def main() -> None:
     parser = suite.parser(__doc__)
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--methods", default=",".join(method_registry.available()))
-    parser.add_argument("--sizes", default="10,25,50,100")
+    parser.add_argument("--sizes", default=None, help="default: 10,25,50,100; with --columns 10,25,50,100,250")
     parser.add_argument("--reps", type=int, default=6)
     parser.add_argument("--first-rep", type=int, default=0, help="Index of the first repetition (to split repetitions over several processes).")
     parser.add_argument("--cal-runs", type=int, default=10)
@@ -449,9 +478,20 @@ def main() -> None:
     )
     parser.add_argument("--csv", type=Path, default=None, help="Keep the per-repetition rows here (the pairs, models and calibrations beside it).")
     parser.add_argument("--tables", type=Path, nargs="*", default=None, help="Only print the tables of earlier --csv files (several runs combined).")
+    parser.add_argument(
+        "--columns", action="store_true", help="the side-by-side table's interval columns: random and top targets, per dataset, method and size"
+    )
     args = parser.parse_args()
+    args.sizes = args.sizes or ("10,25,50,100,250" if args.columns else "10,25,50,100")
     if args.smoke:
         args.datasets, args.methods, args.sizes, args.reps, args.cal_runs = "simulated", "random,stratified-confidence", "10", 1, 2
+    if args.columns:
+        options = (("--new-top", args.new_top), ("--population", args.population), ("--csv", args.csv), ("--tables", args.tables))
+        given = [flag for flag, value in options if value]
+        if given:
+            parser.error(f"--columns draws its own new models (random and top) and keeps no files: {', '.join(given)} cannot go with it")
+        columns(args)
+        return
     if args.tables:
         frame = pd.concat([pd.read_csv(p) for p in args.tables], ignore_index=True)
         pair_frame = pd.concat([pd.read_parquet(p.with_suffix(".pairs.parquet")) for p in args.tables], ignore_index=True)
@@ -493,6 +533,82 @@ def repetitions(args, methods: list[str], sizes: list[int]) -> tuple[pd.DataFram
             f"{name}: {matrix.n_models} models x {matrix.n_items} items, {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True
         )
     return pd.DataFrame(rows), pd.concat(pairs, ignore_index=True), pd.concat(models, ignore_index=True)
+
+
+TARGETS = ("random", "top")
+
+
+def columns(args) -> None:
+    """The side-by-side table's interval columns (``--columns``): every dataset, both kinds of targets, every method
+    the data take and every size its pool holds; printed and recorded one result per cell."""
+    sizes = [int(k) for k in args.sizes.split(",")]
+    with suite.Session("bench_intervals", args) as session:
+        frames = []
+        for name in args.datasets.split(","):
+            matrix = load(name)
+            methods = accepted(matrix, args.methods.split(","))
+            fits = [k for k in sizes if k < matrix.n_items]
+            n_new = default_targets(matrix.n_models)
+            for targets in TARGETS:
+                start = time.perf_counter()
+                for rep in range(args.first_rep, args.first_rep + args.reps):
+                    new_top = n_new / matrix.n_models if targets == "top" else 0.0
+                    per_model = one_repetition(matrix, name, rep, methods, fits, args.cal_runs, new_top, -1.0, n_new=n_new)[2]
+                    frames += [part.assign(targets=targets) for part in per_model]
+                print(f"{name}, {targets} targets: {args.reps} repetitions in {time.perf_counter() - start:.0f} s", flush=True)
+        table = coverage_columns(pd.concat(frames, ignore_index=True))
+        print("\n90% interval coverage (%) of the new models, overall and in the top fifth, ± cluster-robust SE over repetitions\n")
+        shown = table.assign(
+            covered=[f"{100 * c:.0f}±{100 * e:.0f}" for c, e in zip(table["cover90"], table["cover90_se"], strict=True)],
+            top_fifth=[
+                "" if np.isnan(c) else f"{100 * c:.0f}±{100 * e:.0f}" for c, e in zip(table["cover90_top"], table["cover90_top_se"], strict=True)
+            ],
+            covered_or_marked=(100 * table["covered_or_marked"]).round(0),
+            marked=(100 * table["marked"]).round(0),
+        )
+        kept = ["dataset", "targets", "method", "size", "covered", "top_fifth", "covered_or_marked", "marked", "new_models"]
+        print(markdown(shown[kept], index=False))
+        for row in table.to_dict("records"):
+            session.add(f"{row['dataset']} {row['targets']} {row['size']} {row['method']}", **row)
+
+
+def accepted(matrix: ResponseMatrix, methods: list[str]) -> list[str]:
+    """The methods that take this data: those that need 0/1 scores are left out on continuous ones."""
+    binary = bool(np.isin(matrix.scores[~np.isnan(matrix.scores)], (0.0, 1.0)).all())
+    return [m for m in methods if binary or method_registry.get(m).scores != "binary"]
+
+
+def coverage_columns(models: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, targets, method and size: the 90% interval's coverage of the new models (``cover90``) and of those
+    in the top fifth of the leaderboard by true accuracy (``cover90_top``, NaN when none is), each with its
+    cluster-robust SE over repetitions (``_se``); the share covered or marked and the share marked; how many new
+    models and repetitions."""
+    models = models.assign(
+        cover=(models["low"] <= models["truth"] + 1e-12) & (models["truth"] <= models["high"] + 1e-12), marked=models["mark"] != ""
+    )
+    models["either"] = models["cover"] | models["marked"]
+    rows = []
+    for (dataset, targets, method, size), part in models.groupby(["dataset", "targets", "method", "size"], sort=False):
+        top = part[part["fifth"] == 4]
+        cover, se = _cluster_share(part, "cover")
+        cover_top, se_top = _cluster_share(top, "cover") if len(top) else (np.nan, np.nan)
+        rows.append(
+            {
+                "dataset": dataset,
+                "targets": targets,
+                "method": method,
+                "size": int(size),
+                "cover90": cover,
+                "cover90_se": se,
+                "cover90_top": cover_top,
+                "cover90_top_se": se_top,
+                "covered_or_marked": _cluster_share(part, "either")[0],
+                "marked": _cluster_share(part, "marked")[0],
+                "new_models": int(part.groupby("rep").size().iloc[0]),
+                "reps": int(part["rep"].nunique()),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def print_tables(frame: pd.DataFrame, pair_frame: pd.DataFrame, datasets: list[str], models: pd.DataFrame | None = None) -> None:

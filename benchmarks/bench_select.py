@@ -2,6 +2,7 @@
 
     python benchmarks/bench_select.py [--methods random,lasso] [--items 12000] [--runs 2] [--threads 1]
     python benchmarks/bench_select.py --commands [--workers 2]
+    python benchmarks/bench_select.py --grid --methods mrmr-krr,disco [--grid-runs 5]
     python benchmarks/bench_select.py --smoke
 
 The matrix is simulated with MMLU-Pro's shape (400 models x 12,000 items, 14 subtasks, 10 options). What
@@ -14,7 +15,11 @@ timed, so a new method is covered without editing this script.
 
 ``--commands`` times the command a user types instead (its own process: start-up, loading, selection, the
 20 assessment runs, the file), paired with gp-IRT's command; CPU counts the command's worker processes.
-Goal (issue 28): every static method under 60 s on 2 quiet cores.
+Goal (issue 28): every static method under 60 s on 2 quiet cores; a selection (``--runs 0``) no slower
+than gp-IRT's (issue 46).
+
+``--grid`` times each method's cells of the GPQA grid instead (the built-in gpqa, 420 x 448, the sizes
+`mdad run` uses, ``--grid-runs`` runs, in this process), paired with gp-IRT's cells of the same grid.
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ import suite
 
 from mdad import methods as method_registry
 from mdad.assessment import assess
-from mdad.data import ResponseMatrix, simulate, write_npz
+from mdad.data import BUILTIN, ResponseMatrix, simulate, write_npz
 from mdad.data.simulate import SimulationParams
 from mdad.defaults import ASSESS_RUNS
+from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.micro.selected import select
 
 BASELINE = "tinybenchmarks-gpirt"
@@ -49,6 +55,16 @@ def in_process(matrix: ResponseMatrix, method: str, size: int, runs: int):
         select(matrix, method, size, seed=0)
         if runs:
             assess(matrix, method, size, runs=runs, workers=1)
+
+    return call
+
+
+def grid_cells(matrix: ResponseMatrix, method: str, runs: int):
+    """The method's cells of the grid `mdad run` computes on ``matrix`` (its default sizes), ``runs`` runs, as one call."""
+    config = ExperimentConfig.for_matrix(matrix, methods=method, runs=runs, seed=0)
+
+    def call() -> None:
+        Experiment(matrix, config).run(workers=1)
 
     return call
 
@@ -77,10 +93,21 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="paired repeats per method")
     parser.add_argument("--commands", action="store_true", help="time whole `mdad select` commands instead")
     parser.add_argument("--workers", type=int, default=0, help="with --commands: worker processes (0: the command's default)")
+    parser.add_argument("--grid", action="store_true", help="time each method's cells of the GPQA grid against gp-IRT's instead")
+    parser.add_argument("--grid-runs", type=int, default=5, help="with --grid: runs per cell")
     args = parser.parse_args()
+    names = ("commands", "workers", "runs", "size", "items", "models")
+    ignored = [f"--{name}" for name in names if getattr(args, name) != parser.get_default(name)]
+    if args.grid and ignored:
+        parser.error(f"--grid times the GPQA grid's own sizes and runs in this process: {', '.join(ignored)} cannot go with it")
+    if not args.grid and args.grid_runs != parser.get_default("grid_runs"):
+        parser.error("--grid-runs is the number of runs of --grid, which was not asked for")
     if args.smoke:
-        args.models, args.items, args.size, args.runs = 30, 80, 10, 0
+        args.models, args.items, args.size, args.runs, args.grid_runs = 30, 80, 10, 0, 1
     methods = args.methods.split(",") if args.methods else static_methods()
+    if args.grid:
+        grid(args, methods)
+        return
     matrix = simulate(seed=0, n_models=args.models, n_items=args.items, n_subtasks=14, params=TEN_OPTIONS)
     print(f"simulated {args.models} x {args.items}, 14 subtasks, 10 options; select --size {args.size}; baseline {BASELINE}")
     print(f"{'method':32s} {'CPU s':>8s} {'wall s':>8s} {'CPU / gp-IRT':>13s} {'command est. s':>15s}")
@@ -103,6 +130,18 @@ def main() -> None:
             session.add(method, **fields)
             estimate = f"{fields['estimated_command_s']:15.0f}" if "estimated_command_s" in fields else f"{'':15s}"
             print(f"{method:32s} {timing.candidate.cpu:8.1f} {timing.candidate.wall:8.1f} {timing.cpu_ratio:12.2f}x {estimate}", flush=True)
+
+
+def grid(args, methods: list[str]) -> None:
+    """Each method's cells of the GPQA grid, paired with gp-IRT's (``--smoke``: a 30 x 80 simulated matrix)."""
+    matrix = simulate(seed=0, n_models=30, n_items=80) if args.smoke else BUILTIN["gpqa"].load()
+    print(f"{matrix.n_models} x {matrix.n_items}; the grid's cells of each method, {args.grid_runs} runs; baseline {BASELINE}")
+    print(f"{'method':32s} {'CPU s':>8s} {'wall s':>8s} {'CPU / gp-IRT':>13s}")
+    with suite.Session("bench_select", args) as session:
+        for method in methods:
+            timing = suite.paired(grid_cells(matrix, BASELINE, args.grid_runs), grid_cells(matrix, method, args.grid_runs), args.repeats)
+            session.add(f"grid {method}", **timing.fields())
+            print(f"{method:32s} {timing.candidate.cpu:8.1f} {timing.candidate.wall:8.1f} {timing.cpu_ratio:12.2f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -86,6 +86,8 @@ def check_method(method: type[SelectionMethod] | SelectionMethod | str) -> None:
     )
     ability = chosen.ability_estimate
     _check(isinstance(ability, bool), f"The method {name!r} declares ability_estimate = {ability!r}, not True or False.")
+    fitted = chosen.fitted_estimate
+    _check(isinstance(fitted, bool), f"The method {name!r} declares fitted_estimate = {fitted!r}, not True or False.")
     _check(chosen.scores in SCORES, f"The method {name!r} declares unknown scores {chosen.scores!r}.")
     _check(chosen.interval in INTERVALS, f"The method {name!r} declares the unknown interval kind {chosen.interval!r}.")
     _check(chosen.interval != "exact" or chosen.design is not None, f"The method {name!r} declares exact intervals but no random design.")

@@ -106,6 +106,73 @@ def test_select_times_every_registered_static_method_against_gpirt(tmp_path):
         assert result["repeats"] == 1
 
 
+def test_select_grid_times_the_named_methods_cells_against_gpirt(tmp_path):
+    """bench_select --grid: each named method's cells of the grid, paired with gp-IRT's, one result each."""
+    record = smoke_record("bench_select", ("--grid", "--methods", "mrmr-krr,disco"), tmp_path)
+    check_record(record, "bench_select")
+    assert [r["name"] for r in record["results"]] == ["grid mrmr-krr", "grid disco"]
+    for result in record["results"]:
+        assert result["baseline_cpu_s"] > 0 and result["cpu_s"] > 0 and result["cpu_ratio"] > 0
+
+
+def test_select_grid_refuses_the_options_it_would_ignore(tmp_path):
+    done = run_script("bench_select", ("--grid", "--commands"), tmp_path / "record.json")
+    assert done.returncode == 2 and "--commands cannot go with it" in done.stderr
+
+
+def test_interval_columns_cover_both_kinds_of_targets_per_cell(tmp_path):
+    """bench_intervals --columns: one result per dataset, targets, size and method, keyed as the side-by-side table's;
+    the top targets are the strongest models, so all of them lie in the leaderboard's top fifth."""
+    record = smoke_record("bench_intervals", ("--columns",), tmp_path)
+    check_record(record, "bench_intervals")
+    cells = {(r["dataset"], r["targets"], r["size"], r["method"]): r for r in record["results"]}
+    assert set(cells) == {("simulated", t, 10, m) for t in ("random", "top") for m in ("random", "stratified-confidence")}
+    for (_, targets, _, _), r in cells.items():
+        assert 0 <= r["cover90"] <= 1 and r["cover90"] <= r["covered_or_marked"] <= 1 and r["reps"] == 1
+        if targets == "top":
+            assert r["cover90_top"] == r["cover90"]
+    assert cells[("simulated", "random", 10, "random")]["marked"] == 0  # a random design's exact interval is never marked
+
+
+def test_interval_columns_refuse_the_options_they_would_ignore(tmp_path):
+    done = run_script("bench_intervals", ("--columns", "--new-top", "0.1"), tmp_path / "record.json")
+    assert done.returncode == 2 and "--new-top cannot go with it" in done.stderr
+    assert not (tmp_path / "record.json").exists()
+
+
+def test_coverage_columns_against_a_hand_count():
+    """coverage_columns: shares and cluster-robust standard errors over repetitions, counted by hand."""
+    import bench_intervals
+    import numpy as np
+    import pandas as pd
+
+    # two repetitions of 4 new models; covered: rep 0 3 of 4 (the top-fifth one missed), rep 1 1 of 4 (the top-fifth one covered)
+    truth = np.array([0.5, 0.5, 0.5, 0.9] * 2)
+    low = np.array([0.4, 0.4, 0.4, 0.95, 0.6, 0.6, 0.6, 0.8])
+    frame = pd.DataFrame(
+        {
+            "dataset": "d",
+            "targets": "random",
+            "method": "m",
+            "size": 10,
+            "rep": [0] * 4 + [1] * 4,
+            "truth": truth,
+            "low": low,
+            "high": low + 0.2,
+            "fifth": [1, 2, 3, 4] * 2,
+            "mark": ["", "", "", "x", "", "", "", ""],
+        }
+    )
+    (row,) = bench_intervals.coverage_columns(frame).to_dict("records")
+    share = 4 / 8
+    # cluster-robust SE of a ratio of sums: sqrt(m / (m - 1) * sum((covered_c - share * n_c)^2)) / n, m = 2 clusters
+    se = np.sqrt(2 * ((3 - share * 4) ** 2 + (1 - share * 4) ** 2)) / 8
+    assert row["cover90"] == pytest.approx(share) and row["cover90_se"] == pytest.approx(se)
+    assert row["cover90_top"] == pytest.approx(0.5) and row["cover90_top_se"] == pytest.approx(np.sqrt(2 * 2 * 0.5**2) / 2)
+    assert row["covered_or_marked"] == pytest.approx(5 / 8) and row["marked"] == pytest.approx(1 / 8)
+    assert (row["new_models"], row["reps"]) == (4, 2)
+
+
 def busy(seconds: float) -> None:
     """Spin this process's CPU for ``seconds`` of CPU time."""
     end = time.process_time() + seconds

@@ -194,6 +194,7 @@ class SelectionMethod(ABC):
     design: Design | None = None
     allocation: Allocation | None = None  # a stratified design's split of k among subtasks (see ``Allocation``)
     ability_estimate: bool = False  # estimates read off an IRT ability fitted to the sources (mdad.micro.trust)
+    fitted_estimate: bool = False  # estimates a regression fitted to the sources' scores on the chosen items (mdad.micro.trust)
     scores: ScoresNeeded = "either"  # what the data must hold (see ``ScoresNeeded``)
     interval: IntervalKind = "calibrated"  # how a saved micro-benchmark's intervals are had
     bounded: bool = True  # estimates lie in [0, 1] (an unbiased estimator may step outside)

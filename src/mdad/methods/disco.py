@@ -54,6 +54,7 @@ class Disco(SelectionMethod):
         "(0/1 answers without them); mean pool accuracy of the nearest source models by their answers on the items."
     )
     default = False  # run when named, as the other regression baselines: the default run stays the paper's
+    fitted_estimate = True  # the nearest sources' mean accuracy by their scores on the chosen items (mdad.micro.trust)
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> np.ndarray:
         """The pool by divergence, largest first, equal divergences in a random order: shared by all sizes."""

@@ -131,6 +131,7 @@ class Lasso(SelectionMethod):
     name = "lasso"
     description = "The k items an L1 regression of the pool accuracy on all item scores keeps; ridge refit on them."
     default = False
+    fitted_estimate = True  # a regression fitted to the sources' scores on the chosen items (mdad.micro.trust)
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> LassoPath:
         return fit_path(view.scores)

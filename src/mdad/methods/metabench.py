@@ -116,6 +116,7 @@ class Metabench(SelectionMethod):
     scores = "binary"
     preparation = "irt-1d"  # the 1-D fit of adaptive-1d, done once per run for both
     default = False
+    fitted_estimate = True  # a spline of the ability fitted to the sources' accuracies (mdad.micro.trust)
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> IRTPreparation:
         return IRTPreparation(view, rng, dims=1)

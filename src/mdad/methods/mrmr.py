@@ -90,6 +90,7 @@ class MRMRKernelRidge(SelectionMethod):
         "pool accuracy and with the chosen items); kernel ridge regression (polynomial kernel) to the pool accuracy."
     )
     default = False  # run when named, as the other regression baselines: the default run stays the paper's
+    fitted_estimate = True  # a regression fitted to the sources' scores on the chosen items (mdad.micro.trust)
 
     def prepare(self, view: SourceView, rng: np.random.Generator) -> GreedyOrder:
         return GreedyOrder(view.scores)

@@ -37,6 +37,7 @@ class Paired(SelectionMethod):
 
     interval = "calibrated"
     design = None
+    fitted_estimate = True  # every estimator is fitted to the sources' scores on the chosen items (mdad.micro.trust)
 
     def __init__(self, base: SelectionMethod, estimator: Estimator) -> None:
         if base.adaptive:

@@ -117,6 +117,7 @@ class PerSubtask(SelectionMethod):
         self.interval = "calibrated" if base.interval == "own" else base.interval  # the parts' own intervals are not combined
         self.bounded = base.bounded
         self.ability_estimate = base.ability_estimate
+        self.fitted_estimate = base.fitted_estimate
 
     def described(self) -> str:
         """How messages name the variant: as its base method (and its plug-in), under the variant's name."""

@@ -31,6 +31,7 @@ class RandomRegression(SelectionMethod):
     name = "random-regression"
     description = "k seen items uniformly at random; ridge regression (RidgeCV) from their scores to the pool accuracy."
     default = False
+    fitted_estimate = True  # a regression fitted to the sources' scores on the chosen items (mdad.micro.trust)
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         return regression_on(view.scores, np.sort(rng.choice(view.n_items, size=k, replace=False)))
@@ -50,6 +51,7 @@ class RandomSearchRegression(SelectionMethod):
     name = "random-search-regression"
     description = f"The best of {SEARCH_DRAWS} random draws of k items by validation error on the sources; ridge regression."
     default = False
+    fitted_estimate = True  # a regression fitted to the sources' scores on the chosen items (mdad.micro.trust)
 
     def choose(self, view: SourceView, k: int, rng: np.random.Generator, prepared) -> MicroBenchmark:
         n = view.scores.shape[0]
