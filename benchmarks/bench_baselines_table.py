@@ -1,6 +1,7 @@
-"""Every method side by side on every real matrix: MDAD, error and Kendall tau by size.
+"""Every method side by side on every real matrix: MDAD, error, Kendall tau and interval coverage by size.
 
-For each dataset of the shared data folder and each way of choosing targets (50 random models
+Every registered method (a plug-in's too) and the best-known selection paired with kernel ridge regression
+(``anchor-points@estimator=krr``). For each dataset of the shared data folder and each way of choosing targets (50 random models
 per run, or the 50 strongest as the targets of every run; half the models when there are fewer
 than 100), the experiment of `mdad run` with the methods below at 10, 25, 50, 100 and 250 items
 (those below the seen pool), on the seen items. Missing cells drop their items. A method that
@@ -14,11 +15,14 @@ interval reaches the best method's: the 95% bootstrap intervals of the two overl
     python benchmarks/bench_baselines_table.py --smoke      # oll2-gpqa, random and lasso, 2 runs
 
 With ``--cells`` each experiment keeps its cells in DIR/<dataset>-<targets>/, so an interrupted
-measurement resumes where it stopped.
+measurement resumes where it stopped. ``--coverage A.json B.json ...`` joins the interval columns that
+``bench_intervals.py --columns`` recorded (90% coverage overall and for the top fifth, and the share covered or
+marked), printed as a second table per dataset and targets.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +35,9 @@ from mdad.errors import MdadError
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
 
-METHODS = ("random", "random-regression", "random-search-regression", "lasso", "metabench", "tinybenchmarks-gpirt", "adaptive-1d", "aipw")
+# Every registered method (a plug-in's too), and the best-known selection paired with kernel ridge regression.
+PAIRED = ("anchor-points@estimator=krr",)
+METHODS = (*method_registry.available(), *PAIRED)
 SIZES = (10, 25, 50, 100, 250)
 DATASETS = ("oll2-gpqa", "oll2-musr", "oll2-math-hard", "mmlu-pro-tiger", "gsm8k-zeroeval", "alpacaeval2")
 
@@ -45,7 +51,15 @@ def accepted(matrix, methods: tuple[str, ...]) -> tuple[list[str], list[str]]:
 
 
 def table(
-    name: str, matrix, targets_from: str, runs: int, rows: list, out: Path | None = None, methods: tuple[str, ...] = METHODS, workers: int = 2
+    name: str,
+    matrix,
+    targets_from: str,
+    runs: int,
+    rows: list,
+    out: Path | None = None,
+    methods: tuple[str, ...] = METHODS,
+    workers: int = 2,
+    coverage: pd.DataFrame | None = None,
 ) -> None:
     names, refused = accepted(matrix, methods)
     config = ExperimentConfig.for_matrix(matrix, methods=tuple(names), runs=runs, targets_from=targets_from)
@@ -67,9 +81,53 @@ def table(
             row = seen[(seen.method == method) & (seen["size"] == k)].iloc[0]
             cells.append(f"{row.mdad:g} ({row.mdad_robust:g}) / {100 * row.error:.1f} / {row.kendall_tau:.2f}")
             rows.append(
-                {"dataset": name, "targets": targets_from, "size": k, "method": method, "mdad": row.mdad, "low": row.mdad_low, "high": row.mdad_high}
+                {
+                    "dataset": name,
+                    "targets": targets_from,
+                    "size": k,
+                    "method": method,
+                    "mdad": row.mdad,
+                    "low": row.mdad_low,
+                    "high": row.mdad_high,
+                    "mdad_robust": row.mdad_robust,
+                    "error": row.error,
+                    "kendall_tau": row.kendall_tau,
+                }
             )
         print(f"| {method} | " + " | ".join(cells) + " |")
+    if coverage is not None:
+        print_coverage(coverage, name, targets_from, names, config.sizes)
+
+
+def read_coverage(paths: list[Path]) -> pd.DataFrame:
+    """The interval columns (bench_intervals.py --columns): the newest record of each file, one row per cell."""
+    rows = []
+    for path in paths:
+        record = json.loads(path.read_text())[-1]
+        rows += [r for r in record["results"] if "cover90" in r]
+    return pd.DataFrame(rows)
+
+
+def print_coverage(coverage: pd.DataFrame, name: str, targets_from: str, methods: list[str], sizes: tuple[int, ...]) -> None:
+    """90% interval coverage of the targets, overall / top fifth, and the share covered or marked (bench_intervals.py)."""
+    cells = coverage[(coverage.dataset == name) & (coverage.targets == targets_from)]
+    if cells.empty:
+        return
+    reps = int(cells.reps.max())
+    print(f"\n90% intervals ({reps} repetitions of bench_intervals.py --columns): coverage % overall / top fifth (± SE); [covered or marked %]\n")
+    print("| method | " + " | ".join(str(k) for k in sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for method in methods:
+        out = []
+        for k in sizes:
+            cell = cells[(cells.method == method) & (cells["size"] == k)]
+            if cell.empty:
+                out.append("-")
+                continue
+            r = cell.iloc[0]
+            top = "-" if np.isnan(r.cover90_top) else f"{100 * r.cover90_top:.0f}±{100 * r.cover90_top_se:.0f}"
+            out.append(f"{100 * r.cover90:.0f}±{100 * r.cover90_se:.0f} / {top} [{100 * r.covered_or_marked:.0f}]")
+        print(f"| {method} | " + " | ".join(out) + " |")
 
 
 def main() -> None:
@@ -79,6 +137,7 @@ def main() -> None:
     parser.add_argument("--cells", type=Path, default=None, help="keep each experiment's cells here (resumable)")
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--coverage", type=Path, nargs="*", default=None, help="bench_intervals.py --columns records to join")
     args = parser.parse_args()
     methods, targets = METHODS, ("random", "top")
     if args.smoke:
@@ -90,11 +149,12 @@ def main() -> None:
 def measure(args, session: suite.Session, methods: tuple[str, ...], targets: tuple[str, ...]) -> None:
     """Every table, the mean ranks and the verdict; the record keeps every cell's MDAD."""
     rows: list = []
+    coverage = read_coverage(args.coverage) if args.coverage else None
     for name in args.datasets.split(","):
         matrix = read_npz(args.data / name / "responses.npz").require_complete("drop-items")
         for targets_from in targets:
             try:
-                table(name, matrix, targets_from, args.runs, rows, args.cells, methods, args.workers)
+                table(name, matrix, targets_from, args.runs, rows, args.cells, methods, args.workers, coverage)
             except MdadError as exc:
                 print(f"\n{name}, {targets_from} targets: {exc}")
     frame = pd.DataFrame(rows)

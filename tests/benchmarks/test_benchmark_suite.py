@@ -173,6 +173,28 @@ def test_coverage_columns_against_a_hand_count():
     assert (row["new_models"], row["reps"]) == (4, 2)
 
 
+def test_the_table_joins_the_interval_columns_of_their_cell(tmp_path, capsys):
+    """bench_baselines_table --coverage: each cell's coverage overall / top fifth [covered or marked], from the newest record."""
+    import bench_baselines_table
+
+    cell = {"dataset": "d", "targets": "top", "method": "lasso", "cover90_se": 0.02, "covered_or_marked": 0.96, "reps": 3}
+    older = {"results": [{**cell, "size": 10, "cover90": 0.1, "cover90_top": 0.1, "cover90_top_se": 0.05}]}
+    newer = {
+        "results": [
+            {**cell, "size": 10, "cover90": 0.812, "cover90_top": 0.5, "cover90_top_se": 0.07},
+            {**cell, "size": 25, "cover90": 0.9, "cover90_top": float("nan"), "cover90_top_se": float("nan")},
+            {**cell, "targets": "random", "size": 10, "cover90": 0.3, "cover90_top": 0.3, "cover90_top_se": 0.1},
+        ]
+    }
+    path = tmp_path / "columns.json"
+    path.write_text(json.dumps([older, newer]))
+    coverage = bench_baselines_table.read_coverage([path])
+    bench_baselines_table.print_coverage(coverage, "d", "top", ["lasso", "disco"], (10, 25, 50))
+    lines = capsys.readouterr().out.splitlines()
+    assert "| lasso | 81±2 / 50±7 [96] | 90±2 / - [96] | - |" in lines
+    assert "| disco | - | - | - |" in lines
+
+
 def busy(seconds: float) -> None:
     """Spin this process's CPU for ``seconds`` of CPU time."""
     end = time.process_time() + seconds
