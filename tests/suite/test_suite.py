@@ -119,8 +119,10 @@ def test_a_benchmark_sharing_no_model_is_refused():
 def test_a_budget_smaller_than_the_benchmarks_is_refused(bundled):
     with pytest.raises(MdadError, match="A budget of 2 items is smaller than the 3 benchmarks"):
         allocate(bundled, 2, "equal")
-    with pytest.raises(MdadError, match="optimal allocation is computed from the exact variances"):
-        allocate(bundled, 600, "optimal", method="anchor-points")
+    with pytest.raises(MdadError, match=r"^The optimal allocation of anchor-points is measured on held-out runs; give at least 1 run"):
+        allocate(bundled, 600, "optimal", method="anchor-points", runs=0)
+    with pytest.raises(MdadError, match=r"^adaptive-1d is an adaptive test; a suite takes static micro-benchmarks"):
+        allocate(bundled, 600, "equal", method="adaptive-1d")
 
 
 # ---- allocation ----------------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ from mdad.micro.comparison import format_probability
 from mdad.micro.estimation import Column
 from mdad.micro.notes import Note
 from mdad.outputs import check_output_file, check_output_folder, check_outputs_apart, write_csv
-from mdad.suite import Suite, SuiteMicroBenchmark, allocate, select_suite
+from mdad.suite import Suite, SuiteMicroBenchmark, select_suite
+from mdad.suite.allocation import check_allocation
 from mdad.suite.experiment import run_suite
 from mdad.suite.planning import plan_suite
 from mdad.suite.suite import parse_assignments
@@ -78,7 +79,7 @@ def select_suite_command(
         missing=missing,
         reruns=reruns,
     )
-    allocate(loaded, budget, allocation or "optimal", method=method)  # its refusals before the progress bar
+    check_allocation(loaded, budget, allocation or "optimal", method=method, runs=assess_runs)  # its refusals before the progress bar
     progress = progress_bar()
     task = progress.add_task(f"Choosing {budget} items with {method}", total=len(loaded.names))
     with progress:

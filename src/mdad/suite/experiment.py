@@ -19,12 +19,12 @@ import pandas as pd
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
-from mdad.defaults import DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS
+from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS
 from mdad.errors import MdadError
 from mdad.metrics.estimation import kendall_tau
 from mdad.metrics.pairwise import agreement_curve, mdad_from_curve, pair_differences
 from mdad.seeding import rng_for
-from mdad.suite.allocation import ALLOCATIONS
+from mdad.suite.allocation import ALLOCATIONS, check_allocation
 from mdad.suite.micro import select_suite
 from mdad.suite.suite import Suite
 
@@ -62,10 +62,14 @@ def run_suite(
     seed: int = 0,
     level: float = DEFAULT_LEVEL,
     threshold: float = DEFAULT_THRESHOLD,
+    assess_runs: int = ASSESS_RUNS,
+    allocations: tuple[str, ...] = ALLOCATIONS,
     on_run: Callable[[int], None] | None = None,
 ) -> SuiteRun:
-    """The suite average of ``budget`` items chosen with ``method``, on held-out targets, for every allocation that
-    ``method`` takes (the optimal one: uniform random only); ``on_run`` is called with each finished run's number.
+    """The suite average of ``budget`` items chosen with ``method``, on held-out targets, for each of ``allocations``;
+    ``on_run`` is called with each finished run's number. A method other than uniform random items (whose intervals
+    and optimal allocation are exact) is assessed on ``assess_runs`` held-out runs of each run's sources per
+    benchmark, as ``mdad select`` does: they calibrate its intervals and measure its optimal allocation.
 
     Examples
     --------
@@ -78,7 +82,9 @@ def run_suite(
     complete = np.flatnonzero(suite.complete)
     if not 2 <= targets <= len(complete) - 2:
         raise MdadError(f"The targets must number from 2 to {len(complete) - 2} (the models in every benchmark, less two sources), got {targets}.")
-    allocations = [a for a in ALLOCATIONS if a != "optimal" or method_registry.get(method).design == "uniform"]
+    for allocation in allocations:
+        check_allocation(suite, budget, allocation, method=method, runs=assess_runs)
+    exact = method_registry.get(method).design == "uniform"
     truth = suite.scores()["suite"]
     top = float(np.quantile(truth.dropna(), 1 - TOP_SHARE))
     found: dict[str, dict[str, list]] = {a: {"est": [], "true": [], "low": [], "high": [], "counts": []} for a in allocations}
@@ -88,7 +94,12 @@ def run_suite(
         names = suite.models[chosen_targets]
         for allocation in allocations:
             chosen = select_suite(
-                sources, budget, method=method, allocation=allocation, runs=0, seed=int(rng_for(seed, "suite", "items", run).integers(2**31))
+                sources,
+                budget,
+                method=method,
+                allocation=allocation,
+                runs=0 if exact else assess_runs,
+                seed=int(rng_for(seed, "suite", "items", run).integers(2**31)),
             ).chosen
             frame = chosen.estimate(results, level=level).to_frame().set_index("model").loc[names]
             for key, column in (("est", "suite"), ("low", "suite_low"), ("high", "suite_high")):
