@@ -121,6 +121,14 @@ class SuiteSelection:
                     f"an equal split: MDAD {_points(self.equal.mdad)}, mean error {self.equal.error:.2f} points."
                 )
             )
+        for name, k, curves in zip(allocation.names, allocation.counts, allocation.curves, strict=False):
+            notes.append(
+                Note(
+                    f"{name}: on held-out runs a pair's difference errs by {100 * np.sqrt(float(curves.pairs(k))):.2f} points (root mean "
+                    f"square) at {k} items, the curve fitted at {', '.join(map(str, curves.pairs.sizes))} items falling as "
+                    f"k^-{curves.pairs.power:.2f} (1 - k/N)."
+                )
+            )
         for name, part in chosen.parts.items():
             if part.assessment is not None:
                 notes.append(Note(f"{name}: {describe_assessment(part.assessment)}"))
