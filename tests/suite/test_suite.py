@@ -379,7 +379,24 @@ def test_run_suite_command_writes_its_tables(tmp_path):
     assert result.exit_code == 0, result.output
     summary = pd.read_csv(out / "suite-summary.csv")
     assert list(summary["allocation"]) == ["equal", "proportional", "optimal"] and {"mdad", "kendall_tau", "coverage"} <= set(summary.columns)
-    assert sorted(p.name for p in out.iterdir()) == ["suite-runs.csv", "suite-summary.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "suite-benchmarks.csv", "suite-runs.csv", "suite-summary.csv"]
+    # the report holds the terminal's and the CSV's numbers: per allocation, and each benchmark's rows
+    html, terminal = (out / "report.html").read_text(), " ".join(result.output.split())
+    assert html.count("data:image/png;base64,") == 1 and "mdad run --suite gpqa,musr,math-hard --budget 60" in html
+    for row in summary.to_dict("records"):
+        mdad = f"{row['mdad']:g} [{row['mdad_low']:g}, {row['mdad_high']:g}]"
+        cells = [f"{row['error']:.2f}", f"{row['rmse']:.2f}", f"{row['kendall_tau']:.3f}", mdad, f"{100 * row['coverage']:.1f}%"]
+        for cell in cells:
+            assert f"<td>{cell}</td>" in html and cell in terminal
+    benchmarks = pd.read_csv(out / "suite-benchmarks.csv")
+    assert len(benchmarks) == 9 and set(benchmarks["benchmark"]) == {"gpqa", "musr", "math-hard"}
+    for row in benchmarks.to_dict("records"):
+        cells = (row["allocation"], row["benchmark"], row["items"], f"{row['error']:.2f}", f"{row['kendall_tau']:.3f}")
+        assert "\n      ".join(f"<td>{cell}</td>" for cell in cells) in html
+    items = benchmarks.pivot(index="allocation", columns="benchmark", values="items")
+    for row in summary.to_dict("records"):  # each benchmark's items are the allocation's
+        names = ("gpqa", "musr", "math-hard")
+        assert [items.loc[row["allocation"], name] for name in names] == [row[f"items_{name}"] for name in names]
     refused = runner.invoke(app, ["run", "--suite", "gpqa,musr", "--budget", "60", "--sizes", "10", "--out", str(tmp_path / "x")])
     assert refused.exit_code == 2 and "--sizes does not apply to a suite" in refused.output
 

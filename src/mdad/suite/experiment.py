@@ -46,10 +46,15 @@ def held_out(suite: Suite, targets: np.ndarray) -> tuple[Suite, dict[str, Respon
 
 @dataclass(frozen=True, eq=False)
 class SuiteRun:
-    """``run_suite``'s answer: ``summary`` (one row per allocation) and ``runs`` (one row per run and allocation)."""
+    """``run_suite``'s answer: ``summary`` (one row per allocation), ``runs`` (one row per run and allocation),
+    ``benchmarks`` (one row per allocation and benchmark: its median items, its estimates' mean absolute error in
+    points and Kendall tau) and ``curves`` (the average's agreement per 0.5-point bin of true difference, per
+    allocation: diff_low, pairs, agreement)."""
 
     summary: pd.DataFrame
     runs: pd.DataFrame
+    benchmarks: pd.DataFrame
+    curves: pd.DataFrame
 
 
 def run_suite(
@@ -85,9 +90,11 @@ def run_suite(
     for allocation in allocations:
         check_allocation(suite, budget, allocation, method=method, runs=assess_runs)
     exact = method_registry.get(method).design == "uniform"
-    truth = suite.scores()["suite"]
+    scores = suite.scores()
+    truth = scores["suite"]
     top = float(np.quantile(truth.dropna(), 1 - TOP_SHARE))
-    found: dict[str, dict[str, list]] = {a: {"est": [], "true": [], "low": [], "high": [], "counts": []} for a in allocations}
+    keys = ("est", "true", "low", "high", "counts", *(f"est_{n}" for n in suite.names), *(f"true_{n}" for n in suite.names))
+    found: dict[str, dict[str, list]] = {a: {key: [] for key in keys} for a in allocations}
     for run in range(runs):
         chosen_targets = np.sort(rng_for(seed, "suite", "targets", run).choice(complete, targets, replace=False))
         sources, results = held_out(suite, chosen_targets)
@@ -106,9 +113,12 @@ def run_suite(
                 found[allocation][key].append(frame[column].to_numpy())
             found[allocation]["true"].append(truth.loc[names].to_numpy())
             found[allocation]["counts"].append([part.size for part in chosen.parts.values()])
+            for name in suite.names:
+                found[allocation][f"est_{name}"].append(frame[name].to_numpy())
+                found[allocation][f"true_{name}"].append(scores[name].loc[names].to_numpy())
         if on_run is not None:
             on_run(run + 1)
-    summary, per_run = [], []
+    summary, per_run, per_benchmark, curves = [], [], [], []
     for allocation, arrays in found.items():
         est, true, low, high = (np.array(arrays[k], dtype=np.float64) for k in ("est", "true", "low", "high"))
         error = 100 * np.abs(est - true)
@@ -134,6 +144,21 @@ def run_suite(
                 "top_fifth_targets": int(in_top.sum()),
             }
         )
+        curves.extend(
+            {"allocation": allocation, "diff_low": float(lo), "pairs": int(n), "agreement": float(rate)}
+            for lo, n, rate in zip(curve.lower, curve.pairs, curve.rate, strict=True)
+        )
+        for b, name in enumerate(suite.names):
+            est_b, true_b = (np.array(arrays[f"{k}_{name}"], dtype=np.float64) for k in ("est", "true"))
+            per_benchmark.append(
+                {
+                    "allocation": allocation,
+                    "benchmark": name,
+                    "items": int(np.median(counts[:, b])),
+                    "error": float(100 * np.abs(est_b - true_b).mean()),
+                    "kendall_tau": kendall_tau(est_b, true_b).mean,
+                }
+            )
         for run in range(runs):
             per_run.append(
                 {
@@ -144,4 +169,4 @@ def run_suite(
                     "coverage": float(inside[run].mean()),
                 }
             )
-    return SuiteRun(pd.DataFrame(summary), pd.DataFrame(per_run))
+    return SuiteRun(pd.DataFrame(summary), pd.DataFrame(per_run), pd.DataFrame(per_benchmark), pd.DataFrame(curves))
