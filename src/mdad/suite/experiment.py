@@ -118,7 +118,10 @@ def run_suite(
                 found[allocation][f"true_{name}"].append(scores[name].loc[names].to_numpy())
         if on_run is not None:
             on_run(run + 1)
-    summary, per_run, per_benchmark, curves = [], [], [], []
+    summary: list[dict] = []
+    per_run: list[dict] = []
+    per_benchmark: list[dict] = []
+    curves: list[dict] = []
     for allocation, arrays in found.items():
         est, true, low, high = (np.array(arrays[k], dtype=np.float64) for k in ("est", "true", "low", "high"))
         error = 100 * np.abs(est - true)
