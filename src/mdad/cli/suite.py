@@ -28,7 +28,7 @@ from mdad.suite import Suite, SuiteMicroBenchmark, select_suite
 from mdad.suite.allocation import check_allocation
 from mdad.suite.experiment import run_suite
 from mdad.suite.planning import plan_suite
-from mdad.suite.suite import parse_assignments
+from mdad.suite.suite import one_source, parse_assignments
 
 
 class Printers(NamedTuple):
@@ -69,7 +69,7 @@ def select_suite_command(
         raise MdadError("--suite needs --budget: the items every new model answers, over all the benchmarks.")
     out_path = output_path(out, "the suite micro-benchmark file")
     check_output_file(out_path, "the suite micro-benchmark file")
-    reads: dict[str, str | Path | None] = {f"the data {text}": text.partition("=")[2] or None for text in suite.split(",")}
+    reads: dict[str, str | Path | None] = {f"the data {text}": text.partition("=")[2] or one_source(text) for text in suite.split(",")}
     check_outputs_apart(reads, {"the suite micro-benchmark file": out_path})
     loaded = Suite.load(
         suite,
