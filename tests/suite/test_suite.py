@@ -372,6 +372,28 @@ def test_run_suite_measures_each_allocation_on_held_out_targets(small_suite):
         run_suite(small_suite, 40, runs=1, targets=40)
 
 
+def test_run_suite_rows_per_benchmark_are_the_targets_estimates(small_suite):
+    """One run recomputed by hand: the same targets and items give each benchmark's error and the average's."""
+    from mdad.suite.experiment import held_out, run_suite
+
+    result = run_suite(small_suite, 40, runs=1, targets=10, seed=3, allocations=("equal",))
+    complete = np.flatnonzero(small_suite.complete)
+    targets = np.sort(rng_for(3, "suite", "targets", 0).choice(complete, 10, replace=False))
+    sources, results = held_out(small_suite, targets)
+    seed = int(rng_for(3, "suite", "items", 0).integers(2**31))
+    chosen = select_suite(sources, 40, allocation="equal", runs=0, seed=seed).chosen
+    truth = small_suite.scores().loc[small_suite.models[targets]]
+    for name, part in chosen.parts.items():
+        rows = small_suite.rows[targets, small_suite.names.index(name)]
+        columns = [list(small_suite.benchmarks[name].items).index(item) for item in part.item_ids]
+        mean = small_suite.benchmarks[name].scores[np.ix_(rows, columns)].astype(np.float64).mean(axis=1)  # random: the mean
+        baseline = small_suite.baselines.get(name, 0.0)  # beta is normalised above 0.25
+        estimate = np.maximum(0.0, (mean - baseline) / (1 - baseline))
+        expected = 100 * np.abs(estimate - truth[name].to_numpy()).mean()
+        row = result.benchmarks[(result.benchmarks["benchmark"] == name)].iloc[0]
+        assert row["items"] == part.size and row["error"] == pytest.approx(expected)
+
+
 def test_run_suite_command_writes_its_tables(tmp_path):
     out = tmp_path / "run"
     command = ["run", "--suite", "gpqa,musr,math-hard", "--budget", "60", "--runs", "2", "--out", str(out)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 from typer.testing import CliRunner
 
 from mdad.cli import app
@@ -89,7 +90,19 @@ def test_a_learned_methods_optimal_allocation_gives_the_noisier_benchmark_more_i
 def test_select_reports_a_learned_methods_reliability_beside_the_equal_splits(uneven):
     selection = select_suite(uneven, 120, method="lasso", allocation="optimal", runs=3)
     assert selection.reliability is not None and selection.equal is not None
-    assert selection.reliability.error <= selection.equal.error
+    # by hand: every pair's difference has sd sqrt(sum_b c_b^2 pairs_b(k_b)), P(right order) = Phi(|D| / sd), in 0.5-point bins
+    curves, counts = selection.allocation.curves, selection.allocation.counts
+    sd = np.sqrt(sum(0.25 * float(c.pairs(k)) for c, k in zip(curves, counts, strict=True)))
+    truth = uneven.scores()["suite"].to_numpy()
+    diff = np.abs(truth[:, None] - truth[None, :])[np.triu_indices(len(truth), 1)]
+    agree = np.where(diff == 0, 0.0, norm.cdf(diff / sd))
+    bins = np.floor(100 * diff / 0.5 + 1e-9).astype(int)
+    curve = selection.reliability.curve
+    for lower, pairs, agreed in zip(curve.lower, curve.pairs, curve.agreed, strict=True):
+        inside = bins == round(lower / 0.5)
+        assert pairs == inside.sum() and agreed == pytest.approx(agree[inside].sum())
+    own = sum(0.25 * float(c.own(k)) for c, k in zip(curves, counts, strict=True))
+    assert selection.reliability.error == pytest.approx(100 * np.sqrt(2 / np.pi * own))
     assert [part.size for part in selection.chosen.parts.values()] == list(selection.allocation.counts)
     assert select_suite(uneven, 120, method="lasso", allocation="equal", runs=0).reliability is None  # nothing measured
 
