@@ -134,9 +134,14 @@ def optimal_counts(pools: np.ndarray, budget: int, spread: np.ndarray) -> np.nda
     return greedy_counts(pools, budget, lambda counts: spread / counts)
 
 
+def random_terms(spread: np.ndarray, counts: np.ndarray, pools: np.ndarray) -> np.ndarray:
+    """Per benchmark: spread_b (1/k_b - 1/N_b), its term of the average's variance for the uniform random design."""
+    return spread * (1.0 / np.asarray(counts, dtype=np.float64) - 1.0 / pools)
+
+
 def suite_variance(spread: np.ndarray, counts: np.ndarray, pools: np.ndarray) -> float:
     """sum_b spread_b (1/k_b - 1/N_b): the variance of the average's difference for the uniform random design."""
-    return float(np.sum(spread * (1.0 / counts - 1.0 / pools)))
+    return float(np.sum(random_terms(spread, counts, pools)))
 
 
 def spreads(suite: Suite) -> np.ndarray:
@@ -180,7 +185,7 @@ def allocate(
         error = lambda counts: scale2 * np.array([c.pairs(k) for c, k in zip(curves, counts, strict=True)])  # noqa: E731
     elif exact:
         spread = spreads(suite)
-        error = lambda counts: spread * (1.0 / counts - 1.0 / pools)  # noqa: E731
+        error = lambda counts: random_terms(spread, counts, pools)  # noqa: E731
     if allocation == "equal":
         counts = equal_counts(pools, budget)
     elif allocation == "proportional":
