@@ -119,8 +119,10 @@ def test_a_benchmark_sharing_no_model_is_refused():
 def test_a_budget_smaller_than_the_benchmarks_is_refused(bundled):
     with pytest.raises(MdadError, match="A budget of 2 items is smaller than the 3 benchmarks"):
         allocate(bundled, 2, "equal")
-    with pytest.raises(MdadError, match="optimal allocation is computed from the exact variances"):
-        allocate(bundled, 600, "optimal", method="anchor-points")
+    with pytest.raises(MdadError, match=r"^The optimal allocation of anchor-points is measured on held-out runs; give at least 1 run"):
+        allocate(bundled, 600, "optimal", method="anchor-points", runs=0)
+    with pytest.raises(MdadError, match=r"^adaptive-1d is an adaptive test; a suite takes static micro-benchmarks"):
+        allocate(bundled, 600, "equal", method="adaptive-1d")
 
 
 # ---- allocation ----------------------------------------------------------------------------------------
@@ -370,6 +372,28 @@ def test_run_suite_measures_each_allocation_on_held_out_targets(small_suite):
         run_suite(small_suite, 40, runs=1, targets=40)
 
 
+def test_run_suite_rows_per_benchmark_are_the_targets_estimates(small_suite):
+    """One run recomputed by hand: the same targets and items give each benchmark's error and the average's."""
+    from mdad.suite.experiment import held_out, run_suite
+
+    result = run_suite(small_suite, 40, runs=1, targets=10, seed=3, allocations=("equal",))
+    complete = np.flatnonzero(small_suite.complete)
+    targets = np.sort(rng_for(3, "suite", "targets", 0).choice(complete, 10, replace=False))
+    sources, results = held_out(small_suite, targets)
+    seed = int(rng_for(3, "suite", "items", 0).integers(2**31))
+    chosen = select_suite(sources, 40, allocation="equal", runs=0, seed=seed).chosen
+    truth = small_suite.scores().loc[small_suite.models[targets]]
+    for name, part in chosen.parts.items():
+        rows = small_suite.rows[targets, small_suite.names.index(name)]
+        columns = [list(small_suite.benchmarks[name].items).index(item) for item in part.item_ids]
+        mean = small_suite.benchmarks[name].scores[np.ix_(rows, columns)].astype(np.float64).mean(axis=1)  # random: the mean
+        baseline = small_suite.baselines.get(name, 0.0)  # beta is normalised above 0.25
+        estimate = np.maximum(0.0, (mean - baseline) / (1 - baseline))
+        expected = 100 * np.abs(estimate - truth[name].to_numpy()).mean()
+        row = result.benchmarks[(result.benchmarks["benchmark"] == name)].iloc[0]
+        assert row["items"] == part.size and row["error"] == pytest.approx(expected)
+
+
 def test_run_suite_command_writes_its_tables(tmp_path):
     out = tmp_path / "run"
     command = ["run", "--suite", "gpqa,musr,math-hard", "--budget", "60", "--runs", "2", "--out", str(out)]
@@ -377,7 +401,24 @@ def test_run_suite_command_writes_its_tables(tmp_path):
     assert result.exit_code == 0, result.output
     summary = pd.read_csv(out / "suite-summary.csv")
     assert list(summary["allocation"]) == ["equal", "proportional", "optimal"] and {"mdad", "kendall_tau", "coverage"} <= set(summary.columns)
-    assert sorted(p.name for p in out.iterdir()) == ["suite-runs.csv", "suite-summary.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "suite-benchmarks.csv", "suite-runs.csv", "suite-summary.csv"]
+    # the report holds the terminal's and the CSV's numbers: per allocation, and each benchmark's rows
+    html, terminal = (out / "report.html").read_text(), " ".join(result.output.split())
+    assert html.count("data:image/png;base64,") == 1 and "mdad run --suite gpqa,musr,math-hard --budget 60" in html
+    for row in summary.to_dict("records"):
+        mdad = f"{row['mdad']:g} [{row['mdad_low']:g}, {row['mdad_high']:g}]"
+        cells = [f"{row['error']:.2f}", f"{row['rmse']:.2f}", f"{row['kendall_tau']:.3f}", mdad, f"{100 * row['coverage']:.1f}%"]
+        for cell in cells:
+            assert f"<td>{cell}</td>" in html and cell in terminal
+    benchmarks = pd.read_csv(out / "suite-benchmarks.csv")
+    assert len(benchmarks) == 9 and set(benchmarks["benchmark"]) == {"gpqa", "musr", "math-hard"}
+    for row in benchmarks.to_dict("records"):
+        cells = (row["allocation"], row["benchmark"], row["items"], f"{row['error']:.2f}", f"{row['kendall_tau']:.3f}")
+        assert "\n      ".join(f"<td>{cell}</td>" for cell in cells) in html
+    items = benchmarks.pivot(index="allocation", columns="benchmark", values="items")
+    for row in summary.to_dict("records"):  # each benchmark's items are the allocation's
+        names = ("gpqa", "musr", "math-hard")
+        assert [items.loc[row["allocation"], name] for name in names] == [row[f"items_{name}"] for name in names]
     refused = runner.invoke(app, ["run", "--suite", "gpqa,musr", "--budget", "60", "--sizes", "10", "--out", str(tmp_path / "x")])
     assert refused.exit_code == 2 and "--sizes does not apply to a suite" in refused.output
 

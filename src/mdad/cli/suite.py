@@ -17,16 +17,18 @@ from rich.table import Table
 from mdad import methods as method_registry
 from mdad.cli.common import console, err_console, output_path, progress_bar
 from mdad.cli.text import literal
-from mdad.defaults import DEFAULT_TARGETS, DEFAULT_THRESHOLD
+from mdad.defaults import DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.micro.comparison import format_probability
 from mdad.micro.estimation import Column
 from mdad.micro.notes import Note
 from mdad.outputs import check_output_file, check_output_folder, check_outputs_apart, write_csv
-from mdad.suite import Suite, SuiteMicroBenchmark, allocate, select_suite
+from mdad.report.suite import summary_table, write_suite_report
+from mdad.suite import Suite, SuiteMicroBenchmark, select_suite
+from mdad.suite.allocation import check_allocation
 from mdad.suite.experiment import run_suite
 from mdad.suite.planning import plan_suite
-from mdad.suite.suite import parse_assignments
+from mdad.suite.suite import one_source, parse_assignments
 
 
 class Printers(NamedTuple):
@@ -67,7 +69,7 @@ def select_suite_command(
         raise MdadError("--suite needs --budget: the items every new model answers, over all the benchmarks.")
     out_path = output_path(out, "the suite micro-benchmark file")
     check_output_file(out_path, "the suite micro-benchmark file")
-    reads: dict[str, str | Path | None] = {f"the data {text}": text.partition("=")[2] or None for text in suite.split(",")}
+    reads: dict[str, str | Path | None] = {f"the data {text}": text.partition("=")[2] or one_source(text) for text in suite.split(",")}
     check_outputs_apart(reads, {"the suite micro-benchmark file": out_path})
     loaded = Suite.load(
         suite,
@@ -78,7 +80,7 @@ def select_suite_command(
         missing=missing,
         reruns=reruns,
     )
-    allocate(loaded, budget, allocation or "optimal", method=method)  # its refusals before the progress bar
+    check_allocation(loaded, budget, allocation or "optimal", method=method, runs=assess_runs)  # its refusals before the progress bar
     progress = progress_bar()
     task = progress.add_task(f"Choosing {budget} items with {method}", total=len(loaded.names))
     with progress:
@@ -256,26 +258,24 @@ def run_suite_command(
         )
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    for name, frame in (("suite-summary.csv", result.summary), ("suite-runs.csv", result.runs)):
+    for name, frame in (("suite-summary.csv", result.summary), ("suite-runs.csv", result.runs), ("suite-benchmarks.csv", result.benchmarks)):
         _write_atomically(frame, folder / name)
     table = Table(title=literal(f"Suite average of {', '.join(loaded.names)}: {method}, {budget} items, {runs} runs (points)"))
-    for column in ("allocation", "items", "error", "RMSE", "Kendall tau", "MDAD [95%]", "coverage", "top fifth"):
+    shown = summary_table(result, loaded.names)
+    for column in shown.columns:
         table.add_column(column, justify="left" if column == "allocation" else "right", no_wrap=True)
-    for row in result.summary.to_dict("records"):
-        items = ", ".join(str(row[f"items_{name}"]) for name in loaded.names)
-        mdad = "not reached" if np.isnan(row["mdad"]) else f"{row['mdad']:g} [{row['mdad_low']:g}, {row['mdad_high']:g}]"
-        table.add_row(
-            row["allocation"],
-            items,
-            f"{row['error']:.2f}",
-            f"{row['rmse']:.2f}",
-            f"{row['kendall_tau']:.3f}",
-            mdad,
-            f"{100 * row['coverage']:.1f}%",
-            f"{100 * row['coverage_top_fifth']:.1f}%",
-        )
+    for row in shown.itertuples(index=False):
+        table.add_row(*map(str, row))
     console.print(table)
-    console.print(literal(f"Written: {folder / 'suite-summary.csv'}, {folder / 'suite-runs.csv'}."), highlight=False, soft_wrap=True)
+    n_targets = targets if targets is not None else DEFAULT_TARGETS
+    command = f"mdad run --suite {suite} --budget {budget} --methods {method} --runs {runs} --targets {n_targets} --seed {seed}"
+    command += "".join(f" --{flag} {value}" for flag, value in (("weights", weights), ("normalise", normalise)) if value)
+    report = write_suite_report(
+        result, loaded, folder / "report.html", method=method, budget=budget, runs=runs, targets=n_targets, seed=seed,
+        threshold=threshold, level=DEFAULT_LEVEL, command=command,
+    )  # fmt: skip
+    written = ", ".join(str(folder / name) for name in ("suite-summary.csv", "suite-runs.csv", "suite-benchmarks.csv"))
+    console.print(literal(f"Written: {written}; the report: {report}."), highlight=False, soft_wrap=True)
 
 
 def _write_atomically(frame, path: Path) -> None:

@@ -6,20 +6,27 @@ benchmark that variance is exactly ``sum_b c_b^2 S_b^2 (1/k_b - 1/N_b)``: ``c_b`
 over (1 - baseline) (mdad.suite.suite.Suite.scale), ``N_b`` its pool, ``k_b`` its items and ``S_b^2`` the
 mean over pairs of the variance (divisor N_b - 1) of the per-item score differences (finite-population
 correction included). The optimal allocation minimises it over integers with 1 <= k_b <= N_b.
+
+For any other method (the stratified designs, the learned methods) the same criterion is measured: per benchmark,
+the mean squared error of the held-out targets' pairwise differences at a few sizes, with a decreasing curve
+fitted to it (mdad.suite.curves); the allocation minimises ``sum_b c_b^2 error_b(k_b)`` over those curves, the
+benchmarks' errors taken as independent. Which of the two a method gets is the method's own ``design``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import ndtr
 
 from mdad import methods as method_registry
-from mdad.defaults import DEFAULT_THRESHOLD
+from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.metrics.analytic import expected_curve
 from mdad.metrics.pairwise import AgreementCurve
+from mdad.suite.curves import HeldOutCurves, ladder, measure_curves
 from mdad.suite.suite import Suite
 
 ALLOCATIONS = ("equal", "proportional", "optimal")
@@ -52,14 +59,16 @@ def mean_pair_variance(scores: np.ndarray) -> float:
 @dataclass(frozen=True)
 class Allocation:
     """Items per benchmark (``counts``, in the suite's order) out of each benchmark's ``pools``, how they were
-    decided (``kind``), and the criterion: the mean pair variance of the suite average's difference, for the
-    uniform random design (``variance``; NaN when the method is not that design)."""
+    decided (``kind``), and the criterion: the mean pair variance of the suite average's difference (``variance``:
+    exact for the uniform random design, from the fitted ``curves`` when the method's optimal allocation was measured
+    on held-out runs; NaN otherwise)."""
 
     names: tuple[str, ...]
     counts: tuple[int, ...]
     pools: tuple[int, ...]
     kind: str
     variance: float
+    curves: tuple[HeldOutCurves, ...] = field(default=(), compare=False)  # per benchmark, when measured
 
     def as_dict(self) -> dict[str, int]:
         """Benchmark -> items."""
@@ -107,20 +116,32 @@ def proportional_counts(pools: np.ndarray, budget: int) -> np.ndarray:
     return counts
 
 
-def optimal_counts(pools: np.ndarray, budget: int, spread: np.ndarray) -> np.ndarray:
-    """The integers 1 <= k_b <= N_b summing to ``budget`` that minimise sum_b spread_b / k_b (spread_b = c_b^2 S_b^2):
-    one item at a time to the benchmark whose variance it lowers most (ties: the suite's order). The objective is
-    separable and convex in each k_b, so this greedy allocation is the exact integer optimum."""
+def greedy_counts(pools: np.ndarray, budget: int, error: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The integers 1 <= k_b <= N_b summing to ``budget`` that minimise sum_b error(k)_b, ``error`` giving every
+    benchmark's term at the counts k, each decreasing and convex in its own k_b: one item at a time to the benchmark
+    whose term it lowers most (ties: the suite's order). The objective is separable and convex, so this greedy
+    allocation is the exact integer optimum."""
     counts = np.ones(len(pools), dtype=np.int64)
     for _ in range(int(budget) - len(pools)):
-        gain = np.where(counts < pools, spread / counts - spread / (counts + 1), -np.inf)
+        gain = np.where(counts < pools, error(counts) - error(counts + 1), -np.inf)
         counts[int(np.argmax(gain))] += 1
     return counts
 
 
+def optimal_counts(pools: np.ndarray, budget: int, spread: np.ndarray) -> np.ndarray:
+    """The integers 1 <= k_b <= N_b summing to ``budget`` that minimise sum_b spread_b / k_b (spread_b = c_b^2 S_b^2):
+    Neyman's allocation of uniform random items, by ``greedy_counts``."""
+    return greedy_counts(pools, budget, lambda counts: spread / counts)
+
+
+def random_terms(spread: np.ndarray, counts: np.ndarray, pools: np.ndarray) -> np.ndarray:
+    """Per benchmark: spread_b (1/k_b - 1/N_b), its term of the average's variance for the uniform random design."""
+    return spread * (1.0 / np.asarray(counts, dtype=np.float64) - 1.0 / pools)
+
+
 def suite_variance(spread: np.ndarray, counts: np.ndarray, pools: np.ndarray) -> float:
     """sum_b spread_b (1/k_b - 1/N_b): the variance of the average's difference for the uniform random design."""
-    return float(np.sum(spread * (1.0 / counts - 1.0 / pools)))
+    return float(np.sum(random_terms(spread, counts, pools)))
 
 
 def spreads(suite: Suite) -> np.ndarray:
@@ -128,29 +149,52 @@ def spreads(suite: Suite) -> np.ndarray:
     return np.array([c**2 * mean_pair_variance(suite.complete_scores(name)) for name, c in zip(suite.names, suite.scale, strict=True)])
 
 
-def allocate(suite: Suite, budget: int, allocation: str = "optimal", *, method: str = "random") -> Allocation:
-    """How many of ``budget`` items each benchmark of ``suite`` gets: ``equal``, ``proportional`` to the pools, or
-    ``optimal`` (the criterion of this module; computed for the uniform random design only)."""
+def check_allocation(suite: Suite, budget: int, allocation: str, *, method: str, runs: int = ASSESS_RUNS) -> np.ndarray:
+    """The refusals of ``allocate`` before any work (an unknown allocation or method, an adaptive test, a budget
+    that does not fit, no held-out ``runs`` for an optimal allocation that needs them); the benchmarks' pools."""
     if allocation not in ALLOCATIONS:
         raise MdadError(f"Unknown allocation {allocation!r}; use {', '.join(ALLOCATIONS)}.")
-    uniform = method_registry.get(method).design == "uniform"
-    if allocation == "optimal" and not uniform:
-        raise MdadError(
-            f"The optimal allocation is computed from the exact variances of uniform random items (method random); "
-            f"for {method} use the equal or the proportional allocation."
-        )
+    spec = method_registry.get(method)
+    if spec.adaptive:
+        raise MdadError(f"{method} is an adaptive test; a suite takes static micro-benchmarks (e.g. random, anchor-points).")
+    if allocation == "optimal" and spec.design != "uniform" and (isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1):
+        raise MdadError(f"The optimal allocation of {method} is measured on held-out runs; give at least 1 run (--assess-runs), got {runs!r}.")
     pools = np.array([m.n_items for m in suite.benchmarks.values()], dtype=np.int64)
     check_budget(budget, pools)
-    spread = spreads(suite) if uniform else None
+    return pools
+
+
+def allocate(
+    suite: Suite, budget: int, allocation: str = "optimal", *, method: str = "random", runs: int = ASSESS_RUNS, seed: int = 0, workers: int = 1
+) -> Allocation:
+    """How many of ``budget`` items each benchmark of ``suite`` gets: ``equal``, ``proportional`` to the pools, or
+    ``optimal`` (the criterion of this module): exact for uniform random items, else measured on ``runs`` held-out
+    runs per benchmark with ``seed`` (mdad.suite.curves; ``workers`` processes)."""
+    pools = check_allocation(suite, budget, allocation, method=method, runs=runs)
+    exact = method_registry.get(method).design == "uniform"
+    curves: tuple[HeldOutCurves, ...] = ()
+    if allocation == "optimal" and not exact:
+        share = budget / len(pools)
+        curves = tuple(
+            measure_curves(suite.benchmarks[name], method, ladder(int(n), share), runs=runs, seed=seed, workers=workers)
+            for name, n in zip(suite.names, pools, strict=True)
+        )
+    scale2 = np.asarray(suite.scale, dtype=np.float64) ** 2
+    error: Callable[[np.ndarray], np.ndarray] | None = None
+    if curves:
+        error = lambda counts: scale2 * np.array([c.pairs(k) for c, k in zip(curves, counts, strict=True)])  # noqa: E731
+    elif exact:
+        spread = spreads(suite)
+        error = lambda counts: random_terms(spread, counts, pools)  # noqa: E731
     if allocation == "equal":
         counts = equal_counts(pools, budget)
     elif allocation == "proportional":
         counts = proportional_counts(pools, budget)
     else:
-        assert spread is not None
-        counts = optimal_counts(pools, budget, spread)
-    variance = suite_variance(spread, counts, pools) if spread is not None else float("nan")
-    return Allocation(tuple(suite.names), tuple(int(k) for k in counts), tuple(int(n) for n in pools), allocation, variance)
+        assert error is not None
+        counts = greedy_counts(pools, budget, error)
+    variance = float(error(counts).sum()) if error is not None else float("nan")
+    return Allocation(tuple(suite.names), tuple(int(k) for k in counts), tuple(int(n) for n in pools), allocation, variance, curves)
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,3 +248,35 @@ class AverageModel:
 def average_reliability(suite: Suite, counts: tuple[int, ...] | np.ndarray, *, threshold: float = DEFAULT_THRESHOLD) -> AverageReliability:
     """The suite average's expected MDAD and error with ``counts`` uniform random items per benchmark (AverageModel)."""
     return AverageModel(suite).reliability(counts, threshold=threshold)
+
+
+class HeldOutAverage:
+    """The suite average of a method whose optimal allocation was measured on held-out runs (``curves``, one per
+    benchmark), over the pairs of models in every benchmark: each pair's estimated difference is taken to have the
+    benchmarks' fitted mean squared pair error, sum_b c_b^2 pairs_b(k_b) (the same for every pair), P(correct
+    order) = Phi(|D| / sd) (a true tie counts as disagreeing); the mean error is sqrt(2/pi) times the root of the
+    fitted mean squared error of one model's average, sum_b c_b^2 own_b(k_b)."""
+
+    def __init__(self, suite: Suite, curves: tuple[HeldOutCurves, ...]) -> None:
+        truth = suite.average(suite.raw_scores()[suite.complete])
+        i, j = np.triu_indices(len(truth), 1)
+        self.diff = truth[i] - truth[j]
+        self.scale2 = np.asarray(suite.scale, dtype=np.float64) ** 2
+        self.curves = curves
+
+    def reliability(self, counts: tuple[int, ...] | np.ndarray, *, threshold: float = DEFAULT_THRESHOLD) -> AverageReliability:
+        """The average's expected MDAD, agreement curve and mean absolute error (points) with ``counts``."""
+        pairs = float(sum(s * c.pairs(k) for s, c, k in zip(self.scale2, self.curves, counts, strict=True)))
+        own = float(sum(s * c.own(k) for s, c, k in zip(self.scale2, self.curves, counts, strict=True)))
+        with np.errstate(divide="ignore"):
+            agree = np.where(self.diff == 0, 0.0, ndtr(np.abs(self.diff) / np.sqrt(pairs)) if pairs > 0 else 1.0)
+        curve = expected_curve(agree, 100.0 * self.diff)
+        return AverageReliability(curve.crossing(threshold), curve, float(100.0 * np.sqrt(2.0 / np.pi * own)))
+
+
+def average_model(suite: Suite, allocation: Allocation, method: str) -> AverageModel | HeldOutAverage | None:
+    """What the suite average's expected reliability is computed from: the exact variances for uniform random items,
+    the allocation's held-out curves when it has them; None when neither (nothing measured)."""
+    if allocation.curves:
+        return HeldOutAverage(suite, allocation.curves)
+    return AverageModel(suite) if method_registry.get(method).design == "uniform" else None

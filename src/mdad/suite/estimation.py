@@ -28,6 +28,7 @@ from mdad.micro.selected import SelectedMicroBenchmark
 from mdad.seeding import rng_for
 from mdad.suite.names import match_models
 from mdad.suite.suite import normalise
+from mdad.suite.tasks import unanswered
 
 BEST_DRAWS = 20000  # normal draws behind P(best)
 EXACT = "normal approximation with each benchmark's exact variance (random items)"
@@ -88,8 +89,8 @@ def _answered(part: SelectedMicroBenchmark, matrix: ResponseMatrix) -> ResponseM
     columns = [lookup[item] for item in part.item_ids if item in lookup]
     if not columns:
         return matrix
-    unanswered = np.isnan(matrix.scores[:, columns]).all(axis=1)
-    return matrix.take(models=~unanswered) if unanswered.any() and not unanswered.all() else matrix
+    missing = unanswered(matrix, columns)  # the rule of mdad.suite.tasks
+    return matrix.take(models=~missing) if missing.any() and not missing.all() else matrix
 
 
 def _item_variance(scores: np.ndarray) -> np.ndarray:

@@ -19,12 +19,12 @@ import pandas as pd
 
 from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
-from mdad.defaults import DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS
+from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS
 from mdad.errors import MdadError
 from mdad.metrics.estimation import kendall_tau
 from mdad.metrics.pairwise import agreement_curve, mdad_from_curve, pair_differences
 from mdad.seeding import rng_for
-from mdad.suite.allocation import ALLOCATIONS
+from mdad.suite.allocation import ALLOCATIONS, check_allocation
 from mdad.suite.micro import select_suite
 from mdad.suite.suite import Suite
 
@@ -46,10 +46,15 @@ def held_out(suite: Suite, targets: np.ndarray) -> tuple[Suite, dict[str, Respon
 
 @dataclass(frozen=True, eq=False)
 class SuiteRun:
-    """``run_suite``'s answer: ``summary`` (one row per allocation) and ``runs`` (one row per run and allocation)."""
+    """``run_suite``'s answer: ``summary`` (one row per allocation), ``runs`` (one row per run and allocation),
+    ``benchmarks`` (one row per allocation and benchmark: its median items, its estimates' mean absolute error in
+    points and Kendall tau) and ``curves`` (the average's agreement per 0.5-point bin of true difference, per
+    allocation: diff_low, pairs, agreement)."""
 
     summary: pd.DataFrame
     runs: pd.DataFrame
+    benchmarks: pd.DataFrame
+    curves: pd.DataFrame
 
 
 def run_suite(
@@ -62,10 +67,14 @@ def run_suite(
     seed: int = 0,
     level: float = DEFAULT_LEVEL,
     threshold: float = DEFAULT_THRESHOLD,
+    assess_runs: int = ASSESS_RUNS,
+    allocations: tuple[str, ...] = ALLOCATIONS,
     on_run: Callable[[int], None] | None = None,
 ) -> SuiteRun:
-    """The suite average of ``budget`` items chosen with ``method``, on held-out targets, for every allocation that
-    ``method`` takes (the optimal one: uniform random only); ``on_run`` is called with each finished run's number.
+    """The suite average of ``budget`` items chosen with ``method``, on held-out targets, for each of ``allocations``;
+    ``on_run`` is called with each finished run's number. A method other than uniform random items (whose intervals
+    and optimal allocation are exact) is assessed on ``assess_runs`` held-out runs of each run's sources per
+    benchmark, as ``mdad select`` does: they calibrate its intervals and measure its optimal allocation.
 
     Examples
     --------
@@ -78,26 +87,41 @@ def run_suite(
     complete = np.flatnonzero(suite.complete)
     if not 2 <= targets <= len(complete) - 2:
         raise MdadError(f"The targets must number from 2 to {len(complete) - 2} (the models in every benchmark, less two sources), got {targets}.")
-    allocations = [a for a in ALLOCATIONS if a != "optimal" or method_registry.get(method).design == "uniform"]
-    truth = suite.scores()["suite"]
+    for allocation in allocations:
+        check_allocation(suite, budget, allocation, method=method, runs=assess_runs)
+    exact = method_registry.get(method).design == "uniform"
+    scores = suite.scores()
+    truth = scores["suite"]
     top = float(np.quantile(truth.dropna(), 1 - TOP_SHARE))
-    found: dict[str, dict[str, list]] = {a: {"est": [], "true": [], "low": [], "high": [], "counts": []} for a in allocations}
+    keys = ("est", "true", "low", "high", "counts", *(f"est_{n}" for n in suite.names), *(f"true_{n}" for n in suite.names))
+    found: dict[str, dict[str, list]] = {a: {key: [] for key in keys} for a in allocations}
     for run in range(runs):
         chosen_targets = np.sort(rng_for(seed, "suite", "targets", run).choice(complete, targets, replace=False))
         sources, results = held_out(suite, chosen_targets)
         names = suite.models[chosen_targets]
         for allocation in allocations:
             chosen = select_suite(
-                sources, budget, method=method, allocation=allocation, runs=0, seed=int(rng_for(seed, "suite", "items", run).integers(2**31))
+                sources,
+                budget,
+                method=method,
+                allocation=allocation,
+                runs=0 if exact else assess_runs,
+                seed=int(rng_for(seed, "suite", "items", run).integers(2**31)),
             ).chosen
             frame = chosen.estimate(results, level=level).to_frame().set_index("model").loc[names]
             for key, column in (("est", "suite"), ("low", "suite_low"), ("high", "suite_high")):
                 found[allocation][key].append(frame[column].to_numpy())
             found[allocation]["true"].append(truth.loc[names].to_numpy())
             found[allocation]["counts"].append([part.size for part in chosen.parts.values()])
+            for name in suite.names:
+                found[allocation][f"est_{name}"].append(frame[name].to_numpy())
+                found[allocation][f"true_{name}"].append(scores[name].loc[names].to_numpy())
         if on_run is not None:
             on_run(run + 1)
-    summary, per_run = [], []
+    summary: list[dict] = []
+    per_run: list[dict] = []
+    per_benchmark: list[dict] = []
+    curves: list[dict] = []
     for allocation, arrays in found.items():
         est, true, low, high = (np.array(arrays[k], dtype=np.float64) for k in ("est", "true", "low", "high"))
         error = 100 * np.abs(est - true)
@@ -123,6 +147,21 @@ def run_suite(
                 "top_fifth_targets": int(in_top.sum()),
             }
         )
+        curves.extend(
+            {"allocation": allocation, "diff_low": float(lo), "pairs": int(n), "agreement": float(rate)}
+            for lo, n, rate in zip(curve.lower, curve.pairs, curve.rate, strict=True)
+        )
+        for b, name in enumerate(suite.names):
+            est_b, true_b = (np.array(arrays[f"{k}_{name}"], dtype=np.float64) for k in ("est", "true"))
+            per_benchmark.append(
+                {
+                    "allocation": allocation,
+                    "benchmark": name,
+                    "items": int(np.median(counts[:, b])),
+                    "error": float(100 * np.abs(est_b - true_b).mean()),
+                    "kendall_tau": kendall_tau(est_b, true_b).mean,
+                }
+            )
         for run in range(runs):
             per_run.append(
                 {
@@ -133,4 +172,4 @@ def run_suite(
                     "coverage": float(inside[run].mean()),
                 }
             )
-    return SuiteRun(pd.DataFrame(summary), pd.DataFrame(per_run))
+    return SuiteRun(pd.DataFrame(summary), pd.DataFrame(per_run), pd.DataFrame(per_benchmark), pd.DataFrame(curves))

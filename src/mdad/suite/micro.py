@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from mdad import methods as method_registry
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
@@ -21,7 +20,7 @@ from mdad.micro.notes import Note, describe_assessment
 from mdad.micro.selected import SelectedMicroBenchmark
 from mdad.micro.selection import build_selection
 from mdad.suite import file
-from mdad.suite.allocation import Allocation, AverageModel, AverageReliability, allocate, equal_counts
+from mdad.suite.allocation import Allocation, AverageReliability, allocate, average_model, check_allocation, equal_counts
 from mdad.suite.estimation import SuiteEstimate, estimate_suite
 from mdad.suite.suite import Suite, check_baselines, check_weights
 from mdad.wording import points
@@ -92,8 +91,9 @@ class SuiteMicroBenchmark:
 
 @dataclass(frozen=True, eq=False)
 class SuiteSelection:
-    """A suite micro-benchmark with how its budget was split (``allocation``) and, for the uniform random design,
-    how reliable the average is with it and with an equal split (``reliability``, ``equal``; None otherwise)."""
+    """A suite micro-benchmark with how its budget was split (``allocation``) and how reliable the average is with it
+    and with an equal split (``reliability``, ``equal``): exact for the uniform random design, from the held-out
+    curves of an optimal allocation measured on held-out runs; None otherwise."""
 
     chosen: SuiteMicroBenchmark
     suite: Suite
@@ -113,11 +113,20 @@ class SuiteSelection:
         notes.append(Note(f"Allocation ({allocation.kind}): {split}. Weights: {weights}{normalised}."))
         if self.reliability is not None and self.equal is not None:
             n = int(self.suite.complete.sum())
+            basis = f"error curves fitted to {allocation.curves[0].runs} held-out runs per benchmark" if allocation.curves else "exact variances"
             notes.append(
                 Note(
-                    f"Suite average over the {n} models in every benchmark (exact variances, normal approximation): "
+                    f"Suite average over the {n} models in every benchmark ({basis}, normal approximation): "
                     f"MDAD {_points(self.reliability.mdad)}, mean error {self.reliability.error:.2f} points; "
                     f"an equal split: MDAD {_points(self.equal.mdad)}, mean error {self.equal.error:.2f} points."
+                )
+            )
+        for name, k, curves in zip(allocation.names, allocation.counts, allocation.curves, strict=False):
+            notes.append(
+                Note(
+                    f"{name}: on held-out runs a pair's difference errs by {100 * np.sqrt(float(curves.pairs(k))):.2f} points (root mean "
+                    f"square) at {k} items, the curve fitted at {', '.join(map(str, curves.pairs.sizes))} items falling as "
+                    f"k^-{curves.pairs.power:.2f} (1 - k/N)."
                 )
             )
         for name, part in chosen.parts.items():
@@ -144,7 +153,8 @@ def select_suite(
 ) -> SuiteSelection:
     """Split ``budget`` items across the benchmarks of ``suite`` (``allocation``: equal, proportional or optimal;
     mdad.suite.allocation) and choose each benchmark's items with ``method`` and ``seed``, every model of that
-    benchmark a source, each part assessed on ``runs`` held-out runs (0: none).
+    benchmark a source, each part assessed on ``runs`` held-out runs (0: none). The optimal allocation of a method
+    other than uniform random items is measured on as many held-out runs per benchmark (mdad.suite.curves).
 
     Examples
     --------
@@ -156,10 +166,8 @@ def select_suite(
     >>> selection.reliability.mdad < selection.equal.mdad       # the average orders closer models than an equal split
     True
     """
-    method_registry.get(method)  # an unknown method before any work
-    if method_registry.get(method).adaptive:
-        raise MdadError(f"{method} is an adaptive test; a suite takes static micro-benchmarks (e.g. random, anchor-points).")
-    split = allocate(suite, budget, allocation, method=method)
+    check_allocation(suite, budget, allocation, method=method, runs=runs)
+    split = allocate(suite, budget, allocation, method=method, runs=runs, seed=seed, workers=workers)
     parts = {}
     for name, k in split.as_dict().items():
         if on_benchmark is not None:
@@ -167,9 +175,9 @@ def select_suite(
         matrix = suite.benchmarks[name]
         parts[name] = build_selection(matrix, method, k, seed=seed, runs=runs, threshold=threshold, workers=workers).chosen
     chosen = SuiteMicroBenchmark(parts, suite.weights, dict(suite.baselines), allocation)
+    model = average_model(suite, split, method)
     reliability = equal = None
-    if method_registry.get(method).design == "uniform":
-        model = AverageModel(suite)
+    if model is not None:
         reliability = model.reliability(split.counts, threshold=threshold)
         equal = model.reliability(equal_counts(np.array(split.pools), budget), threshold=threshold)
     return SuiteSelection(chosen, suite, split, reliability, equal)

@@ -20,6 +20,7 @@ import pandas as pd
 from mdad.data.matrix import ResponseMatrix
 from mdad.errors import MdadError
 from mdad.suite.names import match_models
+from mdad.suite.tasks import split_tasks
 
 Benchmarks = str | Sequence[str] | Mapping[str, "str | Path | ResponseMatrix"]
 
@@ -54,6 +55,14 @@ def parse_benchmarks(spec: Benchmarks) -> dict[str, str | Path | ResponseMatrix]
     if len(out) < 2:
         raise MdadError(f"A suite needs at least two benchmarks, got {len(out)}; a single benchmark is an ordinary micro-benchmark.")
     return out
+
+
+def one_source(spec: Benchmarks) -> str | None:
+    """The path when ``spec`` is a single existing file or folder (one source holding several tasks), else None."""
+    texts = [spec] if isinstance(spec, str) else list(spec) if not isinstance(spec, Mapping) else []
+    if len(texts) == 1 and isinstance(texts[0], (str, Path)) and "," not in str(texts[0]) and "=" not in str(texts[0]):
+        return str(texts[0]).strip() if Path(str(texts[0]).strip()).exists() else None
+    return None
 
 
 def _real(value: object, what: str) -> float:
@@ -180,11 +189,13 @@ class Suite:
         """
         from mdad.data.datasets import load
 
-        sources = parse_benchmarks(benchmarks)
+        sources = parse_benchmarks(benchmarks) if one_source(benchmarks) is None else {}
+        options = {"metric": metric, "filter_name": filter_name, "reruns": reruns}
+        if not sources:  # one folder of logs holding several tasks: a benchmark per task or group (mdad.suite.tasks)
+            sources = dict(split_tasks(load(one_source(benchmarks), **options)))  # type: ignore[arg-type]
         names = list(sources)
         checked = check_weights(weights, names)
         baselines = check_baselines(normalise, names)
-        options = {"metric": metric, "filter_name": filter_name, "reruns": reruns}
         matrices = {
             name: (source if isinstance(source, ResponseMatrix) else load(source, **options)).require_complete(missing)  # type: ignore[arg-type]
             for name, source in sources.items()
