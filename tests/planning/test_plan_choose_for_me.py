@@ -10,9 +10,10 @@ import pytest
 import mdad
 from mdad import methods as registry
 from mdad.experiment.splits import make_splits
-from mdad.planning.choose import BASELINE, _servable, method_names
 from mdad.planning.exact import exact_smallest_size
+from mdad.planning.method_sets import method_names, servable
 from mdad.planning.paired import BOOTSTRAP_DRAWS, PairsInBin, bootstrap_se, paired_difference
+from mdad.planning.result import BASELINE
 from mdad.planning.simulated import between, refined, simulated_plan
 
 
@@ -24,7 +25,7 @@ def test_all_is_every_registered_method_and_paper_the_papers_set(small_sim):
     continuous = mdad.ResponseMatrix(
         scores=small_sim.scores * 0.5 + 0.25, models=small_sim.models, items=small_sim.items, subtasks=small_sim.subtasks, source="graded"
     )
-    served, skipped = _servable(continuous, method_names("all"), everything=True)
+    served, skipped = servable(continuous, method_names("all"), everything=True)
     reasons = dict(skipped)
     assert skipped and all(name not in served for name in reasons)
     assert all("continuous scores" in why for why in reasons.values())
@@ -164,15 +165,16 @@ def test_uniform_randoms_exact_estimation_error_matches_drawing_the_items(small_
 
 
 def test_the_size_answer_prints_the_estimation_error_and_says_when_the_smallest_mdad_errs_more(small_sim):
-    from mdad.planning.choose import PlanRow, _recommend
+    from mdad.planning.recommend import recommend
+    from mdad.planning.result import PlanRow
 
     def row(method, mdad, error, exact=False):
         return PlanRow(method, exact, 25, mdad, mdad, mdad, float("nan"), 13.0, method != "random", (), 100, error)
 
     rows = [row("random", 13.0, 7.5, exact=True), row("anchor-points", 5.5, 8.5)]
-    _, sentence, _ = _recommend("size", rows, None, 0.8)
+    _, sentence, _ = recommend("size", rows, None, 0.8)
     assert "estimation error 8.50 points against 7.50" in sentence
-    _, calm, _ = _recommend("size", [rows[0], row("anchor-points", 5.5, 5.0)], None, 0.8)
+    _, calm, _ = recommend("size", [rows[0], row("anchor-points", 5.5, 5.0)], None, 0.8)
     assert "estimation error" not in calm
     choice = mdad.plan(small_sim, size=25, methods="random,anchor-points", runs=2, new_models="like-sources")
     errors = choice.to_frame().set_index("method")["error_points"]

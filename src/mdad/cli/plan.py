@@ -43,8 +43,8 @@ from mdad.outputs import atomic_file, check_output_file, check_outputs_apart, lo
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer, plans_from_results
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label, bin_lower
-from mdad.planning.choose import POPULATION_TEXT, items_text
 from mdad.planning.pairs import compare_streamed
+from mdad.planning.result import POPULATION_TEXT, items_text
 from mdad.planning.simulated import MAX_RUNS_TO_SETTLE
 from mdad.wording import with_article
 
