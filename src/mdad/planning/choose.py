@@ -22,11 +22,11 @@ from mdad.experiment.grid import default_targets
 from mdad.experiment.splits import make_splits
 from mdad.metrics.analytic import has_exact_answer
 from mdad.planning.method_sets import asks_all, method_names, servable
-from mdad.planning.recommend import recommend, recommend_both
+from mdad.planning.recommend import error_note, recommend, recommend_both
 from mdad.planning.result import POPULATION_TEXT, Plan
 from mdad.planning.rows import budget_rows, detect_rows, size_rows
 from mdad.planning.sources import sources_curve as sources_curve_of
-from mdad.planning.ties import settle
+from mdad.planning.ties import settle, settle_size
 
 POPULATIONS = {"like-sources": "random", "stronger": "top"}  # new models -> where the held-out targets come from
 NEW_MODELS = (*POPULATIONS, "both")
@@ -143,14 +143,20 @@ def _population_plan(
         return None if report is None else (lambda done: report(name + suffix, done))
 
     tied: tuple[str, ...] = ()
-    if question == "detect":
-        rows, sims = detect_rows(pairs_of, names, detect, options, progress)
-    elif question == "size":
-        rows = size_rows(pairs_of, names, size, options, progress)
+    if question == "size":
+        rows, runs_of = size_rows(pairs_of, names, size, options, progress)
+        recommended, sentence, rule = recommend(question, rows, detect, options["threshold"])
+        settled = settle_size(rows, runs_of, names, size, options, progress)
+        if settled is not None:
+            recommended, sentence, tied = settled
+            sentence += error_note(rows)
     else:
-        rows, sims = budget_rows(pairs_of, names, detect, budget, options, progress)
-    recommended, sentence, rule = recommend(question, rows, detect, options["threshold"])
-    if question != "size":
+        rows, sims = (
+            detect_rows(pairs_of, names, detect, options, progress)
+            if question == "detect"
+            else budget_rows(pairs_of, names, detect, budget, options, progress)
+        )
+        recommended, sentence, rule = recommend(question, rows, detect, options["threshold"])
         settled = settle(question, rows, sims, names, detect, options, progress)
         if settled is not None:
             recommended, sentence, tied = settled

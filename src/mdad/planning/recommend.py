@@ -29,7 +29,7 @@ def recommend_both(like: Plan, stronger: Plan) -> tuple[str, str]:
     )
 
 
-def _error_note(rows: list[PlanRow]) -> str:
+def error_note(rows: list[PlanRow]) -> str:
     """``size``: a sentence when the method with the smallest MDAD estimates accuracies less closely than
     uniform random (a larger estimation error), else ""."""
     reached = [r for r in rows if not math.isnan(r.value)]
@@ -88,11 +88,14 @@ def recommend(question: str, rows: list[PlanRow], detect: float | None, threshol
         return BASELINE, f"{baseline.items} items of uniform random order pairs {label} points apart: {NO_BETTER}.", rule
     if question == "size":
         rule = (
-            "the method with the smallest MDAD whose interval's upper end lies below uniform random's exact MDAD at the same size "
-            "(exact designs: a smaller MDAD whose share in its bin exceeds uniform random's there by "
-            f"{PLAN_NOISE_SE:g} binomial standard errors over the bin's pairs); ties go to the smaller upper end; otherwise uniform random"
+            f"the method with the smallest MDAD below uniform random's is named when, in the bin where its MDAD lies and on the same "
+            f"held-out pairs, its share of pairs ordered correctly at this size beats uniform random's and the runner-up's by more than "
+            f"{PLAN_NOISE_SE:g} standard errors of the paired difference (bootstrap over runs and models); otherwise the methods it does not "
+            "beat are tied within noise and the simplest is recommended (random designs before learned ones); exact designs alone: a "
+            f"smaller MDAD whose share in its bin exceeds uniform random's there by {PLAN_NOISE_SE:g} binomial standard errors over the "
+            "bin's pairs; otherwise uniform random"
         )
-        note = _error_note(rows)
+        note = error_note(rows)
         if winners:
             best = min(winners, key=lambda r: (r.value, r.high, r.method))
             random_text = "not reached" if math.isnan(best.random_value) else _points(best.random_value)

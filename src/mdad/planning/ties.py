@@ -1,21 +1,26 @@
 """The tie rule, its one home (docs/plan.md#choose-for-me): a method is named only when, on the same held-out
-pairs, it beats both the runner-up and uniform random by more than PLAN_NOISE_SE standard errors of the
-paired difference; otherwise the methods it does not beat are tied within noise with it, and the simplest of
-them is recommended (random designs before learned ones, then the order of the methods asked)."""
+pairs (for ``--size``: the pairs of the bin where its MDAD lies), it beats both the runner-up and uniform random
+by more than PLAN_NOISE_SE standard errors of the paired difference; otherwise the methods it does not beat are
+tied within noise with it, and the simplest of them is recommended (random designs before learned ones, then
+the order of the methods asked)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from mdad.assessment import HeldOutRuns, held_out_runs_of
 from mdad.defaults import PLAN_NOISE_SE
+from mdad.errors import MdadError
 from mdad.metrics.analytic import has_exact_answer
 from mdad.planning.bins import bin_label, bin_lower
 from mdad.planning.paired import paired_difference
 from mdad.planning.result import BASELINE, PlanRow, items_text
 from mdad.planning.rows import Progress, simulated_kwargs
-from mdad.planning.simulated import SimulatedPlan, simulated_plan
+from mdad.planning.simulated import SimulatedPlan, shares_of, simulated_plans
 
 
 def settle(
@@ -41,25 +46,20 @@ def settle(
     size = int(best.items)  # type: ignore[arg-type]
     weights = pairs.weights(options["seed"])
 
-    def flags(name: str) -> np.ndarray:
-        """Whether each pair was ordered correctly by ``name`` at ``size`` on the same runs (simulated if not yet)."""
-        found = sims.get(name)
-        if found is None or found.correct is None or size not in found.correct:
-            on_runs = progress(f"{name} at {size} items")
-            found = simulated_plan(options["matrix"], name, detect=detect, sizes=(size,), on_runs=on_runs, **simulated_kwargs(options))
-        assert found.correct is not None
-        return found.correct[size]
+    compared = [best.method, BASELINE] + ([candidates[1].method] if len(candidates) > 1 else [])
+    missing = tuple(n for n in compared if (found := sims.get(n)) is None or found.correct is None or size not in found.correct)
+    if missing:  # simulated at the leader's size on the same runs, together
+        on_runs = progress(f"{', '.join(missing)} at {size} items")
+        sims = {**sims, **simulated_plans(options["matrix"], missing, detect=detect, sizes=(size,), on_runs=on_runs, **simulated_kwargs(options))}
 
-    mine = flags(best.method)
-    tied, margins = [best.method], []
-    for other in [BASELINE] + ([candidates[1].method] if len(candidates) > 1 else []):
-        difference, se = paired_difference(mine, flags(other), weights)
-        beyond = difference > PLAN_NOISE_SE * se
-        margins.append(f"minus {other}'s: {difference:+.3f} ± {se:.3f} ({'beyond' if beyond else 'within'} noise)")
-        if not beyond:
-            tied.append(other)
+    def flags(name: str) -> np.ndarray:
+        """Whether each pair was ordered correctly by ``name`` at ``size`` on the same runs."""
+        correct = sims[name].correct
+        assert correct is not None
+        return correct[size]
+
+    tied, beats = verdict(best.method, [BASELINE] + ([candidates[1].method] if len(candidates) > 1 else []), flags, weights)
     label = bin_label(bin_lower(detect))
-    beats = f"its share of pairs ordered correctly {', '.join(margins)} (paired difference ± its standard error)"
     if len(tied) == 1:
         return (
             best.method,
@@ -69,10 +69,88 @@ def settle(
             ),
             (),
         )
-    ordered = sorted(tied, key=lambda name: (not has_exact_answer(name), names.index(name)))
+    ordered = simplest_first(tied, names)
     leads = f"needs the fewest items, {items_text(best)}" if question == "detect" else f"has the highest share, {best.value:.3f}"
     sentence = (
         f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {ordered[0]}. {best.method} {leads}, but at "
         f"{best.items} items, on the same held-out pairs, {beats}; beyond noise means by more than {PLAN_NOISE_SE:g} standard errors."
+    )
+    return ordered[0], sentence, tuple(ordered)
+
+
+def verdict(best: str, others: list[str], flags: Callable[[str], np.ndarray], weights: np.ndarray) -> tuple[list[str], str]:
+    """The rule itself: ``best`` and each of ``others`` judged on the same pairs (``flags(name)``: whether each
+    pair was ordered correctly); the methods ``best`` does not beat by more than PLAN_NOISE_SE standard errors of
+    the paired difference are tied with it. Returns (``best`` and the methods tied with it, the margins as text)."""
+    mine = flags(best)
+    tied, margins = [best], []
+    for other in others:
+        difference, se = paired_difference(mine, flags(other), weights)
+        beyond = difference > PLAN_NOISE_SE * se
+        margins.append(f"minus {other}'s: {difference:+.3f} ± {se:.3f} ({'beyond' if beyond else 'within'} noise)")
+        if not beyond:
+            tied.append(other)
+    return tied, f"its share of pairs ordered correctly {', '.join(margins)} (paired difference ± its standard error)"
+
+
+def simplest_first(tied: list[str], names: list[str]) -> list[str]:
+    """Tied methods, simplest first: random designs before learned ones, then in the order of the methods asked."""
+    return sorted(tied, key=lambda name: (not has_exact_answer(name), names.index(name)))
+
+
+def settle_size(
+    rows: list[PlanRow], runs_of: dict[str, HeldOutRuns], names: list[str], size: int, options: dict[str, Any], progress: Progress
+) -> tuple[str, str, tuple[str, ...]] | None:
+    """The tie rule for ``size``: the method with the smallest MDAD at ``size`` (below uniform random's) is named
+    only when, in the bin where its MDAD lies and on the same held-out pairs, its share of pairs ordered correctly
+    at ``size`` beats uniform random's and the runner-up's (the next smallest MDAD) by more than PLAN_NOISE_SE
+    standard errors of the paired difference; otherwise the simplest of the tied methods is recommended. None:
+    nothing simulated to pair with, or no method with an MDAD below uniform random's."""
+    random_mdad = rows[0].value
+    reached = [r for r in rows if r.method != BASELINE and not math.isnan(r.value) and (math.isnan(random_mdad) or r.value < random_mdad)]
+    candidates = sorted(reached, key=lambda r: (r.value, r.high, names.index(r.method)))
+    if not candidates or not runs_of:
+        return None
+    best = candidates[0]
+    lower = bin_lower(best.value)
+    compared = [best.method, BASELINE] + ([candidates[1].method] if len(candidates) > 1 else [])
+    missing = tuple(n for n in compared if n not in runs_of)
+    if missing:  # an exact design among them: simulated at that size on the same runs
+        kwargs = {key: value for key, value in simulated_kwargs(options).items() if key != "threshold"}
+        runs_of = {
+            **runs_of,
+            **held_out_runs_of(options["matrix"], missing, (size,), on_runs=progress(f"{', '.join(missing)} at {size} items"), **kwargs),
+        }
+    try:
+        shares = {n: shares_of(n, runs_of[n], options["matrix"].source, lower, np.array([size]), options["threshold"]) for n in compared}
+    except MdadError:  # no held-out pair in that bin: nothing to pair
+        return None
+    pairs = shares[best.method].in_bin
+    if pairs is None:
+        return None
+
+    def flags(name: str) -> np.ndarray:
+        correct = shares[name].correct
+        assert correct is not None
+        return correct[size]
+
+    tied, beats = verdict(best.method, compared[1:], flags, pairs.weights(options["seed"]))
+    label = bin_label(lower)
+    interval = f" (interval {best.low:g} to {best.high:g})" if not best.exact else ""
+    random_text = "not reached" if math.isnan(random_mdad) else f"{random_mdad:g} points"
+    if len(tied) == 1:
+        return (
+            best.method,
+            (
+                f"Use {best.method}: MDAD {best.value:g} points{interval} with {size} items, against uniform random's {random_text}; "
+                f"for pairs {label} points apart, on the same held-out pairs, {beats}."
+            ),
+            (),
+        )
+    ordered = simplest_first(tied, names)
+    sentence = (
+        f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {ordered[0]}. {best.method} has the smallest MDAD, "
+        f"{best.value:g} points{interval} with {size} items (uniform random: {random_text}), but for pairs {label} points apart, on the "
+        f"same held-out pairs, {beats}; beyond noise means by more than {PLAN_NOISE_SE:g} standard errors."
     )
     return ordered[0], sentence, tuple(ordered)
