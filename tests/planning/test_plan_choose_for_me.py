@@ -225,3 +225,43 @@ def test_a_population_without_pairs_that_far_apart_is_one_sentence_that_names_it
     with pytest.raises(mdad.MdadError, match=r"^For new models stronger than the sources: No pair .*--new-models like-sources answers"):
         mdad.plan(matrix, detect=5.0, methods="random,random-stratified-equal")
     assert mdad.plan(matrix, detect=5.0, methods="random,random-stratified-equal", new_models="like-sources").row("random").items
+
+
+def shares_in_bin(estimates, truths, lower):
+    """Independently of mdad.planning: the share of held-out pairs whose full-benchmark difference lies in
+    [lower, lower + 0.5) points that the estimates order as the truths do (ties count as errors)."""
+    hits = total = 0
+    for est, truth in zip(estimates, truths, strict=True):
+        i, j = np.triu_indices(len(truth), 1)
+        gap = 100 * np.abs(truth[i] - truth[j])
+        inside = (gap >= lower - 1e-9) & (gap < lower + 0.5 - 1e-9)
+        right = np.sign(est[i] - est[j]) == np.sign(truth[i] - truth[j])
+        hits += int(np.sum(right & inside))
+        total += int(np.sum(inside))
+    return hits / total
+
+
+def test_the_size_answer_ranks_by_paired_differences_in_the_leaders_bin_and_names_ties(small_sim):
+    import re
+
+    methods = "random,anchor-points,adaptive"
+    choice = mdad.plan(small_sim, size=25, methods=methods, runs=4, new_models="like-sources")
+    frame = choice.to_frame().set_index("method")
+    leader = min(("anchor-points", "adaptive"), key=lambda m: (frame.loc[m, "value"], frame.loc[m, "high"]))
+    runner_up = ({"anchor-points", "adaptive"} - {leader}).pop()
+    assert frame.loc[leader, "value"] < frame.loc["random", "value"]
+    # the MDADs are assess's, and the printed paired differences are the shares' differences in the leader's bin
+    assessed = {m: mdad.assess(small_sim, m, 25, runs=4) for m in ("random", "anchor-points", "adaptive")}
+    assert frame.loc[leader, "value"] == assessed[leader].mdad
+    lower = float(frame.loc[leader, "value"])
+    share = {m: shares_in_bin(a.estimates, a.truths, lower) for m, a in assessed.items()}
+    said = dict(re.findall(r"minus ([\w-]+)'s: ([+-][0-9.]+) ±", choice.recommendation))
+    assert set(said) == {"random", runner_up}, choice.recommendation
+    for other, difference in said.items():
+        assert float(difference) == pytest.approx(share[leader] - share[other], abs=5e-4)
+    if choice.tied:  # a tied set: its simplest is recommended, random designs first
+        assert choice.recommendation.startswith("These methods are tied within noise:") and leader in choice.tied
+        assert choice.recommended == choice.tied[0] and (choice.recommended == "random") == ("random" in choice.tied)
+    else:
+        assert choice.recommended == leader and choice.recommendation.startswith(f"Use {leader}: MDAD")
+    assert "paired difference" in choice.rule and "interval's upper end" not in choice.rule
