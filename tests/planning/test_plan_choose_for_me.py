@@ -137,8 +137,10 @@ def decision(plan) -> set[str]:
 
 @pytest.mark.parametrize("dataset", ["gpqa"])
 def test_another_seed_gives_the_same_decision_fast(dataset, request):
+    """Two cheap learned methods (no model fit) and 8 runs: the ladder, the sizes between its rungs and the tie
+    rule all run, for both populations, in a few CPU seconds; the slow test below does every method."""
     matrix = request.getfixturevalue(dataset)
-    plans = [mdad.plan(matrix, detect=2.0, methods="random,stratified-confidence,lasso", seed=seed, runs=10) for seed in (0, 1)]
+    plans = [mdad.plan(matrix, detect=2.0, methods="random,stratified-confidence,diversity", seed=seed, runs=8) for seed in (0, 1)]
     for population in (0, 1):
         first, second = (p.populations[population] for p in plans)
         assert decision(first) & decision(second), (first.recommendation, second.recommendation)
