@@ -143,12 +143,13 @@ def _population_plan(
         return None if report is None else (lambda done: report(name + suffix, done))
 
     tied: tuple[str, ...] = ()
+    judged: tuple[str, ...] = ()
     if question == "size":
         rows, runs_of = size_rows(pairs_of, names, size, options, progress)
         recommended, sentence, rule = recommend(question, rows, detect, options["threshold"])
         settled = settle_size(rows, runs_of, names, size, options, progress)
         if settled is not None:
-            recommended, sentence, tied = settled
+            recommended, sentence, tied, judged = settled
             sentence += error_note(rows)
     else:
         rows, sims = (
@@ -159,7 +160,7 @@ def _population_plan(
         recommended, sentence, rule = recommend(question, rows, detect, options["threshold"])
         settled = settle(question, rows, sims, names, detect, options, progress)
         if settled is not None:
-            recommended, sentence, tied = settled
+            recommended, sentence, tied, judged = settled
     return Plan(
         question=question,
         source=matrix.source,
@@ -173,6 +174,7 @@ def _population_plan(
         rule=rule,
         new_models=population,
         tied=tied,
+        judged=judged,
     )
 
 

@@ -78,7 +78,8 @@ class Plan:
     rule: str
     sources_curves: tuple[SourcesCurve, ...] = ()  # with ``sources_curve=True``: one per learned method
     not_answered: tuple[tuple[str, str], ...] = ()  # ``"all"``: (method, why) for each method the data cannot serve
-    tied: tuple[str, ...] = ()  # detect: the methods tied within noise with the one needing the fewest items, simplest first
+    tied: tuple[str, ...] = ()  # the methods tied within noise with the leading one (fewest items, smallest MDAD or highest share), simplest first
+    judged: tuple[str, ...] = ()  # the methods the tie rule compared on paired differences: the leader, uniform random, the runner-up
     new_models: str = "like-sources"  # the population the rows answer for: "like-sources" or "stronger"
     populations: tuple[Plan, ...] = ()  # with new_models="both": the plan of each population, each with its own recommendation
 

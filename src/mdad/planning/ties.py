@@ -25,12 +25,13 @@ from mdad.planning.simulated import SimulatedPlan, shares_of, simulated_plans
 
 def settle(
     question: str, rows: list[PlanRow], sims: dict[str, SimulatedPlan], names: list[str], detect: float, options: dict[str, Any], progress: Progress
-) -> tuple[str, str, tuple[str, ...]] | None:
+) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
     """The rule on paired differences (``detect`` and ``budget``): the leading method (``detect``: the fewest
     items among those needing fewer than uniform random; ``budget``: the highest share) is named only when, at
     its size and on the same held-out pairs, its share beats the runner-up's and uniform random's by more than
     PLAN_NOISE_SE standard errors of the paired difference (two-way bootstrap); otherwise the methods it does
-    not beat are tied with it and the simplest of them is recommended. None: nothing simulated to pair with."""
+    not beat are tied with it and the simplest of them is recommended. Returns (recommended, sentence, tied set,
+    the methods judged: the leader, uniform random, the runner-up); None: nothing simulated to pair with."""
     random_items = rows[0].items
     if question == "detect":
         candidates = sorted(
@@ -68,6 +69,7 @@ def settle(
                 f"at that size, on the same held-out pairs, {beats}."
             ),
             (),
+            tuple(compared),
         )
     ordered = simplest_first(tied, names)
     leads = f"needs the fewest items, {items_text(best)}" if question == "detect" else f"has the highest share, {best.value:.3f}"
@@ -75,7 +77,7 @@ def settle(
         f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {ordered[0]}. {best.method} {leads}, but at "
         f"{best.items} items, on the same held-out pairs, {beats}; beyond noise means by more than {PLAN_NOISE_SE:g} standard errors."
     )
-    return ordered[0], sentence, tuple(ordered)
+    return ordered[0], sentence, tuple(ordered), tuple(compared)
 
 
 def verdict(best: str, others: list[str], flags: Callable[[str], np.ndarray], weights: np.ndarray) -> tuple[list[str], str]:
@@ -100,7 +102,7 @@ def simplest_first(tied: list[str], names: list[str]) -> list[str]:
 
 def settle_size(
     rows: list[PlanRow], runs_of: dict[str, HeldOutRuns], names: list[str], size: int, options: dict[str, Any], progress: Progress
-) -> tuple[str, str, tuple[str, ...]] | None:
+) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
     """The tie rule for ``size``: the method with the smallest MDAD at ``size`` (below uniform random's) is named
     only when, in the bin where its MDAD lies and on the same held-out pairs, its share of pairs ordered correctly
     at ``size`` beats uniform random's and the runner-up's (the next smallest MDAD) by more than PLAN_NOISE_SE
@@ -136,7 +138,8 @@ def settle_size(
 
     tied, beats = verdict(best.method, compared[1:], flags, pairs.weights(options["seed"]))
     label = bin_label(lower)
-    interval = f" (interval {best.low:g} to {best.high:g})" if not best.exact else ""
+    high = "not reached" if math.isnan(best.high) else f"{best.high:g}"
+    interval = f" (interval {best.low:g} to {high})" if not best.exact else ""
     random_text = "not reached" if math.isnan(random_mdad) else f"{random_mdad:g} points"
     if len(tied) == 1:
         return (
@@ -146,6 +149,7 @@ def settle_size(
                 f"for pairs {label} points apart, on the same held-out pairs, {beats}."
             ),
             (),
+            tuple(compared),
         )
     ordered = simplest_first(tied, names)
     sentence = (
@@ -153,4 +157,4 @@ def settle_size(
         f"{best.value:g} points{interval} with {size} items (uniform random: {random_text}), but for pairs {label} points apart, on the "
         f"same held-out pairs, {beats}; beyond noise means by more than {PLAN_NOISE_SE:g} standard errors."
     )
-    return ordered[0], sentence, tuple(ordered)
+    return ordered[0], sentence, tuple(ordered), tuple(compared)
