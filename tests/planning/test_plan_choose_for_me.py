@@ -267,3 +267,30 @@ def test_the_size_answer_ranks_by_paired_differences_in_the_leaders_bin_and_name
     else:
         assert choice.recommended == leader and choice.recommendation.startswith(f"Use {leader}: MDAD")
     assert "paired difference" in choice.rule and "interval's upper end" not in choice.rule
+
+
+def test_only_methods_that_can_lead_or_be_runner_up_are_simulated_between_the_rungs(small_sim):
+    from mdad.planning.rows import contending
+
+    def ladder(method, reached_at):
+        sizes = np.array([10, 25, 50, 100, 250])
+        return mdad.planning.SimulatedPlan(method, "x", 4.0, sizes, np.where(sizes >= reached_at, 0.9, 0.5), np.zeros(5), 100, 5, 0.8)
+
+    found = {m: ladder(m, at) for m, at in (("a", 50), ("b", 100), ("c", 250), ("d", 10))}
+    # d reaches at the first rung (no bracket); the second smallest sure answer is 50: b (50-100) and c cannot beat it
+    assert contending(found, random_items=254) == ["a"]
+    assert contending({m: found[m] for m in "abc"}, random_items=254) == ["a", "b"]  # second smallest: 100
+    assert contending({m: found[m] for m in "abc"}, random_items=40) == ["a"]  # a bracket from 50 cannot beat random's 40
+    # on real simulations: a method left at its rungs, simulated between them anyway, still needs more items
+    # than two methods do, so it could be neither the leader nor the runner-up of the tie rule
+    methods = "random,stratified-confidence,anchor-points,diversity,tinybenchmarks,random-regression"
+    choice = mdad.plan(small_sim, detect=8.0, methods=methods, runs=3, new_models="like-sources")
+    simulated = [r for r in choice.rows if not r.exact and r.items is not None]
+    coarse = [r for r in simulated if r.bracket is not None and r.bracket[1] - r.bracket[0] > max(2, 0.11 * r.bracket[0])]
+    assert [r.method for r in coarse] == ["tinybenchmarks"]  # its bracket (50-100) starts below random's 54, not below two answers
+    for row in coarse:
+        finer = refined(simulated_plan(small_sim, row.method, detect=8.0, runs=3), small_sim, detect=8.0)
+        assert finer.smallest is not None
+        assert sum(other.items < finer.smallest for other in simulated if other.method != row.method) >= 2 or (
+            choice.row("random").items is not None and finer.smallest >= choice.row("random").items
+        )
