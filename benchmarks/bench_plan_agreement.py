@@ -11,19 +11,33 @@ protocol), whose seen-view MDAD, interval and robust MDAD are set beside the pla
 larger than the seen half is replaced by the seen half's largest default size. "agree" means
 the two intervals overlap (an exact answer's interval is its value); both "not reached" agree.
 Prints a markdown table, then each dataset's and size's recommendation; the record keeps every cell.
-``--smoke``: gpqa, 10 items, two methods, 2 runs.
+``--smoke``: gpqa, 10 items, two methods, 2 runs (and the --rule table on as little).
+
+    python benchmarks/bench_plan_agreement.py --rule --cells DIR [--datasets ...] [--questions "detect 2.0,detect 5.0,size 25,size 100"]
+                                               [--methods all] [--runs 20] [--truth-runs 100] [--workers 2]
+
+``--rule``: the recommendation of `plan --method all` for each dataset, question and population of new
+models against a --truth-runs experiment of every method it answered, at the size the rule compared and
+the sizes about 10% below and above, on the same pool plan uses (the whole benchmark) and with fresh
+held-out runs (another seed). The rule's error rate: of the recommendations that named one method, how
+often it was truly not better (its share of pairs in the compared bin at the compared size, over the
+truth runs, no larger) than a method it was said to beat (uniform random, the runner-up). Each cell is
+kept in --cells as it is done, so an interrupted measurement resumes.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
+from pathlib import Path
 
 import suite
 
 import mdad
 from mdad.experiment.splits import n_seen_items
+from mdad.planning.simulated import simulated_plans
 
 
 def interval(low: float, high: float) -> tuple[float, float]:
@@ -46,11 +60,101 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--run-runs", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rule", action="store_true", help="The recommendations against 100-run experiments and the rule's error rate.")
+    parser.add_argument("--cells", type=Path, default=None, help="With --rule: folder keeping each finished cell (resumable).")
+    parser.add_argument("--questions", default=",".join(QUESTIONS))
+    parser.add_argument("--truth-runs", type=int, default=100)
     args = parser.parse_args()
+    if args.rule and args.cells is None and not args.smoke:
+        parser.error("--rule keeps its cells in a folder: give --cells DIR")
     if args.smoke:
         args.datasets, args.sizes, args.methods, args.runs, args.run_runs, args.workers = "gpqa", "10", "random,stratified-confidence", 2, 2, 1
+        args.questions, args.truth_runs = "detect 5.0,size 25", 2
     with suite.Session("bench_plan_agreement", args) as session:
-        measure(args, session)
+        if args.smoke or not args.rule:
+            measure(args, session)
+        if args.smoke or args.rule:
+            rule_table(args, session)
+
+
+QUESTIONS = {"detect 2.0": {"detect": 2.0}, "detect 5.0": {"detect": 5.0}, "size 25": {"size": 25}, "size 100": {"size": 100}}
+TRUTH_SEED = 1000  # the truth's held-out runs are not the plan's
+
+
+def rule_table(args, session: suite.Session) -> None:
+    """Every (dataset, question, population) cell, from --cells when already done; the table and the error rate."""
+    named = wrong = 0
+    print("\n| dataset | question | new models | answer | compared at | truth: share of the named or leading method, of those judged |")
+    print("|---|---|---|---|---|---|", flush=True)
+    for name in args.datasets.split(","):
+        matrix = None
+        for question in args.questions.split(","):
+            for population in ("like-sources", "stronger"):
+                key = f"{name}_{question.replace(' ', '-')}_{population}"
+                path = None if args.cells is None else args.cells / f"{key}.json"
+                if path is not None and path.exists():
+                    cell = json.loads(path.read_text())
+                else:
+                    matrix = matrix if matrix is not None else mdad.load(name)
+                    start = time.process_time()
+                    cell = rule_cell(matrix, question, population, args)
+                    cell["cpu_s"] = time.process_time() - start  # this process; the workers' CPU is in the session's total
+                    if path is not None:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        partial = path.with_suffix(".part")
+                        partial.write_text(json.dumps(cell, indent=1))
+                        partial.replace(path)  # whole or absent
+                session.add(key, **{k: v for k, v in cell.items() if k != "truth"})
+                if cell["wrong"] is not None:
+                    named += 1
+                    wrong += cell["wrong"]
+                answer = f"{cell['recommended']}" if not cell["tied"] else f"tied: {', '.join(cell['tied'])}"
+                truths = ", ".join(f"{m} {cell['truth'][m][str(cell['size'])]:.3f}" for m in cell["judged"])
+                where = f"{cell['size']} items, pairs {cell['bin']:g} points apart" if cell["judged"] else "-"
+                print(f"| {name} | {question} | {population} | {answer} | {where} | {truths or '-'} |", flush=True)
+    if named:
+        print(f"\nThe rule named one method {named} times; it was truly not better than one it beat {wrong} times.")
+    else:
+        print("\nThe rule named no single method: every answer was a tied set or uniform random alone.")
+    session.add("rule error rate", named=named, wrong=wrong)
+
+
+def rule_cell(matrix, question: str, population: str, args) -> dict:
+    """One recommendation, and the truth of every method it answered at the compared size and its neighbours."""
+    asked = QUESTIONS[question] if question in QUESTIONS else _parse(question)
+    plan = mdad.plan(matrix, methods=args.methods, runs=args.runs, workers=args.workers, new_models=population, **asked)
+    cell: dict = {"recommended": plan.recommended, "tied": list(plan.tied), "judged": list(plan.judged), "sentence": plan.recommendation}
+    cell.update(size=None, bin=None, truth={}, wrong=None)
+    if not plan.judged:
+        return cell
+    leader = plan.row(plan.judged[0])
+    size = int(leader.items) if "detect" in asked else int(asked["size"])
+    lower = float(asked["detect"]) if "detect" in asked else float(leader.value)
+    sizes = sorted({k for k in (round(size / 1.1), size, round(size * 1.1)) if 1 <= k <= matrix.n_items})
+    methods = tuple(row.method for row in plan.rows)
+    found = simulated_plans(
+        matrix,
+        methods,
+        detect=lower,
+        sizes=sizes,
+        runs=args.truth_runs,
+        seed=TRUTH_SEED,
+        workers=args.workers,
+        targets_from="top" if population == "stronger" else "random",
+    )
+    truth = {m: {str(k): float(share) for k, share in zip(f.sizes, f.agreement, strict=True)} for m, f in found.items()}
+    cell.update(size=size, bin=lower, truth=truth)
+    if not plan.tied:  # one method named: was it truly better than each method it beat?
+        mine = truth[plan.judged[0]][str(size)]
+        cell["wrong"] = any(mine <= truth[other][str(size)] for other in plan.judged[1:])
+    return cell
+
+
+def _parse(question: str) -> dict:
+    kind, _, value = question.partition(" ")
+    if kind not in ("detect", "size") or not value:
+        raise SystemExit(f"A question is 'detect D' or 'size K', got {question!r}.")
+    return {kind: float(value) if kind == "detect" else int(value)}
 
 
 def measure(args, session: suite.Session) -> None:

@@ -229,6 +229,42 @@ def held_out_runs(
     work for this process while worker processes run the runs (mdad.experiment.executors.execute).
     ``targets_from="top"``: the strongest models are the targets of every run (new models stronger than the sources).
     ``scheduler``: the address of a Dask scheduler that runs the runs instead of local processes."""
+    found = held_out_runs_of(
+        matrix,
+        (method,),
+        sizes,
+        runs=runs,
+        targets=targets,
+        seed=seed,
+        workers=workers,
+        on_runs=on_runs,
+        sources=sources,
+        meanwhile=meanwhile,
+        targets_from=targets_from,
+        scheduler=scheduler,
+    )
+    return next(iter(found.values()))  # the one method, under the name the config gives it
+
+
+def held_out_runs_of(
+    matrix: ResponseMatrix,
+    methods: tuple[str, ...],
+    sizes,
+    *,
+    runs: int,
+    targets: int | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    on_runs: Callable[[float], None] | None = None,
+    sources: int | None = None,
+    meanwhile: Callable[[], None] | None = None,
+    targets_from: str = "random",
+    scheduler: str | None = None,
+) -> dict[str, HeldOutRuns]:
+    """:func:`held_out_runs` of several methods in one pass: the same runs (targets, sources, truths), one pool
+    of workers, and the per-run preparation that methods declare in common (``SelectionMethod.preparation``:
+    the IRT fit of the tinyBenchmarks estimators, for one) done once per run for all of them. Each method's
+    estimates are those it gets alone: every generator is keyed by (seed, method, size, run)."""
     n_targets = targets if targets is not None else default_targets(matrix.n_models)
     halves = make_splits(matrix, runs, n_targets, seed, targets_from=targets_from)
     whole_pool = np.tile(np.arange(matrix.n_items), (runs, 1))
@@ -236,14 +272,39 @@ def held_out_runs(
     if sources is not None:
         splits = replace(splits, source_pool=splits.sources(sources))
     n_sources = splits.source_pool.shape[1]
-    config = ExperimentConfig(methods=(method,), sizes=tuple(sizes), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
+    config = ExperimentConfig(methods=tuple(methods), sizes=tuple(sizes), sources=(n_sources,), runs=runs, targets=n_targets, seed=seed)
     tasks = plan_tasks(config, runs_per_task=1 if workers > 1 or scheduler else None)  # one run per task: the workers stay busy to the end
-    on_cells = None if on_runs is None else (lambda cells: on_runs(cells * runs / len(config.sizes)))
+    on_cells = None if on_runs is None else (lambda cells: on_runs(cells * runs / (len(config.sizes) * len(config.methods))))
     with closing(execute(run_task, matrix, splits, tasks, workers, on_cells=on_cells, meanwhile=meanwhile, scheduler=scheduler)) as finished:
-        blocks = {task.first_run: {cell.size: out["estimate"] for cell, out in result.items()} for task, result in finished}
-    estimates = {k: np.concatenate([blocks[start][k] for start in sorted(blocks)]) for k in sizes}
+        blocks: dict[tuple[str, int], dict[int, np.ndarray]] = {}
+        for task, result in finished:
+            for cell, out in result.items():
+                blocks.setdefault((cell.method, cell.size), {})[task.first_run] = out["estimate"]
     truths = matrix.scores[splits.targets].astype(np.float64).mean(axis=2)
-    return HeldOutRuns(estimates=estimates, truths=truths, targets=n_targets, sources=n_sources, target_ids=splits.targets)
+    return {
+        method: HeldOutRuns(
+            estimates={k: np.concatenate([part for _, part in sorted(blocks[method, k].items())]) for k in sizes},
+            truths=truths,
+            targets=n_targets,
+            sources=n_sources,
+            target_ids=splits.targets,
+        )
+        for method in config.methods
+    }
+
+
+def size_metrics(runs_out: HeldOutRuns, method: str, size: int, *, threshold: float, seed: int) -> dict:
+    """Every metric and the MDAD with its intervals of ``method``'s held-out estimates at ``size``, as
+    :func:`assess` reports them (the same bootstrap generators: the same numbers)."""
+    key = ("assess", method, size, runs_out.sources)
+    metrics, _ = view_metrics(
+        runs_out.estimates[size],
+        runs_out.truths,
+        threshold=threshold,
+        bootstrap_rng=rng_for(seed, "bootstrap", *key),
+        robust_rng=rng_for(seed, "robust", *key),
+    )
+    return metrics
 
 
 def assess(
@@ -326,10 +387,7 @@ def assess(
         scheduler=scheduler,
     )
     estimates, truths, n_targets, n_sources = runs_out.estimates[size], runs_out.truths, runs_out.targets, runs_out.sources
-    key = ("assess", method, size, n_sources)
-    metrics, _ = view_metrics(
-        estimates, truths, threshold=threshold, bootstrap_rng=rng_for(seed, "bootstrap", *key), robust_rng=rng_for(seed, "robust", *key)
-    )
+    metrics = size_metrics(runs_out, method, size, threshold=threshold, seed=seed)
     return Assessment(
         method=method,
         size=size,

@@ -8,7 +8,6 @@ blocks of runs.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
+from mdad.experiment.executors import check_scheduler
 from mdad.experiment.grid import Experiment, ExperimentConfig
 from mdad.experiment.store import ResultStore
 from mdad.outputs import check_output_folder
@@ -28,19 +28,6 @@ if TYPE_CHECKING:
     from mdad.report.html import Outputs
 
 FOLDER = "the output folder"
-
-
-SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # Dask's network transports
-
-
-def check_scheduler(address: str) -> None:
-    """A Dask scheduler address: [scheme://]host:port, with a scheme Dask can reach over a network."""
-    match = re.fullmatch(rf"(?:(?:{'|'.join(SCHEDULER_SCHEMES)})://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]]+):(\d{{1,5}})/?", address)
-    if match is None or not 0 < int(match.group(1)) < 65536:
-        raise MdadError(
-            f"--scheduler {address!r} is not a scheduler address ([scheme://]host:port, the scheme one of "
-            f"{', '.join(SCHEDULER_SCHEMES)}; e.g. tcp://host:8786)."
-        )
 
 
 @dataclass(frozen=True, kw_only=True)

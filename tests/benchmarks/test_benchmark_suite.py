@@ -242,3 +242,25 @@ def test_a_smoke_run_writes_nothing_unless_told(tmp_path, monkeypatch):
     assert not list(tmp_path.iterdir())
     args = suite.parser("x").parse_args([])
     assert suite.Session("x", args).out == tmp_path / "x.json"
+
+
+def test_the_plan_rule_table_keeps_each_cell_and_resumes_from_them(tmp_path):
+    """bench_plan_agreement --rule: each (dataset, question, population) cell is kept in --cells as it is done,
+    and a second run reads the kept cells instead of computing them again."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
+    cells = tmp_path / "cells"
+    first = run_script("bench_plan_agreement", ("--rule", "--cells", str(cells)), tmp_path / "first.json")
+    assert first.returncode == 0, first.stderr[-3000:]
+    kept = sorted(path.name for path in cells.glob("*.json"))
+    assert kept == sorted(f"gpqa_{q}_{p}.json" for q in ("detect-5.0", "size-25") for p in ("like-sources", "stronger"))
+    cell = json.loads((cells / "gpqa_size-25_like-sources.json").read_text())
+    assert cell["judged"] and cell["size"] == 25 and set(cell["truth"]) >= set(cell["judged"])
+    cell["recommended"] = "a-kept-cell"
+    (cells / "gpqa_size-25_like-sources.json").write_text(json.dumps(cell))
+    second = run_script("bench_plan_agreement", ("--rule", "--cells", str(cells)), tmp_path / "second.json")
+    assert second.returncode == 0, second.stderr[-3000:]
+    (record,) = json.loads((tmp_path / "second.json").read_text())
+    by_name = {result["name"]: result for result in record["results"]}
+    assert by_name["gpqa_size-25_like-sources"]["recommended"] == "a-kept-cell"
+    assert {"named", "wrong"} <= set(by_name["rule error rate"])

@@ -89,6 +89,24 @@ def test_a_store_of_another_results_version_is_refused_unchanged_and_report_says
     assert len(frames) == 2
 
 
+def test_plan_from_a_store_of_another_results_version_says_so_once(tmp_path, monkeypatch):
+    out = tmp_path / "o"
+    monkeypatch.setattr(grid, "RESULTS_VERSION", RESULTS_VERSION + 1)  # a store written by later code
+    small_store(out)
+    monkeypatch.undo()
+    said = f"was written under results version {RESULTS_VERSION + 1}, and this mdad writes results version {RESULTS_VERSION}: plan answers from"
+    for methods in ("random", "all"):  # one method, and every method the run holds: one sentence either way
+        done = runner.invoke(app, ["plan", "--results", str(out), "--size", "10", "--method", methods])
+        assert done.exit_code == 0, done.output
+        flat = " ".join(done.output.split())
+        assert flat.count(said) == 1, flat
+    same = tmp_path / "same"
+    small_store(same)
+    done = runner.invoke(app, ["plan", "--results", str(same), "--size", "10", "--method", "random"])
+    assert done.exit_code == 0 and "results version" not in done.output
+    assert mdad.planning.plan_from_results(same, "random", size=10).note == ""
+
+
 def test_a_store_from_before_results_versions_is_refused_and_still_reported(tmp_path):
     out = tmp_path / "o"
     small_store(out)

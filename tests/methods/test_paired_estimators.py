@@ -16,7 +16,7 @@ from mdad.errors import MdadError
 from mdad.estimators.krr import kernel_ridge_on
 from mdad.methods import MethodName, SourceView, parse
 from mdad.methods.base import MicroBenchmark
-from mdad.planning.choose import method_names
+from mdad.planning.method_sets import method_names
 from mdad.seeding import rng_for
 
 

@@ -10,9 +10,10 @@ import pytest
 import mdad
 from mdad import methods as registry
 from mdad.experiment.splits import make_splits
-from mdad.planning.choose import BASELINE, _servable, method_names
 from mdad.planning.exact import exact_smallest_size
+from mdad.planning.method_sets import method_names, servable
 from mdad.planning.paired import BOOTSTRAP_DRAWS, PairsInBin, bootstrap_se, paired_difference
+from mdad.planning.result import BASELINE
 from mdad.planning.simulated import between, refined, simulated_plan
 
 
@@ -24,7 +25,7 @@ def test_all_is_every_registered_method_and_paper_the_papers_set(small_sim):
     continuous = mdad.ResponseMatrix(
         scores=small_sim.scores * 0.5 + 0.25, models=small_sim.models, items=small_sim.items, subtasks=small_sim.subtasks, source="graded"
     )
-    served, skipped = _servable(continuous, method_names("all"), everything=True)
+    served, skipped = servable(continuous, method_names("all"), everything=True)
     reasons = dict(skipped)
     assert skipped and all(name not in served for name in reasons)
     assert all("continuous scores" in why for why in reasons.values())
@@ -136,8 +137,10 @@ def decision(plan) -> set[str]:
 
 @pytest.mark.parametrize("dataset", ["gpqa"])
 def test_another_seed_gives_the_same_decision_fast(dataset, request):
+    """Two cheap learned methods (no model fit) and 8 runs: the ladder, the sizes between its rungs and the tie
+    rule all run, for both populations, in a few CPU seconds; the slow test below does every method."""
     matrix = request.getfixturevalue(dataset)
-    plans = [mdad.plan(matrix, detect=2.0, methods="random,stratified-confidence,lasso", seed=seed, runs=10) for seed in (0, 1)]
+    plans = [mdad.plan(matrix, detect=2.0, methods="random,stratified-confidence,diversity", seed=seed, runs=8) for seed in (0, 1)]
     for population in (0, 1):
         first, second = (p.populations[population] for p in plans)
         assert decision(first) & decision(second), (first.recommendation, second.recommendation)
@@ -147,7 +150,7 @@ def test_another_seed_gives_the_same_decision_fast(dataset, request):
 @pytest.mark.parametrize("dataset", ["gpqa", "musr", "math_hard"])
 def test_another_seed_gives_the_same_decision_for_every_method(dataset, request):
     matrix = request.getfixturevalue(dataset)
-    plans = [mdad.plan(matrix, detect=2.0, methods="all", seed=seed) for seed in (0, 1)]
+    plans = [mdad.plan(matrix, detect=2.0, methods="all", seed=seed, workers=2) for seed in (0, 1)]  # as the CLI on 2 cores
     for population in (0, 1):
         first, second = (p.populations[population] for p in plans)
         assert decision(first) & decision(second), (first.recommendation, second.recommendation)
@@ -164,15 +167,16 @@ def test_uniform_randoms_exact_estimation_error_matches_drawing_the_items(small_
 
 
 def test_the_size_answer_prints_the_estimation_error_and_says_when_the_smallest_mdad_errs_more(small_sim):
-    from mdad.planning.choose import PlanRow, _recommend
+    from mdad.planning.recommend import recommend
+    from mdad.planning.result import PlanRow
 
     def row(method, mdad, error, exact=False):
         return PlanRow(method, exact, 25, mdad, mdad, mdad, float("nan"), 13.0, method != "random", (), 100, error)
 
     rows = [row("random", 13.0, 7.5, exact=True), row("anchor-points", 5.5, 8.5)]
-    _, sentence, _ = _recommend("size", rows, None, 0.8)
+    _, sentence, _ = recommend("size", rows, None, 0.8)
     assert "estimation error 8.50 points against 7.50" in sentence
-    _, calm, _ = _recommend("size", [rows[0], row("anchor-points", 5.5, 5.0)], None, 0.8)
+    _, calm, _ = recommend("size", [rows[0], row("anchor-points", 5.5, 5.0)], None, 0.8)
     assert "estimation error" not in calm
     choice = mdad.plan(small_sim, size=25, methods="random,anchor-points", runs=2, new_models="like-sources")
     errors = choice.to_frame().set_index("method")["error_points"]
@@ -223,3 +227,70 @@ def test_a_population_without_pairs_that_far_apart_is_one_sentence_that_names_it
     with pytest.raises(mdad.MdadError, match=r"^For new models stronger than the sources: No pair .*--new-models like-sources answers"):
         mdad.plan(matrix, detect=5.0, methods="random,random-stratified-equal")
     assert mdad.plan(matrix, detect=5.0, methods="random,random-stratified-equal", new_models="like-sources").row("random").items
+
+
+def shares_in_bin(estimates, truths, lower):
+    """Independently of mdad.planning: the share of held-out pairs whose full-benchmark difference lies in
+    [lower, lower + 0.5) points that the estimates order as the truths do (ties count as errors)."""
+    hits = total = 0
+    for est, truth in zip(estimates, truths, strict=True):
+        i, j = np.triu_indices(len(truth), 1)
+        gap = 100 * np.abs(truth[i] - truth[j])
+        inside = (gap >= lower - 1e-9) & (gap < lower + 0.5 - 1e-9)
+        right = np.sign(est[i] - est[j]) == np.sign(truth[i] - truth[j])
+        hits += int(np.sum(right & inside))
+        total += int(np.sum(inside))
+    return hits / total
+
+
+def test_the_size_answer_ranks_by_paired_differences_in_the_leaders_bin_and_names_ties(small_sim):
+    import re
+
+    methods = "random,anchor-points,adaptive"
+    choice = mdad.plan(small_sim, size=25, methods=methods, runs=4, new_models="like-sources")
+    frame = choice.to_frame().set_index("method")
+    leader = min(("anchor-points", "adaptive"), key=lambda m: (frame.loc[m, "value"], frame.loc[m, "high"]))
+    runner_up = ({"anchor-points", "adaptive"} - {leader}).pop()
+    assert frame.loc[leader, "value"] < frame.loc["random", "value"]
+    # the MDADs are assess's, and the printed paired differences are the shares' differences in the leader's bin
+    assessed = {m: mdad.assess(small_sim, m, 25, runs=4) for m in ("random", "anchor-points", "adaptive")}
+    assert frame.loc[leader, "value"] == assessed[leader].mdad
+    lower = float(frame.loc[leader, "value"])
+    share = {m: shares_in_bin(a.estimates, a.truths, lower) for m, a in assessed.items()}
+    said = dict(re.findall(r"minus ([\w-]+)'s: ([+-][0-9.]+) ±", choice.recommendation))
+    assert set(said) == {"random", runner_up}, choice.recommendation
+    for other, difference in said.items():
+        assert float(difference) == pytest.approx(share[leader] - share[other], abs=5e-4)
+    if choice.tied:  # a tied set: its simplest is recommended, random designs first
+        assert choice.recommendation.startswith("These methods are tied within noise:") and leader in choice.tied
+        assert choice.recommended == choice.tied[0] and (choice.recommended == "random") == ("random" in choice.tied)
+    else:
+        assert choice.recommended == leader and choice.recommendation.startswith(f"Use {leader}: MDAD")
+    assert "paired difference" in choice.rule and "interval's upper end" not in choice.rule
+
+
+def test_only_methods_that_can_lead_or_be_runner_up_are_simulated_between_the_rungs(small_sim):
+    from mdad.planning.rows import contending
+
+    def ladder(method, reached_at):
+        sizes = np.array([10, 25, 50, 100, 250])
+        return mdad.planning.SimulatedPlan(method, "x", 4.0, sizes, np.where(sizes >= reached_at, 0.9, 0.5), np.zeros(5), 100, 5, 0.8)
+
+    found = {m: ladder(m, at) for m, at in (("a", 50), ("b", 100), ("c", 250), ("d", 10))}
+    # d reaches at the first rung (no bracket); the second smallest sure answer is 50: b (50-100) and c cannot beat it
+    assert contending(found, random_items=254) == ["a"]
+    assert contending({m: found[m] for m in "abc"}, random_items=254) == ["a", "b"]  # second smallest: 100
+    assert contending({m: found[m] for m in "abc"}, random_items=40) == ["a"]  # a bracket from 50 cannot beat random's 40
+    # on real simulations: a method left at its rungs, simulated between them anyway, still needs more items
+    # than two methods do, so it could be neither the leader nor the runner-up of the tie rule
+    methods = "random,stratified-confidence,anchor-points,diversity,tinybenchmarks,random-regression"
+    choice = mdad.plan(small_sim, detect=8.0, methods=methods, runs=3, new_models="like-sources")
+    simulated = [r for r in choice.rows if not r.exact and r.items is not None]
+    coarse = [r for r in simulated if r.bracket is not None and r.bracket[1] - r.bracket[0] > max(2, 0.11 * r.bracket[0])]
+    assert [r.method for r in coarse] == ["tinybenchmarks"]  # its bracket (50-100) starts below random's 54, not below two answers
+    for row in coarse:
+        finer = refined(simulated_plan(small_sim, row.method, detect=8.0, runs=3), small_sim, detect=8.0)
+        assert finer.smallest is not None
+        assert sum(other.items < finer.smallest for other in simulated if other.method != row.method) >= 2 or (
+            choice.row("random").items is not None and finer.smallest >= choice.row("random").items
+        )

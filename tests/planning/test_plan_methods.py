@@ -16,8 +16,8 @@ from mdad.data import write_npz
 from mdad.errors import MdadError
 from mdad.metrics import analytic
 from mdad.planning import PlanRow
-from mdad.planning.choose import NO_BETTER, _recommend
 from mdad.planning.exact import SCAN_POOL, exact_agreement_at_size, exact_smallest_size, pairs_in_bin, smallest_size
+from mdad.planning.recommend import NO_BETTER, recommend
 
 runner = CliRunner()
 
@@ -113,9 +113,9 @@ def test_the_rule_picks_the_fewest_items_among_methods_beyond_the_noise_else_ran
         row("b", 25, 0.81, 0.01, 0.50, True),
         row("c", 10, 0.80, 0.20, 0.45, False),  # fewest items, but within its noise
     ]
-    method, sentence, rule = _recommend("detect", rows, 2.0, 0.8)
+    method, sentence, rule = recommend("detect", rows, 2.0, 0.8)
     assert method == "b" and "25 items" in sentence and "fewest items" in rule
-    method, sentence, _ = _recommend("detect", [rows[0], rows[3]], 2.0, 0.8)
+    method, sentence, _ = recommend("detect", [rows[0], rows[3]], 2.0, 0.8)
     assert method == "random" and NO_BETTER in sentence
 
 
@@ -226,21 +226,21 @@ def test_every_method_answers_detect_two_points_on_the_real_leaderboards(name):
 def test_an_exact_design_must_beat_random_by_more_than_the_noise_of_its_pairs(stratified, recommended, small_sim, monkeypatch):
     """An exact share is exact for its pairs only: 0.0001 above uniform random is within the binomial
     noise of a finite set of pairs and recommends random; a large advantage recommends the design."""
-    from mdad.planning import choose
+    from mdad.planning import rows as per_method
 
-    real = choose.exact_agreement_at_size
+    real = per_method.exact_agreement_at_size
 
     def shares(matrix, *, design="random", **kwargs):
         lower, pairs, value = real(matrix, design="random", **kwargs)
         return lower, pairs, (0.80 if design == "random" else stratified)
 
-    monkeypatch.setattr(choose, "exact_agreement_at_size", shares)
+    monkeypatch.setattr(per_method, "exact_agreement_at_size", shares)
     plan = mdad.plan(small_sim, budget=25, detect=2.0, methods="random,random-stratified-equal")
     row = plan.row("random-stratified-equal")
     assert row.pairs > 0 and row.beats_random == (recommended != "random")
     assert plan.recommended == recommended
-    assert choose.exact_beats(0.95, 0.80, row.pairs) and not choose.exact_beats(0.8001, 0.80, row.pairs)
-    assert not choose.exact_beats(0.85, 0.80, 10)  # 10 pairs: 0.05 is within two binomial errors (0.24)
+    assert per_method.exact_beats(0.95, 0.80, row.pairs) and not per_method.exact_beats(0.8001, 0.80, row.pairs)
+    assert not per_method.exact_beats(0.85, 0.80, 10)  # 10 pairs: 0.05 is within two binomial errors (0.24)
 
 
 @pytest.mark.parametrize(("stratified", "recommended"), [(0.8001, "random"), (0.95, "random-stratified-equal")])
@@ -250,9 +250,9 @@ def test_a_smaller_exact_mdad_counts_only_beyond_the_noise_of_its_bins_pairs(str
     noise of the bin's pairs (docs/plan.md)."""
     import dataclasses
 
-    from mdad.planning import choose
+    from mdad.planning import rows as per_method
 
-    real_mdad, real_share = choose.exact_mdad_at_size, choose.exact_agreement_at_size
+    real_mdad, real_share = per_method.exact_mdad_at_size, per_method.exact_agreement_at_size
     baseline = real_mdad(small_sim, size=25, design="random")
     assert baseline.reached and baseline.mdad >= 1.0
     smaller = baseline.mdad - 0.5
@@ -266,8 +266,8 @@ def test_a_smaller_exact_mdad_counts_only_beyond_the_noise_of_its_bins_pairs(str
         assert lower == smaller  # judged in the bin where the design crosses
         return lower, pairs, (0.80 if design == "random" else stratified)
 
-    monkeypatch.setattr(choose, "exact_mdad_at_size", mdads)
-    monkeypatch.setattr(choose, "exact_agreement_at_size", shares)
+    monkeypatch.setattr(per_method, "exact_mdad_at_size", mdads)
+    monkeypatch.setattr(per_method, "exact_agreement_at_size", shares)
     plan = mdad.plan(small_sim, size=25, methods="random,random-stratified-equal", new_models="like-sources")
     assert plan.row("random-stratified-equal").value == smaller
     assert plan.recommended == recommended

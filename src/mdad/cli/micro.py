@@ -99,6 +99,9 @@ def select_command(
     normalise: Annotated[
         str | None, typer.Option(help="With --suite: NAME=BASELINE,...: rescale a benchmark's score above its random-guess baseline.")
     ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Dask scheduler address (e.g. tcp://host:8786) that runs the assessment's held-out runs, as 'mdad run' can.")
+    ] = None,
 ) -> None:
     """Choose SIZE items with METHOD, using every model of the data as a source model, and measure
     how reliable the choice is on held-out models. With harness logs, also print the command that
@@ -109,7 +112,7 @@ def select_command(
         from mdad.cli.suite import Printers, refuse_with_suite, select_suite_command
 
         given = {"--size": size, "--dataset": dataset, "--data": data, "--targets": targets, "--lm-eval-samples": lm_eval_samples}
-        refuse_with_suite({**given, "--audit-items": audit_items})
+        refuse_with_suite({**given, "--audit-items": audit_items, "--scheduler": scheduler})
         return select_suite_command(
             suite=suite,
             method=method,
@@ -133,6 +136,8 @@ def select_command(
             raise MdadError(f"{option} applies to a suite; give the benchmarks with --suite, or leave {option} out.")
     if size is None:
         raise MdadError("Give the number of items with --size (or a suite with --suite and --budget).")
+    if scheduler is not None and workers:
+        raise MdadError("--workers counts local processes and --scheduler sends the held-out runs to a cluster; give one of them.")
     out_path = output_path(out, "the micro-benchmark file")
     samples_path = None if lm_eval_samples is None else output_path(lm_eval_samples, "the lm-eval samples file")
     check_threshold(threshold)
@@ -153,7 +158,7 @@ def select_command(
             check_output_file(samples_path, str(plan.writer.samples_file))
             check_outputs_apart({"the data": data}, {**outputs, **beside})
         with locked_outputs(beside):
-            selection = _select(matrix, method, size, seed, assess_runs, targets, threshold, workers, asked, audit_items)
+            selection = _select(matrix, method, size, seed, assess_runs, targets, threshold, workers, asked, audit_items, scheduler)
             selection.save(out_path, samples_path)
     print_report(selection.report(out_path, samples_path))
 
@@ -164,7 +169,17 @@ def default_samples_path(out: Path) -> Path:
 
 
 def _select(
-    matrix, method: str, size: int, seed: int, assess_runs: int, targets: int | None, threshold: float, workers: int, samples_file, audit_items: int
+    matrix,
+    method: str,
+    size: int,
+    seed: int,
+    assess_runs: int,
+    targets: int | None,
+    threshold: float,
+    workers: int,
+    samples_file,
+    audit_items: int,
+    scheduler: str | None,
 ) -> Selection:
     """``build_selection`` with a progress bar while held-out runs are made."""
     runs = assessment_runs(matrix.n_models, assess_runs, targets)
@@ -190,6 +205,7 @@ def _select(
             audit_items=audit_items,
             on_selected=selected,
             on_runs=lambda done: progress.advance(held_out, done),
+            scheduler=scheduler,
         )
 
 

@@ -27,6 +27,7 @@ from mdad.cli.common import (
     app,
     checked_seed,
     console,
+    err_console,
     friendly_errors,
     plural,
     progress_bar,
@@ -43,8 +44,8 @@ from mdad.outputs import atomic_file, check_output_file, check_outputs_apart, lo
 from mdad.planning import ExactMdadAtSize, ExactSmallestSize, Plan, SimulatedMdadAtSize, SimulatedPlan, SourcesCurve, StoredAnswer, plans_from_results
 from mdad.planning import plan as plan_answer
 from mdad.planning.bins import bin_label, bin_lower
-from mdad.planning.choose import POPULATION_TEXT, items_text
 from mdad.planning.pairs import compare_streamed
+from mdad.planning.result import POPULATION_TEXT, items_text
 from mdad.planning.simulated import MAX_RUNS_TO_SETTLE
 from mdad.wording import with_article
 
@@ -153,8 +154,10 @@ def plan(
     if results is not None and several and budget is None and not sources_curve:
         if matrix is not None:
             raise MdadError("--results answers from a finished run's own data; drop --data and --dataset.")
-        for found in plans_from_results(results, method, detect=detect, size=size, threshold=threshold):
-            print_stored(found)
+        answers = plans_from_results(results, method, detect=detect, size=size, threshold=threshold)
+        for found in answers:
+            print_stored(found, with_note=False)
+        print_version_note(answers[0])
         return
     if several or budget is not None or sources_curve:
         choice = plan_with_progress(matrix, detect, size, budget, method, threshold, results, runs, seed, sources_curve, new_models, scheduler)
@@ -429,8 +432,16 @@ def print_simulated_plan(found: SimulatedPlan) -> None:
         console.print(noise_sentence((), found.runs, found.runs_to_settle()), highlight=False)
 
 
-def print_stored(found: StoredAnswer) -> None:
-    """The answer read from a finished run's simulated curves."""
+def print_version_note(found: StoredAnswer) -> None:
+    """The sentence saying that the run was written under another results version, if it was."""
+    if found.note:
+        err_console.print(f"[yellow]{literal(found.note)}[/yellow]", highlight=False)
+
+
+def print_stored(found: StoredAnswer, with_note: bool = True) -> None:
+    """The answer read from a finished run's simulated curves (``with_note``: and the results-version note, if any)."""
+    if with_note:
+        print_version_note(found)
     note = literal(f"from the simulated curves of {found.runs} runs in {found.results} (seen items, {found.sources} source models), not exact")
     method = found.method
     if found.size is not None and not found.estimable:

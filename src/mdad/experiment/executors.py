@@ -12,6 +12,7 @@ import gc
 import logging
 import multiprocessing
 import os
+import re
 import signal
 import sys
 import warnings
@@ -27,6 +28,19 @@ from mdad.errors import MdadError
 
 _PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # Dask's network transports
+
+
+def check_scheduler(address: str) -> None:
+    """A Dask scheduler address: [scheme://]host:port, with a scheme Dask can reach over a network."""
+    match = re.fullmatch(rf"(?:(?:{'|'.join(SCHEDULER_SCHEMES)})://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]]+):(\d{{1,5}})/?", address)
+    if match is None or not 0 < int(match.group(1)) < 65536:
+        raise MdadError(
+            f"--scheduler {address!r} is not a scheduler address ([scheme://]host:port, the scheme one of "
+            f"{', '.join(SCHEDULER_SCHEMES)}; e.g. tcp://host:8786)."
+        )
 
 
 def execute(

@@ -189,14 +189,15 @@ class ResultStore:
             self._experiment = {key: config.get(key) for key in IDENTITY_KEYS}
         return self._experiment
 
-    def version_note(self) -> str | None:
-        """A sentence when the store was written under another results version than this code's (None: the same)."""
+    def version_note(self, reader: str = "the tables and the report show") -> str | None:
+        """A sentence when the store was written under another results version than this code's (None: the same);
+        ``reader`` says who shows the stored numbers as that code computed them."""
         there = self.experiment().get("results_version")
         if there == RESULTS_VERSION:
             return None
         return (
-            f"{self.root} was written {written_under(there)}, and this mdad writes results version {RESULTS_VERSION}: the tables and the "
-            "report show the numbers as that code computed them, and 'mdad run' does not resume the folder."
+            f"{self.root} was written {written_under(there)}, and this mdad writes results version {RESULTS_VERSION}: {reader} "
+            "the numbers as that code computed them, and 'mdad run' does not resume the folder."
         )
 
     def versioned(self) -> bool:

@@ -20,6 +20,7 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.data.readers.commands import CommandWriter, items_by_task
 from mdad.defaults import DEFAULT_THRESHOLD
 from mdad.errors import MdadError
+from mdad.experiment.executors import check_scheduler
 from mdad.experiment.grid import default_targets
 from mdad.experiment.splits import MIN_MODELS, require_runs_memory
 from mdad.metrics import analytic
@@ -208,6 +209,7 @@ def build_selection(
     audit_items: int = 0,
     on_selected: Callable[[], None] | None = None,
     on_runs: Callable[[float], None] | None = None,
+    scheduler: str | None = None,
 ) -> Selection:
     """Choose ``size`` items of ``matrix`` with ``method`` (``mdad.select``), the content of the harness's samples
     file (``samples_file``: see ``harness_plan``), and its assessment on ``runs`` held-out splits (``mdad.assess``;
@@ -217,7 +219,10 @@ def build_selection(
     anything else, so a request that cannot be met is refused before the long part. The items are chosen, and the sample lists made,
     in this process while worker processes run the held-out runs (one worker: first); an error there
     stops the runs. For a progress display, ``on_selected`` is called once the items are chosen and
-    ``on_runs`` with the number of held-out runs finished as they finish."""
+    ``on_runs`` with the number of held-out runs finished as they finish. ``scheduler``: the address of a Dask
+    scheduler that runs the held-out runs instead of local processes (as ``mdad run --scheduler``)."""
+    if scheduler is not None:
+        check_scheduler(scheduler)
     plan = harness_plan(matrix, method, samples_file=samples_file)
     check_request(matrix, method, size, audit_items)
     made = assessment_runs(matrix.n_models, runs, targets)
@@ -231,12 +236,25 @@ def build_selection(
         if on_selected is not None:
             on_selected()
 
+    if not made and scheduler is not None:
+        why = "--assess-runs 0 asks for none" if not runs else f"{matrix.n_models} models are too few to hold any out"
+        raise MdadError(f"--scheduler runs the held-out runs of the assessment and {why}; drop --scheduler.")
     if not made:
         choose()
         chosen, samples = found[0]
         return Selection(chosen, matrix, samples, runs, plan)
     assessment = assess(
-        matrix, method, size, runs=made, targets=targets, seed=seed, workers=workers, threshold=threshold, on_runs=on_runs, meanwhile=choose
+        matrix,
+        method,
+        size,
+        runs=made,
+        targets=targets,
+        seed=seed,
+        workers=workers,
+        threshold=threshold,
+        on_runs=on_runs,
+        meanwhile=choose,
+        scheduler=scheduler,
     )
     chosen, samples = found[0]
     return Selection(chosen.with_assessment(assessment), matrix, samples, runs, plan)

@@ -7,9 +7,9 @@ probability of keeping its order.
 """
 
 from mdad.planning.answer import PlanAnswer, plan
-from mdad.planning.choose import Plan, PlanRow
 from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_at_size, exact_smallest_size
 from mdad.planning.pairs import PairComparison, compare
+from mdad.planning.result import Plan, PlanRow
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
 from mdad.planning.sources import SourcesCurve, sources_curve
 from mdad.planning.stored import StoredAnswer, plan_from_results, plans_from_results

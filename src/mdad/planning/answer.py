@@ -16,8 +16,10 @@ from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_THRESHOLD, check_threshold
 from mdad.errors import MdadError
 from mdad.metrics.analytic import has_exact_answer
-from mdad.planning.choose import Plan, Progress, plan_methods, unmet_scores
+from mdad.planning.choose import Progress, plan_methods
 from mdad.planning.exact import ExactMdadAtSize, ExactSmallestSize, exact_mdad_at_size, exact_smallest_size
+from mdad.planning.method_sets import unmet_scores
+from mdad.planning.result import Plan
 from mdad.planning.simulated import SimulatedMdadAtSize, SimulatedPlan, simulated_mdad_at_size, simulated_plan
 from mdad.planning.stored import StoredAnswer, plan_from_results
 

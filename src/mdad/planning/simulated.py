@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from mdad.assessment import Assessment, assess, held_out_runs
+from mdad.assessment import Assessment, HeldOutRuns, assess, held_out_runs_of
 from mdad.data.matrix import ResponseMatrix
 from mdad.defaults import ASSESS_RUNS, DEFAULT_BIN_WIDTH, DEFAULT_THRESHOLD, PLAN_NOISE_SE, PLAN_RUNS, PLAN_SIZES, check_threshold
 from mdad.errors import MdadError
@@ -141,14 +141,50 @@ def simulated_plan(
     >>> found.label, found.sizes.tolist()
     ('10 to 10.5', [10, 25, 50, 100, 250])
     """
+    return simulated_plans(
+        matrix,
+        (method,),
+        detect=detect,
+        threshold=threshold,
+        sizes=sizes,
+        runs=runs,
+        targets=targets,
+        seed=seed,
+        workers=workers,
+        sources=sources,
+        on_runs=on_runs,
+        targets_from=targets_from,
+        scheduler=scheduler,
+    )[method]
+
+
+def simulated_plans(
+    matrix: ResponseMatrix,
+    methods: tuple[str, ...],
+    *,
+    detect: float,
+    threshold: float = DEFAULT_THRESHOLD,
+    sizes=None,
+    runs: int = PLAN_RUNS,
+    targets: int | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    sources: int | None = None,
+    on_runs: Callable[[float], None] | None = None,
+    targets_from: str = "random",
+    scheduler: str | None = None,
+) -> dict[str, SimulatedPlan]:
+    """:func:`simulated_plan` of several methods on the same held-out runs in one pass (one pool of workers,
+    per-run preparations the methods share done once: :func:`mdad.assessment.held_out_runs_of`); each
+    method's answer is the one it gets alone."""
     check_threshold(threshold)
     lower = bin_lower(detect)
     ladder = np.array(sorted(sizes if sizes is not None else [k for k in PLAN_SIZES if k <= matrix.n_items]), dtype=int)
     if not len(ladder):
         raise MdadError(f"The pool of {matrix.n_items} items is smaller than every size to try.")
-    found = held_out_runs(
+    found = held_out_runs_of(
         matrix,
-        method,
+        tuple(methods),
         tuple(int(k) for k in ladder),
         runs=runs,
         targets=targets,
@@ -159,6 +195,14 @@ def simulated_plan(
         targets_from=targets_from,
         scheduler=scheduler,
     )
+    return {
+        method: shares_of(method, runs_of, matrix.source, lower, ladder, threshold) for method, runs_of in zip(methods, found.values(), strict=True)
+    }
+
+
+def shares_of(method: str, found: HeldOutRuns, source: str, lower: float, ladder: np.ndarray, threshold: float) -> SimulatedPlan:
+    """Per size of ``ladder``, the share of held-out pairs in the bin at ``lower`` that ``found``'s estimates order correctly."""
+    runs = found.truths.shape[0]
     dt = pair_differences(found.truths)
     in_bin = bin_of(100 * dt, DEFAULT_BIN_WIDTH) == round(lower / DEFAULT_BIN_WIDTH)  # runs x pairs
     per_run = in_bin.sum(axis=1)
@@ -178,7 +222,7 @@ def simulated_plan(
         stderr.append(float(np.sqrt(var)))
     return SimulatedPlan(
         method=method,
-        source=matrix.source,
+        source=source,
         lower=lower,
         sizes=ladder,
         agreement=np.array(agreement),
@@ -203,11 +247,28 @@ def refined(found: SimulatedPlan, matrix: ResponseMatrix, **options) -> Simulate
     held-out runs (same seed, hence the same targets and source orders: the comparison stays paired),
     so the answer is known to about 10% of its size. ``options``: those of :func:`simulated_plan`
     (``detect`` among them)."""
-    bracket = found.bracket
-    sizes = [] if bracket is None else between(*bracket)
-    if not sizes:
-        return found
-    more = simulated_plan(matrix, found.method, sizes=sizes, runs=found.runs, threshold=found.threshold, **options)
+    return all_refined({found.method: found}, matrix, **options)[found.method]
+
+
+def all_refined(found: dict[str, SimulatedPlan], matrix: ResponseMatrix, **options) -> dict[str, SimulatedPlan]:
+    """:func:`refined` for several methods simulated on the same runs: the methods whose answers share a
+    bracket are simulated between its rungs in one pass (:func:`simulated_plans`), so the per-run
+    preparation they share is done once."""
+    by_bracket: dict[tuple[int, int], list[str]] = {}
+    for name, plan in found.items():
+        if plan.bracket is not None and between(*plan.bracket):
+            by_bracket.setdefault(plan.bracket, []).append(name)
+    out = dict(found)
+    for bracket, names in by_bracket.items():
+        first = found[names[0]]
+        more = simulated_plans(matrix, tuple(names), sizes=between(*bracket), runs=first.runs, threshold=first.threshold, **options)
+        for name in names:
+            out[name] = _merged(found[name], more[name])
+    return out
+
+
+def _merged(found: SimulatedPlan, more: SimulatedPlan) -> SimulatedPlan:
+    """``found`` with the sizes of ``more`` (the same method on the same runs) added, in order of size."""
     order = np.argsort(np.concatenate([found.sizes, more.sizes]), kind="stable")
     return replace(
         found,

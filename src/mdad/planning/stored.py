@@ -7,7 +7,7 @@ read at the sizes the run holds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -49,6 +49,8 @@ class StoredAnswer:
         Why the MDAD at ``size`` is noise or cannot be estimated at all ("" when it can be trusted).
     estimable : bool
         False when the run has too few targets or runs for any MDAD (``warning`` says why).
+    note : str
+        One sentence when the run was written under another results version (mdad.results_version), else "".
     """
 
     method: str
@@ -68,6 +70,7 @@ class StoredAnswer:
     robust: Mdad | None = None
     warning: str = ""
     estimable: bool = True
+    note: str = ""
 
     @property
     def reached(self) -> bool:
@@ -140,7 +143,8 @@ def plans_from_results(
     if absent or not stored:
         which = f"method {absent[0]!r}" if absent else "any method"
         raise MdadError(f"{results} holds no results for {which} (stored: {', '.join(sorted(stored)) or 'none'}).")
-    return [_stored_answer(results, config, summary, curves, name, detect, size, threshold) for name in names]
+    note = store.version_note("plan answers from") or ""
+    return [replace(_stored_answer(results, config, summary, curves, name, detect, size, threshold), note=note) for name in names]
 
 
 def _stored_answer(
