@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--assess-runs", type=int, default=5, help="held-out runs per benchmark: its optimal allocation, its intervals")
     args = parser.parse_args()
     if args.smoke:
-        args.reps, args.budget, args.learned_reps, args.assess_runs = 3, 60, 2, 2
+        args.reps, args.budget, args.learned_reps, args.assess_runs = 2, 60, 1, 2
     with suite.Session("bench_suite", args) as session:
         measure(args, session)
 
