@@ -308,3 +308,19 @@ def test_in_the_grid_on_zero_one_data_reproducible_with_finite_metrics(small_sim
         pd.testing.assert_frame_equal(frame, again[cell])
         rows, _ = evaluate_cell(cell, frame)
         assert all(np.isfinite([r["error"], r["kendall_tau"], r["pair_agreement"]]).all() for r in rows)
+
+
+def test_a_basis_where_lapacks_divide_and_conquer_does_not_converge(monkeypatch):
+    """ope_basis falls back to the QR-iteration SVD when gesdd fails (it did on a rank-deficient matrix of
+    MMLU-Pro's items with one BLAS thread): the same span, orthonormal, of the same rank."""
+    points = np.repeat(np.random.default_rng(3).uniform(-0.99, 0.99, (12, 2)), 3, axis=0)  # 12 distinct points: rank-deficient
+    expected = ope_basis(points, 20)
+
+    def failing(*args, **kwargs):
+        raise np.linalg.LinAlgError("SVD did not converge")
+
+    monkeypatch.setattr(np.linalg, "svd", failing)
+    basis = ope_basis(points, 20)
+    assert basis.shape == expected.shape == (36, 12)
+    np.testing.assert_allclose(basis.T @ basis, np.eye(12), atol=1e-10)
+    np.testing.assert_allclose(basis @ basis.T, expected @ expected.T, atol=1e-10)  # the same projection kernel

@@ -119,9 +119,25 @@ def ope_basis(points: np.ndarray, k: int) -> np.ndarray:
             return q
     columns = np.ascontiguousarray(vandermonde(points, k))  # afresh (the QR overwrites it), in row order
     norms = np.linalg.norm(columns, axis=0)  # summed row after row: the SVD's input as ever
-    u, s, _ = np.linalg.svd(columns / np.where(norms > 0, norms, 1.0), full_matrices=False)
+    u, s = left_singular(columns / np.where(norms > 0, norms, 1.0))
     rank = int(np.sum(s > RANK_TOLERANCE * s[0])) if s.size and s[0] > 0 else 0
     return u[:, :rank]
+
+
+def left_singular(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The left singular vectors and singular values of ``matrix`` (thin SVD).
+
+    LAPACK's divide-and-conquer driver (gesdd, numpy's) fails to converge on some rank-deficient monomial matrices,
+    depending on the BLAS threads (one 9,885 x 250 matrix of MMLU-Pro's items failed with 1 thread and not with
+    2); the QR-iteration driver (gesvd) is slower but converges there. gesdd stays first, so that every selection
+    it served keeps its items."""
+    try:
+        u, s, _ = np.linalg.svd(matrix, full_matrices=False)
+    except np.linalg.LinAlgError:
+        from scipy.linalg import svd  # imported on first use: scipy.linalg costs start-up time of every command
+
+        u, s, _ = svd(matrix, full_matrices=False, lapack_driver="gesvd")
+    return u, s
 
 
 def ope_bases(points: np.ndarray, sizes: Sequence[int]) -> dict[int, np.ndarray]:
