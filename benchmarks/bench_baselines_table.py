@@ -100,12 +100,13 @@ def table(
 
 
 def read_coverage(paths: list[Path]) -> pd.DataFrame:
-    """The interval columns (bench_intervals.py --columns): the newest record of each file, one row per cell."""
-    rows = []
-    for path in paths:
-        record = json.loads(path.read_text())[-1]
-        rows += [r for r in record["results"] if "cover90" in r]
-    return pd.DataFrame(rows)
+    """The interval columns (bench_intervals.py --columns) of every record of the files, one row per cell: where
+    several records hold a cell, the later one (in the order of the files, then of their records)."""
+    rows = [r for path in paths for record in json.loads(path.read_text()) for r in record["results"] if "cover90" in r]
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    return frame.drop_duplicates(["dataset", "targets", "method", "size"], keep="last").reset_index(drop=True)
 
 
 def print_coverage(coverage: pd.DataFrame, name: str, targets_from: str, methods: list[str], sizes: tuple[int, ...]) -> None:

@@ -174,11 +174,12 @@ def test_coverage_columns_against_a_hand_count():
 
 
 def test_the_table_joins_the_interval_columns_of_their_cell(tmp_path, capsys):
-    """bench_baselines_table --coverage: each cell's coverage overall / top fifth [covered or marked], from the newest record."""
+    """bench_baselines_table --coverage: each cell's coverage overall / top fifth [covered or marked], from the newest
+    record that holds the cell."""
     import bench_baselines_table
 
     cell = {"dataset": "d", "targets": "top", "method": "lasso", "cover90_se": 0.02, "covered_or_marked": 0.96, "reps": 3}
-    older = {"results": [{**cell, "size": 10, "cover90": 0.1, "cover90_top": 0.1, "cover90_top_se": 0.05}]}
+    older = {"results": [{**cell, "size": 10, "cover90": 0.1, "cover90_top": 0.1, "cover90_top_se": 0.05}, {"name": "timing"}]}
     newer = {
         "results": [
             {**cell, "size": 10, "cover90": 0.812, "cover90_top": 0.5, "cover90_top_se": 0.07},
@@ -193,6 +194,8 @@ def test_the_table_joins_the_interval_columns_of_their_cell(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert "| lasso | 81±2 / 50±7 [96] | 90±2 / - [96] | - |" in lines
     assert "| disco | - | - | - |" in lines
+    bench_baselines_table.print_coverage(coverage, "d", "random", ["lasso"], (10,))
+    assert "| lasso | 30±2 / 30±10 [96] |" in capsys.readouterr().out.splitlines()  # a cell of the newer record only
 
 
 def busy(seconds: float) -> None:
