@@ -163,7 +163,7 @@ def one_repetition(
     binary = bool(np.isin(matrix.scores, (0.0, 1.0)).all())  # continuous scores: no priors, as select stores none
     prior = PairPrior.from_scores(matrix.scores[rest]) if binary else None  # as select does: from the models the user has
     accuracy_prior = AccuracyPrior.from_scores(matrix.scores[rest], uniform_weight=uniform_weight) if uniform_weight >= 0 and binary else None
-    source_accuracies = AccuracyPrior.from_scores(matrix.scores[rest]) if binary else None  # what select stores for the off-population mark
+    source_scores = np.sort(matrix.scores[rest].mean(axis=1))  # what select stores for the off-population marks
     i, j = np.triu_indices(n_new, k=1)
     rows, pairs, per_model, cal_rows = [], [], [], []
     for (method, k), [(micro, est)] in final.items():
@@ -199,7 +199,7 @@ def one_repetition(
                 marks = (
                     np.full(n_new, "", dtype=object)
                     if exact
-                    else off_population_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method)
+                    else off_population_marks(np.clip(est, 0.0, 1.0), source_scores, conformal, method=method)
                 )
                 kinds = {
                     OFF_POPULATION_MARK: "estimated",
@@ -209,7 +209,7 @@ def one_repetition(
                 }
                 mark_kind = np.array([kinds.get(m, "piled" if m == OFF_POPULATION_PILED_MARK else "") for m in marks], dtype=object)
                 pair_marked = (
-                    np.zeros(n_new, dtype=bool) if exact else order_marks(np.clip(est, 0.0, 1.0), source_accuracies, conformal, method=method) != ""
+                    np.zeros(n_new, dtype=bool) if exact else order_marks(np.clip(est, 0.0, 1.0), source_scores, conformal, method=method) != ""
                 )
                 per_model.append(
                     pd.DataFrame(

@@ -12,10 +12,9 @@ import pytest
 import mdad
 from mdad.data import ResponseMatrix
 from mdad.intervals.conformal import ConformalCalibration
-from mdad.intervals.posterior import AccuracyPrior
 from mdad.methods.base import METHODS, SelectionMethod
 from mdad.metrics import analytic
-from mdad.micro.trust import OFF_POPULATION_FIT_MARK, OFF_POPULATION_REACH_MARK, _source_quantile, off_population_marks
+from mdad.micro.trust import OFF_POPULATION_FIT_MARK, OFF_POPULATION_REACH_MARK, off_population_marks
 from mdad.testing import check_method
 
 RANDOM_DESIGNS = ("random", "random-stratified-equal", "random-stratified-proportional")
@@ -86,13 +85,13 @@ def test_the_ability_mark_follows_the_declared_attribute(name):
     """Estimates read off an IRT ability (``ability_estimate``) are also marked where their 90% interval reaches the
     sources' best twentieth; a copy under another name is marked the same, a weighted mean is not."""
     rng = np.random.default_rng(0)
-    prior = AccuracyPrior.from_scores((rng.random((40, 100)) < np.linspace(0.2, 0.8, 40)[:, None]).astype(float))
+    sources = (rng.random((40, 100)) < np.linspace(0.2, 0.8, 40)[:, None]).astype(float).mean(axis=1)  # their accuracies
     truth = rng.uniform(0.2, 0.8, 400)
     calibration = ConformalCalibration.fit(truth + rng.normal(0, 0.05, 400), truth)
     estimates = np.linspace(0.3, 0.75, 30)
     with renamed_copy(name) as copy:
-        built_in = off_population_marks(estimates, prior, calibration, method=name)
-        np.testing.assert_array_equal(off_population_marks(estimates, prior, calibration, method=copy), built_in)
+        built_in = off_population_marks(estimates, sources, calibration, method=name)
+        np.testing.assert_array_equal(off_population_marks(estimates, sources, calibration, method=copy), built_in)
     assert (built_in == OFF_POPULATION_REACH_MARK).any() == METHODS.get(name).ability_estimate
 
 
@@ -103,21 +102,21 @@ def test_the_fitted_mark_follows_the_declared_attribute(name):
     under another name is marked the same, anchor-points' weighted mean is not, and any selection paired with an
     estimator (@estimator=krr) is."""
     rng = np.random.default_rng(0)
-    prior = AccuracyPrior.from_scores((rng.random((40, 100)) < np.linspace(0.2, 0.8, 40)[:, None]).astype(float))
+    sources = (rng.random((40, 100)) < np.linspace(0.2, 0.8, 40)[:, None]).astype(float).mean(axis=1)  # their accuracies
     truth = rng.uniform(0.2, 0.8, 400)
     calibration = ConformalCalibration.fit(truth + rng.normal(0, 0.2, 400), truth)
     estimates = np.linspace(0.3, 0.75, 30)
     with renamed_copy(name) as copy:
-        built_in = off_population_marks(estimates, prior, calibration, method=name)
-        np.testing.assert_array_equal(off_population_marks(estimates, prior, calibration, method=copy), built_in)
+        built_in = off_population_marks(estimates, sources, calibration, method=name)
+        np.testing.assert_array_equal(off_population_marks(estimates, sources, calibration, method=copy), built_in)
     fitted = METHODS.get(name).fitted_estimate
-    interval_reaches = calibration.bounds(estimates, level=0.9)[1] >= _source_quantile(prior, 0.0)
-    floor = estimates >= _source_quantile(prior, 0.4)  # estimated among the sources' best two fifths
+    interval_reaches = calibration.bounds(estimates, level=0.9)[1] >= np.quantile(sources, 1.0)
+    floor = estimates >= np.quantile(sources, 0.6)  # estimated among the sources' best two fifths
     reaches = interval_reaches & floor
-    below = estimates < min(calibration.ceiling, _source_quantile(prior, 0.1))  # no other rule marks these
+    below = estimates < min(calibration.ceiling, np.quantile(sources, 0.9))  # no other rule marks these
     assert (reaches & below).any() and (interval_reaches & ~floor).any()  # the floor leaves some reaching intervals unmarked
     np.testing.assert_array_equal(built_in[below] == OFF_POPULATION_FIT_MARK, (reaches & below)[below] & fitted)
-    paired = off_population_marks(estimates, prior, calibration, method=f"{name}@estimator=krr")
+    paired = off_population_marks(estimates, sources, calibration, method=f"{name}@estimator=krr")
     assert ((paired == OFF_POPULATION_FIT_MARK) == (reaches & below)).all()  # kernel ridge is a fit whatever the items
 
 

@@ -17,6 +17,7 @@ from mdad.intervals.finite import kish_effective
 from mdad.intervals.order import PairPrior
 from mdad.intervals.posterior import posterior_count_interval
 from mdad.micro import SelectedMicroBenchmark
+from mdad.micro.trust import OFF_POPULATION_MARK
 
 
 @pytest.fixture(scope="module")
@@ -177,6 +178,37 @@ def test_continuous_scores_fall_back_to_the_assessment_or_say_why(small_sim):
     assert result.kind == "none"
     calibrated = chosen.with_assessment(mdad.assess(soft, "random", 20, runs=3, seed=0)).intervals(soft)
     assert calibrated.available and calibrated.calibration.startswith("split-conformal")
+
+
+def test_continuous_scores_mark_models_beyond_the_sources_from_their_stored_mean_scores(small_sim, tmp_path):
+    """Continuous scores have no accuracy prior, so select stores each source's mean score: the marks of models
+    estimated among the sources' best tenth (docs/intervals.md#models-better-than-the-sources) apply there too."""
+    matrix = small_sim.take(models=np.arange(60))
+    soft = mdad.ResponseMatrix(
+        scores=np.clip(matrix.scores * 0.9 + 0.05, 0, 1), models=matrix.models, items=matrix.items, subtasks=matrix.subtasks, source="soft scores"
+    )
+    chosen = mdad.select(soft, "anchor-points", 20, seed=0)
+    chosen = chosen.with_assessment(mdad.assess(soft, "anchor-points", 20, runs=3, seed=0))
+    chosen.save(tmp_path / "m.json")
+    loaded = SelectedMicroBenchmark.load(tmp_path / "m.json")
+    means = np.sort(soft.scores.mean(axis=1))
+    np.testing.assert_allclose(loaded.source_scores, means)
+    assert loaded.best_source_accuracy == pytest.approx(means[-1])
+    new = mdad.ResponseMatrix(
+        scores=np.vstack([np.full(soft.n_items, 0.95), np.full(soft.n_items, 0.3)]).astype(np.float32),
+        models=np.array(["strong", "weak"]),
+        items=soft.items,
+        subtasks=soft.subtasks,
+    )
+    result = loaded.intervals(new)
+    assert result.estimate[0] >= np.quantile(means, 0.9) > result.estimate[1]
+    assert result.mark[0] == OFF_POPULATION_MARK and result.mark[1] == ""
+    data = json.loads((tmp_path / "m.json").read_text())
+    data["source_means"] = data["source_means"][::-1]
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(mdad.MdadError, match="'source_means' must be sorted"):
+        SelectedMicroBenchmark.load(tmp_path / "bad.json")
+    assert "source_means" not in mdad.select(matrix, "anchor-points", 20, seed=0).to_json()  # 0/1 scores: the accuracy prior holds them
 
 
 def test_adaptive_tests_are_calibrated_on_tests_the_targets_took(small_sim):

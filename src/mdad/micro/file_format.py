@@ -42,6 +42,7 @@ def encode(fields: dict[str, Any]) -> dict:
         "pool_subtasks": fields["pool_subtasks"],
         "pair_prior": fields["pair_prior"],
         "accuracy_prior": fields["accuracy_prior"],
+        "source_means": fields["source_means"],
         "assessment": fields["assessment"],
         "audit": fields["audit"],
     }
@@ -145,9 +146,22 @@ def decode(data: dict) -> dict[str, Any]:
         "pool_subtasks": _pool_subtasks(data.get("pool_subtasks")),
         "pair_prior": PairPrior.from_json(data["pair_prior"]) if data.get("pair_prior") else None,
         "accuracy_prior": AccuracyPrior.from_json(data["accuracy_prior"]) if data.get("accuracy_prior") else None,
+        "source_means": _source_means(data.get("source_means")),
         "audit": AuditItems.from_json(data["audit"]) if data.get("audit") is not None else None,
         "results_version": data.get("results_version"),
     }
+
+
+def _source_means(value) -> np.ndarray | None:
+    """The source models' mean scores on the pool: a non-empty list of finite numbers, sorted as written."""
+    if value is None:
+        return None
+    means = np.asarray(value) if isinstance(value, list) else np.empty(0)
+    if not len(means) or means.ndim != 1 or means.dtype.kind not in "iuf" or not np.isfinite(means).all():
+        raise MdadError("'source_means' must be a non-empty list of finite numbers, one per source model")
+    if np.any(np.diff(means) < 0):
+        raise MdadError("'source_means' must be sorted from the lowest score up")
+    return means.astype(np.float64)
 
 
 def _pool_subtasks(value) -> dict[str, int] | None:

@@ -69,6 +69,7 @@ class SelectedMicroBenchmark:
     pool_subtasks: dict[str, int] | None = None  # items per subtask in the pool (None: file of an older mdad)
     pair_prior: PairPrior | None = None  # how the source models' pairs split their discordant items (0/1 data)
     accuracy_prior: AccuracyPrior | None = None  # the source models' pool counts (0/1 data; None: older file)
+    source_means: np.ndarray | None = None  # each source model's mean score on the pool, sorted (continuous scores; None: 0/1 data or older file)
     audit: AuditItems | None = None  # uniformly drawn items that check and correct the estimate (None: none)
     results_version: int | None = RESULTS_VERSION  # of the code that chose and fitted it (None: a file from before versions)
 
@@ -93,11 +94,18 @@ class SelectedMicroBenchmark:
         return isinstance(self.micro, AdaptiveBenchmark)
 
     @property
+    def source_scores(self) -> np.ndarray | None:
+        """Each model it was chosen from: its mean score on the whole pool (its accuracy on 0/1 scores), sorted;
+        None when the file does not store them (an older mdad)."""
+        if self.accuracy_prior is not None:
+            return np.asarray(self.accuracy_prior.counts, dtype=np.float64) / self.accuracy_prior.pool_items
+        return self.source_means
+
+    @property
     def best_source_accuracy(self) -> float | None:
-        """The highest full-benchmark accuracy among the models it was chosen from (None: not stored)."""
-        if self.accuracy_prior is None:
-            return None
-        return float(self.accuracy_prior.counts.max()) / self.accuracy_prior.pool_items
+        """The highest full-benchmark accuracy (mean score) among the models it was chosen from (None: not stored)."""
+        sources = self.source_scores
+        return None if sources is None else float(sources.max())
 
     def with_assessment(self, assessment: Assessment) -> SelectedMicroBenchmark:
         """The same micro-benchmark carrying ``assessment`` (what ``mdad.assess`` measured on held-out models)."""
@@ -152,6 +160,7 @@ class SelectedMicroBenchmark:
                 strata=self._strata(),
                 calibration=calibration,
                 prior=self.accuracy_prior,
+                sources=self.source_scores,
                 level=level,
                 population=population,
                 mid_p=mid_p,
@@ -276,7 +285,7 @@ class SelectedMicroBenchmark:
                 method=self.method,
                 strata=self._strata(),
                 calibration=None if calibration is None else calibration.intervals,
-                prior=self.accuracy_prior,
+                sources=self.source_scores,
                 pairs=pairs,
             )
             if part is not None:
@@ -686,6 +695,7 @@ def select(matrix: ResponseMatrix, method: str, size: int, *, seed: int = 0, aud
         pool_subtasks={str(name): int(n) for name, n in zip(*np.unique(matrix.subtasks, return_counts=True), strict=True)},
         pair_prior=PairPrior.of_sources(matrix.scores) if binary and matrix.n_models >= 2 else None,
         accuracy_prior=AccuracyPrior.from_scores(matrix.scores) if binary else None,
+        source_means=None if binary else np.sort(matrix.scores.mean(axis=1)),
         audit=audit,
     )
 

@@ -92,6 +92,7 @@ def estimate_intervals(
     strata: Strata | None,
     calibration: ConformalCalibration | None,
     prior: AccuracyPrior | None,
+    sources: np.ndarray | None = None,
     level: float = DEFAULT_LEVEL,
     population: bool = False,
     mid_p: bool = True,
@@ -106,6 +107,9 @@ def estimate_intervals(
         The held-out assessment's interval calibration (None: not assessed).
     prior
         The source models' accuracies (stored by ``select``); used only with ``population``.
+    sources
+        Each source model's mean score on the pool: what the calibrated interval's marks are measured against
+        (``off_population_marks``; None: not stored).
     level, population, mid_p
         Random designs get the mid-p interval, nominal on average over accuracies; with ``mid_p=False``
         the Clopper-Pearson one, at least nominal for every accuracy (wider); with ``population``, the
@@ -125,7 +129,7 @@ def estimate_intervals(
         low, high = calibration.bounds(estimates, level=level)
         how = calibration.describe()
         return EstimateIntervals(
-            models, estimates, low, high, level, how, "calibrated", off_population_marks(estimates, prior, calibration, method=method)
+            models, estimates, low, high, level, how, "calibrated", off_population_marks(estimates, sources, calibration, method=method)
         )
     nan = np.full(len(estimates), np.nan)
     return EstimateIntervals(models, estimates, nan, nan, level, _why_not(method, strata, scores), "none")
@@ -185,7 +189,7 @@ OFF_POPULATION_PILED_MARK = (
 
 
 def off_population_marks(
-    estimates: np.ndarray, prior: AccuracyPrior | None, calibration: ConformalCalibration | None = None, *, method: str = ""
+    estimates: np.ndarray, sources: np.ndarray | None, calibration: ConformalCalibration | None = None, *, method: str = ""
 ) -> np.ndarray:
     """Per model, the mark of a calibrated interval that may not hold ("" where nothing is known against it).
 
@@ -194,10 +198,11 @@ def off_population_marks(
     read off an IRT ability (methods declaring ``ability_estimate``: such estimates pull a model better than every
     source down until it looks ordinary, docs/intervals.md#models-better-than-the-sources), which place models better than every source among
     ordinary ones, so is a model whose 90% calibrated interval (whatever level is printed) reaches the
-    sources' 95th percentile (``calibration``: the interval's). Measured on real leaderboards with the
-    best tenth held out as new models and in random splits (the share of ordinary models marked):
-    docs/intervals.md#models-better-than-the-sources. Without the sources' accuracies (continuous
-    scores, older files) these two rules mark nothing.
+    sources' 95th percentile (``calibration``: the interval's). ``sources``: each source model's mean score on
+    the whole pool (its accuracy on 0/1 scores). Measured on real leaderboards with the best tenth held out as
+    new models and in random splits (the share of ordinary models marked):
+    docs/intervals.md#models-better-than-the-sources. Without the sources' scores (older files) these two rules
+    mark nothing.
 
     Whatever the method, a model estimated at or above the ceiling of its estimates of the calibration targets
     (``calibration.ceiling``: where their top fifth starts) is marked too: a learned estimate caps the best models
@@ -209,15 +214,16 @@ def off_population_marks(
     calibrated interval reaches the best source's accuracy; the other rules' marks take precedence."""
     estimates = np.asarray(estimates, dtype=np.float64)
     marks = np.full(len(estimates), "", dtype=object)
-    if prior is not None and len(prior.counts) and calibration is not None and _declares(method, "fitted_estimate"):
-        reaches = _reaches(estimates, calibration, _source_quantile(prior, OFF_POPULATION_FIT_REACH))
-        marks[reaches & (estimates >= _source_quantile(prior, OFF_POPULATION_FIT_FLOOR))] = OFF_POPULATION_FIT_MARK
+    known = sources if sources is not None and len(sources) else None
+    if known is not None and calibration is not None and _declares(method, "fitted_estimate"):
+        reaches = _reaches(estimates, calibration, _source_quantile(known, OFF_POPULATION_FIT_REACH))
+        marks[reaches & (estimates >= _source_quantile(known, OFF_POPULATION_FIT_FLOOR))] = OFF_POPULATION_FIT_MARK
     if calibration is not None and np.isfinite(calibration.ceiling):
         marks[estimates >= calibration.ceiling] = OFF_POPULATION_CEILING_MARK
-    if prior is not None and len(prior.counts) and calibration is not None and _declares(method, "ability_estimate"):
-        marks[_reaches(estimates, calibration, _source_quantile(prior, OFF_POPULATION_REACH))] = OFF_POPULATION_REACH_MARK
-    if prior is not None and len(prior.counts):
-        marks[estimates >= _source_quantile(prior, OFF_POPULATION_SHARE)] = OFF_POPULATION_MARK
+    if known is not None and calibration is not None and _declares(method, "ability_estimate"):
+        marks[_reaches(estimates, calibration, _source_quantile(known, OFF_POPULATION_REACH))] = OFF_POPULATION_REACH_MARK
+    if known is not None:
+        marks[estimates >= _source_quantile(known, OFF_POPULATION_SHARE)] = OFF_POPULATION_MARK
     marks[piled_at_ceiling(estimates, calibration)] = OFF_POPULATION_PILED_MARK
     return marks
 
@@ -243,7 +249,7 @@ def _declares(method: str, capability: str) -> bool:
 
 
 def order_marks(
-    estimates: np.ndarray, prior: AccuracyPrior | None, calibration: ConformalCalibration | None = None, *, method: str = ""
+    estimates: np.ndarray, sources: np.ndarray | None, calibration: ConformalCalibration | None = None, *, method: str = ""
 ) -> np.ndarray:
     """Per model, the mark its order probabilities carry: its interval's (``off_population_marks``), else, for every
     calibrated method, the order mark when its 90% calibrated interval reaches the best source's accuracy.
@@ -252,17 +258,17 @@ def order_marks(
     closer than the pairs it saw, and off-population pairs of unmarked models were overconfident by up to 0.29
     (docs/intervals.md#models-better-than-the-sources). The interval itself is not marked by this rule: it was
     covered or marked for enough of those models without it."""
-    marks = off_population_marks(estimates, prior, calibration, method=method)
-    if prior is None or not len(prior.counts) or calibration is None:
+    marks = off_population_marks(estimates, sources, calibration, method=method)
+    if sources is None or not len(sources) or calibration is None:
         return marks
-    best_source = _source_quantile(prior, OFF_POPULATION_ORDER_REACH)
+    best_source = _source_quantile(sources, OFF_POPULATION_ORDER_REACH)
     marks[(marks == "") & _reaches(np.asarray(estimates, dtype=np.float64), calibration, best_source)] = OFF_POPULATION_ORDER_MARK
     return marks
 
 
-def _source_quantile(prior: AccuracyPrior, share: float) -> float:
-    """The accuracy from which the best ``share`` of the source models lie (0: the best source's)."""
-    return float(np.quantile(np.asarray(prior.counts, dtype=np.float64) / prior.pool_items, 1.0 - share))
+def _source_quantile(sources: np.ndarray, share: float) -> float:
+    """The mean score (accuracy) from which the best ``share`` of the source models lie (0: the best source's)."""
+    return float(np.quantile(np.asarray(sources, dtype=np.float64), 1.0 - share))
 
 
 def _reaches(estimates: np.ndarray, calibration: ConformalCalibration, reach: float) -> np.ndarray:
@@ -331,16 +337,16 @@ def calibrated_marks(
     method: str,
     strata: Strata | None,
     calibration: ConformalCalibration | None,
-    prior: AccuracyPrior | None,
+    sources: np.ndarray | None,
     pairs: bool = False,
 ) -> np.ndarray | None:
     """Per model, the off-population mark of its calibrated interval (``off_population_marks``), or with ``pairs`` the
     mark its order probabilities carry (``order_marks``); None when its answers are the exact ones of a random design
-    (which do not rest on the sources) or nothing is calibrated."""
+    (which do not rest on the sources) or nothing is calibrated. ``sources``: each source model's mean score on the pool."""
     if _exact_strata(strata, scores) is not None or calibration is None:
         return None
     marks_of = order_marks if pairs else off_population_marks
-    return marks_of(_design_estimates(None, scores, estimates), prior, calibration, method=method)
+    return marks_of(_design_estimates(None, scores, estimates), sources, calibration, method=method)
 
 
 def design_estimates(strata: Strata | None, scores: np.ndarray, estimates: np.ndarray) -> np.ndarray:
