@@ -423,6 +423,26 @@ def test_run_suite_command_writes_its_tables(tmp_path):
     assert refused.exit_code == 2 and "--sizes does not apply to a suite" in refused.output
 
 
+def test_run_suite_assess_runs_is_used_for_a_learned_method_and_refused_where_it_does_not_apply(tmp_path, monkeypatch):
+    """--assess-runs reaches each run's held-out assessment (here counted), is in the report's command, and is refused
+    for uniform random items (exact, no held-out runs) and without --suite."""
+    import mdad.suite.experiment as experiment
+
+    seen = []
+    select = experiment.select_suite
+    monkeypatch.setattr(experiment, "select_suite", lambda *a, **k: seen.append(k["runs"]) or select(*a, **k))
+    out = tmp_path / "run"
+    command = ["run", "--suite", "gpqa,musr", "--budget", "40", "--runs", "1", "--methods", "anchor-points", "--assess-runs", "1"]
+    result = runner.invoke(app, [*command, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert seen == [1, 1, 1]  # one run, three allocations, each assessed on one held-out run per benchmark
+    assert "--methods anchor-points --runs 1 --targets 50 --seed 0 --assess-runs 1" in (out / "report.html").read_text()
+    refused = runner.invoke(app, ["run", "--suite", "gpqa,musr", "--budget", "40", "--assess-runs", "3", "--out", str(tmp_path / "r")])
+    assert refused.exit_code == 2 and "--assess-runs does not apply to random" in refused.output
+    alone = runner.invoke(app, ["run", "--assess-runs", "3", "--out", str(tmp_path / "a")])
+    assert alone.exit_code == 2 and "needs both --suite" in alone.output
+
+
 def test_one_results_source_holding_every_benchmark(small_suite, tmp_path):
     """One folder of logs (here one npz) holding every benchmark's tasks gives the same estimates as one source each;
     a model not run on a benchmark is missing there, not an error."""

@@ -35,7 +35,7 @@ from mdad.cli.text import literal
 from mdad.data import DEFAULT_DATASET, ResponseMatrix
 from mdad.data.builtin import BuiltinDataset, builtin_dataset
 from mdad.data.provenance import data_spec
-from mdad.defaults import DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES, percent
+from mdad.defaults import ASSESS_RUNS, DEFAULT_SOURCES, DEFAULT_TARGETS, DEFAULT_THRESHOLD, EXPERIMENT_RUNS, EXPERIMENT_SIZES, percent
 from mdad.errors import MdadError
 from mdad.experiment.evaluate import METRICS, VIEWS, Metric
 from mdad.experiment.grid import Experiment, ExperimentConfig
@@ -143,9 +143,13 @@ def run(
     budget: Annotated[int | None, typer.Option(min=1, help="With --suite: items over all its benchmarks.")] = None,
     weights: Annotated[str | None, typer.Option(help="With --suite: the benchmarks' weights in the average (default equal).")] = None,
     normalise: Annotated[str | None, typer.Option(help="With --suite: NAME=BASELINE,...: rescale above random guessing.")] = None,
+    assess_runs: Annotated[
+        int | None,
+        typer.Option(min=0, help=f"With --suite: held-out runs per benchmark that assess a learned method in each run (default {ASSESS_RUNS})."),
+    ] = None,
 ) -> None:
     """Run the micro-benchmarking experiment and write results, tables and report.html."""
-    if suite is not None or budget is not None or weights is not None or normalise is not None:
+    if suite is not None or budget is not None or weights is not None or normalise is not None or assess_runs is not None:
         from mdad.cli.suite import refuse_with_suite, run_suite_command
 
         refuse_with_suite(
@@ -155,7 +159,7 @@ def run(
         )
         return run_suite_command(
             suite=suite, budget=budget, weights=weights, normalise=normalise, methods=methods, runs=runs, targets=targets, seed=seed,
-            threshold=threshold, missing=missing, reruns=reruns, out=out,
+            threshold=threshold, missing=missing, reruns=reruns, out=out, assess_runs=assess_runs,
         )  # fmt: skip
     if group is not None and targets is not None:
         raise MdadError("Give --group (a fixed set of targets) or --targets (a number drawn per run), not both.")

@@ -17,7 +17,7 @@ from rich.table import Table
 from mdad import methods as method_registry
 from mdad.cli.common import console, err_console, output_path, progress_bar
 from mdad.cli.text import literal
-from mdad.defaults import DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD
+from mdad.defaults import ASSESS_RUNS, DEFAULT_LEVEL, DEFAULT_TARGETS, DEFAULT_THRESHOLD
 from mdad.errors import MdadError
 from mdad.micro.comparison import format_probability
 from mdad.micro.estimation import Column
@@ -26,7 +26,7 @@ from mdad.outputs import check_output_file, check_output_folder, check_outputs_a
 from mdad.report.suite import summary_table, write_suite_report
 from mdad.suite import Suite, SuiteMicroBenchmark, select_suite
 from mdad.suite.allocation import check_allocation
-from mdad.suite.experiment import run_suite
+from mdad.suite.experiment import assessed, run_suite
 from mdad.suite.planning import plan_suite
 from mdad.suite.suite import one_source, parse_assignments
 
@@ -231,6 +231,7 @@ def run_suite_command(
     missing: str,
     reruns: str,
     out: str,
+    assess_runs: int | None = None,
 ) -> None:
     """The protocol on a suite average (mdad.suite.experiment.run_suite): a table, and suite-summary.csv and
     suite-runs.csv in the output folder."""
@@ -239,6 +240,10 @@ def run_suite_command(
     method = methods or "random"
     if "," in method:
         raise MdadError(f"A suite run takes one method (--methods {method.split(',')[0]}), got {method!r}.")
+    if assess_runs is not None and not assessed(method):
+        raise MdadError(
+            f"--assess-runs does not apply to {method}: its intervals and optimal allocation are exact, with no held-out runs; leave it out."
+        )
     check_output_folder(out, "the output folder")
     reads: dict[str, str | Path | None] = {f"the data {text}": text.partition("=")[2] or None for text in suite.split(",")}
     check_outputs_apart(reads, {"the output folder": out})
@@ -254,6 +259,7 @@ def run_suite_command(
             targets=targets if targets is not None else DEFAULT_TARGETS,
             seed=seed,
             threshold=threshold,
+            assess_runs=ASSESS_RUNS if assess_runs is None else assess_runs,
             on_run=lambda done: progress.update(task, completed=done),
         )
     folder = Path(out)
@@ -269,7 +275,8 @@ def run_suite_command(
     console.print(table)
     n_targets = targets if targets is not None else DEFAULT_TARGETS
     command = f"mdad run --suite {suite} --budget {budget} --methods {method} --runs {runs} --targets {n_targets} --seed {seed}"
-    command += "".join(f" --{flag} {value}" for flag, value in (("weights", weights), ("normalise", normalise)) if value)
+    given = (("weights", weights), ("normalise", normalise), ("assess-runs", assess_runs))
+    command += "".join(f" --{flag} {value}" for flag, value in given if value is not None)
     report = write_suite_report(
         result, loaded, folder / "report.html", method=method, budget=budget, runs=runs, targets=n_targets, seed=seed,
         threshold=threshold, level=DEFAULT_LEVEL, command=command,

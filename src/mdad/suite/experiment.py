@@ -31,6 +31,12 @@ from mdad.suite.suite import Suite
 TOP_SHARE = 0.2  # the top fifth of the suite scores, where intervals are checked apart
 
 
+def assessed(method: str) -> bool:
+    """Whether a suite of ``method`` is assessed on held-out runs in each run: every method but uniform random items,
+    whose intervals and optimal allocation are exact."""
+    return method_registry.get(method).design != "uniform"
+
+
 def held_out(suite: Suite, targets: np.ndarray) -> tuple[Suite, dict[str, ResponseMatrix]]:
     """The suite of every model but ``targets`` (indices of ``suite.models``, in every benchmark) and the targets'
     results per benchmark."""
@@ -89,7 +95,6 @@ def run_suite(
         raise MdadError(f"The targets must number from 2 to {len(complete) - 2} (the models in every benchmark, less two sources), got {targets}.")
     for allocation in allocations:
         check_allocation(suite, budget, allocation, method=method, runs=assess_runs)
-    exact = method_registry.get(method).design == "uniform"
     scores = suite.scores()
     truth = scores["suite"]
     top = float(np.quantile(truth.dropna(), 1 - TOP_SHARE))
@@ -105,7 +110,7 @@ def run_suite(
                 budget,
                 method=method,
                 allocation=allocation,
-                runs=0 if exact else assess_runs,
+                runs=assess_runs if assessed(method) else 0,
                 seed=int(rng_for(seed, "suite", "items", run).integers(2**31)),
             ).chosen
             frame = chosen.estimate(results, level=level).to_frame().set_index("model").loc[names]
