@@ -14,10 +14,11 @@ Prints a markdown table, then each dataset's and size's recommendation; the reco
 ``--smoke``: gpqa, 10 items, two methods, 2 runs (and the --rule table on as little).
 
     python benchmarks/bench_plan_agreement.py --rule --cells DIR [--datasets ...] [--questions "detect 2.0,detect 5.0,size 25,size 100"]
-                                               [--methods all] [--runs 20] [--truth-runs 100] [--workers 2]
+                                               [--methods all] [--runs 20] [--truth-runs 100] [--truth-methods judged|all] [--workers 2]
 
 ``--rule``: the recommendation of `plan --method all` for each dataset, question and population of new
-models against a --truth-runs experiment of every method it answered, at the size the rule compared and
+models against a --truth-runs experiment of the methods it compared (``--truth-methods all``: every method it
+answered, several times the CPU), at the size the rule compared and
 the sizes about 10% below and above, on the same pool plan uses (the whole benchmark) and with fresh
 held-out runs (another seed). The rule's error rate: of the recommendations that named one method, how
 often it was truly not better (its share of pairs in the compared bin at the compared size, over the
@@ -64,6 +65,12 @@ def main() -> None:
     parser.add_argument("--cells", type=Path, default=None, help="With --rule: folder keeping each finished cell (resumable).")
     parser.add_argument("--questions", default=",".join(QUESTIONS))
     parser.add_argument("--truth-runs", type=int, default=100)
+    parser.add_argument(
+        "--truth-methods",
+        choices=("judged", "all"),
+        default="judged",
+        help="With --rule: the truth of the methods the answer compared (leader, uniform random, runner-up, tied set) or of all.",
+    )
     args = parser.parse_args()
     if args.rule and args.cells is None and not args.smoke:
         parser.error("--rule keeps its cells in a folder: give --cells DIR")
@@ -131,7 +138,8 @@ def rule_cell(matrix, question: str, population: str, args) -> dict:
     size = int(leader.items) if "detect" in asked else int(asked["size"])
     lower = float(asked["detect"]) if "detect" in asked else float(leader.value)
     sizes = sorted({k for k in (round(size / 1.1), size, round(size * 1.1)) if 1 <= k <= matrix.n_items})
-    methods = tuple(row.method for row in plan.rows)
+    answered = tuple(row.method for row in plan.rows)
+    methods = answered if args.truth_methods == "all" else tuple(m for m in answered if m in {*plan.judged, *plan.tied})
     found = simulated_plans(
         matrix,
         methods,
@@ -143,7 +151,7 @@ def rule_cell(matrix, question: str, population: str, args) -> dict:
         targets_from="top" if population == "stronger" else "random",
     )
     truth = {m: {str(k): float(share) for k, share in zip(f.sizes, f.agreement, strict=True)} for m, f in found.items()}
-    cell.update(size=size, bin=lower, truth=truth)
+    cell.update(size=size, bin=lower, truth=truth, truth_methods=args.truth_methods)
     if not plan.tied:  # one method named: was it truly better than each method it beat?
         mine = truth[plan.judged[0]][str(size)]
         cell["wrong"] = any(mine <= truth[other][str(size)] for other in plan.judged[1:])
