@@ -35,6 +35,11 @@ def musr() -> ResponseMatrix:
 
 
 @pytest.fixture(scope="session")
+def math_hard() -> ResponseMatrix:
+    return real_dataset("oll2-math-hard")
+
+
+@pytest.fixture(scope="session")
 def small_sim() -> ResponseMatrix:
     """A small simulated leaderboard with option probabilities (fast)."""
     return simulate(seed=3, n_models=120, n_items=400, n_subtasks=4)
