@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -91,6 +92,7 @@ TRUTH_SEED = 1000  # the truth's held-out runs are not the plan's
 def rule_table(args, session: suite.Session) -> None:
     """Every (dataset, question, population) cell, from --cells when already done; the table and the error rate."""
     named = wrong = 0
+    cells = []
     print("\n| dataset | question | new models | answer | compared at | truth: share of the named or leading method, of those judged |")
     print("|---|---|---|---|---|---|", flush=True)
     for name in args.datasets.split(","):
@@ -112,6 +114,7 @@ def rule_table(args, session: suite.Session) -> None:
                         partial.write_text(json.dumps(cell, indent=1))
                         partial.replace(path)  # whole or absent
                 session.add(key, **{k: v for k, v in cell.items() if k != "truth"})
+                cells.append(cell)
                 if cell["wrong"] is not None:
                     named += 1
                     wrong += cell["wrong"]
@@ -124,6 +127,31 @@ def rule_table(args, session: suite.Session) -> None:
     else:
         print("\nThe rule named no single method: every answer was a tied set or uniform random alone.")
     session.add("rule error rate", named=named, wrong=wrong)
+    held, margins = margin_check(cells)
+    if margins:
+        print(
+            f"\nThe printed paired differences (the leader's share minus another's, ± its standard error) lay within 2 printed "
+            f"standard errors of the truth's difference in {held} of {margins}."
+        )
+    session.add("paired differences within 2 SE", held=held, margins=margins)
+
+
+MARGIN = re.compile(r"minus (\S+)'s: ([+-]\d+\.\d+) ± (\d+\.\d+)")
+
+
+def margin_check(cells: list[dict]) -> tuple[int, int]:
+    """Of the paired differences the answers printed (leader minus uniform random, minus the runner-up), how many lay
+    within 2 printed standard errors of the same difference over the truth runs, at the compared size."""
+    held = total = 0
+    for cell in cells:
+        if not cell["judged"]:
+            continue
+        leader, size = cell["judged"][0], str(cell["size"])
+        for other, difference, se in MARGIN.findall(cell["sentence"]):
+            truth = cell["truth"][leader][size] - cell["truth"][other][size]
+            held += abs(float(difference) - truth) <= 2 * float(se)
+            total += 1
+    return held, total
 
 
 def rule_cell(matrix, question: str, population: str, args) -> dict:

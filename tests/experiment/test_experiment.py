@@ -156,7 +156,7 @@ def test_dask_cluster_gives_the_same_results(small_sim):
     local = Experiment(small_sim, config).run().frames
     with (
         dask.config.set(DASK_TIMEOUTS),
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
     ):
         remote = Experiment(small_sim, config).run(scheduler=cluster.scheduler_address).frames
     assert local.keys() == remote.keys()

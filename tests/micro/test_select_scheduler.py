@@ -28,7 +28,7 @@ def test_select_sends_its_held_out_runs_to_a_dask_cluster_with_the_same_assessme
     assert local.exit_code == 0, local.output
     with (
         dask.config.set(DASK_TIMEOUTS),
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
     ):
         remote = runner.invoke(app, [*common, "--out", str(tmp_path / "remote.json"), "--scheduler", cluster.scheduler_address])
     assert remote.exit_code == 0, remote.output
