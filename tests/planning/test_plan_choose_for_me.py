@@ -294,3 +294,20 @@ def test_only_methods_that_can_lead_or_be_runner_up_are_simulated_between_the_ru
         assert sum(other.items < finer.smallest for other in simulated if other.method != row.method) >= 2 or (
             choice.row("random").items is not None and finer.smallest >= choice.row("random").items
         )
+
+
+def test_the_simplest_of_a_tied_set_rests_least_on_the_sources_and_then_is_the_leader():
+    """Random designs first; then methods whose estimate is the chosen items' mean; then those whose estimate is
+    fitted to the sources (an ability or a regression, as each declares). Among equally simple methods the leader
+    comes first: with few pairs a weak method can be tied with a strong one, and the point estimate is the better
+    guess."""
+    from mdad.planning.ties import simplest_first, simplicity
+
+    tiers = {name: simplicity(name) for name in ("random", "random-stratified-equal", "anchor-points", "stratified-confidence", "diversity")}
+    assert tiers == {"random": 0, "random-stratified-equal": 0, "anchor-points": 1, "stratified-confidence": 1, "diversity": 1}
+    fitted = ("lasso", "mrmr-krr", "disco", "metabench", "tinybenchmarks-pirt", "adaptive-1d", "anchor-points@estimator=krr")
+    assert {simplicity(name) for name in fitted} == {2}
+    names = ["random", "anchor-points", "lasso", "adaptive-1d", "mrmr-krr"]
+    assert simplest_first(["adaptive-1d", "mrmr-krr"], names, leader="mrmr-krr") == ["mrmr-krr", "adaptive-1d"]
+    assert simplest_first(["lasso", "anchor-points", "random"], names, leader="lasso") == ["random", "anchor-points", "lasso"]
+    assert simplest_first(["lasso", "adaptive-1d"], names, leader="mrmr-krr") == ["lasso", "adaptive-1d"]  # then the order asked

@@ -1,8 +1,9 @@
 """The tie rule, its one home (docs/plan.md#choose-for-me): a method is named only when, on the same held-out
 pairs (for ``--size``: the pairs of the bin where its MDAD lies), it beats both the runner-up and uniform random
 by more than PLAN_NOISE_SE standard errors of the paired difference; otherwise the methods it does not beat are
-tied within noise with it, and the simplest of them is recommended (random designs before learned ones, then
-the order of the methods asked)."""
+tied within noise with it, and the simplest of them is recommended (``simplicity``: random designs, then the
+methods whose estimate is the chosen items' mean, then those whose estimate is fitted to the sources; among equals,
+the leading method)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from mdad import methods as method_registry
 from mdad.assessment import HeldOutRuns, held_out_runs_of
 from mdad.defaults import PLAN_NOISE_SE
 from mdad.errors import MdadError
@@ -71,7 +73,7 @@ def settle(
             (),
             tuple(compared),
         )
-    ordered = simplest_first(tied, names)
+    ordered = simplest_first(tied, names, best.method)
     leads = f"needs the fewest items, {items_text(best)}" if question == "detect" else f"has the highest share, {best.value:.3f}"
     sentence = (
         f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {ordered[0]}. {best.method} {leads}, but at "
@@ -95,9 +97,21 @@ def verdict(best: str, others: list[str], flags: Callable[[str], np.ndarray], we
     return tied, f"its share of pairs ordered correctly {', '.join(margins)} (paired difference ± its standard error)"
 
 
-def simplest_first(tied: list[str], names: list[str]) -> list[str]:
-    """Tied methods, simplest first: random designs before learned ones, then in the order of the methods asked."""
-    return sorted(tied, key=lambda name: (not has_exact_answer(name), names.index(name)))
+def simplicity(name: str) -> int:
+    """How much a method rests on the source models, from what it declares: 0 for a random design (no source model),
+    1 when the sources only choose the items and the estimate is the items' (weighted) mean, 2 when the estimate
+    itself is fitted to the sources (an IRT ability or a regression: ``ability_estimate``, ``fitted_estimate``),
+    which needs the most source models to hold."""
+    if has_exact_answer(name):
+        return 0
+    method = method_registry.get(name)
+    return 2 if method.ability_estimate or method.fitted_estimate else 1
+
+
+def simplest_first(tied: list[str], names: list[str], leader: str) -> list[str]:
+    """Tied methods, simplest first (``simplicity``); among equally simple ones the leading method (its point estimate
+    is the best, its lead only within noise), then the order of the methods asked."""
+    return sorted(tied, key=lambda name: (simplicity(name), name != leader, names.index(name)))
 
 
 def settle_size(
@@ -151,7 +165,7 @@ def settle_size(
             (),
             tuple(compared),
         )
-    ordered = simplest_first(tied, names)
+    ordered = simplest_first(tied, names, best.method)
     sentence = (
         f"These methods are tied within noise: {', '.join(ordered)}; the simplest is {ordered[0]}. {best.method} has the smallest MDAD, "
         f"{best.value:g} points{interval} with {size} items (uniform random: {random_text}), but for pairs {label} points apart, on the "
