@@ -40,6 +40,7 @@ import suite
 import mdad
 from mdad.experiment.splits import n_seen_items
 from mdad.planning.simulated import simulated_plans
+from mdad.planning.ties import simplest_first
 
 
 def interval(low: float, high: float) -> tuple[float, float]:
@@ -118,7 +119,7 @@ def rule_table(args, session: suite.Session) -> None:
                 if cell["wrong"] is not None:
                     named += 1
                     wrong += cell["wrong"]
-                answer = f"{cell['recommended']}" if not cell["tied"] else f"tied: {', '.join(cell['tied'])}"
+                answer = cell["recommended"] if not cell["tied"] else f"tied: {', '.join(cell['tied'])}; recommends {recommended(cell)}"
                 truths = ", ".join(f"{m} {cell['truth'][m][str(cell['size'])]:.3f}" for m in cell["judged"])
                 where = f"{cell['size']} items, pairs {cell['bin']:g} points apart" if cell["judged"] else "-"
                 print(f"| {name} | {question} | {population} | {answer} | {where} | {truths or '-'} |", flush=True)
@@ -134,6 +135,33 @@ def rule_table(args, session: suite.Session) -> None:
             f"standard errors of the truth's difference in {held} of {margins}."
         )
     session.add("paired differences within 2 SE", held=held, margins=margins)
+    behind = [(cell, loss) for cell in cells if cell["tied"] and (loss := lead_over(cell, recommended(cell))) is not None]
+    if behind:
+        far = [loss for _, loss in behind if loss > FAR_BEHIND]
+        before = [loss for cell, _ in behind if (loss := lead_over(cell, cell["recommended"])) is not None and loss > FAR_BEHIND]
+        print(
+            f"\nOf the {len(behind)} tied answers, the recommended method (the simplest of the tied set) was truly behind the leader by "
+            f"more than {FAR_BEHIND} of the pairs in {len(far)}" + (f" (the most: {max(far):.3f})" if far else "") + "; "
+            f"with the recommendation the cell recorded, in {len(before)}."
+        )
+        session.add("tied answers far behind the leader", tied=len(behind), far_behind=len(far), recorded_far_behind=len(before))
+
+
+FAR_BEHIND = 0.05  # a share of pairs ordered correctly: the recommended method of a tied set this far behind the leader
+
+
+def recommended(cell: dict) -> str:
+    """The method the rule of this code recommends for the cell: the simplest of its tied set (the leader first among
+    equals), which may differ from what an older rule recorded; the named method when there is no tie."""
+    return simplest_first(cell["tied"], cell["tied"], cell["judged"][0])[0] if cell["tied"] else cell["recommended"]
+
+
+def lead_over(cell: dict, method: str) -> float | None:
+    """The truth's share of the leader minus that of ``method``, at the compared size (None: no truth of it)."""
+    truth, size = cell["truth"], str(cell["size"])
+    if not cell["judged"] or method not in truth:
+        return None
+    return truth[cell["judged"][0]][size] - truth[method][size]
 
 
 MARGIN = re.compile(r"minus (\S+)'s: ([+-]\d+\.\d+) ± (\d+\.\d+)")
