@@ -38,6 +38,7 @@ from pathlib import Path
 import suite
 
 import mdad
+from mdad.errors import MdadError
 from mdad.experiment.splits import n_seen_items
 from mdad.planning.simulated import simulated_plans
 from mdad.planning.ties import simplest_first
@@ -185,9 +186,12 @@ def margin_check(cells: list[dict]) -> tuple[int, int]:
 def rule_cell(matrix, question: str, population: str, args) -> dict:
     """One recommendation, and the truth of every method it answered at the compared size and its neighbours."""
     asked = QUESTIONS[question] if question in QUESTIONS else _parse(question)
-    plan = mdad.plan(matrix, methods=args.methods, runs=args.runs, workers=args.workers, new_models=population, **asked)
-    cell: dict = {"recommended": plan.recommended, "tied": list(plan.tied), "judged": list(plan.judged), "sentence": plan.recommendation}
-    cell.update(size=None, bin=None, truth={}, wrong=None)
+    cell: dict = {"size": None, "bin": None, "truth": {}, "wrong": None}
+    try:
+        plan = mdad.plan(matrix, methods=args.methods, runs=args.runs, workers=args.workers, new_models=population, **asked)
+    except MdadError as exc:  # the question has no answer for this population (no pair of models that far apart)
+        return {**cell, "recommended": "-", "tied": [], "judged": [], "sentence": str(exc)}
+    cell.update(recommended=plan.recommended, tied=list(plan.tied), judged=list(plan.judged), sentence=plan.recommendation)
     if not plan.judged:
         return cell
     leader = plan.row(plan.judged[0])
