@@ -121,6 +121,7 @@ def rule_table(args, session: suite.Session) -> None:
                     named += 1
                     wrong += cell["wrong"]
                 answer = cell["recommended"] if not cell["tied"] else f"tied: {', '.join(cell['tied'])}; recommends {recommended(cell)}"
+                answer = cell["sentence"].rstrip(".") if answer == "-" else answer
                 truths = ", ".join(f"{m} {cell['truth'][m][str(cell['size'])]:.3f}" for m in cell["judged"])
                 where = f"{cell['size']} items, pairs {cell['bin']:g} points apart" if cell["judged"] else "-"
                 print(f"| {name} | {question} | {population} | {answer} | {where} | {truths or '-'} |", flush=True)
