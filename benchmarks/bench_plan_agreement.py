@@ -14,7 +14,8 @@ Prints a markdown table, then each dataset's and size's recommendation; the reco
 ``--smoke``: gpqa, 10 items, two methods, 2 runs (and the --rule table on as little).
 
     python benchmarks/bench_plan_agreement.py --rule --cells DIR [--datasets ...] [--questions "detect 2.0,detect 5.0,size 25,size 100"]
-                                               [--methods all] [--runs 20] [--truth-runs 100] [--truth-methods judged|all] [--workers 2]
+                                               [--methods all] [--runs 20] [--truth-runs 100] [--truth-methods judged|all]
+                                               [--missing error|drop-items|drop-models] [--workers 2]
 
 ``--rule``: the recommendation of `plan --method all` for each dataset, question and population of new
 models against a --truth-runs experiment of the methods it compared (``--truth-methods all``: every method it
@@ -69,6 +70,12 @@ def main() -> None:
     parser.add_argument("--questions", default=",".join(QUESTIONS))
     parser.add_argument("--truth-runs", type=int, default=100)
     parser.add_argument(
+        "--missing",
+        choices=("error", "drop-items", "drop-models"),
+        default="error",
+        help="With --rule: a leaderboard with cells not evaluated as it is (the learned methods refuse it) or without them.",
+    )
+    parser.add_argument(
         "--truth-methods",
         choices=("judged", "all"),
         default="judged",
@@ -98,15 +105,16 @@ def rule_table(args, session: suite.Session) -> None:
     print("\n| dataset | question | new models | answer | compared at | truth: share of the named or leading method, of those judged |")
     print("|---|---|---|---|---|---|", flush=True)
     for name in args.datasets.split(","):
-        matrix = None
+        loaded = mdad.load(name)
+        matrix = loaded.require_complete(args.missing)
+        shown = name if matrix is loaded else f"{name} ({args.missing})"  # its cells are kept apart from the whole matrix's
         for question in args.questions.split(","):
             for population in ("like-sources", "stronger"):
-                key = f"{name}_{question.replace(' ', '-')}_{population}"
+                key = f"{name}_{question.replace(' ', '-')}_{population}" + ("" if matrix is loaded else f"_{args.missing}")
                 path = None if args.cells is None else args.cells / f"{key}.json"
                 if path is not None and path.exists():
                     cell = json.loads(path.read_text())
                 else:
-                    matrix = matrix if matrix is not None else mdad.load(name)
                     start = time.process_time()
                     cell = rule_cell(matrix, question, population, args)
                     cell["cpu_s"] = time.process_time() - start  # this process; the workers' CPU is in the session's total
@@ -124,7 +132,7 @@ def rule_table(args, session: suite.Session) -> None:
                 answer = cell["sentence"].rstrip(".") if answer == "-" else answer
                 truths = ", ".join(f"{m} {cell['truth'][m][str(cell['size'])]:.3f}" for m in cell["judged"])
                 where = f"{cell['size']} items, pairs {cell['bin']:g} points apart" if cell["judged"] else "-"
-                print(f"| {name} | {question} | {population} | {answer} | {where} | {truths or '-'} |", flush=True)
+                print(f"| {shown} | {question} | {population} | {answer} | {where} | {truths or '-'} |", flush=True)
     if named:
         print(f"\nThe rule named one method {named} times; it was truly not better than one it beat {wrong} times.")
     else:
