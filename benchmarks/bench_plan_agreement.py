@@ -136,7 +136,12 @@ def rule_table(args, session: suite.Session) -> None:
     if named:
         print(f"\nThe rule named one method {named} times; it was truly not better than one it beat {wrong} times.")
     else:
-        print("\nThe rule named no single method: every answer was a tied set or uniform random alone.")
+        tied = sum(bool(cell["tied"]) for cell in cells)
+        unanswered = sum(cell["recommended"] == "-" for cell in cells)
+        print(
+            f"\nThe rule named no single method: of the {len(cells)} answers, {tied} were a tied set, {len(cells) - tied - unanswered} "
+            f"uniform random alone and {unanswered} no answer (no pair of models that far apart)."
+        )
     session.add("rule error rate", named=named, wrong=wrong)
     held, margins = margin_check(cells)
     if margins:
