@@ -86,7 +86,11 @@ def test_every_row_is_the_single_method_answer(small_sim):
         assert (choice.row(name).items, choice.row(name).value) == (single.smallest, pytest.approx(single.at_smallest))
     sim = mdad.plan(small_sim, detect=6.0, method="anchor-points", runs=3, seed=1)
     row = choice.row("anchor-points")
-    assert row.items == sim.smallest and row.ladder == tuple(sim.sizes.tolist()) and not row.exact
+    from mdad.planning.simulated import plan_ladder
+
+    random_items = choice.row("random").items  # beside uniform random the rungs stop at its exact answer
+    assert row.ladder == plan_ladder(small_sim.n_items, random_items) == (10, 25, 50, random_items) and not row.exact
+    assert row.items == sim.smallest < random_items  # the same answer as alone, below uniform random's
     assert row.stderr >= sim.stderr[list(sim.sizes).index(row.items if row.items else sim.sizes[-1])]
     frame = choice.to_frame()
     assert frame["method"].tolist() == ["random", "random-stratified-equal", "anchor-points"]

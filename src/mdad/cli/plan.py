@@ -270,7 +270,8 @@ def print_rows(choice: Plan, *, named: bool, own: bool) -> None:
             rows.append([how, _points(row.value), interval, _points(row.random_value), "-" if np.isnan(row.error) else f"{row.error:.2f}"])
             continue
         value = f"{row.value:.3f}" if row.exact else f"{row.value:.3f} ± {row.stderr:.3f}"
-        items = "not reached" if row.items is None else items_text(row).replace(" items", "")
+        short = "not reached" if row.exact or not row.ladder else f"> {row.ladder[-1]}"  # a simulated row: not by its largest size
+        items = short if row.items is None else items_text(row).replace(" items", "")
         cells = [how, items, value, f"{row.random_value:.3f}"]
         if choice.question == "detect":
             cells.append(",".join(map(str, row.ladder)) or "bisection")
@@ -279,7 +280,8 @@ def print_rows(choice: Plan, *, named: bool, own: bool) -> None:
     print_fitted(console, "", [TableColumn("method", names, right=False)], [[column] for column in columns])
     if choice.question == "detect" and any(not r.exact for r in choice.rows):
         console.print(
-            "Simulated rows answer at the sizes tried (the smallest that reaches the threshold): the rungs listed, then sizes "
+            "Simulated rows answer at the sizes tried (the smallest that reaches the threshold): the rungs listed, up to uniform "
+            "random's exact answer (a method that needs more items cannot be recommended; > N: not reached by N), then sizes "
             "about 10% apart between the two rungs around the answer, on the same runs, for the methods that could need fewer items "
             "than uniform random; (a-b): the answer lies between a and b. "
             "± is the Monte Carlo standard error between runs. Exact rows are the smallest size by bisection over every size.",

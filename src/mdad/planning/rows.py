@@ -24,7 +24,7 @@ from mdad.planning.exact import (
 )
 from mdad.planning.paired import bootstrap_se
 from mdad.planning.result import BASELINE, PlanRow
-from mdad.planning.simulated import SimulatedPlan, all_refined, floored_se, simulated_plans
+from mdad.planning.simulated import SimulatedPlan, all_refined, floored_se, plan_ladder, simulated_plans
 
 Progress = Callable[[str], Callable[[float], None] | None]  # a simulation's label -> its progress callback
 
@@ -55,7 +55,8 @@ def detect_rows(matrix, names, detect, options, progress) -> tuple[list[PlanRow]
     if not simulated:
         return [rows[name] for name in names], {}
     label = simulated[0] if len(simulated) == 1 else f"{len(simulated)} methods"
-    ladders = simulated_plans(options["matrix"], simulated, detect=detect, on_runs=progress(label), **simulated_kwargs(options))
+    sizes = plan_ladder(options["matrix"].n_items, baseline.smallest)  # up to uniform random's answer: a method needing more is not a candidate
+    ladders = simulated_plans(options["matrix"], simulated, detect=detect, sizes=sizes, on_runs=progress(label), **simulated_kwargs(options))
     kwargs = {key: value for key, value in simulated_kwargs(options).items() if key not in ("threshold", "runs")}
     contenders = {name: ladders[name] for name in contending(ladders, baseline.smallest)}
     label = next(iter(contenders)) if len(contenders) == 1 else f"{len(contenders)} methods"

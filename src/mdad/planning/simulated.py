@@ -158,6 +158,16 @@ def simulated_plan(
     )[method]
 
 
+def plan_ladder(n_items: int, up_to: int | None = None) -> tuple[int, ...]:
+    """The sizes ``plan`` simulates: the rungs of PLAN_SIZES within the pool; with ``up_to`` (uniform random's exact
+    answer), the rungs below it and ``up_to`` itself. A method that needs more items than uniform random cannot be
+    recommended, and the rungs above it are the costliest to simulate."""
+    rungs = [k for k in PLAN_SIZES if k <= n_items]
+    if up_to is None:
+        return tuple(rungs)
+    return tuple(sorted({k for k in rungs if k < up_to} | {int(up_to)}))
+
+
 def simulated_plans(
     matrix: ResponseMatrix,
     methods: tuple[str, ...],
@@ -179,7 +189,7 @@ def simulated_plans(
     method's answer is the one it gets alone."""
     check_threshold(threshold)
     lower = bin_lower(detect)
-    ladder = np.array(sorted(sizes if sizes is not None else [k for k in PLAN_SIZES if k <= matrix.n_items]), dtype=int)
+    ladder = np.array(sorted(sizes if sizes is not None else plan_ladder(matrix.n_items)), dtype=int)
     if not len(ladder):
         raise MdadError(f"The pool of {matrix.n_items} items is smaller than every size to try.")
     found = held_out_runs_of(
