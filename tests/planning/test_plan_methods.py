@@ -275,3 +275,14 @@ def test_a_smaller_exact_mdad_counts_only_beyond_the_noise_of_its_bins_pairs(str
     plan = mdad.plan(small_sim, size=25, methods="random,random-stratified-equal", new_models="like-sources")
     assert plan.row("random-stratified-equal").value == smaller
     assert plan.recommended == recommended
+
+
+def test_the_ladder_ends_at_uniform_randoms_answer_or_the_rung_within_ten_percent_below_it():
+    """A method needing more items than uniform random cannot be recommended, so beside it the rungs stop there."""
+    from mdad.planning.simulated import plan_ladder
+
+    assert plan_ladder(756) == (10, 25, 50, 100, 250, 500)  # alone: every rung within the pool
+    assert plan_ladder(756, 294) == (10, 25, 50, 100, 250, 294)  # not 500, which only a method worse than random needs
+    assert plan_ladder(448, 254) == (10, 25, 50, 100, 250)  # 250 is within 10% of 254: reaching between the two ties random
+    assert plan_ladder(894, 86) == (10, 25, 50, 86)
+    assert plan_ladder(400, 8) == (8,)  # uniform random needs fewer items than the first rung

@@ -160,12 +160,14 @@ def simulated_plan(
 
 def plan_ladder(n_items: int, up_to: int | None = None) -> tuple[int, ...]:
     """The sizes ``plan`` simulates: the rungs of PLAN_SIZES within the pool; with ``up_to`` (uniform random's exact
-    answer), the rungs below it and ``up_to`` itself. A method that needs more items than uniform random cannot be
-    recommended, and the rungs above it are the costliest to simulate."""
+    answer), the rungs below it, and ``up_to`` itself unless the largest of them is within REFINE_STEP of it (about
+    10%, the step between rungs' sizes: a method reaching between the two would tie uniform random). A method that
+    needs more items than uniform random cannot be recommended, and the rungs above it are the costliest to simulate."""
     rungs = [k for k in PLAN_SIZES if k <= n_items]
     if up_to is None:
         return tuple(rungs)
-    return tuple(sorted({k for k in rungs if k < up_to} | {int(up_to)}))
+    below = [k for k in rungs if k < up_to]
+    return tuple(below if below and up_to <= REFINE_STEP * below[-1] else [*below, int(up_to)])
 
 
 def simulated_plans(
